@@ -1,0 +1,49 @@
+package lock
+
+import (
+	"context"
+	"errors"
+)
+
+// Do runs fn while holding the lock on key. It acquires with retry (see
+// [Acquire]), keeps the lease alive with [Keep] while fn runs, and
+// releases when fn returns or panics. fn's context is cancelled with a
+// cause matching [ErrLeaseLost] when the lease is lost; fn should then stop
+// and, for writes already in flight, rely on the lease's fence.
+//
+// The release uses a context of its own (not ctx, bounded by
+// [WithReleaseTimeout]), so a cancelled caller still frees the key at once.
+// A failed release goes to [OnReleaseError], never to the return value.
+//
+// Do returns fn's error if it is non-nil; otherwise an error matching
+// [ErrLeaseLost] when the lease was lost while fn ran (fn's work may not
+// have been exclusive); otherwise nil. Acquisition errors are those of
+// [Acquire].
+func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context, l Lease) error, opts ...Option) (err error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return err
+	}
+	if fn == nil {
+		return invalid("do", "nil function")
+	}
+	l, err := c.acquire(ctx, b, key)
+	if err != nil {
+		return err
+	}
+	held, stop := Keep(ctx, b, l, c.keep...)
+	defer func() {
+		// Runs on return and on panic alike.
+		lost := stop()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.releaseTimeout)
+		rerr := b.Release(rctx, l.ID)
+		cancel()
+		if rerr != nil && !(lost != nil && errors.Is(rerr, ErrNotHeld)) {
+			c.onReleaseError(l, rerr)
+		}
+		if err == nil && lost != nil {
+			err = lost
+		}
+	}()
+	return fn(held, l)
+}

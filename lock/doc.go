@@ -1,0 +1,25 @@
+// Package lock is the core of syncguard-go: distributed locks with fencing
+// tokens, independent of any storage.
+//
+// A [Backend] grants leases on keys. Every granted [Lease] carries a
+// [Fence], a 15-digit token that strictly increases per key across grants,
+// restarts and holders, so a resource that remembers the highest fence it
+// has accepted can reject a write from a holder whose lease has already
+// expired (the "stale holder" problem that TTL-based locks cannot avoid on
+// their own).
+//
+// Most code uses [Do], which acquires with retry, keeps the lease alive by
+// heartbeat while the work runs ([Keep]), cancels the work's context with
+// cause [ErrLeaseLost] when the lease is lost, and always releases with a
+// context of its own.
+//
+// Errors: contention is [ErrLocked] (as a [*LockedError] that carries the
+// holder's expiry); releasing or extending a lease that is gone, expired or
+// owned by someone else is [ErrNotHeld]; system failures are [*Error] values
+// with a [Code]. Nothing in this package formats a raw key into an error.
+//
+// The helpers for keys, lock ids, fences, hashing and time ([NormalizeKey],
+// [MakeStorageKey], [NewLockID], [ValidateLockID], [HashKey], [IsLive]) are
+// the shared contract of syncguard backends, so keys and values written by
+// this library are compatible with the TypeScript syncguard library.
+package lock

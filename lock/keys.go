@@ -1,0 +1,66 @@
+package lock
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// MaxKeyBytes is the longest user key accepted, in UTF-8 bytes after NFC
+// normalisation.
+const MaxKeyBytes = 512
+
+// NormalizeKey validates a user key and returns its NFC form. The key must
+// be non-empty valid UTF-8 of at most MaxKeyBytes bytes after normalisation;
+// it is not trimmed. Otherwise it returns an [*Error] with
+// [CodeInvalidArgument] (the key itself is never part of the message).
+func NormalizeKey(key string) (string, error) {
+	if key == "" {
+		return "", invalid("validate", "key must not be empty")
+	}
+	if !utf8.ValidString(key) {
+		return "", invalid("validate", "key must be valid UTF-8")
+	}
+	// Fast path: most keys are ASCII, which is always in NFC.
+	if !isASCII(key) {
+		key = norm.NFC.String(key)
+	}
+	if len(key) > MaxKeyBytes {
+		return "", invalid("validate", "key exceeds "+itoa(MaxKeyBytes)+" bytes after NFC normalisation")
+	}
+	return key, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// MakeStorageKey builds a backend storage key from a namespace prefix and a
+// normalised user key, as syncguard does: trailing ':' are stripped from
+// prefix and the result is "prefix:key" when its byte length plus reserve
+// fits in limit. Otherwise the key part is replaced by the base64url
+// (unpadded) encoding of the first 16 bytes of SHA-256("prefix:key"), which
+// keeps the mapping one-to-one in practice. reserve is the room kept for
+// suffixes derived from the result. It returns [CodeInvalidArgument] when
+// even the hashed form does not fit.
+func MakeStorageKey(prefix, key string, limit, reserve int) (string, error) {
+	prefix = strings.TrimRight(prefix, ":")
+	full := prefix + ":" + key
+	if len(full)+reserve <= limit {
+		return full, nil
+	}
+	sum := sha256.Sum256([]byte(full))
+	hashed := prefix + ":" + base64.RawURLEncoding.EncodeToString(sum[:16])
+	if len(hashed)+reserve > limit {
+		return "", invalid("validate", "storage key exceeds the backend limit even after hashing; shorten the prefix")
+	}
+	return hashed, nil
+}

@@ -1,0 +1,42 @@
+package lock
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"io"
+)
+
+// LockIDLen is the length of a lock id: 16 random bytes in unpadded
+// base64url.
+const LockIDLen = 22
+
+// randReader is the source of lock ids; tests check it is crypto/rand.
+var randReader io.Reader = rand.Reader
+
+// NewLockID returns a new lock id: 128 bits from crypto/rand encoded as 22
+// unpadded base64url characters, the syncguard format.
+func NewLockID() string {
+	var b [16]byte
+	if _, err := io.ReadFull(randReader, b[:]); err != nil {
+		// crypto/rand does not fail on supported platforms; a lock id
+		// without entropy would be guessable, so refuse to go on.
+		panic("syncguard: crypto/rand failed: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// ValidateLockID checks that id has the lock id format
+// ^[A-Za-z0-9_-]{22}$ and returns [CodeInvalidArgument] otherwise. Backends
+// call it before any I/O.
+func ValidateLockID(id string) error {
+	if len(id) != LockIDLen {
+		return invalid("validate", "lock id must be "+itoa(LockIDLen)+" base64url characters")
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return invalid("validate", "lock id must be "+itoa(LockIDLen)+" base64url characters")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,20 @@
+// Package redisbackend implements lock.Backend on Redis through go-redis v9.
+//
+// Every mutation is one Lua script run with EVALSHA (falling back to EVAL
+// when the server has lost its script cache), judged by the server's clock
+// (TIME), with an explicit ownership check. The keys and values are those of
+// the TypeScript syncguard library, so Go and Node services using the same
+// prefix contend correctly on the same keys:
+//
+//	<prefix>:<key>                 lock data, JSON {lockId, expiresAtMs, acquiredAtMs, key, fence}, PX ttl
+//	<prefix>:id:<lockId>           the lock key, for release/extend by id, PX ttl
+//	<prefix>:fence:<prefix>:<key>  the fence counter (INCR), never expires, never deleted
+//
+// Keys longer than the 1000-byte budget are hashed (see lock.MakeStorageKey).
+// User keys beginning with "id:" or "fence:" are rejected, because they
+// would alias the index and fence keys.
+//
+// Any client that implements redis.Scripter fits: *redis.Client,
+// *redis.ClusterClient, *redis.Ring, the failover client and
+// redis.UniversalClient.
+package redisbackend

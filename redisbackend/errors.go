@@ -1,0 +1,81 @@
+package redisbackend
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// corruptPrefix starts the error our scripts raise for a lock key holding
+// something other than syncguard lock data.
+const corruptPrefix = "SYNCGUARD_CORRUPT"
+
+// mapError turns a go-redis error into a *lock.Error with the syncguard
+// code for it. It classifies by Go error types and go-redis's typed error
+// predicates, falling back to the Redis error prefix (the first word of
+// the reply, which is the protocol's error kind).
+func mapError(ctx context.Context, op string, err error) error {
+	code, msg := classify(ctx, err)
+	if code == lock.CodeAborted {
+		err = ctx.Err()
+	}
+	return &lock.Error{Code: code, Op: op, Msg: msg, Err: err}
+}
+
+func classify(ctx context.Context, err error) (lock.Code, string) {
+	if ctx.Err() != nil {
+		return lock.CodeAborted, "context done"
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return classifyReply(err, rerr.Error())
+	}
+	var nerr net.Error
+	switch {
+	case errors.Is(err, redis.ErrPoolTimeout):
+		return lock.CodeNetworkTimeout, "timed out waiting for a connection from the pool"
+	case errors.As(err, &nerr) && nerr.Timeout():
+		return lock.CodeNetworkTimeout, "redis did not answer in time"
+	case errors.Is(err, context.DeadlineExceeded):
+		return lock.CodeNetworkTimeout, "redis did not answer in time"
+	case errors.Is(err, redis.ErrClosed),
+		errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE),
+		errors.As(err, new(*net.OpError)),
+		errors.As(err, new(*net.DNSError)):
+		return lock.CodeServiceUnavailable, "redis is unreachable"
+	}
+	return lock.CodeInternal, "unexpected error from redis"
+}
+
+func classifyReply(err error, reply string) (lock.Code, string) {
+	switch {
+	case strings.HasPrefix(reply, corruptPrefix):
+		return lock.CodeInternal, "corrupt lock data"
+	case redis.IsAuthError(err), redis.IsPermissionError(err),
+		redis.HasErrorPrefix(err, "WRONGPASS"):
+		return lock.CodeAuthFailed, "redis rejected the credentials"
+	case redis.IsLoadingError(err), redis.IsReadOnlyError(err),
+		redis.IsMasterDownError(err), redis.IsClusterDownError(err),
+		redis.IsTryAgainError(err), redis.IsNoReplicasError(err),
+		redis.IsMaxClientsError(err), redis.HasErrorPrefix(err, "MISCONF"),
+		redis.HasErrorPrefix(err, "BUSY"):
+		return lock.CodeServiceUnavailable, "redis cannot serve the request now"
+	case redis.IsOOMError(err):
+		return lock.CodeServiceUnavailable, "redis is out of memory (maxmemory reached); nothing was written"
+	case redis.HasErrorPrefix(err, "WRONGTYPE"), redis.HasErrorPrefix(err, "SYNTAX"),
+		redis.HasErrorPrefix(err, "INVALID"):
+		return lock.CodeInvalidArgument, "redis rejected the command"
+	}
+	return lock.CodeInternal, "redis returned an error"
+}

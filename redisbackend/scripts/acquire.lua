@@ -1,0 +1,40 @@
+-- Acquire: take the lock when it is free or expired, bump the fence.
+-- KEYS[1] lock key, KEYS[2] index key (prefix:id:<lockId>), KEYS[3] fence key
+-- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] toleranceMs, ARGV[4] lock key (for
+-- the index value), ARGV[5] user key (for the lock data), ARGV[6] max fence
+-- Returns {1, fence, expiresAtMs} on success; {0, holderExpiresAtMs} on
+-- contention; {-3, fence} when the fence counter passed the maximum (nothing
+-- is written but the counter, which only ever grows).
+local time = redis.call('TIME')
+local nowMs = time[1] * 1000 + math.floor(time[2] / 1000)
+local ttlMs = tonumber(ARGV[2])
+
+local existing = redis.call('GET', KEYS[1])
+if existing then
+  local ok, data = pcall(cjson.decode, existing)
+  if not ok or type(data) ~= 'table' or type(data.expiresAtMs) ~= 'number' then
+    return redis.error_reply('SYNCGUARD_CORRUPT the value at the lock key is not syncguard lock data')
+  end
+  if data.expiresAtMs > nowMs - tonumber(ARGV[3]) then
+    return {0, data.expiresAtMs}
+  end
+end
+
+-- The fence counter never expires and is never deleted.
+local n = redis.call('INCR', KEYS[3])
+local fence = string.format('%015d', n)
+if n > tonumber(ARGV[6]) then
+  return {-3, fence}
+end
+
+local expiresAtMs = nowMs + ttlMs
+local lockData = cjson.encode({
+  lockId = ARGV[1],
+  expiresAtMs = expiresAtMs,
+  acquiredAtMs = nowMs,
+  key = ARGV[5],
+  fence = fence,
+})
+redis.call('SET', KEYS[1], lockData, 'PX', ttlMs)
+redis.call('SET', KEYS[2], ARGV[4], 'PX', ttlMs)
+return {1, fence, expiresAtMs}

@@ -1,0 +1,23 @@
+-- Release: delete the lock and its index when owned by ARGV[1].
+-- KEYS[1] index key; ARGV[1] lockId, ARGV[2] toleranceMs
+-- Returns 1 released, 0 owned by another lease, -1 not found, -2 expired.
+local time = redis.call('TIME')
+local nowMs = time[1] * 1000 + math.floor(time[2] / 1000)
+
+local lockKey = redis.call('GET', KEYS[1])
+if not lockKey then return -1 end
+local lockData = redis.call('GET', lockKey)
+if not lockData then return -1 end
+
+local ok, data = pcall(cjson.decode, lockData)
+if not ok or type(data) ~= 'table' or type(data.expiresAtMs) ~= 'number' then
+  return redis.error_reply('SYNCGUARD_CORRUPT the value at the lock key is not syncguard lock data')
+end
+-- Ownership first: a stale index must never touch another lease's lock.
+if data.lockId ~= ARGV[1] then return 0 end
+if data.expiresAtMs <= nowMs - tonumber(ARGV[2]) then
+  redis.call('DEL', lockKey, KEYS[1])
+  return -2
+end
+redis.call('DEL', lockKey, KEYS[1])
+return 1
