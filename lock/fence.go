@@ -21,7 +21,6 @@ const (
 	FenceMax  Fence = "900000000000000"
 )
 
-
 // FormatFence formats n as a Fence. It returns [CodeInvalidArgument] when n
 // does not fit in FenceDigits digits.
 func FormatFence(n uint64) (Fence, error) {
