@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// ErrStaleFence is returned (wrapped) by [Register.Write] when the write's
+// fence is not newer than the newest fence the register has accepted for
+// the key: the writer's lease ended and someone else has held the lock
+// since, so its write must not land.
+var ErrStaleFence = errors.New("stale fence")
+
+// Register is a fenced key-value store: the resource side of a lock with
+// fencing tokens. It stands in for the database, file store or API that
+// the lock protects.
+//
+// A lock alone cannot stop a holder that paused (GC, a slow disk, a
+// suspended VM) past its lease's expiry from writing after the next holder
+// did. The fix lives in the resource: every write carries the writer's
+// [lock.Fence], and the resource remembers, per key, the highest fence it
+// has accepted and refuses anything not higher. Because fences strictly
+// increase with every grant of a key, the newest holder always wins and an
+// expired one is always refused, whatever the timing.
+//
+// In a real store, the check and the write must be one atomic step, such
+// as a conditional UPDATE ... WHERE fence < $1, a compare-and-set, or a
+// Lua script; here a mutex does that job.
+//
+// Register is safe for concurrent use.
+type Register struct {
+	mu       sync.Mutex
+	entries  map[string]entry
+	accepted int
+	rejected int
+}
+
+type entry struct {
+	value string
+	fence lock.Fence // highest fence accepted for the key
+}
+
+// NewRegister returns an empty Register.
+func NewRegister() *Register {
+	return &Register{entries: make(map[string]entry)}
+}
+
+// Write stores value under key if fence is greater than every fence
+// accepted for key so far; otherwise it stores nothing and returns an
+// error matching [ErrStaleFence].
+//
+// Equal fences are refused too, so each lease writes a key at most once.
+// A holder that must write several times under one lease can accept
+// fence >= highest instead: an equal fence can only come from the same
+// lease.
+func (r *Register) Write(key string, fence lock.Fence, value string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cur := r.entries[key]
+	if fence.Compare(cur.fence) <= 0 {
+		r.rejected++
+		return fmt.Errorf("%w: fence %s is not newer than %s", ErrStaleFence, fence, cur.fence)
+	}
+	r.entries[key] = entry{value: value, fence: fence}
+	r.accepted++
+	return nil
+}
+
+// Read returns the value last written under key and the fence it was
+// written with ("" and "" when key was never written).
+func (r *Register) Read(key string) (value string, fence lock.Fence) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.entries[key]
+	return e.value, e.fence
+}
+
+// Stats returns how many writes the register has accepted and how many
+// it has refused as stale.
+func (r *Register) Stats() (accepted, rejected int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.accepted, r.rejected
+}
