@@ -1,6 +1,6 @@
 module github.com/syncguard-go/syncguard
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/redis/go-redis/v9 v9.23.0
