@@ -1,0 +1,534 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// hold takes key on f for an hour, as another process would, and returns
+// the lease. It counts as one Acquire call on f.
+func hold(t *testing.T, f *fakeBackend, key string) lock.Lease {
+	t.Helper()
+	l, err := f.Acquire(context.Background(), key, time.Hour)
+	if err != nil {
+		t.Fatalf("hold %q: %v", key, err)
+	}
+	return l
+}
+
+// attempts returns the Acquire calls made on f after hold.
+func attempts(f *fakeBackend) int { return f.count("Acquire") - 1 }
+
+func TestAcquireRetriesUntilFree(t *testing.T) {
+	f := newFake()
+	hold(t, f, "k")
+	f.setHook(func(_ context.Context, method string) error {
+		// The hold was call 1; free the key just before the third attempt.
+		if method == "Acquire" && f.count("Acquire") == 4 {
+			f.steal("k")
+		}
+		return nil
+	})
+	l, err := lock.Acquire(context.Background(), f, "k",
+		lock.WithBaseDelay(time.Millisecond), lock.WithJitter(lock.JitterNone))
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	if got, want := attempts(f), 3; got != want {
+		t.Errorf("attempts = %d, want %d", got, want)
+	}
+	if l.Key != "k" || l.Fence != "000000000000002" || !f.held("k") {
+		t.Errorf("lease = %+v (held %v), want key k, fence 2, held", l, f.held("k"))
+	}
+}
+
+func TestAcquireGivesUp(t *testing.T) {
+	f := newFake()
+	holder := hold(t, f, "k")
+	_, err := lock.Acquire(context.Background(), f, "k",
+		lock.WithTimeout(100*time.Millisecond), lock.WithBaseDelay(5*time.Millisecond))
+	wantCode(t, err, lock.CodeAcquisitionTimeout)
+	if !errors.Is(err, lock.ErrLocked) {
+		t.Errorf("errors.Is(%v, ErrLocked) = false, want true", err)
+	}
+	if !errors.Is(err, &lock.Error{Code: lock.CodeAcquisitionTimeout, Op: "acquire"}) {
+		t.Errorf("errors.Is(%v, AcquisitionTimeout/acquire) = false, want true", err)
+	}
+	var le *lock.LockedError
+	if !errors.As(err, &le) {
+		t.Fatalf("errors.As(%v, *LockedError) = false, want true", err)
+	}
+	if !le.ExpiresAt.Equal(holder.ExpiresAt) {
+		t.Errorf("LockedError.ExpiresAt = %v, want the holder's %v", le.ExpiresAt, holder.ExpiresAt)
+	}
+	if got := attempts(f); got < 2 {
+		t.Errorf("attempts = %d, want >= 2 (it should retry within the timeout)", got)
+	}
+}
+
+func TestAcquireTimeoutZeroTriesOnce(t *testing.T) {
+	f := newFake()
+	hold(t, f, "k")
+	_, err := lock.Acquire(context.Background(), f, "k", lock.WithTimeout(0))
+	wantCode(t, err, lock.CodeAcquisitionTimeout)
+	if got := attempts(f); got != 1 {
+		t.Errorf("attempts = %d, want 1", got)
+	}
+}
+
+func TestAcquireMaxRetries(t *testing.T) {
+	tests := []struct {
+		desc    string
+		retries int
+	}{
+		{"no retries", 0},
+		{"one retry", 1},
+		{"three retries", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			hold(t, f, "k")
+			_, err := lock.Acquire(context.Background(), f, "k",
+				lock.WithMaxRetries(tt.retries), lock.WithTimeout(time.Minute),
+				lock.WithBaseDelay(time.Millisecond), lock.WithBackoff(lock.BackoffFixed))
+			wantCode(t, err, lock.CodeAcquisitionTimeout)
+			if got, want := attempts(f), tt.retries+1; got != want {
+				t.Errorf("attempts = %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+func TestAcquireSystemErrorNotRetried(t *testing.T) {
+	down := &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire", Msg: "connection refused"}
+	tests := []struct {
+		desc string
+		err  error
+	}{
+		{"lock.Error", down},
+		{"foreign error", io.ErrUnexpectedEOF},
+		{"not held", &lock.NotHeldError{Reason: lock.NotHeldNotFound}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			f.setHook(func(context.Context, string) error { return tt.err })
+			_, err := lock.Acquire(context.Background(), f, "k", lock.WithBaseDelay(time.Millisecond))
+			if err != tt.err {
+				t.Errorf("Acquire error = %v, want %v unchanged", err, tt.err)
+			}
+			if got := f.count("Acquire"); got != 1 {
+				t.Errorf("attempts = %d, want 1", got)
+			}
+		})
+	}
+}
+
+func TestAcquireCancelWhileWaiting(t *testing.T) {
+	f := newFake()
+	hold(t, f, "k")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	f.setHook(func(_ context.Context, method string) error {
+		if method == "Acquire" {
+			// Cancel while Acquire sleeps before its second attempt.
+			once.Do(func() { time.AfterFunc(50*time.Millisecond, cancel) })
+		}
+		return nil
+	})
+	start := time.Now()
+	// One 20s backoff outlasts the check below, so a sleep that ignores
+	// ctx fails the test instead of hanging it.
+	_, err := lock.Acquire(ctx, f, "k", lock.WithBaseDelay(20*time.Second),
+		lock.WithJitter(lock.JitterNone), lock.WithMaxRetries(1), lock.WithTimeout(time.Hour))
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("Acquire returned after %v, want promptly after the cancel (the backoff was 20s)", elapsed)
+	}
+	wantCode(t, err, lock.CodeAborted)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("errors.Is(%v, context.Canceled) = false, want true", err)
+	}
+	if errors.Is(err, lock.ErrLocked) {
+		t.Errorf("errors.Is(%v, ErrLocked) = true, want false", err)
+	}
+	if got := attempts(f); got != 1 {
+		t.Errorf("attempts = %d, want 1", got)
+	}
+}
+
+func TestAcquireContextDoneBefore(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	tests := []struct {
+		desc string
+		ctx  context.Context
+		want error
+	}{
+		{"cancelled", cancelled, context.Canceled},
+		{"deadline exceeded", expired, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			_, err := lock.Acquire(tt.ctx, f, "k")
+			wantCode(t, err, lock.CodeAborted)
+			if !errors.Is(err, tt.want) {
+				t.Errorf("errors.Is(%v, %v) = false, want true", err, tt.want)
+			}
+			if got := f.count("Acquire"); got != 0 {
+				t.Errorf("backend calls = %d, want 0", got)
+			}
+		})
+	}
+}
+
+func TestAcquireDelayClampedToTimeout(t *testing.T) {
+	f := newFake()
+	hold(t, f, "k")
+	start := time.Now()
+	_, err := lock.Acquire(context.Background(), f, "k",
+		lock.WithTimeout(150*time.Millisecond), lock.WithBaseDelay(time.Hour))
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("Acquire returned after %v, want about the 150ms timeout", elapsed)
+	}
+	wantCode(t, err, lock.CodeAcquisitionTimeout)
+	// One attempt at once, one when the clamped wait ends at the deadline.
+	if got := attempts(f); got != 2 {
+		t.Errorf("attempts = %d, want 2", got)
+	}
+}
+
+func TestAcquireMaxDelayCaps(t *testing.T) {
+	f := newFake()
+	hold(t, f, "k")
+	start := time.Now()
+	_, err := lock.Acquire(context.Background(), f, "k",
+		lock.WithBaseDelay(time.Hour), lock.WithMaxDelay(5*time.Millisecond),
+		lock.WithTimeout(2*time.Hour), lock.WithMaxRetries(3))
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("Acquire returned after %v, want well under a second (delays capped at 5ms)", elapsed)
+	}
+	wantCode(t, err, lock.CodeAcquisitionTimeout)
+	if got := attempts(f); got != 4 {
+		t.Errorf("attempts = %d, want 4", got)
+	}
+}
+
+func TestAcquireBackoff(t *testing.T) {
+	const base = 10 * time.Millisecond
+	tests := []struct {
+		desc    string
+		backoff lock.Backoff
+		minGap  func(i int) time.Duration // lower bound of the wait after attempt i
+	}{
+		{"exponential", lock.BackoffExponential, func(i int) time.Duration { return base << i }},
+		{"fixed", lock.BackoffFixed, func(int) time.Duration { return base }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			hold(t, f, "k")
+			var mu sync.Mutex
+			var at []time.Time
+			f.setHook(func(_ context.Context, method string) error {
+				if method == "Acquire" {
+					mu.Lock()
+					at = append(at, time.Now())
+					mu.Unlock()
+				}
+				return nil
+			})
+			_, err := lock.Acquire(context.Background(), f, "k",
+				lock.WithBaseDelay(base), lock.WithBackoff(tt.backoff), lock.WithJitter(lock.JitterNone),
+				lock.WithMaxRetries(5), lock.WithTimeout(time.Minute))
+			wantCode(t, err, lock.CodeAcquisitionTimeout)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(at) != 6 {
+				t.Fatalf("attempts = %d, want 6", len(at))
+			}
+			// Timers never fire early, so only lower bounds are safe here.
+			for i := 1; i < len(at); i++ {
+				if gap, want := at[i].Sub(at[i-1]), tt.minGap(i-1); gap < want {
+					t.Errorf("gap before attempt %d = %v, want >= %v", i+1, gap, want)
+				}
+			}
+		})
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	tests := []struct {
+		desc string
+		opt  lock.Option
+	}{
+		{"zero ttl", lock.WithTTL(0)},
+		{"negative ttl", lock.WithTTL(-time.Second)},
+		{"negative timeout", lock.WithTimeout(-1)},
+		{"negative retries", lock.WithMaxRetries(-1)},
+		{"negative base delay", lock.WithBaseDelay(-1)},
+		{"negative max delay", lock.WithMaxDelay(-1)},
+		{"zero release timeout", lock.WithReleaseTimeout(0)},
+		{"unknown backoff", lock.WithBackoff(lock.Backoff(42))},
+		{"unknown jitter", lock.WithJitter(lock.Jitter(42))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			_, err := lock.Acquire(context.Background(), f, "k", tt.opt)
+			wantCode(t, err, lock.CodeInvalidArgument)
+			called := false
+			err = lock.Do(context.Background(), f, "k", func(context.Context, lock.Lease) error {
+				called = true
+				return nil
+			}, tt.opt)
+			wantCode(t, err, lock.CodeInvalidArgument)
+			if called || f.count("Acquire") != 0 {
+				t.Errorf("fn called = %v, backend calls = %d, want neither", called, f.count("Acquire"))
+			}
+		})
+	}
+}
+
+func TestDoBadArguments(t *testing.T) {
+	var nilCtx context.Context
+	tests := []struct {
+		desc string
+		ctx  context.Context
+		fn   func(context.Context, lock.Lease) error
+	}{
+		{"nil fn", context.Background(), nil},
+		{"nil ctx", nilCtx, func(context.Context, lock.Lease) error { return nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			err := lock.Do(tt.ctx, f, "k", tt.fn)
+			wantCode(t, err, lock.CodeInvalidArgument)
+			if got := f.count("Acquire"); got != 0 {
+				t.Errorf("backend calls = %d, want 0", got)
+			}
+		})
+	}
+}
+
+func TestDoReleases(t *testing.T) {
+	errBoom := errors.New("boom")
+	tests := []struct {
+		desc  string
+		fnErr error
+	}{
+		{"fn returns nil", nil},
+		{"fn returns an error", errBoom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			var heldInside bool
+			var lease lock.Lease
+			err := lock.Do(context.Background(), f, "k", func(ctx context.Context, l lock.Lease) error {
+				heldInside = f.held("k") && ctx.Err() == nil
+				lease = l
+				return tt.fnErr
+			})
+			if err != tt.fnErr {
+				t.Errorf("Do = %v, want fn's error %v", err, tt.fnErr)
+			}
+			if !heldInside {
+				t.Errorf("key not held (or ctx done) while fn ran")
+			}
+			if lease.Key != "k" || lock.ValidateLockID(lease.ID) != nil || lease.TTL != lock.DefaultTTL {
+				t.Errorf("fn's lease = %+v, want key k, a valid id, the default TTL", lease)
+			}
+			if f.held("k") {
+				t.Errorf("key still held after Do returned")
+			}
+			if got := f.count("Release"); got != 1 {
+				t.Errorf("Release calls = %d, want 1", got)
+			}
+		})
+	}
+}
+
+func TestDoReleasesOnPanic(t *testing.T) {
+	f := newFake()
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the panic value %q", r, "boom")
+			}
+		}()
+		_ = lock.Do(context.Background(), f, "k", func(context.Context, lock.Lease) error {
+			panic("boom")
+		})
+		t.Errorf("Do returned, want the panic to propagate")
+	}()
+	if f.held("k") {
+		t.Errorf("key still held after fn panicked")
+	}
+	if got := f.count("Release"); got != 1 {
+		t.Errorf("Release calls = %d, want 1", got)
+	}
+}
+
+func TestDoReleasesWhenCallerCancelled(t *testing.T) {
+	f := newFake()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	releaseCtxErr := errors.New("Release not called")
+	var releaseHasDeadline bool
+	f.setHook(func(ctx context.Context, method string) error {
+		if method == "Release" {
+			releaseCtxErr = ctx.Err()
+			_, releaseHasDeadline = ctx.Deadline()
+		}
+		return nil
+	})
+	reported := 0
+	err := lock.Do(ctx, f, "k", func(ctx context.Context, _ lock.Lease) error {
+		cancel()
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Errorf("fn's ctx not cancelled with the caller's")
+		}
+		return ctx.Err()
+	}, lock.OnReleaseError(func(lock.Lease, error) { reported++ }))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Do = %v, want fn's context.Canceled", err)
+	}
+	if releaseCtxErr != nil {
+		t.Errorf("Release ran with ctx.Err() = %v, want a live context", releaseCtxErr)
+	}
+	if !releaseHasDeadline {
+		t.Errorf("Release ctx has no deadline, want the release timeout")
+	}
+	if f.held("k") || reported != 0 {
+		t.Errorf("held after Do = %v, release errors reported = %d, want false, 0", f.held("k"), reported)
+	}
+}
+
+func TestDoOnReleaseError(t *testing.T) {
+	down := &lock.Error{Code: lock.CodeServiceUnavailable, Op: "release"}
+	f := newFake()
+	f.setHook(func(_ context.Context, method string) error {
+		if method == "Release" {
+			return down
+		}
+		return nil
+	})
+	var calls int
+	var gotLease lock.Lease
+	var gotErr error
+	err := lock.Do(context.Background(), f, "k", func(context.Context, lock.Lease) error { return nil },
+		lock.OnReleaseError(func(l lock.Lease, err error) {
+			calls++
+			gotLease, gotErr = l, err
+		}))
+	if err != nil {
+		t.Errorf("Do = %v, want nil (a release failure is not fn's failure)", err)
+	}
+	if calls != 1 || !errors.Is(gotErr, down) || gotLease.Key != "k" {
+		t.Errorf("OnReleaseError calls = %d, err = %v, lease key = %q; want 1, %v, k", calls, gotErr, gotLease.Key, down)
+	}
+
+	// A nil hook means: ignore.
+	err = lock.Do(context.Background(), f, "k2", func(context.Context, lock.Lease) error { return nil },
+		lock.OnReleaseError(nil))
+	if err != nil {
+		t.Errorf("Do with OnReleaseError(nil) = %v, want nil", err)
+	}
+}
+
+func TestDoLeaseLost(t *testing.T) {
+	errBoom := errors.New("boom")
+	tests := []struct {
+		desc  string
+		fnErr error
+		want  error
+	}{
+		{"fn returns nil", nil, lock.ErrLeaseLost},
+		{"fn's error wins", errBoom, errBoom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			reported := 0
+			var cause error
+			err := lock.Do(context.Background(), f, "k", func(ctx context.Context, l lock.Lease) error {
+				f.steal(l.Key)
+				select {
+				case <-ctx.Done():
+					cause = context.Cause(ctx)
+				case <-time.After(5 * time.Second):
+					t.Errorf("fn's ctx not cancelled after the lease was lost")
+				}
+				return tt.fnErr
+			}, lock.WithTTL(300*time.Millisecond), lock.OnReleaseError(func(lock.Lease, error) { reported++ }))
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Do = %v, want %v", err, tt.want)
+			}
+			if !errors.Is(cause, lock.ErrLeaseLost) {
+				t.Errorf("context.Cause(fn's ctx) = %v, want ErrLeaseLost", cause)
+			}
+			// Releasing a lost lease finds nothing; that is expected, not reported.
+			if reported != 0 {
+				t.Errorf("release errors reported = %d, want 0", reported)
+			}
+		})
+	}
+}
+
+func TestDoKeepsLeaseAlive(t *testing.T) {
+	const ttl = 300 * time.Millisecond
+	f := newFake()
+	var mu sync.Mutex
+	extended := 0
+	start := time.Now()
+	err := lock.Do(context.Background(), f, "k", func(ctx context.Context, l lock.Lease) error {
+		waitFor(t, 10*time.Second, func() bool { return f.count("Extend") >= 3 }, "three extensions")
+		if time.Since(start) < ttl {
+			t.Errorf("three extensions within %v, want at least a TTL (one per ttl/3)", time.Since(start))
+		}
+		if !f.held(l.Key) || ctx.Err() != nil {
+			t.Errorf("after a TTL: held = %v, ctx.Err() = %v; want true, nil", f.held(l.Key), ctx.Err())
+		}
+		return nil
+	}, lock.WithTTL(ttl), lock.WithKeepOptions(lock.KeepOnExtend(func(time.Time) {
+		mu.Lock()
+		extended++
+		mu.Unlock()
+	})))
+	if err != nil {
+		t.Errorf("Do = %v, want nil", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if extended < 3 {
+		t.Errorf("KeepOnExtend calls = %d, want >= 3 (WithKeepOptions passed on)", extended)
+	}
+}
+
+func TestDoContention(t *testing.T) {
+	f := newFake()
+	hold(t, f, "k")
+	called := false
+	err := lock.Do(context.Background(), f, "k", func(context.Context, lock.Lease) error {
+		called = true
+		return nil
+	}, lock.WithTimeout(0))
+	wantCode(t, err, lock.CodeAcquisitionTimeout)
+	if !errors.Is(err, lock.ErrLocked) || called {
+		t.Errorf("Do = %v, fn called = %v; want ErrLocked, false", err, called)
+	}
+}

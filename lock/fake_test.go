@@ -1,0 +1,223 @@
+package lock_test
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// fakeBackend is an in-memory lock.Backend for the Do and Keep tests. Leases
+// expire by the wall clock; fences count per key. A hook can fail any call,
+// and steal removes a lease as if it had expired or been taken over.
+type fakeBackend struct {
+	mu     sync.Mutex
+	leases map[string]fakeLease // by normalised key
+	keyOf  map[string]string    // lock id -> key
+	fences map[string]uint64
+	calls  map[string]int
+	hook   func(ctx context.Context, method string) error
+}
+
+type fakeLease struct {
+	id       string
+	acquired time.Time
+	expires  time.Time
+	fence    lock.Fence
+}
+
+var _ lock.Backend = (*fakeBackend)(nil)
+
+func newFake() *fakeBackend {
+	return &fakeBackend{
+		leases: map[string]fakeLease{},
+		keyOf:  map[string]string{},
+		fences: map[string]uint64{},
+		calls:  map[string]int{},
+	}
+}
+
+// setHook installs h, called (outside the fake's mutex) at the start of
+// every method; a non-nil result is returned in place of the real work.
+func (f *fakeBackend) setHook(h func(ctx context.Context, method string) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hook = h
+}
+
+// count returns how many times method was called.
+func (f *fakeBackend) count(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[method]
+}
+
+// steal deletes the lease on key, so its holder no longer holds it.
+func (f *fakeBackend) steal(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l, ok := f.leases[key]; ok {
+		delete(f.keyOf, l.id)
+		delete(f.leases, key)
+	}
+}
+
+// held reports whether key has a live lease, without counting a call.
+func (f *fakeBackend) held(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, ok := f.leases[key]
+	return ok && time.Now().Before(l.expires)
+}
+
+func (f *fakeBackend) enter(ctx context.Context, method string) error {
+	f.mu.Lock()
+	f.calls[method]++
+	h := f.hook
+	f.mu.Unlock()
+	if h != nil {
+		return h(ctx, method)
+	}
+	return nil
+}
+
+// live returns the live lease with id; the caller holds f.mu.
+func (f *fakeBackend) live(id string) (string, fakeLease, error) {
+	key, ok := f.keyOf[id]
+	if !ok {
+		return "", fakeLease{}, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+	}
+	l := f.leases[key]
+	if !time.Now().Before(l.expires) {
+		delete(f.keyOf, id)
+		delete(f.leases, key)
+		return "", fakeLease{}, &lock.NotHeldError{Reason: lock.NotHeldExpired}
+	}
+	return key, l, nil
+}
+
+func (f *fakeBackend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	if err := f.enter(ctx, "Acquire"); err != nil {
+		return lock.Lease{}, err
+	}
+	key, err := lock.NormalizeKey(key)
+	if err != nil {
+		return lock.Lease{}, err
+	}
+	if ttl <= 0 {
+		return lock.Lease{}, lock.InvalidArgument("acquire", "ttl must be positive")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	if l, ok := f.leases[key]; ok {
+		if now.Before(l.expires) {
+			return lock.Lease{}, &lock.LockedError{ExpiresAt: l.expires}
+		}
+		delete(f.keyOf, l.id)
+	}
+	f.fences[key]++
+	fence, err := lock.FormatFence(f.fences[key])
+	if err != nil {
+		return lock.Lease{}, err
+	}
+	l := fakeLease{id: lock.NewLockID(), acquired: now, expires: now.Add(ttl), fence: fence}
+	f.leases[key] = l
+	f.keyOf[l.id] = key
+	return lock.Lease{Key: key, ID: l.id, Fence: fence, TTL: ttl, ExpiresAt: l.expires}, nil
+}
+
+func (f *fakeBackend) Release(ctx context.Context, id string) error {
+	if err := f.enter(ctx, "Release"); err != nil {
+		return err
+	}
+	if err := lock.ValidateLockID(id); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key, _, err := f.live(id)
+	if err != nil {
+		return err
+	}
+	delete(f.keyOf, id)
+	delete(f.leases, key)
+	return nil
+}
+
+func (f *fakeBackend) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
+	if err := f.enter(ctx, "Extend"); err != nil {
+		return time.Time{}, err
+	}
+	if err := lock.ValidateLockID(id); err != nil {
+		return time.Time{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key, l, err := f.live(id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	l.expires = time.Now().Add(ttl)
+	f.leases[key] = l
+	return l.expires, nil
+}
+
+func (f *fakeBackend) IsLocked(ctx context.Context, key string) (bool, error) {
+	if err := f.enter(ctx, "IsLocked"); err != nil {
+		return false, err
+	}
+	key, err := lock.NormalizeKey(key)
+	if err != nil {
+		return false, err
+	}
+	return f.held(key), nil
+}
+
+func (f *fakeBackend) LookupKey(ctx context.Context, key string) (*lock.Info, error) {
+	if err := f.enter(ctx, "LookupKey"); err != nil {
+		return nil, err
+	}
+	key, err := lock.NormalizeKey(key)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, ok := f.leases[key]
+	if !ok || !time.Now().Before(l.expires) {
+		return nil, nil
+	}
+	return info(key, l), nil
+}
+
+func (f *fakeBackend) LookupID(ctx context.Context, id string) (*lock.Info, error) {
+	if err := f.enter(ctx, "LookupID"); err != nil {
+		return nil, err
+	}
+	if err := lock.ValidateLockID(id); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key, l, err := f.live(id)
+	if err != nil {
+		return nil, nil
+	}
+	return info(key, l), nil
+}
+
+func (f *fakeBackend) Capabilities() lock.Capabilities {
+	return lock.Capabilities{Backend: "fake", Fencing: true, TimeAuthority: "client"}
+}
+
+func info(key string, l fakeLease) *lock.Info {
+	return &lock.Info{
+		KeyHash:    lock.HashKey(key),
+		IDHash:     lock.HashKey(l.id),
+		Fence:      l.fence,
+		AcquiredAt: l.acquired,
+		ExpiresAt:  l.expires,
+	}
+}
