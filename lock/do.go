@@ -31,6 +31,9 @@ func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context,
 	if err != nil {
 		return err
 	}
+	if l.TTL <= 0 {
+		l.TTL = c.ttl // a backend that leaves TTL unset still gets a heartbeat
+	}
 	held, stop := Keep(ctx, b, l, c.keep...)
 	defer func() {
 		// Runs on return and on panic alike.

@@ -52,14 +52,17 @@ func isASCII(s string) bool {
 // suffixes derived from the result. It returns [CodeInvalidArgument] when
 // even the hashed form does not fit.
 func MakeStorageKey(prefix, key string, limit, reserve int) (string, error) {
+	if limit < 0 || reserve < 0 {
+		return "", invalid("validate", "storage key limit and reserve must not be negative")
+	}
 	prefix = strings.TrimRight(prefix, ":")
 	full := prefix + ":" + key
-	if len(full)+reserve <= limit {
+	if len(full) <= limit-reserve {
 		return full, nil
 	}
 	sum := sha256.Sum256([]byte(full))
 	hashed := prefix + ":" + base64.RawURLEncoding.EncodeToString(sum[:16])
-	if len(hashed)+reserve > limit {
+	if len(hashed) > limit-reserve {
 		return "", invalid("validate", "storage key exceeds the backend limit even after hashing; shorten the prefix")
 	}
 	return hashed, nil
