@@ -25,9 +25,13 @@ func Acquire(ctx context.Context, b Backend, key string, opts ...Option) (Lease,
 	return c.acquire(ctx, b, key)
 }
 
-func (c *config) acquire(ctx context.Context, b Backend, key string) (Lease, error) {
+func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, err error) {
 	if ctx == nil {
 		return Lease{}, invalid("acquire", "nil context")
+	}
+	ctx, obs := observeAcquire(ctx, b, key)
+	if obs != nil {
+		defer func() { obs.Done(l, err) }()
 	}
 	if err := ctx.Err(); err != nil {
 		return Lease{}, aborted(err)
@@ -40,14 +44,23 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (Lease, err
 			return l, nil
 		}
 		if !errors.Is(err, ErrLocked) {
+			if obs != nil {
+				obs.Attempt(attempt+1, err, 0)
+			}
 			return Lease{}, err
 		}
 		left := time.Until(deadline)
 		if attempt >= c.maxRetries || left <= 0 {
+			if obs != nil {
+				obs.Attempt(attempt+1, err, 0)
+			}
 			return Lease{}, newError(CodeAcquisitionTimeout, "acquire",
 				"key still locked after "+itoa(attempt+1)+" attempts", err)
 		}
 		d := min(c.delay(attempt), left)
+		if obs != nil {
+			obs.Attempt(attempt+1, err, d)
+		}
 		if timer == nil {
 			timer = time.NewTimer(d)
 			defer timer.Stop()

@@ -58,7 +58,7 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held con
 		return held, func() error { return err }
 	}
 	loopCtx, loopCancel := context.WithCancel(held)
-	k := &keeper{b: b, id: l.ID, ttl: l.TTL, cfg: cfg, cancel: cancel}
+	k := &keeper{b: b, lease: l, ttl: l.TTL, cfg: cfg, cancel: cancel, ctx: ctx}
 	// The lease ends by the local clock at whichever comes first: TTL after
 	// now, or its server expiry read as a local time (earlier when the
 	// local clock runs ahead, which errs on the safe side).
@@ -86,7 +86,8 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held con
 // keeper is the state of one heartbeat.
 type keeper struct {
 	b        Backend
-	id       string
+	lease    Lease
+	ctx      context.Context // the caller's, for the observer
 	ttl      time.Duration
 	cfg      keepConfig
 	cancel   context.CancelCauseFunc
@@ -109,7 +110,7 @@ func (k *keeper) run(ctx context.Context) {
 			return
 		}
 		ectx, cancel := context.WithDeadline(ctx, k.deadline)
-		exp, err := k.b.Extend(ectx, k.id, k.ttl)
+		exp, err := k.b.Extend(ectx, k.lease.ID, k.ttl)
 		cancel()
 		switch {
 		case err == nil:
@@ -144,4 +145,7 @@ func (k *keeper) nextDelay(d time.Duration) time.Duration {
 func (k *keeper) lose(err error) {
 	k.lost = fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	k.cancel(k.lost)
+	if o, ok := k.b.(Observer); ok {
+		o.ObserveLeaseLost(k.ctx, k.lease, k.lost)
+	}
 }

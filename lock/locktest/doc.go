@@ -1,0 +1,31 @@
+// Package locktest is the conformance suite for lock.Backend
+// implementations: every backend in this module, and any third-party one,
+// runs it from its own tests.
+//
+//	func TestConformance(t *testing.T) {
+//		locktest.Run(t, func(t *testing.T) lock.Backend {
+//			return newIsolatedBackend(t) // e.g. a unique key prefix per subtest
+//		})
+//	}
+//
+// The suite checks, as subtests of the caller's test: mutual exclusion
+// under heavy contention; ownership (a stale or foreign lease id cannot
+// release or extend anything); expiry (a lapsed lease frees its key to a
+// new holder with a higher fence); fences strictly increasing per key and
+// independent across keys; Extend replacing the remaining time; the
+// sanitised LookupKey/LookupID and IsLocked; InvalidArgument for every bad
+// input; and Aborted (matching context.Canceled) for a cancelled context.
+//
+// Subtests run one after another, never in parallel, so an expiry function
+// given with [WithExpiry] may act on a whole shared store. The suite takes
+// a few seconds, most of it waiting for short leases to expire; use
+// [WithExpiry] to advance a fake clock instead (miniredis: FastForward).
+//
+// [BadInputs] lists the invalid calls the suite makes, so a backend's own
+// tests can also prove they fail before any I/O (for example by counting
+// the commands sent to the store).
+//
+// The suite uses only package lock and the standard library. Its keys start
+// with "locktest/", so they never collide with keys a backend reserves for
+// itself.
+package locktest

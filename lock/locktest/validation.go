@@ -1,0 +1,208 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// BadInput is one call to a Backend method with exactly one invalid
+// argument: a bad key, ttl or lock id, or a nil context.
+type BadInput struct {
+	// Name says which method and which argument, such as
+	// "Acquire/key/empty".
+	Name string
+	// Call makes the call on b and returns its error.
+	Call func(b lock.Backend) error
+}
+
+// BadInputs returns every invalid call the suite makes. A conforming
+// Backend fails each with an error whose lock.CodeOf is
+// lock.CodeInvalidArgument, before any I/O. key is a valid key, used by
+// the calls whose bad argument is another one; nothing is locked when the
+// backend conforms.
+func BadInputs(key string) []BadInput {
+	const ttl = time.Second
+	bg := context.Background()
+	var nilCtx context.Context
+	id := lock.NewLockID() // well-formed, never granted
+
+	badKeys := []struct{ desc, key string }{
+		{"empty", ""},
+		{"513 bytes", strings.Repeat("k", lock.MaxKeyBytes+1)},
+		{"invalid UTF-8", "\xff\xfe"},
+		{"invalid UTF-8 after a valid prefix", "locktest/\xc3"},
+		{"513 bytes of two-byte characters", strings.Repeat("é", 256) + "k"},
+		// U+0958 (3 bytes) is a composition exclusion: NFC turns it into
+		// two characters (6 bytes), so 510 bytes become 1020.
+		{"over the limit only after NFC", strings.Repeat("\u0958", 170)},
+	}
+	badTTLs := []struct {
+		desc string
+		ttl  time.Duration
+	}{
+		{"zero", 0},
+		{"negative", -time.Second},
+		{"1ns", time.Nanosecond},
+		{"999µs", 999 * time.Microsecond},
+	}
+	badIDs := []struct{ desc, id string }{
+		{"empty", ""},
+		{"21 chars", id[:21]},
+		{"23 chars", id + "A"},
+		{"with +", "+" + id[1:]},
+		{"with /", "/" + id[1:]},
+		{"padded", id[:20] + "=="},
+		{"non-ASCII", "é" + id[2:]},
+	}
+
+	var in []BadInput
+	add := func(name string, call func(lock.Backend) error) {
+		in = append(in, BadInput{Name: name, Call: call})
+	}
+	for _, k := range badKeys {
+		add("Acquire/key/"+k.desc, func(b lock.Backend) error {
+			_, err := b.Acquire(bg, k.key, ttl)
+			return err
+		})
+		add("IsLocked/key/"+k.desc, func(b lock.Backend) error {
+			_, err := b.IsLocked(bg, k.key)
+			return err
+		})
+		add("LookupKey/key/"+k.desc, func(b lock.Backend) error {
+			_, err := b.LookupKey(bg, k.key)
+			return err
+		})
+	}
+	for _, d := range badTTLs {
+		add("Acquire/ttl/"+d.desc, func(b lock.Backend) error {
+			_, err := b.Acquire(bg, key, d.ttl)
+			return err
+		})
+		add("Extend/ttl/"+d.desc, func(b lock.Backend) error {
+			_, err := b.Extend(bg, id, d.ttl)
+			return err
+		})
+	}
+	for _, i := range badIDs {
+		add("Release/id/"+i.desc, func(b lock.Backend) error {
+			return b.Release(bg, i.id)
+		})
+		add("Extend/id/"+i.desc, func(b lock.Backend) error {
+			_, err := b.Extend(bg, i.id, ttl)
+			return err
+		})
+		add("LookupID/id/"+i.desc, func(b lock.Backend) error {
+			_, err := b.LookupID(bg, i.id)
+			return err
+		})
+	}
+	add("Acquire/nil context", func(b lock.Backend) error {
+		_, err := b.Acquire(nilCtx, key, ttl)
+		return err
+	})
+	add("Release/nil context", func(b lock.Backend) error {
+		return b.Release(nilCtx, id)
+	})
+	add("Extend/nil context", func(b lock.Backend) error {
+		_, err := b.Extend(nilCtx, id, ttl)
+		return err
+	})
+	add("IsLocked/nil context", func(b lock.Backend) error {
+		_, err := b.IsLocked(nilCtx, key)
+		return err
+	})
+	add("LookupKey/nil context", func(b lock.Backend) error {
+		_, err := b.LookupKey(nilCtx, key)
+		return err
+	})
+	add("LookupID/nil context", func(b lock.Backend) error {
+		_, err := b.LookupID(nilCtx, id)
+		return err
+	})
+	return in
+}
+
+func (s *suite) validationTests() []test {
+	return []test{
+		{"bad input fails InvalidArgument", s.testBadInputs},
+		{"longest key", s.testLongestKey},
+		{"key is normalised to NFC", s.testNFC},
+	}
+}
+
+// testBadInputs: every BadInputs call fails InvalidArgument (not
+// contention, not not-held), and none of them took a lock.
+func (s *suite) testBadInputs(t *testing.T, b lock.Backend) {
+	key := s.key(t, "valid")
+	for _, in := range BadInputs(key) {
+		err := in.Call(b)
+		wantCode(t, in.Name, err, lock.CodeInvalidArgument)
+		if errors.Is(err, lock.ErrLocked) || errors.Is(err, lock.ErrNotHeld) {
+			t.Errorf("%s: %v matches ErrLocked or ErrNotHeld; bad input is neither", in.Name, err)
+		}
+	}
+	assertFree(t, b, key)
+}
+
+// testLongestKey: keys of exactly lock.MaxKeyBytes bytes, ASCII or not,
+// are accepted.
+func (s *suite) testLongestKey(t *testing.T, b lock.Backend) {
+	base := evenPad(s.key(t, "two-byte"))
+	for _, key := range []string{
+		padKey(s.key(t, "ascii"), lock.MaxKeyBytes),
+		base + strings.Repeat("é", (lock.MaxKeyBytes-len(base))/2),
+	} {
+		if len(key) != lock.MaxKeyBytes {
+			t.Fatalf("locktest: test key is %d bytes, want %d", len(key), lock.MaxKeyBytes)
+		}
+		l := mustAcquire(t, b, key, longTTL)
+		assertHeld(t, b, l)
+		mustRelease(t, b, l)
+	}
+}
+
+// testNFC: a key is taken in its NFC form: the same text in NFD (longer
+// than lock.MaxKeyBytes before normalisation, exactly that after) is
+// accepted, contends with the NFC spelling, and looks up as the same key.
+func (s *suite) testNFC(t *testing.T, b lock.Backend) {
+	base := evenPad(s.key(t, "nfc"))
+	n := (lock.MaxKeyBytes - len(base)) / 2
+	nfc := base + strings.Repeat("\u00e9", n)  // é, 2 bytes
+	nfd := base + strings.Repeat("e\u0301", n) // e + combining acute, 3 bytes
+	if len(nfc) != lock.MaxKeyBytes || len(nfd) <= lock.MaxKeyBytes {
+		t.Fatalf("locktest: test keys are %d and %d bytes", len(nfc), len(nfd))
+	}
+	l, err := b.Acquire(ctx(t), nfd, longTTL)
+	if err != nil {
+		t.Fatalf("Acquire(NFD key of %d bytes, %d after NFC): %v", len(nfd), len(nfc), err)
+	}
+	if l.Key != nfc {
+		t.Errorf("Lease.Key is not the NFC form of the key")
+	}
+	if _, err := b.Acquire(ctx(t), nfc, longTTL); !errors.Is(err, lock.ErrLocked) {
+		t.Errorf("Acquire(NFC spelling of a held NFD key): %v, want ErrLocked", err)
+	}
+	info, err := b.LookupKey(ctx(t), nfc)
+	if err != nil || info == nil {
+		t.Fatalf("LookupKey(NFC spelling) = %v, %v; want the lease", info, err)
+	}
+	if info.KeyHash != lock.HashKey(nfc) || info.IDHash != lock.HashKey(l.ID) {
+		t.Errorf("LookupKey(NFC spelling) = %+v, want the lease taken with the NFD spelling", info)
+	}
+	mustRelease(t, b, l)
+	assertFree(t, b, nfd)
+}
+
+// evenPad pads an ASCII key with one 'a' when its length is odd, so that
+// two-byte characters fill it to exactly lock.MaxKeyBytes.
+func evenPad(key string) string {
+	if len(key)%2 == 1 {
+		return key + "a"
+	}
+	return key
+}

@@ -1,0 +1,122 @@
+package redisbackend_test
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/locktest"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// conformanceBackends returns a locktest factory of backends on client,
+// each under a prefix of its own.
+func conformanceBackends(client redis.Scripter) func(t *testing.T) lock.Backend {
+	return func(t *testing.T) lock.Backend {
+		b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		return b
+	}
+}
+
+func TestConformanceRedis(t *testing.T) {
+	client := redistest.Shared(t).Client(t)
+	locktest.Run(t, conformanceBackends(client))
+}
+
+// TestConformanceMiniredis runs the suite on miniredis, which never
+// expires keys by itself: the suite's expiry waits fast-forward it. Its
+// TIME follows the wall clock, which the scripts' liveness check uses.
+func TestConformanceMiniredis(t *testing.T) {
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	locktest.Run(t, conformanceBackends(client),
+		locktest.WithExpiry(func(_ *testing.T, d time.Duration) { mr.FastForward(d) }))
+}
+
+// commandCounter is a go-redis hook that counts dials and commands.
+type commandCounter struct {
+	dials, cmds atomic.Int64
+}
+
+func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c.dials.Add(1)
+		return next(ctx, network, addr)
+	}
+}
+
+func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.cmds.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.cmds.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// TestValidationBeforeIO proves that every bad input of the conformance
+// suite is rejected before the backend talks to Redis: no dial and no
+// command, counted by a client hook. The backend's own reserved-key rule
+// ("id:" and "fence:" keys) is checked the same way.
+func TestValidationBeforeIO(t *testing.T) {
+	client := redistest.Shared(t).Client(t)
+	counter := &commandCounter{}
+	client.AddHook(counter)
+	b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	key := "valid-key"
+
+	inputs := locktest.BadInputs(key)
+	for _, reserved := range []string{"id:" + lock.NewLockID(), "fence:" + key, "id:", "fence:"} {
+		inputs = append(inputs,
+			locktest.BadInput{Name: "Acquire/reserved key " + reserved, Call: func(b lock.Backend) error {
+				_, err := b.Acquire(context.Background(), reserved, time.Second)
+				return err
+			}},
+			locktest.BadInput{Name: "IsLocked/reserved key " + reserved, Call: func(b lock.Backend) error {
+				_, err := b.IsLocked(context.Background(), reserved)
+				return err
+			}},
+			locktest.BadInput{Name: "LookupKey/reserved key " + reserved, Call: func(b lock.Backend) error {
+				_, err := b.LookupKey(context.Background(), reserved)
+				return err
+			}})
+	}
+	for _, in := range inputs {
+		dials, cmds := counter.dials.Load(), counter.cmds.Load()
+		err := in.Call(b)
+		if got := lock.CodeOf(err); got != lock.CodeInvalidArgument {
+			t.Errorf("%s: %v has code %q, want %q", in.Name, err, got, lock.CodeInvalidArgument)
+		}
+		if d, c := counter.dials.Load()-dials, counter.cmds.Load()-cmds; d != 0 || c != 0 {
+			t.Errorf("%s: %d dials and %d commands before failing, want none", in.Name, d, c)
+		}
+	}
+
+	// The counter does see the backend's traffic: a valid call is counted.
+	cmds := counter.cmds.Load()
+	if locked, err := b.IsLocked(context.Background(), key); err != nil || locked {
+		t.Fatalf("IsLocked(valid key) = %v, %v; want false, nil", locked, err)
+	}
+	if counter.cmds.Load() == cmds {
+		t.Fatalf("a valid IsLocked sent no command the hook counted; the check above proves nothing")
+	}
+}
