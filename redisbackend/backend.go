@@ -33,8 +33,8 @@ const (
 type Options struct {
 	// Prefix namespaces all keys (default "syncguard"). Trailing ':' are
 	// ignored. A prefix with a ':'-separated segment "id" or "fence" is
-	// rejected: lock keys under it could alias another prefix's index or
-	// fence keys.
+	// rejected (likewise "done"): lock keys under it could alias another
+	// prefix's index, fence or done-marker keys.
 	Prefix string
 	// CleanupInIsLocked lets IsLocked delete an expired lock it finds (the
 	// lock key and its index key, never the fence counter). Off by
@@ -99,9 +99,9 @@ func validatePrefix(p string) (string, error) {
 		return "", lock.InvalidArgument("config", "prefix must be valid UTF-8")
 	}
 	for _, seg := range strings.Split(p, ":") {
-		if seg == "id" || seg == "fence" {
+		if seg == "id" || seg == "fence" || seg == "done" {
 			return "", lock.InvalidArgument("config",
-				`prefix must not contain a segment "id" or "fence": its lock keys could overlap index or fence keys`)
+				`prefix must not contain a segment "id", "fence" or "done": its lock keys could overlap internal keys`)
 		}
 	}
 	return p, nil
@@ -122,8 +122,8 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	if err != nil {
 		return "", "", withOp(err, op)
 	}
-	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") {
-		return "", "", lock.InvalidArgument(op, `key must not begin with "id:" or "fence:" (reserved for index and fence keys)`)
+	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") || strings.HasPrefix(norm, "done:") {
+		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:" or "done:" (reserved for index, fence and done-marker keys)`)
 	}
 	lockKey, err = lock.MakeStorageKey(b.prefix, norm, KeyBudget, KeyReserve)
 	if err != nil {

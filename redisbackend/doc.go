@@ -9,10 +9,11 @@
 //	<prefix>:<key>                 lock data, JSON {lockId, expiresAtMs, acquiredAtMs, key, fence}, PX ttl
 //	<prefix>:id:<lockId>           the lock key, for release/extend by id, PX ttl
 //	<prefix>:fence:<prefix>:<key>  the fence counter (INCR), never expires, never deleted
+//	<prefix>:done:<prefix>:<key>   done marker (ReleaseDone, optional), PX doneTTL
 //
 // Keys longer than the 1000-byte budget are hashed (see lock.MakeStorageKey).
-// User keys beginning with "id:" or "fence:" are rejected, because they
-// would alias the index and fence keys.
+// User keys beginning with "id:", "fence:" or "done:" are rejected, because
+// they would alias the internal keys.
 //
 // Any client that implements redis.Scripter fits: *redis.Client,
 // *redis.ClusterClient, *redis.Ring, the failover client and

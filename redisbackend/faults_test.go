@@ -231,7 +231,7 @@ func TestFaultFenceWarning(t *testing.T) {
 func TestFaultBadPrefix(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
 	t.Cleanup(func() { rdb.Close() })
-	for _, p := range []string{":::", "app:fence", "fence", "id", "a:id:b", strings.Repeat("p", 257), "bad\xff"} {
+	for _, p := range []string{":::", "app:fence", "fence", "id", "a:id:b", "done", "x:done", strings.Repeat("p", 257), "bad\xff"} {
 		if _, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: p}); lock.CodeOf(err) != lock.CodeInvalidArgument {
 			t.Errorf("New(prefix %.20q) err = %v, want InvalidArgument", p, err)
 		}
@@ -253,7 +253,7 @@ func TestReservedKeys(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	b := newBackend(t, rdb, "")
 	ctx := context.Background()
-	for _, k := range []string{"id:AAAAAAAAAAAAAAAAAAAAAA", "fence:syncguard:x", "id:", "fence:"} {
+	for _, k := range []string{"id:AAAAAAAAAAAAAAAAAAAAAA", "fence:syncguard:x", "id:", "fence:", "done:x", "done:"} {
 		_, err := b.Acquire(ctx, k, time.Minute)
 		wantCode(t, "Acquire "+k, err, lock.CodeInvalidArgument)
 		_, err = b.IsLocked(ctx, k)

@@ -1,0 +1,85 @@
+package redisbackend
+
+import (
+	"context"
+	_ "embed"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+var (
+	//go:embed scripts/release_done.lua
+	releaseDoneSrc string
+	//go:embed scripts/is_done.lua
+	isDoneSrc string
+
+	releaseDoneScript = redis.NewScript(releaseDoneSrc)
+	isDoneScript      = redis.NewScript(isDoneSrc)
+)
+
+var _ lock.Completer = (*Backend)(nil)
+
+// doneKey derives the done-marker key from the lock key, like the fence
+// key: "<prefix>:done:<lock key>", hashed when too long.
+func (b *Backend) doneKey(lockKey string) (string, error) {
+	return lock.MakeStorageKey(b.prefix, "done:"+lockKey, KeyBudget, KeyReserve)
+}
+
+// ReleaseDone releases lease l and, in the same script, marks l.Key done
+// for doneTTL (the marker holds the lease's fence). It returns a
+// *lock.NotHeldError, and writes no marker, when the lease is not held.
+func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
+	const op = "release"
+	if err := checkCtx(op, ctx); err != nil {
+		return err
+	}
+	idKey, err := b.idKey(op, l.ID)
+	if err != nil {
+		return err
+	}
+	_, lockKey, err := b.lockKey(op, l.Key)
+	if err != nil {
+		return err
+	}
+	ttlMs, err := validTTL(op, doneTTL)
+	if err != nil {
+		return err
+	}
+	doneKey, err := b.doneKey(lockKey)
+	if err != nil {
+		return withOp(err, op)
+	}
+	n, err := releaseDoneScript.Run(ctx, b.client, []string{idKey, doneKey},
+		l.ID, toleranceArg, lockKey, ttlMs).Int64()
+	if err != nil {
+		return mapError(ctx, op, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	return notHeld(op, n)
+}
+
+// IsDone reports whether key carries a live done marker.
+func (b *Backend) IsDone(ctx context.Context, key string) (bool, error) {
+	const op = "is_done"
+	if err := checkCtx(op, ctx); err != nil {
+		return false, err
+	}
+	_, lockKey, err := b.lockKey(op, key)
+	if err != nil {
+		return false, err
+	}
+	doneKey, err := b.doneKey(lockKey)
+	if err != nil {
+		return false, withOp(err, op)
+	}
+	n, err := isDoneScript.Run(ctx, b.client, []string{doneKey}).Int64()
+	if err != nil {
+		return false, mapError(ctx, op, err)
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,98 @@
+package redisbackend_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+func TestReleaseDone(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	b, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	if done, err := b.IsDone(ctx, "job:1"); err != nil || done {
+		t.Fatalf("IsDone before any run = %v, %v; want false", done, err)
+	}
+	l, err := b.Acquire(ctx, "job:1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseDone(ctx, l, 2*time.Second); err != nil {
+		t.Fatalf("ReleaseDone: %v", err)
+	}
+	// Released and marked in one step: the lock is free, the marker set
+	// with the run's fence and the done TTL.
+	if locked, _ := b.IsLocked(ctx, "job:1"); locked {
+		t.Error("key still locked after ReleaseDone")
+	}
+	if done, err := b.IsDone(ctx, "job:1"); err != nil || !done {
+		t.Errorf("IsDone after ReleaseDone = %v, %v; want true", done, err)
+	}
+	const marker = "syncguard:done:syncguard:job:1"
+	if v := rdb.Get(ctx, marker).Val(); v != string(l.Fence) {
+		t.Errorf("marker value = %q, want the fence %s", v, l.Fence)
+	}
+	if pttl := rdb.PTTL(ctx, marker).Val(); pttl <= 0 || pttl > 2*time.Second {
+		t.Errorf("marker PTTL = %v, want (0, 2s]", pttl)
+	}
+
+	// A lease that is not held writes no marker.
+	l2, err := b.Acquire(ctx, "job:2", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(ctx, l2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseDone(ctx, l2, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("ReleaseDone of a released lease = %v, want ErrNotHeld", err)
+	}
+	if done, _ := b.IsDone(ctx, "job:2"); done {
+		t.Error("a failed ReleaseDone wrote a marker")
+	}
+
+	// A lease whose Key does not match its id is refused and marks nothing.
+	l3, err := b.Acquire(ctx, "job:3", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := l3
+	forged.Key = "job:4"
+	if err := b.ReleaseDone(ctx, forged, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("ReleaseDone with a mismatched key = %v, want ErrNotHeld", err)
+	}
+	if done, _ := b.IsDone(ctx, "job:4"); done {
+		t.Error("mismatched ReleaseDone wrote a marker")
+	}
+	if locked, _ := b.IsLocked(ctx, "job:3"); !locked {
+		t.Error("mismatched ReleaseDone released the real lock")
+	}
+
+	// Bad input fails before any I/O.
+	for _, tc := range []struct {
+		desc string
+		l    lock.Lease
+		ttl  time.Duration
+	}{
+		{"bad id", lock.Lease{Key: "k", ID: "short"}, time.Second},
+		{"empty key", lock.Lease{Key: "", ID: l3.ID}, time.Second},
+		{"zero ttl", l3, 0},
+	} {
+		if err := b.ReleaseDone(ctx, tc.l, tc.ttl); lock.CodeOf(err) != lock.CodeInvalidArgument {
+			t.Errorf("%s: err = %v, want InvalidArgument", tc.desc, err)
+		}
+	}
+	if _, err := b.IsDone(ctx, ""); lock.CodeOf(err) != lock.CodeInvalidArgument {
+		t.Errorf("IsDone(\"\") err = %v, want InvalidArgument", err)
+	}
+}
