@@ -14,8 +14,9 @@ import (
 const MaxKeyBytes = 512
 
 // NormalizeKey validates a user key and returns its NFC form. The key must
-// be non-empty valid UTF-8 of at most MaxKeyBytes bytes after normalisation;
-// it is not trimmed. Otherwise it returns an [*Error] with
+// be non-empty valid UTF-8 of at most MaxKeyBytes bytes after normalisation,
+// without a run of more than 30 combining marks (where Go's and
+// JavaScript's NFC differ); it is not trimmed. Otherwise it returns an [*Error] with
 // [CodeInvalidArgument] (the key itself is never part of the message).
 func NormalizeKey(key string) (string, error) {
 	if key == "" {
@@ -26,7 +27,15 @@ func NormalizeKey(key string) (string, error) {
 	}
 	// Fast path: most keys are ASCII, which is always in NFC.
 	if !isASCII(key) {
-		key = norm.NFC.String(key)
+		n := norm.NFC.String(key)
+		// x/text applies the Unicode Stream-Safe format: after 30
+		// combining marks in a row it inserts U+034F, which JavaScript's
+		// normalize("NFC") does not. Such a key would map to a different
+		// Redis key than in the TypeScript library, so refuse it.
+		if strings.Count(n, "\u034f") != strings.Count(key, "\u034f") {
+			return "", invalid("validate", "key has a run of more than 30 combining marks")
+		}
+		key = n
 	}
 	if len(key) > MaxKeyBytes {
 		return "", invalid("validate", "key exceeds "+itoa(MaxKeyBytes)+" bytes after NFC normalisation")

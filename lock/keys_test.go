@@ -120,3 +120,22 @@ func TestFenceKeyTwoStep(t *testing.T) {
 		t.Errorf("fence key = %q, want %q", got, want)
 	}
 }
+
+// TestNormalizeKeyStreamSafe: a run of more than 30 combining marks is
+// where x/text's NFC (Stream-Safe format, inserts U+034F) and JavaScript's
+// normalize("NFC") differ, so such keys are refused rather than stored
+// under a different Redis key than the TypeScript library would use.
+func TestNormalizeKeyStreamSafe(t *testing.T) {
+	long := "a" + strings.Repeat("\u0301", 35)
+	if _, err := lock.NormalizeKey(long); lock.CodeOf(err) != lock.CodeInvalidArgument {
+		t.Errorf("35 combining marks: err = %v, want InvalidArgument", err)
+	}
+	ok := "a" + strings.Repeat("\u0301", 5)
+	if _, err := lock.NormalizeKey(ok); err != nil {
+		t.Errorf("5 combining marks: %v", err)
+	}
+	// A U+034F the user wrote is kept.
+	if got, err := lock.NormalizeKey("a\u034fb"); err != nil || got != "a\u034fb" {
+		t.Errorf("NormalizeKey(a U+034F b) = %q, %v", got, err)
+	}
+}
