@@ -3,7 +3,12 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 )
+
+// ErrFuncPanicked is the outcome passed to a [WithReleaseFunc] function
+// when Do's function panicked (the panic itself continues after release).
+var ErrFuncPanicked = errors.New("syncguard: function panicked")
 
 // Do runs fn while holding the lock on key. It acquires with retry (see
 // [Acquire]), keeps the lease alive with [Keep] while fn runs, and
@@ -15,10 +20,11 @@ import (
 // [WithReleaseTimeout]), so a cancelled caller still frees the key at once.
 // A failed release goes to [OnReleaseError], never to the return value.
 //
-// Do returns fn's error if it is non-nil; otherwise an error matching
-// [ErrLeaseLost] when the lease was lost while fn ran (fn's work may not
-// have been exclusive); otherwise nil. Acquisition errors are those of
-// [Acquire].
+// Do returns fn's error, joined with an error matching [ErrLeaseLost] when
+// the lease was also lost while fn ran (so errors.Is matches both);
+// ErrLeaseLost alone when fn returned nil after the lease was lost (fn's
+// work may not have been exclusive); otherwise nil. Acquisition errors are
+// those of [Acquire].
 func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context, l Lease) error, opts ...Option) (err error) {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -35,18 +41,33 @@ func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context,
 		l.TTL = c.ttl // a backend that leaves TTL unset still gets a heartbeat
 	}
 	held, stop := Keep(ctx, b, l, c.keep...)
+	returned := false
 	defer func() {
 		// Runs on return and on panic alike.
 		lost := stop()
+		switch {
+		case lost != nil && err != nil:
+			err = fmt.Errorf("%w; %w", err, lost)
+		case lost != nil:
+			err = lost
+		}
+		outcome := err
+		if !returned {
+			outcome = ErrFuncPanicked
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.releaseTimeout)
-		rerr := b.Release(rctx, l.ID)
+		var rerr error
+		if c.release != nil {
+			rerr = c.release(rctx, l, outcome)
+		} else {
+			rerr = b.Release(rctx, l.ID)
+		}
 		cancel()
 		if rerr != nil && !(lost != nil && errors.Is(rerr, ErrNotHeld)) {
 			c.onReleaseError(l, rerr)
 		}
-		if err == nil && lost != nil {
-			err = lost
-		}
 	}()
-	return fn(held, l)
+	err = fn(held, l)
+	returned = true
+	return err
 }

@@ -458,7 +458,8 @@ func TestDoLeaseLost(t *testing.T) {
 		want  error
 	}{
 		{"fn returns nil", nil, lock.ErrLeaseLost},
-		{"fn's error wins", errBoom, errBoom},
+		{"fn's error kept", errBoom, errBoom},
+		{"and the loss reported too", errBoom, lock.ErrLeaseLost},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -530,5 +531,53 @@ func TestDoContention(t *testing.T) {
 	wantCode(t, err, lock.CodeAcquisitionTimeout)
 	if !errors.Is(err, lock.ErrLocked) || called {
 		t.Errorf("Do = %v, fn called = %v; want ErrLocked, false", err, called)
+	}
+}
+
+func TestDoReleaseFunc(t *testing.T) {
+	errBoom := errors.New("boom")
+	tests := []struct {
+		desc  string
+		fn    func(context.Context, lock.Lease) error
+		check func(error) bool
+	}{
+		{"success", func(context.Context, lock.Lease) error { return nil }, func(err error) bool { return err == nil }},
+		{"failure", func(context.Context, lock.Lease) error { return errBoom }, func(err error) bool { return errors.Is(err, errBoom) }},
+		{"panic", func(context.Context, lock.Lease) error { panic("boom") }, func(err error) bool { return errors.Is(err, lock.ErrFuncPanicked) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			ctx, cancel := context.WithCancel(context.Background())
+			var outcome error
+			calls := 0
+			release := func(rctx context.Context, l lock.Lease, err error) error {
+				calls++
+				outcome = err
+				if rctx.Err() != nil {
+					t.Errorf("release context already done: %v", rctx.Err())
+				}
+				return f.Release(rctx, l.ID)
+			}
+			func() {
+				defer func() { _ = recover() }()
+				_ = lock.Do(ctx, f, "k", func(c context.Context, l lock.Lease) error {
+					cancel() // the caller goes away; the release must not
+					return tt.fn(c, l)
+				}, lock.WithReleaseFunc(release))
+			}()
+			if calls != 1 {
+				t.Fatalf("release func called %d times, want 1", calls)
+			}
+			if !tt.check(outcome) {
+				t.Errorf("outcome passed to the release func = %v", outcome)
+			}
+			if got := f.count("Release"); got != 1 {
+				t.Errorf("Backend.Release called %d times, want 1 (through the func only)", got)
+			}
+			if f.held("k") {
+				t.Error("key still held")
+			}
+		})
 	}
 }

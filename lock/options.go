@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"context"
 	"log/slog"
 	"time"
 )
@@ -51,6 +52,7 @@ type config struct {
 	jitter         Jitter
 	releaseTimeout time.Duration
 	onReleaseError func(Lease, error)
+	release        func(ctx context.Context, l Lease, err error) error
 	keep           []KeepOption
 }
 
@@ -127,6 +129,17 @@ func WithReleaseTimeout(d time.Duration) Option {
 // release that finds the lease already lost is not reported.
 func OnReleaseError(f func(l Lease, err error)) Option {
 	return func(c *config) { c.onReleaseError = f }
+}
+
+// WithReleaseFunc replaces the release that Do performs after its
+// function, for callers that end a lease in a special way, such as
+// lock.Completer's ReleaseDone after a successful run. f gets Do's release
+// context (not the caller's) and the outcome: nil when fn succeeded and
+// the lease was kept, otherwise fn's error, the lease-lost error, or
+// ErrFuncPanicked. Its error goes to OnReleaseError like a failed
+// Release. The default is Backend.Release(ctx, l.ID).
+func WithReleaseFunc(f func(ctx context.Context, l Lease, err error) error) Option {
+	return func(c *config) { c.release = f }
 }
 
 // WithKeepOptions passes options to the [Keep] heartbeat that Do runs.
