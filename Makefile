@@ -28,9 +28,11 @@ fuzz:
 	  done; \
 	done
 
-## demo: the quickstart on embedded Redis (set REDIS_URL to use a real server)
+## demo: the showcase on embedded Redis (set REDIS_URL to use a real server)
 demo:
 	$(GO) run ./examples/quickstart
+	@echo
+	$(GO) run ./examples/asynq
 
 ## bench: Acquire+Release against a raw SET NX PX + DEL baseline on the same redis-server
 bench:

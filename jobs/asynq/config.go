@@ -1,0 +1,171 @@
+package asynqlock
+
+import (
+	"time"
+	"unicode/utf8"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Defaults of New.
+const (
+	// DefaultPrefix namespaces every key unless WithPrefix says otherwise,
+	// so job locks never share keys with other users of the backend.
+	DefaultPrefix = "asynq:"
+	// DefaultTTL is the lease duration when WithTTL is not given. The
+	// lease is kept alive while the handler runs, so it bounds how long a
+	// crashed worker blocks the key, not how long a task may take.
+	DefaultTTL = lock.DefaultTTL
+	// MinTTL is the shortest lease accepted: the backend counts in
+	// milliseconds and the heartbeat runs every TTL/3.
+	MinTTL = 3 * time.Millisecond
+	// MaxPrefixBytes is the longest prefix accepted. It leaves the default
+	// key function room for its hashed form within lock.MaxKeyBytes.
+	MaxPrefixBytes = 256
+	// ReleaseTimeout bounds the release after the handler returns; the
+	// release runs under a context of its own, so a cancelled task still
+	// frees its key at once.
+	ReleaseTimeout = lock.DefaultReleaseTimeout
+)
+
+// KeyFunc derives the lock key of a task. The key is prefixed (see
+// WithPrefix) and must then be a valid lock key: non-empty UTF-8 of at most
+// lock.MaxKeyBytes bytes after NFC normalisation. An error, or an invalid
+// key, fails the task with an error matching ErrInvalidKey and
+// asynq.SkipRetry, without a backend call.
+type KeyFunc func(*asynq.Task) (string, error)
+
+// Policy says what happens to a task whose key is busy.
+type Policy int
+
+// The policies.
+const (
+	// Requeue fails the task with a *DuplicateError, so asynq retries it
+	// later (the default). Wire IsFailure and RetryDelay into the server's
+	// asynq.Config so that the retry is not counted as a failure and comes
+	// when the holder's lease ends.
+	Requeue Policy = iota
+	// Drop removes the task: the *DuplicateError also matches
+	// asynq.RevokeTask, which asynq neither retries nor archives.
+	Drop
+)
+
+// String returns "requeue" or "drop".
+func (p Policy) String() string {
+	switch p {
+	case Requeue:
+		return "requeue"
+	case Drop:
+		return "drop"
+	}
+	return "Policy(" + itoa(int(p)) + ")"
+}
+
+// Option configures a Guard built by New.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	keyFunc   KeyFunc
+	prefix    string
+	ttl       time.Duration
+	policy    Policy
+	doneTTL   time.Duration
+	onRelease func(lock.Lease, error)
+}
+
+// WithKeyFunc sets how the lock key is derived from a task (default: the
+// task type, ':' and the hex SHA-256 of the payload; see DefaultKey). Tasks
+// with the same key never run at the same time.
+func WithKeyFunc(f KeyFunc) Option {
+	return optionFunc(func(c *config) { c.keyFunc = f })
+}
+
+// WithPrefix sets the namespace prepended verbatim to every key (default
+// DefaultPrefix, "asynq:"; "" for none). The prefix counts toward the
+// lock.MaxKeyBytes key limit and may be at most MaxPrefixBytes long.
+func WithPrefix(ns string) Option {
+	return optionFunc(func(c *config) { c.prefix = ns })
+}
+
+// WithTTL sets the lease duration (default DefaultTTL, 30s; at least
+// MinTTL). The lease is extended every TTL/3 while the handler runs.
+func WithTTL(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.ttl = d })
+}
+
+// WithPolicy sets what happens to a task whose key is busy (default
+// Requeue).
+func WithPolicy(p Policy) Option {
+	return optionFunc(func(c *config) { c.policy = p })
+}
+
+// WithDoneTTL turns on completion memory: after a successful run the key
+// is marked done for d, atomically with the release, and a task with the
+// same key that arrives within d is dropped without running (it fails
+// with a *DuplicateError whose Done is true and that matches
+// asynq.RevokeTask). A task that finds its key busy and already marked
+// done (its holder is another duplicate checking the marker) is dropped
+// likewise instead of requeued. Failed runs leave no marker. 0 (the
+// default) turns it off; it must be at least a millisecond otherwise.
+//
+// It needs a backend that implements lock.Completer, such as
+// *redisbackend.Backend; New fails otherwise. A decorator that wraps the
+// backend (a tracing wrapper, say) must forward lock.Completer too, or New
+// rejects it.
+func WithDoneTTL(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.doneTTL = d })
+}
+
+// WithReleaseErrorHandler sets the function told about a failed release
+// after the handler returned (the lease then ends at its TTL, and with
+// WithDoneTTL no done marker was written). The default logs a warning
+// through log/slog with the key's hash, never the raw key. A release that
+// finds an already lost lease is not reported.
+func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
+	return optionFunc(func(c *config) { c.onRelease = f })
+}
+
+// newConfig applies opts over the defaults and validates the result.
+func newConfig(b lock.Backend, opts []Option) (config, lock.Completer, error) {
+	c := config{prefix: DefaultPrefix, ttl: DefaultTTL, onRelease: logReleaseError}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	completer, _ := b.(lock.Completer)
+	switch {
+	case b == nil:
+		return c, nil, lock.InvalidArgument("config", "nil lock backend")
+	case c.ttl < MinTTL:
+		return c, nil, lock.InvalidArgument("config", "TTL must be at least "+MinTTL.String())
+	case c.policy != Requeue && c.policy != Drop:
+		return c, nil, lock.InvalidArgument("config", "unknown policy")
+	case c.doneTTL < 0:
+		return c, nil, lock.InvalidArgument("config", "done TTL must not be negative")
+	case c.doneTTL > 0 && c.doneTTL < time.Millisecond:
+		return c, nil, lock.InvalidArgument("config", "done TTL must be at least 1ms")
+	case c.doneTTL > 0 && completer == nil:
+		return c, nil, lock.InvalidArgument("config",
+			"done TTL needs a backend that implements lock.Completer (a decorator must forward it)")
+	case !utf8.ValidString(c.prefix):
+		return c, nil, lock.InvalidArgument("config", "prefix must be valid UTF-8")
+	case len(c.prefix) > MaxPrefixBytes:
+		return c, nil, lock.InvalidArgument("config", "prefix exceeds "+itoa(MaxPrefixBytes)+" bytes")
+	}
+	if c.onRelease == nil {
+		c.onRelease = func(lock.Lease, error) {}
+	}
+	if c.doneTTL == 0 {
+		completer = nil
+	}
+	return c, completer, nil
+}

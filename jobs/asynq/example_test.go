@@ -1,0 +1,87 @@
+package asynqlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// Example wires a Guard into an asynq server: one run at a time per task
+// key, duplicates requeued until the holder's lease ends, and repeats of a
+// finished task dropped for ten minutes.
+func Example() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	backend, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	guard, err := asynqlock.New(backend,
+		asynqlock.WithTTL(30*time.Second),
+		asynqlock.WithDoneTTL(10*time.Minute),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	mux := asynq.NewServeMux()
+	mux.Use(guard.Middleware())
+	mux.HandleFunc("report:build", func(ctx context.Context, t *asynq.Task) error {
+		lease, _ := asynqlock.LeaseFrom(ctx)
+		// Pass lease.Fence with writes; stop when ctx is cancelled.
+		_ = lease
+		return nil
+	})
+
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		IsFailure:      asynqlock.IsFailure,       // a requeued duplicate is not a failure
+		RetryDelayFunc: asynqlock.RetryDelay(nil), // and comes back when the key is free
+	})
+	if err := srv.Run(mux); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// ExampleGuard_Wrap calls a wrapped handler the way asynq does: the second
+// delivery of the same task is dropped, because the first one succeeded
+// within the done TTL.
+func ExampleGuard_Wrap() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	backend, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	guard, err := asynqlock.New(backend, asynqlock.WithDoneTTL(time.Minute))
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := guard.Wrap(asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		lease, _ := asynqlock.LeaseFrom(ctx)
+		fmt.Printf("building %s with fence %s\n", t.Payload(), lease.Fence)
+		return nil
+	}))
+
+	task := asynq.NewTask("report:build", []byte("report-7"))
+	for range 2 {
+		err := h.ProcessTask(context.Background(), task)
+		fmt.Println(err, asynqlock.IsDuplicate(err), errors.Is(err, asynq.RevokeTask))
+	}
+	// Output:
+	// building report-7 with fence 000000000000001
+	// <nil> false false
+	// asynqlock: duplicate task: key already done; dropped true true
+}

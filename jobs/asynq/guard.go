@@ -1,0 +1,178 @@
+package asynqlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Guard runs asynq handlers under a lock per task key. It is safe for
+// concurrent use; one Guard may wrap any number of handlers.
+type Guard struct {
+	b         lock.Backend
+	completer lock.Completer // nil unless WithDoneTTL
+	keyFunc   KeyFunc
+	prefix    string
+	ttl       time.Duration
+	policy    Policy
+	doneTTL   time.Duration
+	do        []lock.Option
+}
+
+// New returns a Guard that locks tasks on b. It returns an *lock.Error with
+// lock.CodeInvalidArgument (Op "config") for a nil backend or a bad option,
+// including WithDoneTTL on a backend that does not implement
+// lock.Completer.
+func New(b lock.Backend, opts ...Option) (*Guard, error) {
+	c, completer, err := newConfig(b, opts)
+	if err != nil {
+		return nil, err
+	}
+	keyFunc := c.keyFunc
+	if keyFunc == nil {
+		keyFunc = DefaultKey
+	}
+	g := &Guard{
+		b:         b,
+		completer: completer,
+		keyFunc:   keyFunc,
+		prefix:    c.prefix,
+		ttl:       c.ttl,
+		policy:    c.policy,
+		doneTTL:   c.doneTTL,
+	}
+	g.do = []lock.Option{
+		lock.WithTTL(c.ttl),
+		// One attempt: a busy key is the policy's business, not a wait
+		// that would hold an asynq worker.
+		lock.WithTimeout(0),
+		lock.WithReleaseTimeout(ReleaseTimeout),
+		lock.WithReleaseFunc(g.release),
+		lock.OnReleaseError(c.onRelease),
+	}
+	return g, nil
+}
+
+// Middleware returns the Guard as an asynq.MiddlewareFunc, for
+// (*asynq.ServeMux).Use.
+func (g *Guard) Middleware() asynq.MiddlewareFunc { return g.Wrap }
+
+// Wrap returns a handler that runs h under the lock on the task's key:
+//
+//   - The key comes from the KeyFunc and the prefix. A key that cannot be
+//     derived or is invalid fails the task with an error matching
+//     ErrInvalidKey and asynq.SkipRetry (archived), without a backend call.
+//   - A busy key fails the task with a *DuplicateError: retried under
+//     policy Requeue, removed (asynq.RevokeTask) under Drop.
+//   - With WithDoneTTL, a key marked done is removed likewise without
+//     running h, and a successful run marks its key done as it releases.
+//   - Any other backend failure returns a retryable error wrapping the
+//     backend's (see lock.CodeOf); h never runs without the lock.
+//   - While h runs the lease is kept alive (lock.Keep); its context carries
+//     the lease (LeaseFrom) and is cancelled with a cause matching
+//     lock.ErrLeaseLost when the lease is lost. The task then fails with an
+//     error matching lock.ErrLeaseLost (and h's error, if any), so asynq
+//     retries it, even if h returned nil.
+//   - The lease is released when h returns or panics (the panic goes on to
+//     asynq), under a context of its own bounded by ReleaseTimeout.
+//
+// Otherwise the task's result is h's error unchanged. Wrap panics if h is
+// nil.
+func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
+	if h == nil {
+		panic("asynqlock: Wrap of a nil handler")
+	}
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		return g.process(ctx, h, t)
+	})
+}
+
+type leaseKey struct{}
+
+// LeaseFrom returns the lease under which the handler runs, from the
+// context that Wrap passes to it. Pass lease.Fence with writes to stores
+// that can reject stale holders.
+func LeaseFrom(ctx context.Context) (lock.Lease, bool) {
+	l, ok := ctx.Value(leaseKey{}).(lock.Lease)
+	return l, ok
+}
+
+// process runs h through lock.Do: one acquisition attempt, the done check
+// while holding, and a release that marks the key done after a successful
+// run (ReleaseDone, in the same script as the release).
+func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) error {
+	key, err := g.key(t)
+	if err != nil {
+		return err
+	}
+	ran := false
+	err = lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
+		ran = true
+		if g.completer != nil {
+			done, err := g.completer.IsDone(held, key)
+			if err != nil {
+				return fmt.Errorf("asynqlock: done check: %w", err)
+			}
+			if done {
+				return &DuplicateError{Done: true, Dropped: true}
+			}
+		}
+		return h.ProcessTask(context.WithValue(held, leaseKey{}, l), t)
+	}, g.do...)
+	switch {
+	case err == nil:
+		return nil
+	case !ran:
+		return g.notAcquired(ctx, key, err)
+	case errors.Is(err, lock.ErrLeaseLost):
+		return fmt.Errorf("asynqlock: %w", err)
+	}
+	return err
+}
+
+// release ends the lease for lock.Do: with the done marker after a
+// successful run, plainly otherwise.
+func (g *Guard) release(ctx context.Context, l lock.Lease, outcome error) error {
+	if outcome == nil && g.completer != nil {
+		return g.completer.ReleaseDone(ctx, l, g.doneTTL)
+	}
+	return g.b.Release(ctx, l.ID)
+}
+
+// notAcquired translates a failed acquisition into the task's error.
+func (g *Guard) notAcquired(ctx context.Context, key string, err error) error {
+	var le *lock.LockedError
+	switch {
+	case errors.As(err, &le):
+		// A busy key with a live done marker is held by another duplicate
+		// on its way out: drop this one too rather than requeue it. (A
+		// marker seen without holding the key is still proof of a
+		// successful run; only its absence needs the lock to be sure.)
+		if g.completer != nil && g.policy == Requeue {
+			if done, derr := g.completer.IsDone(ctx, key); derr == nil && done {
+				return &DuplicateError{Done: true, Dropped: true}
+			}
+		}
+		exp := le.ExpiresAt
+		if exp.IsZero() {
+			exp = time.Now().Add(g.ttl)
+		}
+		return &DuplicateError{ExpiresAt: exp, Dropped: g.policy == Drop}
+	case lock.CodeOf(err) == lock.CodeInvalidArgument:
+		// The backend's own key rules (such as reserved prefixes), checked
+		// before any I/O: retrying cannot help.
+		return invalidKey(err)
+	}
+	return fmt.Errorf("asynqlock: acquire: %w", err)
+}
+
+func logReleaseError(l lock.Lease, err error) {
+	slog.Warn("asynqlock: release failed; the lease will end at its TTL",
+		"key_hash", lock.HashKey(l.Key), "fence", string(l.Fence), "error", err)
+}

@@ -1,0 +1,432 @@
+package asynqlock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// These tests call the wrapped handler directly, as asynq would, on real
+// Redis.
+
+func bg(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// spy is a backend that counts Release and ReleaseDone calls and can fail
+// them.
+type spy struct {
+	lock.Backend
+	lock.Completer
+
+	mu          sync.Mutex
+	releases    int
+	releaseDone int
+	fail        error
+}
+
+func (s *spy) Release(ctx context.Context, id string) error {
+	s.mu.Lock()
+	s.releases++
+	fail := s.fail
+	s.mu.Unlock()
+	if fail != nil {
+		return fail
+	}
+	return s.Backend.Release(ctx, id)
+}
+
+func (s *spy) ReleaseDone(ctx context.Context, l lock.Lease, ttl time.Duration) error {
+	s.mu.Lock()
+	s.releaseDone++
+	fail := s.fail
+	s.mu.Unlock()
+	if fail != nil {
+		return fail
+	}
+	return s.Completer.ReleaseDone(ctx, l, ttl)
+}
+
+func (s *spy) counts() (releases, releaseDone int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.releases, s.releaseDone
+}
+
+// hidden decorates a backend without forwarding lock.Completer.
+type hidden struct{ lock.Backend }
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tests := []struct {
+		desc string
+		b    lock.Backend
+		opts []asynqlock.Option
+	}{
+		{"nil backend", nil, nil},
+		{"zero TTL", e.backend, []asynqlock.Option{asynqlock.WithTTL(0)}},
+		{"TTL below the minimum", e.backend, []asynqlock.Option{asynqlock.WithTTL(time.Millisecond)}},
+		{"unknown policy", e.backend, []asynqlock.Option{asynqlock.WithPolicy(asynqlock.Policy(7))}},
+		{"negative done TTL", e.backend, []asynqlock.Option{asynqlock.WithDoneTTL(-time.Second)}},
+		{"sub-millisecond done TTL", e.backend, []asynqlock.Option{asynqlock.WithDoneTTL(time.Microsecond)}},
+		{"done TTL on a backend without Completer", hidden{e.backend}, []asynqlock.Option{asynqlock.WithDoneTTL(time.Minute)}},
+		{"prefix not UTF-8", e.backend, []asynqlock.Option{asynqlock.WithPrefix("jobs\xff:")}},
+		{"prefix too long", e.backend, []asynqlock.Option{asynqlock.WithPrefix(strings.Repeat("p", asynqlock.MaxPrefixBytes+1))}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			g, err := asynqlock.New(tt.b, tt.opts...)
+			if g != nil || lock.CodeOf(err) != lock.CodeInvalidArgument {
+				t.Errorf("New = %v, %v; want nil and an InvalidArgument error", g, err)
+			}
+		})
+	}
+	// The same options are fine where they make sense.
+	if _, err := asynqlock.New(hidden{e.backend}, asynqlock.WithTTL(asynqlock.MinTTL), nil,
+		asynqlock.WithPrefix(strings.Repeat("p", asynqlock.MaxPrefixBytes))); err != nil {
+		t.Errorf("New with a Completer-less backend and no done TTL: %v", err)
+	}
+}
+
+func TestInvalidKeyNeverReachesRedis(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	errKey := errors.New("no tenant in payload")
+	tests := []struct {
+		desc string
+		opts []asynqlock.Option
+	}{
+		{"key func error", []asynqlock.Option{asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "", errKey })}},
+		{"empty key", []asynqlock.Option{asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "", nil })}},
+		{"too long with the prefix", []asynqlock.Option{asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) {
+			return strings.Repeat("k", lock.MaxKeyBytes-len(asynqlock.DefaultPrefix)+1), nil
+		})}},
+		{"not UTF-8", []asynqlock.Option{asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "k\xff", nil })}},
+		{"reserved by the backend", []asynqlock.Option{asynqlock.WithPrefix(""),
+			asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "done:x", nil })}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			before := e.cmds.n.Load()
+			ran := false
+			h := e.guard(t, tt.opts...).Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+				ran = true
+				return nil
+			}))
+			err := h.ProcessTask(bg(t), asynq.NewTask(taskType, []byte("x")))
+			if !errors.Is(err, asynqlock.ErrInvalidKey) || !errors.Is(err, asynq.SkipRetry) {
+				t.Errorf("error %v: want ErrInvalidKey and asynq.SkipRetry", err)
+			}
+			if asynqlock.IsDuplicate(err) || errors.Is(err, asynq.RevokeTask) {
+				t.Errorf("error %v: matches a duplicate or RevokeTask", err)
+			}
+			if ran {
+				t.Error("handler ran")
+			}
+			if got := e.cmds.n.Load() - before; got != 0 {
+				t.Errorf("commands sent = %d, want 0", got)
+			}
+		})
+	}
+	t.Run("key func error kept", func(t *testing.T) {
+		g := e.guard(t, asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "", errKey }))
+		err := g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil })).
+			ProcessTask(bg(t), asynq.NewTask(taskType, nil))
+		if !errors.Is(err, errKey) {
+			t.Errorf("error %v does not wrap the key function's error", err)
+		}
+	})
+}
+
+func TestHandlerRunsUnderLease(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := &spy{Backend: e.backend, Completer: e.backend}
+	g, err := asynqlock.New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := asynq.NewTask(taskType, []byte(`{"id":1}`))
+	key, _ := asynqlock.DefaultKey(task)
+	key = asynqlock.DefaultPrefix + key
+	errWork := errors.New("work failed")
+	var seen lock.Lease
+	h := g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		l, ok := asynqlock.LeaseFrom(ctx)
+		if !ok {
+			return errors.New("no lease")
+		}
+		seen = l
+		if locked, err := e.backend.IsLocked(ctx, key); !locked || err != nil {
+			return errors.New("key not locked while the handler runs")
+		}
+		return errWork
+	}))
+	if err := h.ProcessTask(bg(t), task); err != errWork {
+		t.Fatalf("ProcessTask = %v, want the handler's error unchanged", err)
+	}
+	if seen.Key != key || seen.Fence == "" || seen.TTL != asynqlock.DefaultTTL {
+		t.Errorf("lease = {Key %q Fence %q TTL %v}, want key %q, a fence, TTL %v", seen.Key, seen.Fence, seen.TTL, key, asynqlock.DefaultTTL)
+	}
+	if locked, err := e.backend.IsLocked(bg(t), key); locked || err != nil {
+		t.Errorf("IsLocked after return = %v, %v; want released", locked, err)
+	}
+	if r, rd := b.counts(); r != 1 || rd != 0 {
+		t.Errorf("Release %d, ReleaseDone %d; want 1, 0 (no done TTL)", r, rd)
+	}
+	if _, ok := asynqlock.LeaseFrom(context.Background()); ok {
+		t.Error("LeaseFrom(Background) = ok")
+	}
+}
+
+func TestPanicReleases(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := &spy{Backend: e.backend, Completer: e.backend}
+	g, err := asynqlock.New(b, asynqlock.WithDoneTTL(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	h := g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		l, _ := asynqlock.LeaseFrom(ctx)
+		key = l.Key
+		panic("boom")
+	}))
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the handler's panic", r)
+			}
+		}()
+		_ = h.ProcessTask(bg(t), asynq.NewTask(taskType, nil))
+	}()
+	if locked, err := e.backend.IsLocked(bg(t), key); locked || err != nil {
+		t.Errorf("IsLocked after the panic = %v, %v; want released", locked, err)
+	}
+	if r, rd := b.counts(); r != 1 || rd != 0 {
+		t.Errorf("Release %d, ReleaseDone %d; want 1, 0 (a panic leaves no done marker)", r, rd)
+	}
+}
+
+func TestBusyKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tests := []struct {
+		desc    string
+		policy  asynqlock.Policy
+		dropped bool
+	}{
+		{"requeue", asynqlock.Requeue, false},
+		{"drop", asynqlock.Drop, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			g := e.guard(t, asynqlock.WithPolicy(tt.policy), asynqlock.WithDoneTTL(time.Minute))
+			task := asynq.NewTask(taskType, []byte(tt.desc))
+			key, _ := asynqlock.DefaultKey(task)
+			holder, err := e.backend.Acquire(bg(t), asynqlock.DefaultPrefix+key, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = e.backend.Release(context.Background(), holder.ID) })
+			ran := false
+			err = g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+				ran = true
+				return nil
+			})).ProcessTask(bg(t), task)
+			var d *asynqlock.DuplicateError
+			if !errors.As(err, &d) {
+				t.Fatalf("error %v: want a *DuplicateError", err)
+			}
+			if d.Done || d.Dropped != tt.dropped || !d.ExpiresAt.Equal(holder.ExpiresAt) {
+				t.Errorf("DuplicateError = %+v, want Done false, Dropped %v, ExpiresAt %v", d, tt.dropped, holder.ExpiresAt)
+			}
+			if !errors.Is(err, lock.ErrLocked) || errors.Is(err, asynq.RevokeTask) != tt.dropped || errors.Is(err, asynq.SkipRetry) {
+				t.Errorf("error %v: want ErrLocked, RevokeTask %v, no SkipRetry", err, tt.dropped)
+			}
+			if asynqlock.IsFailure(err) {
+				t.Errorf("IsFailure(%v) = true", err)
+			}
+			if ran {
+				t.Error("handler ran")
+			}
+		})
+	}
+}
+
+func TestDoneMarker(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := &spy{Backend: e.backend, Completer: e.backend}
+	const doneTTL = 300 * time.Millisecond
+	g, err := asynqlock.New(b, asynqlock.WithDoneTTL(doneTTL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result error
+	runs := 0
+	h := g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+		runs++
+		return result
+	}))
+	task := asynq.NewTask(taskType, []byte("once"))
+	key, _ := asynqlock.DefaultKey(task)
+	key = asynqlock.DefaultPrefix + key
+
+	// A failed run leaves no marker: the next delivery runs.
+	result = errors.New("transient")
+	if err := h.ProcessTask(bg(t), task); err != result {
+		t.Fatalf("failed run: %v", err)
+	}
+	result = nil
+	if err := h.ProcessTask(bg(t), task); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if runs != 2 {
+		t.Fatalf("runs = %d, want 2 (a failed run must not mark the key done)", runs)
+	}
+	if r, rd := b.counts(); r != 1 || rd != 1 {
+		t.Errorf("Release %d, ReleaseDone %d; want 1 (failed run), 1 (successful run)", r, rd)
+	}
+	// Within the done TTL a delivery is dropped without running.
+	err = h.ProcessTask(bg(t), task)
+	var d *asynqlock.DuplicateError
+	if !errors.As(err, &d) || !d.Done || !d.Dropped || !errors.Is(err, asynq.RevokeTask) || errors.Is(err, lock.ErrLocked) {
+		t.Errorf("delivery after success: %v, want a done *DuplicateError matching asynq.RevokeTask", err)
+	}
+	if runs != 2 {
+		t.Errorf("runs = %d, want 2", runs)
+	}
+	// Another payload is another key.
+	if err := h.ProcessTask(bg(t), asynq.NewTask(taskType, []byte("other"))); err != nil || runs != 3 {
+		t.Errorf("other payload: %v, runs %d; want nil, 3", err, runs)
+	}
+	// After the done TTL the key runs again.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		done, err := e.backend.IsDone(bg(t), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("done marker still there after 5s (done TTL %v)", doneTTL)
+		}
+	}
+	if err := h.ProcessTask(bg(t), task); err != nil || runs != 4 {
+		t.Errorf("after the done TTL: %v, runs %d; want nil, 4", err, runs)
+	}
+}
+
+func TestLeaseLostAfterNilResult(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const ttl = 90 * time.Millisecond
+	b := &spy{Backend: e.backend, Completer: e.backend}
+	g, err := asynqlock.New(b, asynqlock.WithTTL(ttl), asynqlock.WithDoneTTL(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cause error
+	err = g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		l, _ := asynqlock.LeaseFrom(ctx)
+		if err := e.lockRC.Del(ctx, e.storageKey(t, l)).Err(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+		case <-time.After(5 * time.Second):
+		}
+		return nil // as if the work finished regardless
+	})).ProcessTask(bg(t), asynq.NewTask(taskType, []byte("lost")))
+	if !errors.Is(cause, lock.ErrLeaseLost) {
+		t.Errorf("context.Cause = %v, want lock.ErrLeaseLost", cause)
+	}
+	if !errors.Is(err, lock.ErrLeaseLost) || !asynqlock.IsFailure(err) || errors.Is(err, asynq.SkipRetry) {
+		t.Errorf("ProcessTask = %v, want a retryable failure matching lock.ErrLeaseLost", err)
+	}
+	if _, rd := b.counts(); rd != 0 {
+		t.Errorf("ReleaseDone called %d times after a lost lease, want 0", rd)
+	}
+}
+
+func TestReleaseErrorReported(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	errDown := errors.New("release refused")
+	b := &spy{Backend: e.backend, Completer: e.backend, fail: errDown}
+	var reported []error
+	g, err := asynqlock.New(b, asynqlock.WithDoneTTL(time.Minute),
+		asynqlock.WithReleaseErrorHandler(func(l lock.Lease, err error) {
+			if l.ID == "" {
+				err = errors.New("no lease given")
+			}
+			reported = append(reported, err)
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil })).
+		ProcessTask(bg(t), asynq.NewTask(taskType, []byte("rel")))
+	if err != nil {
+		t.Errorf("ProcessTask = %v, want nil (the work succeeded; a failed release is reported, not returned)", err)
+	}
+	if len(reported) != 1 || reported[0] != errDown {
+		t.Errorf("reported = %v, want [%v]", reported, errDown)
+	}
+}
+
+func TestWrapNilPanics(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	defer func() {
+		if recover() == nil {
+			t.Error("Wrap(nil) did not panic")
+		}
+	}()
+	e.guard(t).Wrap(nil)
+}
+
+func TestRoundTrips(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		desc string
+		opts []asynqlock.Option
+		want int64
+	}{
+		{"acquire, release", nil, 2},
+		{"acquire, done check, release with marker", []asynqlock.Option{asynqlock.WithDoneTTL(time.Minute)}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			e := newEnv(t)
+			h := e.guard(t, tt.opts...).Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil }))
+			// The first run may load the scripts (NOSCRIPT, then EVAL).
+			if err := h.ProcessTask(bg(t), asynq.NewTask(taskType, []byte("warm-up"))); err != nil {
+				t.Fatal(err)
+			}
+			before := e.cmds.n.Load()
+			if err := h.ProcessTask(bg(t), asynq.NewTask(taskType, []byte("counted"))); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.cmds.n.Load() - before; got != tt.want {
+				t.Errorf("commands per task = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
