@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestDemo runs the example on miniredis with the stdout exporter: the
+// request's tree is request -> syncguard.wait -> syncguard.acquire, with
+// at least one attempt that found the order locked.
+func TestDemo(t *testing.T) {
+	t.Setenv("REDIS_URL", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	root, err := run(ctx, &out)
+	if err != nil {
+		t.Fatalf("run: %v\noutput:\n%s", err, &out)
+	}
+	checkTree(t, root)
+
+	got := out.String()
+	if !strings.Contains(got, `"Name": "syncguard.wait"`) {
+		t.Errorf("the stdout exporter's JSON lacks the wait span:\n%s", got)
+	}
+	tree := got[strings.Index(got, "The request's trace"):]
+	for _, want := range []string{
+		"\nPOST /orders/{id}/pay  ",
+		"\n├─ syncguard.wait  ",
+		"\n│  ├─ syncguard.acquire  ",
+		"outcome=locked",
+		"\n│     └─ evalsha  ",
+		"\n└─ syncguard.release  ",
+	} {
+		if !strings.Contains(tree, want) {
+			t.Errorf("the printed tree lacks %q:\n%s", want, tree)
+		}
+	}
+}
+
+// checkTree checks request -> syncguard.wait -> syncguard.acquire (some
+// locked, the last acquired) -> evalsha.
+func checkTree(t *testing.T, root *node) {
+	t.Helper()
+	if root == nil || root.span.Name() != "POST /orders/{id}/pay" {
+		t.Fatalf("root: got %v, want the request span", root)
+	}
+	var wait *node
+	for _, c := range root.children {
+		if c.span.Name() == "syncguard.wait" {
+			wait = c
+		}
+	}
+	if wait == nil {
+		t.Fatal("no syncguard.wait span under the request")
+	}
+	if len(wait.children) < 2 {
+		t.Fatalf("acquire spans under the wait: got %d, want at least 2 (the job holds the order %v)", len(wait.children), hold)
+	}
+	for i, a := range wait.children {
+		if a.span.Name() != "syncguard.acquire" {
+			t.Errorf("child %d of the wait: got %s, want syncguard.acquire", i, a.span.Name())
+		}
+		want := "locked"
+		if i == len(wait.children)-1 {
+			want = "acquired"
+		}
+		if got := summary(a.span.Attributes()); !strings.Contains(got, "outcome="+want) {
+			t.Errorf("acquire %d: got%s, want outcome=%s", i, got, want)
+		}
+		if len(a.children) != 1 || a.children[0].span.Name() != "evalsha" {
+			t.Errorf("acquire %d: want one evalsha child", i)
+		}
+	}
+}
+
+// TestDemoOTLP runs the example with OTEL_EXPORTER_OTLP_ENDPOINT set: the
+// spans go to the OTLP/HTTP endpoint instead of stdout.
+func TestDemoOTLP(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/traces" {
+			posts.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("REDIS_URL", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	root, err := run(ctx, &out)
+	if err != nil {
+		t.Fatalf("run: %v\noutput:\n%s", err, &out)
+	}
+	checkTree(t, root)
+	if posts.Load() == 0 {
+		t.Error("no export request reached the OTLP endpoint")
+	}
+	if strings.Contains(out.String(), `"Name":`) {
+		t.Errorf("spans went to stdout too:\n%s", &out)
+	}
+}

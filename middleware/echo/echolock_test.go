@@ -1,0 +1,227 @@
+package echolock_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/lock"
+	echolock "github.com/syncguard-go/syncguard/middleware/echo"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// nopBackend is a non-nil lock.Backend for configuration tests; it is
+// never called.
+type nopBackend struct{ lock.Backend }
+
+func TestToMiddlewareErrors(t *testing.T) {
+	valid := echolock.DefaultConfig
+	valid.Backend = nopBackend{}
+	valid.KeyExtractor = echolock.FromHeader("Idempotency-Key")
+	tests := []struct {
+		desc   string
+		mutate func(*echolock.Config)
+	}{
+		{"nil backend", func(c *echolock.Config) { c.Backend = nil }},
+		{"nil key extractor", func(c *echolock.Config) { c.KeyExtractor = nil }},
+		{"negative TTL", func(c *echolock.Config) { c.TTL = -time.Second }},
+		{"negative wait", func(c *echolock.Config) { c.Wait = -time.Second }},
+		{"prefix not UTF-8", func(c *echolock.Config) { c.Prefix = "\xff" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			c := valid
+			tt.mutate(&c)
+			mw, err := c.ToMiddleware()
+			if mw != nil || lock.CodeOf(err) != lock.CodeInvalidArgument {
+				t.Errorf("ToMiddleware = %v, %v; want nil and an InvalidArgument error", mw != nil, err)
+			}
+			mustPanic(t, "NewWithConfig", func() { echolock.NewWithConfig(c) })
+		})
+	}
+	mustPanic(t, "New(nil, ...)", func() { echolock.New(nil, echolock.FromParam("id")) })
+	mustPanic(t, "New(b, nil)", func() { echolock.New(nopBackend{}, nil) })
+	t.Run("zero config fields take defaults", func(t *testing.T) {
+		if _, err := (echolock.Config{Backend: nopBackend{}, KeyExtractor: echolock.FromParam("id")}).ToMiddleware(); err != nil {
+			t.Errorf("ToMiddleware: %v", err)
+		}
+	})
+}
+
+func mustPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Errorf("%s did not panic", what)
+		}
+	}()
+	f()
+}
+
+func TestDefaultConfig(t *testing.T) {
+	c := echolock.DefaultConfig
+	if c.Skipper == nil || c.BusyHandler == nil || c.ErrorHandler == nil || c.TTL != echolock.DefaultTTL ||
+		c.Backend != nil || c.KeyExtractor != nil || c.Wait != 0 || c.FailOpen {
+		t.Errorf("DefaultConfig = %+v", c)
+	}
+}
+
+func newBackend(t *testing.T) *redisbackend.Backend {
+	t.Helper()
+	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHandlerErrorIsNotALockError checks that a handler's error, even one
+// that looks like contention, is returned unchanged and the handler runs
+// once.
+func TestHandlerErrorIsNotALockError(t *testing.T) {
+	b := newBackend(t)
+	tests := []struct {
+		desc       string
+		err        error
+		wantStatus int
+	}{
+		{"HTTP error", echo.NewHTTPError(http.StatusUnprocessableEntity, "bad order"), http.StatusUnprocessableEntity},
+		{"lock.ErrLocked from the handler's own locking", &lock.LockedError{ExpiresAt: time.Now().Add(time.Hour)}, http.StatusInternalServerError},
+		{"a backend-like error", &lock.Error{Code: lock.CodeServiceUnavailable}, http.StatusInternalServerError},
+		{"nil", nil, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			var runs atomic.Int32
+			var returned error
+			e := newEcho("/orders/:id", echolock.New(b, echolock.FromParam("id")), func(c echo.Context) error {
+				runs.Add(1)
+				return tt.err
+			})
+			// Sees what the middleware returns, before Echo's error handler.
+			e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+				return func(c echo.Context) error {
+					returned = next(c)
+					return returned
+				}
+			})
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/orders/1", nil))
+			if n := runs.Load(); n != 1 {
+				t.Errorf("handler ran %d times, want 1", n)
+			}
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status %d, want %d", rec.Code, tt.wantStatus)
+			}
+			if returned != tt.err {
+				t.Errorf("middleware returned %v, want the handler's error %v unchanged", returned, tt.err)
+			}
+		})
+	}
+}
+
+// TestExtractorsAndHooks checks the extractors, BeforeFunc and Skipper
+// through routes, and that the request is restored after the handler.
+func TestExtractorsAndHooks(t *testing.T) {
+	const route = "/:tenant/orders/:id"
+	b := newBackend(t)
+	tests := []struct {
+		desc   string
+		key    echolock.KeyExtractor
+		target string
+		want   string // the lease's key; "" means 400
+	}{
+		{desc: "param", key: echolock.FromParam("id"), target: "/acme/orders/42", want: "orders:42"},
+		{desc: "missing param", key: echolock.FromParam("nope"), target: "/acme/orders/42"},
+		{desc: "query", key: echolock.FromQuery("ref"), target: "/acme/orders/42?ref=r1", want: "orders:r1"},
+		{desc: "missing query", key: echolock.FromQuery("ref"), target: "/acme/orders/42"},
+		{desc: "header", key: echolock.FromHeader("Idempotency-Key"), target: "/acme/orders/42", want: "orders:ik"},
+		{desc: "compose", key: echolock.Compose(echolock.FromParam("tenant"), echolock.FromParam("id"), echolock.FromHeader("Idempotency-Key")),
+			target: "/acme/orders/42", want: "orders:acme:42:ik"},
+		{desc: "compose with a missing part", key: echolock.Compose(echolock.FromParam("id"), echolock.FromQuery("ref")), target: "/acme/orders/42"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			var got string
+			var before int
+			c := echolock.Config{Backend: b, KeyExtractor: tt.key, Prefix: "orders:",
+				BeforeFunc: func(echo.Context) { before++ }}
+			e := newEcho(route, echolock.NewWithConfig(c), func(c echo.Context) error {
+				l, _ := echolock.LeaseFrom(c)
+				got = l.Key
+				return c.NoContent(http.StatusOK)
+			})
+			var reqBefore, reqAfter *http.Request
+			e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+				return func(c echo.Context) error {
+					reqBefore = c.Request()
+					err := next(c)
+					reqAfter = c.Request()
+					return err
+				}
+			})
+			req := httptest.NewRequest(http.MethodPost, tt.target, nil)
+			req.Header.Set("Idempotency-Key", "ik")
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, req)
+			if before != 1 {
+				t.Errorf("BeforeFunc ran %d times, want 1", before)
+			}
+			if reqAfter != reqBefore {
+				t.Error("the request seen after the middleware is not the one passed in")
+			}
+			if tt.want == "" {
+				if rec.Code != http.StatusBadRequest {
+					t.Errorf("status %d, want 400", rec.Code)
+				}
+				return
+			}
+			if rec.Code != http.StatusOK || got != tt.want {
+				t.Errorf("status %d, lease key %q; want 200 and %q", rec.Code, got, tt.want)
+			}
+		})
+	}
+	t.Run("skipped requests skip BeforeFunc", func(t *testing.T) {
+		before := 0
+		c := echolock.Config{Backend: b, KeyExtractor: echolock.FromParam("id"),
+			Skipper:    func(echo.Context) bool { return true },
+			BeforeFunc: func(echo.Context) { before++ }}
+		e := newEcho(route, echolock.NewWithConfig(c), func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/acme/orders/42", nil))
+		if rec.Code != http.StatusOK || before != 0 {
+			t.Errorf("status %d, BeforeFunc ran %d times; want 200, 0", rec.Code, before)
+		}
+	})
+}
+
+// TestErrorHandlerError checks that the error of a custom ErrorHandler goes
+// to Echo's HTTPErrorHandler.
+func TestErrorHandlerError(t *testing.T) {
+	errCustom := echo.NewHTTPError(http.StatusUnauthorized, "no key, no entry")
+	var got error
+	c := echolock.Config{Backend: nopBackend{}, KeyExtractor: echolock.FromHeader("K"),
+		ErrorHandler: func(_ echo.Context, err error) error {
+			got = err
+			return errCustom
+		}}
+	e := newEcho("/", echolock.NewWithConfig(c), func(c echo.Context) error { return nil })
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusUnauthorized || lock.CodeOf(got) != lock.CodeInvalidArgument {
+		t.Errorf("status %d, error %v; want 401 and an InvalidArgument error", rec.Code, got)
+	}
+}
+
+func TestLeaseFromOutsideMiddleware(t *testing.T) {
+	c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), httptest.NewRecorder())
+	if l, ok := echolock.LeaseFrom(c); ok || !reflect.DeepEqual(l, lock.Lease{}) {
+		t.Errorf("LeaseFrom = %+v, %v; want zero, false", l, ok)
+	}
+}

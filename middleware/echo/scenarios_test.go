@@ -1,0 +1,63 @@
+package echolock_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	echolock "github.com/syncguard-go/syncguard/middleware/echo"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
+)
+
+// TestScenarios runs the shared middleware suite through an echo.Echo
+// with Echo's Recover middleware in front.
+func TestScenarios(t *testing.T) {
+	guardtest.Run(t, guardtest.Adapter{Build: build, RecoversPanics: true})
+}
+
+func build(t *testing.T, s guardtest.Setup) http.Handler {
+	t.Helper()
+	c := echolock.Config{
+		Backend:      s.Backend,
+		KeyExtractor: echolock.FromHeader(guardtest.Header),
+		Prefix:       s.Prefix,
+		TTL:          s.TTL,
+		Wait:         s.Wait,
+		FailOpen:     s.FailOpen,
+	}
+	if s.Custom {
+		c.BusyHandler = func(c echo.Context, retryAfter time.Duration, err error) error {
+			guardtest.WriteCustomBusy(c.Response(), retryAfter, err)
+			return nil
+		}
+		c.ErrorHandler = func(c echo.Context, err error) error {
+			guardtest.WriteCustomError(c.Response(), err)
+			return nil
+		}
+	}
+	if s.Skip != nil {
+		c.Skipper = func(c echo.Context) bool { return s.Skip(c.Request()) }
+	}
+	mw, err := c.ToMiddleware()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newEcho("/*", mw, func(c echo.Context) error {
+		l, ok := echolock.LeaseFrom(c)
+		s.Handler(c.Response(), c.Request(), l, ok)
+		return nil
+	})
+}
+
+// newEcho serves h behind Echo's Recover middleware and mw on route, for
+// every method.
+func newEcho(route string, mw echo.MiddlewareFunc, h echo.HandlerFunc) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}))
+	e.Any(route, h, mw)
+	return e
+}

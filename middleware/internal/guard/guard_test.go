@@ -1,0 +1,238 @@
+package guard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// nopBackend is a non-nil lock.Backend that is never called.
+type nopBackend struct{ lock.Backend }
+
+func newGuard(t *testing.T, c Config) *Guard {
+	t.Helper()
+	g, err := New(nopBackend{}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestNewConfig(t *testing.T) {
+	tests := []struct {
+		desc    string
+		b       lock.Backend
+		c       Config
+		wantErr bool
+	}{
+		{desc: "defaults", b: nopBackend{}},
+		{desc: "nil backend", wantErr: true},
+		{desc: "negative TTL", b: nopBackend{}, c: Config{TTL: -time.Second}, wantErr: true},
+		{desc: "TTL under a millisecond", b: nopBackend{}, c: Config{TTL: time.Microsecond}, wantErr: true},
+		{desc: "negative wait", b: nopBackend{}, c: Config{Wait: -time.Second}, wantErr: true},
+		{desc: "prefix not UTF-8", b: nopBackend{}, c: Config{Prefix: "\xff"}, wantErr: true},
+		{desc: "prefix leaves no room", b: nopBackend{}, c: Config{Prefix: strings.Repeat("p", lock.MaxKeyBytes)}, wantErr: true},
+		{desc: "longest prefix", b: nopBackend{}, c: Config{Prefix: strings.Repeat("p", lock.MaxKeyBytes-1)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			g, err := New(tt.b, tt.c)
+			if tt.wantErr {
+				if lock.CodeOf(err) != lock.CodeInvalidArgument || g != nil {
+					t.Errorf("New = %v, %v; want nil and an InvalidArgument error", g, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			if got, want := g.TTL(), DefaultTTL; tt.c.TTL == 0 && got != want {
+				t.Errorf("TTL() = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestKey(t *testing.T) {
+	errExtract := errors.New("no tenant")
+	tests := []struct {
+		desc       string
+		prefix     string
+		raw        string
+		extractErr error
+		want       string // "" means an InvalidArgument error
+	}{
+		{desc: "plain", raw: "order-1", want: "order-1"},
+		{desc: "prefixed", prefix: "orders:", raw: "1", want: "orders:1"},
+		{desc: "NFC", prefix: "p:", raw: "cafe\u0301", want: "p:caf\u00e9"},
+		{desc: "exactly 512 bytes", prefix: "p:", raw: strings.Repeat("k", 510), want: "p:" + strings.Repeat("k", 510)},
+		{desc: "513 bytes with the prefix", prefix: "p:", raw: strings.Repeat("k", 511)},
+		{desc: "empty", prefix: "p:", raw: ""},
+		{desc: "invalid UTF-8", raw: "a\xffb"},
+		{desc: "extractor error", raw: "x", extractErr: errExtract},
+		{desc: "extractor InvalidArgument", extractErr: Missing("header", "X")},
+		{desc: "whitespace is kept", raw: " k ", want: " k "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			g := newGuard(t, Config{Prefix: tt.prefix})
+			got, err := g.Key(tt.raw, tt.extractErr)
+			if tt.want != "" {
+				if err != nil || got != tt.want {
+					t.Errorf("Key = %q, %v; want %q", got, err, tt.want)
+				}
+				return
+			}
+			if lock.CodeOf(err) != lock.CodeInvalidArgument || got != "" {
+				t.Errorf("Key = %q, %v; want an InvalidArgument error", got, err)
+			}
+			if tt.extractErr != nil && !errors.Is(err, tt.extractErr) {
+				t.Errorf("Key error %v does not wrap the extractor's %v", err, tt.extractErr)
+			}
+			if tt.raw != "" && strings.Contains(err.Error(), tt.raw) {
+				t.Errorf("error %q contains the key", err)
+			}
+		})
+	}
+}
+
+func FuzzKey(f *testing.F) {
+	f.Add("", "order-1")
+	f.Add("orders:", "cafe\u0301")
+	f.Add("\u0301", "\u0301")
+	f.Add("p", strings.Repeat("\u00e9", 300))
+	f.Add("", "a\xff")
+	f.Fuzz(func(t *testing.T, prefix, raw string) {
+		g, err := New(nopBackend{}, Config{Prefix: prefix})
+		if err != nil {
+			return
+		}
+		key, err := g.Key(raw, nil)
+		if err != nil {
+			if lock.CodeOf(err) != lock.CodeInvalidArgument {
+				t.Fatalf("Key(%q) error %v is not InvalidArgument", raw, err)
+			}
+			return
+		}
+		if key == "" || len(key) > lock.MaxKeyBytes || !utf8.ValidString(key) {
+			t.Fatalf("Key(%q) = %q: empty, too long or not UTF-8", raw, key)
+		}
+		if again, err := lock.NormalizeKey(key); err != nil || again != key {
+			t.Fatalf("Key(%q) = %q is not normalised: %q, %v", raw, key, again, err)
+		}
+	})
+}
+
+func TestCompose(t *testing.T) {
+	part := func(s string, err error) func(string) (string, error) {
+		return func(string) (string, error) { return s, err }
+	}
+	errPart := errors.New("part failed")
+	tests := []struct {
+		desc    string
+		fns     []func(string) (string, error)
+		want    string
+		wantErr error // nil with want "" means any InvalidArgument error
+	}{
+		{desc: "one", fns: []func(string) (string, error){part("a", nil)}, want: "a"},
+		{desc: "three", fns: []func(string) (string, error){part("t1", nil), part("u:2", nil), part("k", nil)}, want: "t1:u:2:k"},
+		{desc: "none"},
+		{desc: "empty part", fns: []func(string) (string, error){part("a", nil), part("", nil)}},
+		{desc: "nil part", fns: []func(string) (string, error){part("a", nil), nil}},
+		{desc: "failing part", fns: []func(string) (string, error){part("a", nil), part("", errPart)}, wantErr: errPart},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			got, err := Compose(tt.fns...)("req")
+			switch {
+			case tt.want != "":
+				if err != nil || got != tt.want {
+					t.Errorf("Compose = %q, %v; want %q", got, err, tt.want)
+				}
+			case tt.wantErr != nil:
+				if !errors.Is(err, tt.wantErr) {
+					t.Errorf("Compose error = %v, want %v", err, tt.wantErr)
+				}
+			case lock.CodeOf(err) != lock.CodeInvalidArgument:
+				t.Errorf("Compose = %q, %v; want an InvalidArgument error", got, err)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	locked := func(in time.Duration) error { return &lock.LockedError{ExpiresAt: now.Add(in)} }
+	tests := []struct {
+		desc string
+		err  error
+		ttl  time.Duration
+		want time.Duration
+	}{
+		{desc: "rounds up", err: locked(2200 * time.Millisecond), ttl: 30 * time.Second, want: 3 * time.Second},
+		{desc: "whole seconds stay", err: locked(4 * time.Second), ttl: 30 * time.Second, want: 4 * time.Second},
+		{desc: "under a second is one", err: locked(time.Millisecond), ttl: 30 * time.Second, want: time.Second},
+		{desc: "already past is one", err: locked(-time.Second), ttl: 30 * time.Second, want: time.Second},
+		{desc: "unknown expiry: the TTL", err: &lock.LockedError{}, ttl: 30 * time.Second, want: 30 * time.Second},
+		{desc: "unknown expiry: TTL rounded up", err: lock.ErrLocked, ttl: 1500 * time.Millisecond, want: 2 * time.Second},
+		{desc: "after a wait", err: &lock.Error{Code: lock.CodeAcquisitionTimeout, Err: locked(7 * time.Second)}, ttl: time.Second, want: 7 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			if got := retryAfter(tt.err, tt.ttl, now); got != tt.want {
+				t.Errorf("retryAfter = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWriteResponses(t *testing.T) {
+	tests := []struct {
+		desc       string
+		write      func(http.ResponseWriter)
+		wantStatus int
+		wantType   string
+		wantRetry  string
+	}{
+		{"busy", func(w http.ResponseWriter) { WriteBusy(w, 3*time.Second) }, http.StatusConflict, TypeBusy, "3"},
+		{"busy under a second", func(w http.ResponseWriter) { WriteBusy(w, 0) }, http.StatusConflict, TypeBusy, "1"},
+		{"invalid key", func(w http.ResponseWriter) { WriteError(w, Missing("header", "Idempotency-Key")) }, http.StatusBadRequest, TypeInvalidKey, ""},
+		{"unavailable", func(w http.ResponseWriter) {
+			WriteError(w, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"})
+		}, http.StatusServiceUnavailable, TypeUnavailable, ""},
+		{"foreign error", func(w http.ResponseWriter) { WriteError(w, errors.New("boom")) }, http.StatusServiceUnavailable, TypeUnavailable, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			tt.write(rec)
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status = %d, want %d", rec.Code, tt.wantStatus)
+			}
+			if got := rec.Header().Get("Content-Type"); got != ProblemContentType {
+				t.Errorf("Content-Type = %q, want %q", got, ProblemContentType)
+			}
+			if got := rec.Header().Get("Retry-After"); got != tt.wantRetry {
+				t.Errorf("Retry-After = %q, want %q", got, tt.wantRetry)
+			}
+			if got, want := rec.Header().Get("Content-Length"), fmt.Sprint(rec.Body.Len()); got != want {
+				t.Errorf("Content-Length = %s, body has %s bytes", got, want)
+			}
+			var p Problem
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+				t.Fatalf("body %q: %v", rec.Body, err)
+			}
+			if p.Type != tt.wantType || p.Status != tt.wantStatus || p.Title == "" || p.Detail == "" {
+				t.Errorf("problem = %+v, want type %s, status %d, a title and a detail", p, tt.wantType, tt.wantStatus)
+			}
+		})
+	}
+}

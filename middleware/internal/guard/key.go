@@ -1,0 +1,70 @@
+package guard
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Key turns the key extractor's result into the lock key: the prefix plus
+// raw, validated with lock.NormalizeKey. extractErr is the extractor's
+// error. Every error has lock.CodeInvalidArgument and Op "key"; none
+// contains the key.
+func (g *Guard) Key(raw string, extractErr error) (string, error) {
+	if extractErr != nil {
+		var le *lock.Error
+		if errors.As(extractErr, &le) && le.Code == lock.CodeInvalidArgument {
+			return "", extractErr
+		}
+		return "", &lock.Error{Code: lock.CodeInvalidArgument, Op: "key",
+			Msg: "no lock key in the request", Err: extractErr}
+	}
+	if raw == "" {
+		return "", lock.InvalidArgument("key", "the lock key is empty")
+	}
+	key, err := lock.NormalizeKey(g.prefix + raw)
+	if err != nil {
+		var le *lock.Error
+		if errors.As(err, &le) {
+			c := *le
+			c.Op = "key"
+			return "", &c
+		}
+		return "", err
+	}
+	return key, nil
+}
+
+// Missing returns the error a key extractor gives when the request lacks
+// the named part, such as ("header", "Idempotency-Key").
+func Missing(kind, name string) error {
+	return lock.InvalidArgument("key", kind+" "+name+" is missing or empty")
+}
+
+// Compose returns an extractor that joins the results of fns with ':'.
+// An error or an empty part from any of them is an error: an empty part
+// would let "a::b" and "a:b:" style keys collide.
+func Compose[R any](fns ...func(R) (string, error)) func(R) (string, error) {
+	fns = append([]func(R) (string, error)(nil), fns...)
+	return func(r R) (string, error) {
+		if len(fns) == 0 {
+			return "", lock.InvalidArgument("key", "no key parts to compose")
+		}
+		parts := make([]string, len(fns))
+		for i, f := range fns {
+			if f == nil {
+				return "", lock.InvalidArgument("key", "nil key part")
+			}
+			p, err := f(r)
+			if err != nil {
+				return "", err
+			}
+			if p == "" {
+				return "", lock.InvalidArgument("key", "a key part is empty")
+			}
+			parts[i] = p
+		}
+		return strings.Join(parts, ":"), nil
+	}
+}

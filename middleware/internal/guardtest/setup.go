@@ -1,0 +1,64 @@
+package guardtest
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Header is the request header the adapter under test must read the key
+// from (its "from header" helper).
+const Header = "X-Lock-Key"
+
+// Statuses of the custom responses installed when Setup.Custom is set.
+const (
+	CustomBusyStatus  = http.StatusTooManyRequests
+	CustomErrorStatus = http.StatusTeapot
+)
+
+// Handler is the application handler of a scenario. r.Context() must be
+// the context the adapter gives the handler; l and ok are what the
+// adapter's LeaseFrom returns.
+type Handler func(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool)
+
+// Setup is what a scenario asks the adapter to build.
+type Setup struct {
+	Backend  lock.Backend
+	Prefix   string // the middleware's key namespace
+	TTL      time.Duration
+	Wait     time.Duration
+	FailOpen bool
+	// Custom asks for busy and error handlers that call WriteCustomBusy
+	// and WriteCustomError.
+	Custom bool
+	// Skip, when not nil, is the skipper.
+	Skip    func(*http.Request) bool
+	Handler Handler
+}
+
+// Adapter builds the handler under test.
+type Adapter struct {
+	// Build returns an http.Handler serving every path and method with
+	// the middleware configured from s in front of s.Handler.
+	Build func(t *testing.T, s Setup) http.Handler
+	// RecoversPanics is true when Build's handler turns a handler panic
+	// into a 500 response (Echo with its Recover middleware); otherwise
+	// the panic must reach the caller of ServeHTTP.
+	RecoversPanics bool
+}
+
+// WriteCustomBusy is the busy handler installed for Setup.Custom.
+func WriteCustomBusy(w http.ResponseWriter, retryAfter time.Duration, err error) {
+	w.Header().Set("X-Custom-Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
+	w.Header().Set("X-Custom-Locked", strconv.FormatBool(isLocked(err)))
+	w.WriteHeader(CustomBusyStatus)
+}
+
+// WriteCustomError is the error handler installed for Setup.Custom.
+func WriteCustomError(w http.ResponseWriter, err error) {
+	w.Header().Set("X-Custom-Code", string(lock.CodeOf(err)))
+	w.WriteHeader(CustomErrorStatus)
+}

@@ -1,0 +1,123 @@
+package httplock
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+)
+
+// Defaults.
+const (
+	// DefaultTTL is the lease duration when WithTTL is not given.
+	DefaultTTL = guard.DefaultTTL
+	// WaitMaxDelay is the longest pause between attempts while waiting for
+	// a busy key (see WithWait).
+	WaitMaxDelay = guard.WaitMaxDelay
+)
+
+// KeyFunc derives the lock key from a request. An error, or an empty key,
+// makes the middleware answer 400 without calling the backend.
+type KeyFunc func(*http.Request) (string, error)
+
+// BusyHandler answers a request whose key is held by someone else.
+// retryAfter is the whole number of seconds (at least one) until the
+// holder's lease expires, or the TTL when that is unknown; err matches
+// lock.ErrLocked (and lock.CodeAcquisitionTimeout after a wait).
+type BusyHandler func(w http.ResponseWriter, r *http.Request, retryAfter time.Duration, err error)
+
+// ErrorHandler answers a request that could not be locked for a reason
+// other than a busy key. lock.CodeOf(err) tells the cases apart:
+// lock.CodeInvalidArgument for a missing or invalid key (no backend call
+// was made), lock.CodeAborted when the request's context ended while
+// waiting, and the backend's codes (such as lock.CodeServiceUnavailable)
+// otherwise.
+type ErrorHandler func(w http.ResponseWriter, r *http.Request, err error)
+
+// Option configures the middleware built by New.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	guard   guard.Config
+	keyFunc KeyFunc
+	busy    BusyHandler
+	onError ErrorHandler
+	skipper func(*http.Request) bool
+}
+
+func newConfig(opts []Option) config {
+	c := config{busy: DefaultBusyHandler, onError: DefaultErrorHandler}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return c
+}
+
+// WithKeyFunc sets how the lock key is read from a request (required). See
+// FromHeader, FromPathValue and Compose.
+func WithKeyFunc(f KeyFunc) Option {
+	return optionFunc(func(c *config) { c.keyFunc = f })
+}
+
+// WithPrefix sets a namespace prepended verbatim to every key, such as
+// "orders:", so that routes sharing a backend do not share keys. The
+// prefix counts toward the 512-byte key limit.
+func WithPrefix(ns string) Option {
+	return optionFunc(func(c *config) { c.guard.Prefix = ns })
+}
+
+// WithTTL sets the lease duration (default 30s; 0 means the default). The
+// lease is kept alive while the handler runs, so the TTL bounds how long a
+// crashed instance blocks the key, not how long a handler may take.
+func WithTTL(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.guard.TTL = d })
+}
+
+// WithWait sets how long a request waits for a busy key before it is
+// answered 409 (default 0: a single attempt). While waiting it retries at
+// most WaitMaxDelay apart (from 10ms, doubling, with jitter), and the wait
+// ends early when the request's context does.
+func WithWait(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.guard.Wait = d })
+}
+
+// WithBusyHandler replaces the answer to a busy key (default
+// DefaultBusyHandler).
+func WithBusyHandler(h BusyHandler) Option {
+	return optionFunc(func(c *config) { c.busy = h })
+}
+
+// WithErrorHandler replaces the answer to an invalid key or a backend
+// failure (default DefaultErrorHandler).
+func WithErrorHandler(h ErrorHandler) Option {
+	return optionFunc(func(c *config) { c.onError = h })
+}
+
+// WithFailOpen makes a backend failure run the handler anyway, without a
+// lease (LeaseFrom reports false), instead of answering 503. The default
+// is fail-closed. Busy and invalid keys are answered as usual.
+func WithFailOpen(open bool) Option {
+	return optionFunc(func(c *config) { c.guard.FailOpen = open })
+}
+
+// WithSkipper sets a function that, when it returns true, sends the
+// request to the handler without a lock.
+func WithSkipper(f func(*http.Request) bool) Option {
+	return optionFunc(func(c *config) { c.skipper = f })
+}
+
+// WithLockOptions passes options to lock.Do, after the middleware's own
+// (so they win): for example lock.OnReleaseError, lock.WithReleaseTimeout
+// or lock.WithKeepOptions.
+func WithLockOptions(opts ...lock.Option) Option {
+	return optionFunc(func(c *config) { c.guard.LockOptions = append(c.guard.LockOptions, opts...) })
+}

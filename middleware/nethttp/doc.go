@@ -1,0 +1,30 @@
+// Package httplock is net/http middleware that runs each request under a
+// distributed lock on a key taken from the request, such as an
+// Idempotency-Key header, an order id in the path or a user id: one request
+// at a time per key, across every instance that shares the lock backend.
+//
+//	mw, err := httplock.New(backend, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")))
+//	http.Handle("POST /orders", mw(ordersHandler))
+//
+// While the handler runs, the lease is kept alive by heartbeat (lock.Keep,
+// through lock.Do) and is reachable with [LeaseFrom], so the handler can
+// pass its fence to fenced writes. If the lease is lost anyway, the
+// request's context is cancelled with a cause matching lock.ErrLeaseLost
+// (context.Cause). After the handler returns, or panics, the lease is
+// released with a context of its own, so a client that hangs up does not
+// leave the key locked until the TTL ends.
+//
+// Answers that do not reach the handler are RFC 9457 problem details
+// (application/problem+json), and each can be replaced
+// ([WithBusyHandler], [WithErrorHandler]):
+//
+//   - busy key: 409 Conflict with Retry-After, the seconds (rounded up)
+//     until the holder's lease expires, or the TTL when unknown;
+//   - missing or invalid key (empty, over 512 bytes after NFC, invalid
+//     UTF-8): 400 Bad Request, without any call to the backend;
+//   - backend failure: 503 Service Unavailable, or, with
+//     [WithFailOpen](true), the handler runs without a lease.
+//
+// The middleware depends on lock.Backend only, so any backend (or a
+// decorated one, such as an OpenTelemetry wrapper) plugs in.
+package httplock

@@ -1,0 +1,139 @@
+package httplock_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/lock"
+	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// nopBackend is a non-nil lock.Backend for configuration tests; it is
+// never called.
+type nopBackend struct{ lock.Backend }
+
+func TestNewConfigErrors(t *testing.T) {
+	key := httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key"))
+	tests := []struct {
+		desc string
+		b    lock.Backend
+		opts []httplock.Option
+	}{
+		{desc: "nil backend", opts: []httplock.Option{key}},
+		{desc: "no key function", b: nopBackend{}},
+		{desc: "nil key function", b: nopBackend{}, opts: []httplock.Option{httplock.WithKeyFunc(nil)}},
+		{desc: "negative TTL", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(-time.Second)}},
+		{desc: "negative wait", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithWait(-time.Second)}},
+		{desc: "prefix not UTF-8", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithPrefix("\xff")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			mw, err := httplock.New(tt.b, tt.opts...)
+			if mw != nil || lock.CodeOf(err) != lock.CodeInvalidArgument {
+				t.Errorf("New = %v, %v; want nil and an InvalidArgument error", mw != nil, err)
+			}
+			defer func() {
+				if recover() == nil {
+					t.Error("Must did not panic")
+				}
+			}()
+			httplock.Must(tt.b, tt.opts...)
+		})
+	}
+	t.Run("nil options are ignored", func(t *testing.T) {
+		if _, err := httplock.New(nopBackend{}, nil, key, nil); err != nil {
+			t.Errorf("New: %v", err)
+		}
+	})
+}
+
+func newBackend(t *testing.T) *redisbackend.Backend {
+	t.Helper()
+	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestKeyFuncs routes requests through a Go 1.22 ServeMux and checks the
+// key each KeyFunc locks.
+func TestKeyFuncs(t *testing.T) {
+	b := newBackend(t)
+	tests := []struct {
+		desc    string
+		keyFunc httplock.KeyFunc
+		header  string
+		want    string // the lease's key; "" means 400
+	}{
+		{desc: "path value", keyFunc: httplock.FromPathValue("id"), want: "orders:42"},
+		{desc: "missing path value", keyFunc: httplock.FromPathValue("nope")},
+		{desc: "header", keyFunc: httplock.FromHeader("Idempotency-Key"), header: "abc", want: "orders:abc"},
+		{desc: "compose", keyFunc: httplock.Compose(httplock.FromPathValue("tenant"), httplock.FromPathValue("id"), httplock.FromHeader("Idempotency-Key")),
+			header: "abc", want: "orders:t1:42:abc"},
+		{desc: "compose with a missing part", keyFunc: httplock.Compose(httplock.FromPathValue("id"), httplock.FromHeader("Idempotency-Key"))},
+		{desc: "compose nothing", keyFunc: httplock.Compose()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			var got string
+			mw := httplock.Must(b, httplock.WithKeyFunc(tt.keyFunc), httplock.WithPrefix("orders:"))
+			mux := http.NewServeMux()
+			mux.Handle("POST /{tenant}/orders/{id}", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				l, _ := httplock.LeaseFrom(r.Context())
+				got = l.Key
+			})))
+			req := httptest.NewRequest(http.MethodPost, "/t1/orders/42", nil)
+			if tt.header != "" {
+				req.Header.Set("Idempotency-Key", tt.header)
+			}
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, req)
+			if tt.want == "" {
+				if rec.Code != http.StatusBadRequest {
+					t.Errorf("status %d, want 400", rec.Code)
+				}
+				return
+			}
+			if rec.Code != http.StatusOK || got != tt.want {
+				t.Errorf("status %d, lease key %q; want 200 and %q", rec.Code, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLeaseFromOutsideMiddleware(t *testing.T) {
+	if l, ok := httplock.LeaseFrom(context.Background()); ok || l != (lock.Lease{}) {
+		t.Errorf("LeaseFrom = %+v, %v; want zero, false", l, ok)
+	}
+}
+
+// TestErrorHandlerSeesBackendError checks the ErrorHandler receives the
+// backend's error, so callers can tell an outage from a bad key.
+func TestErrorHandlerSeesBackendError(t *testing.T) {
+	var got error
+	mw := httplock.Must(failing{}, httplock.WithKeyFunc(httplock.FromHeader("K")),
+		httplock.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
+			got = err
+			w.WriteHeader(http.StatusBadGateway)
+		}))
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("K", "k")
+	rec := httptest.NewRecorder()
+	mw(http.NotFoundHandler()).ServeHTTP(rec, req)
+	if rec.Code != http.StatusBadGateway || lock.CodeOf(got) != lock.CodeAuthFailed {
+		t.Errorf("status %d, error %v; want 502 and an AuthFailed error", rec.Code, got)
+	}
+}
+
+// failing is a backend whose Acquire always fails with AuthFailed.
+type failing struct{ lock.Backend }
+
+func (failing) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {
+	return lock.Lease{}, &lock.Error{Code: lock.CodeAuthFailed, Op: "acquire"}
+}

@@ -1,0 +1,46 @@
+package httplock_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
+	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
+)
+
+// TestScenarios runs the shared middleware suite through httplock.
+func TestScenarios(t *testing.T) {
+	guardtest.Run(t, guardtest.Adapter{Build: build})
+}
+
+func build(t *testing.T, s guardtest.Setup) http.Handler {
+	t.Helper()
+	opts := []httplock.Option{
+		httplock.WithKeyFunc(httplock.FromHeader(guardtest.Header)),
+		httplock.WithPrefix(s.Prefix),
+		httplock.WithTTL(s.TTL),
+		httplock.WithWait(s.Wait),
+		httplock.WithFailOpen(s.FailOpen),
+	}
+	if s.Custom {
+		opts = append(opts,
+			httplock.WithBusyHandler(func(w http.ResponseWriter, _ *http.Request, retryAfter time.Duration, err error) {
+				guardtest.WriteCustomBusy(w, retryAfter, err)
+			}),
+			httplock.WithErrorHandler(func(w http.ResponseWriter, _ *http.Request, err error) {
+				guardtest.WriteCustomError(w, err)
+			}))
+	}
+	if s.Skip != nil {
+		opts = append(opts, httplock.WithSkipper(s.Skip))
+	}
+	mw, err := httplock.New(s.Backend, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l, ok := httplock.LeaseFrom(r.Context())
+		s.Handler(w, r, l, ok)
+	}))
+}

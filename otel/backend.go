@@ -1,0 +1,271 @@
+package otellock
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// backend is the decorator returned by Wrap.
+type backend struct {
+	next    lock.Backend
+	nextObs lock.Observer // next as an Observer, when it is one
+	// tracer is nil when the TracerProvider is the no-op one: no span can
+	// ever record, so none is started.
+	tracer    trace.Tracer
+	inst      *instruments
+	held      *heldTracker
+	rawKeys   bool
+	startOpts []trace.SpanStartOption
+}
+
+var (
+	_ lock.Backend  = (*backend)(nil)
+	_ lock.Observer = (*backend)(nil)
+)
+
+// Wrap returns b decorated with OpenTelemetry: a span and a duration
+// measurement for every Backend call, and, because the result also
+// implements lock.Observer, a span for the whole wait of lock.Acquire and
+// lock.Do and a record of every lease lock.Keep loses. Use the result
+// wherever b was used; b must not be nil.
+//
+// The spans and metrics never carry a raw key (only its lock.HashKey,
+// unless WithRawKeys) and never a lock id (only its hash). Contention and
+// a lease that is not held are outcomes, with span status Unset; only
+// system failures set status Error. Calls with a nil context go straight
+// to b, which rejects them, unobserved.
+//
+// When b implements lock.Observer itself, the result forwards to it.
+func Wrap(b lock.Backend, opts ...Option) lock.Backend {
+	if b == nil {
+		panic("otellock: Wrap(nil)")
+	}
+	c := newConfig(opts)
+	w := &backend{
+		next:      b,
+		inst:      newInstruments(c.meterProvider, b.Capabilities().Backend),
+		held:      newHeldTracker(),
+		rawKeys:   c.rawKeys,
+		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
+	}
+	if _, noop := c.tracerProvider.(tracenoop.TracerProvider); !noop {
+		w.tracer = c.tracerProvider.Tracer(ScopeName, trace.WithInstrumentationVersion(Version()))
+	}
+	w.nextObs, _ = b.(lock.Observer)
+	return w
+}
+
+// call is the telemetry state of one Backend call.
+type call struct {
+	op    op
+	span  trace.Span // nil when not recording
+	timed bool       // the duration histogram is enabled
+	began time.Time  // set when timed
+}
+
+// begin starts the telemetry of a call of operation o. The span, if one
+// records, is in the returned context.
+func (w *backend) begin(ctx context.Context, o op) (context.Context, call) {
+	c := call{op: o}
+	if w.tracer != nil {
+		var span trace.Span
+		ctx, span = w.tracer.Start(ctx, spanNames[o], w.startOpts...)
+		if span.IsRecording() {
+			c.span = span
+		} else {
+			span.End()
+		}
+	}
+	if w.inst.operation.Enabled(ctx) {
+		c.timed = true
+		c.began = time.Now()
+	}
+	return ctx, c
+}
+
+// end finishes the telemetry of call c: out is the outcome of a call that
+// succeeded (err == nil); attrs go on the span, with room for two more.
+// It returns the outcome.
+func (w *backend) end(ctx context.Context, c call, out outcome, err error, attrs []attribute.KeyValue) outcome {
+	if err != nil {
+		out = classify(err)
+	}
+	if c.span != nil {
+		c.span.SetAttributes(append(attrs, OutcomeKey.String(out.String()), w.inst.backend)...)
+		if out == outError {
+			setError(c.span, err)
+		}
+		c.span.End()
+	}
+	if c.timed {
+		d := seconds(time.Since(c.began))
+		if out == outError {
+			w.inst.operation.Record(ctx, d, w.inst.errorRecord(c.op, errorType(err)))
+		} else {
+			w.inst.operation.Record(ctx, d, w.inst.opAttrs[c.op][out]...)
+		}
+	}
+	return out
+}
+
+// setError marks span as failed with err.
+func setError(span trace.Span, err error) {
+	span.SetAttributes(ErrorTypeKey.String(errorType(err)))
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+}
+
+// Acquire calls the wrapped backend's Acquire in a "syncguard.acquire"
+// span.
+func (w *backend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	if ctx == nil {
+		return w.next.Acquire(ctx, key, ttl)
+	}
+	ctx, c := w.begin(ctx, opAcquire)
+	l, err := w.next.Acquire(ctx, key, ttl)
+	var attrs []attribute.KeyValue
+	if c.span != nil {
+		attrs = keyAttrs(make([]attribute.KeyValue, 0, 7), key, w.rawKeys)
+		attrs = append(attrs, TTLKey.Float64(seconds(ttl)))
+		if err == nil {
+			attrs = append(attrs, FenceKey.String(string(l.Fence)), LockIDHashKey.String(lock.HashKey(l.ID)))
+		}
+	}
+	switch w.end(ctx, c, outAcquired, err, attrs) {
+	case outAcquired:
+		if w.inst.held.Enabled(ctx) {
+			w.held.add(l, time.Now())
+		}
+	case outLocked:
+		w.inst.contention.Add(ctx, 1, w.inst.backendAdd...)
+	}
+	return l, err
+}
+
+// Release calls the wrapped backend's Release in a "syncguard.release"
+// span, and records how long the lease was held when it was acquired
+// through this wrapper.
+func (w *backend) Release(ctx context.Context, id string) error {
+	if ctx == nil {
+		return w.next.Release(ctx, id)
+	}
+	ctx, c := w.begin(ctx, opRelease)
+	err := w.next.Release(ctx, id)
+	var attrs []attribute.KeyValue
+	if c.span != nil {
+		attrs = append(make([]attribute.KeyValue, 0, 3), LockIDHashKey.String(lock.HashKey(id)))
+	}
+	if out := w.end(ctx, c, outReleased, err, attrs); out != outError && w.held.len() > 0 {
+		// Released, or not held any more: either way the lease is over.
+		if acquired, ok := w.held.remove(id); ok && out == outReleased {
+			w.inst.held.Record(ctx, seconds(time.Since(acquired)), w.inst.backendRecord...)
+		}
+	}
+	return err
+}
+
+// Extend calls the wrapped backend's Extend in a "syncguard.extend" span.
+func (w *backend) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
+	if ctx == nil {
+		return w.next.Extend(ctx, id, ttl)
+	}
+	ctx, c := w.begin(ctx, opExtend)
+	exp, err := w.next.Extend(ctx, id, ttl)
+	var attrs []attribute.KeyValue
+	if c.span != nil {
+		attrs = append(make([]attribute.KeyValue, 0, 4), LockIDHashKey.String(lock.HashKey(id)), TTLKey.Float64(seconds(ttl)))
+	}
+	switch out := w.end(ctx, c, outExtended, err, attrs); {
+	case w.held.len() == 0:
+	case out == outExtended:
+		w.held.extend(id, exp)
+	case out != outError:
+		w.held.remove(id)
+	}
+	return exp, err
+}
+
+// IsLocked calls the wrapped backend's IsLocked in a
+// "syncguard.is_locked" span.
+func (w *backend) IsLocked(ctx context.Context, key string) (bool, error) {
+	if ctx == nil {
+		return w.next.IsLocked(ctx, key)
+	}
+	ctx, c := w.begin(ctx, opIsLocked)
+	locked, err := w.next.IsLocked(ctx, key)
+	var attrs []attribute.KeyValue
+	if c.span != nil {
+		attrs = keyAttrs(make([]attribute.KeyValue, 0, 4), key, w.rawKeys)
+	}
+	out := outFree
+	if locked {
+		out = outHeld
+	}
+	w.end(ctx, c, out, err, attrs)
+	return locked, err
+}
+
+// LookupKey calls the wrapped backend's LookupKey in a "syncguard.lookup"
+// span.
+func (w *backend) LookupKey(ctx context.Context, key string) (*lock.Info, error) {
+	if ctx == nil {
+		return w.next.LookupKey(ctx, key)
+	}
+	ctx, c := w.begin(ctx, opLookup)
+	info, err := w.next.LookupKey(ctx, key)
+	var attrs []attribute.KeyValue
+	if c.span != nil {
+		attrs = keyAttrs(make([]attribute.KeyValue, 0, 6), key, w.rawKeys)
+		attrs = append(attrs, LookupByKey.String("key"))
+		attrs = appendInfo(attrs, info, false)
+	}
+	w.end(ctx, c, lookupOutcome(info), err, attrs)
+	return info, err
+}
+
+// LookupID calls the wrapped backend's LookupID in a "syncguard.lookup"
+// span.
+func (w *backend) LookupID(ctx context.Context, id string) (*lock.Info, error) {
+	if ctx == nil {
+		return w.next.LookupID(ctx, id)
+	}
+	ctx, c := w.begin(ctx, opLookup)
+	info, err := w.next.LookupID(ctx, id)
+	var attrs []attribute.KeyValue
+	if c.span != nil {
+		attrs = append(make([]attribute.KeyValue, 0, 6), LockIDHashKey.String(lock.HashKey(id)), LookupByKey.String("id"))
+		attrs = appendInfo(attrs, info, true)
+	}
+	w.end(ctx, c, lookupOutcome(info), err, attrs)
+	return info, err
+}
+
+// appendInfo adds what a lookup found: the fence, and the key hash when
+// the lookup was by id.
+func appendInfo(attrs []attribute.KeyValue, info *lock.Info, byID bool) []attribute.KeyValue {
+	if info == nil {
+		return attrs
+	}
+	attrs = append(attrs, FenceKey.String(string(info.Fence)))
+	if byID && info.KeyHash != "" {
+		attrs = append(attrs, KeyHashKey.String(info.KeyHash))
+	}
+	return attrs
+}
+
+func lookupOutcome(info *lock.Info) outcome {
+	if info == nil {
+		return outNotFound
+	}
+	return outFound
+}
+
+// Capabilities returns the wrapped backend's capabilities.
+func (w *backend) Capabilities() lock.Capabilities { return w.next.Capabilities() }

@@ -1,0 +1,62 @@
+// Package otellock instruments a lock.Backend with OpenTelemetry traces and
+// metrics. [Wrap] decorates any backend; use the result wherever the
+// backend was used (lock.Do, lock.Acquire, the HTTP and job middleware):
+//
+//	b, err := redisbackend.New(rdb, nil)
+//	...
+//	locks := otellock.Wrap(b) // global providers; or WithTracerProvider, WithMeterProvider
+//	err = lock.Do(ctx, locks, "invoice:42", work)
+//
+// # Spans
+//
+// Each Backend call is a span of kind INTERNAL, a child of the span in the
+// call's context: "syncguard.acquire", "syncguard.release",
+// "syncguard.extend", "syncguard.is_locked" and "syncguard.lookup" (by key
+// or by id). A Redis client instrumented with redisotel puts its EVALSHA
+// spans under them.
+//
+// The wrapped backend is also a lock.Observer, so lock.Acquire and lock.Do
+// report their wait: a "syncguard.wait" span covers the whole acquisition,
+// with the attempts' "syncguard.acquire" spans under it, an "attempt" event
+// for every attempt that did not get the lock (its number, outcome and the
+// pause before the next one), and, when it ends, the outcome, the number of
+// attempts, the total wait and the fence. When lock.Keep (the heartbeat of
+// lock.Do and the middleware) loses a lease, a "syncguard.lease_lost" event
+// goes on the span of the context the lease is kept under, typically the
+// request's.
+//
+// Attributes: syncguard.key.hash (lock.HashKey of the key), syncguard.key
+// (the raw key, only with [WithRawKeys]), syncguard.lock_id.hash,
+// syncguard.ttl (seconds), syncguard.fence, syncguard.outcome,
+// syncguard.backend, syncguard.lookup.by, syncguard.attempts,
+// syncguard.wait.duration (seconds) and error.type. The raw lock id is
+// never recorded: it is the credential that releases the lock.
+//
+// syncguard.outcome is one of acquired, locked, released, extended,
+// not_found, expired, not_owner, not_held (release and extend, from
+// lock.NotHeldError), held, free (is_locked), found, not_found (lookup),
+// timeout (a wait that gave up) and error. Contention and a lease that is
+// not held are outcomes: the span status stays Unset. A system failure sets
+// status Error, records the error, and sets error.type to its lock.Code
+// (ServiceUnavailable, NetworkTimeout, Aborted, ...), or to the Go type of
+// an error that has none.
+//
+// # Metrics
+//
+// Histograms in seconds: syncguard.operation.duration (by
+// syncguard.operation, syncguard.outcome, syncguard.backend, and
+// error.type on errors), syncguard.wait.duration (by syncguard.outcome and
+// syncguard.backend) and syncguard.held.duration (from Acquire to Release
+// through the same wrapper, by syncguard.backend). Counters:
+// syncguard.contention ({contention}: Acquire calls that found the key
+// held) and syncguard.lease.lost ({lease}). Metric attributes never carry
+// keys or ids.
+//
+// # Cost
+//
+// Attributes are computed only for spans that record, and metric attribute
+// sets once, in Wrap. With the no-op providers (trace/noop, metric/noop) a
+// call starts no span and allocates nothing; with the global providers and
+// no SDK installed it costs what the OpenTelemetry API's delegating tracer
+// costs, a few small allocations.
+package otellock

@@ -1,0 +1,72 @@
+package otellock_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/syncguard-go/syncguard/lock"
+	otellock "github.com/syncguard-go/syncguard/otel"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// Wrap the backend once; lock.Do on it shows as a wait span holding the
+// attempts, then the release, under the caller's span.
+func ExampleWrap() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	// In a service: an SDK TracerProvider with an exporter, often global.
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+
+	inner, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	b := otellock.Wrap(inner, otellock.WithTracerProvider(tp))
+
+	ctx, span := tp.Tracer("example").Start(context.Background(), "charge invoice 42")
+	err = lock.Do(ctx, b, "invoice:42", func(ctx context.Context, l lock.Lease) error {
+		return nil // the work, with l.Fence for fenced writes
+	})
+	span.End()
+	if err != nil {
+		panic(err)
+	}
+
+	// Print the span tree.
+	children := map[string][]sdktrace.ReadOnlySpan{}
+	for _, s := range spans.Ended() {
+		children[s.Parent().SpanID().String()] = append(children[s.Parent().SpanID().String()], s)
+	}
+	var walk func(parent string, depth int)
+	walk = func(parent string, depth int) {
+		for _, s := range children[parent] {
+			var outcome string
+			for _, kv := range s.Attributes() {
+				if kv.Key == otellock.OutcomeKey {
+					outcome = " (" + kv.Value.AsString() + ")"
+				}
+			}
+			fmt.Println(strings.Repeat("  ", depth) + s.Name() + outcome)
+			walk(s.SpanContext().SpanID().String(), depth+1)
+		}
+	}
+	walk("0000000000000000", 0)
+	// Output:
+	// charge invoice 42
+	//   syncguard.wait (acquired)
+	//     syncguard.acquire (acquired)
+	//   syncguard.release (released)
+}

@@ -1,0 +1,121 @@
+package otellock
+
+import (
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+)
+
+// Metric names. Durations are histograms in seconds.
+const (
+	// OperationDurationMetric is the duration of each Backend call, by
+	// syncguard.operation, syncguard.outcome and syncguard.backend (and
+	// error.type on errors).
+	OperationDurationMetric = "syncguard.operation.duration"
+	// WaitDurationMetric is the whole wait of lock.Acquire or lock.Do for a
+	// key, every attempt and pause included, by syncguard.outcome and
+	// syncguard.backend.
+	WaitDurationMetric = "syncguard.wait.duration"
+	// HeldDurationMetric is the time from a successful Acquire to the
+	// successful Release of the same lease, through the same wrapper, by
+	// syncguard.backend.
+	HeldDurationMetric = "syncguard.held.duration"
+	// ContentionMetric counts Acquire calls that found the key held, by
+	// syncguard.backend.
+	ContentionMetric = "syncguard.contention"
+	// LeaseLostMetric counts leases that lock.Keep (and so lock.Do) lost
+	// while work ran under them, by syncguard.backend.
+	LeaseLostMetric = "syncguard.lease.lost"
+)
+
+// Histogram buckets, in seconds. Backend calls are round trips to a store
+// (sub-millisecond to tens of milliseconds); waits follow the retry
+// backoff up to lock.DefaultTimeout and beyond; leases are held for the
+// duration of a unit of work.
+var (
+	operationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+	waitBuckets      = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	heldBuckets      = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600}
+)
+
+// instruments are the metric instruments and their precomputed attribute
+// sets, so that recording a common outcome allocates nothing.
+type instruments struct {
+	operation  metric.Float64Histogram
+	wait       metric.Float64Histogram
+	held       metric.Float64Histogram
+	contention metric.Int64Counter
+	leaseLost  metric.Int64Counter
+
+	backend attribute.KeyValue
+	// opAttrs[op][outcome] records an operation's duration.
+	opAttrs [numOps][numOutcomes][]metric.RecordOption
+	// waitAttrs[outcome] records a wait's duration.
+	waitAttrs [numOutcomes][]metric.RecordOption
+	// backendOnly carries just syncguard.backend.
+	backendRecord []metric.RecordOption
+	backendAdd    []metric.AddOption
+}
+
+func newInstruments(mp metric.MeterProvider, backend string) *instruments {
+	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version()))
+	in := &instruments{backend: BackendKey.String(backend)}
+	var err error
+	if in.operation, err = m.Float64Histogram(OperationDurationMetric,
+		metric.WithDescription("Duration of lock backend operations."),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(operationBuckets...)); err != nil {
+		otel.Handle(err)
+		in.operation = noop.Float64Histogram{}
+	}
+	if in.wait, err = m.Float64Histogram(WaitDurationMetric,
+		metric.WithDescription("Time spent acquiring a lock, retries and pauses included."),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(waitBuckets...)); err != nil {
+		otel.Handle(err)
+		in.wait = noop.Float64Histogram{}
+	}
+	if in.held, err = m.Float64Histogram(HeldDurationMetric,
+		metric.WithDescription("Time from acquiring a lease to releasing it."),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(heldBuckets...)); err != nil {
+		otel.Handle(err)
+		in.held = noop.Float64Histogram{}
+	}
+	if in.contention, err = m.Int64Counter(ContentionMetric,
+		metric.WithDescription("Acquire attempts that found the key held by another lease."),
+		metric.WithUnit("{contention}")); err != nil {
+		otel.Handle(err)
+		in.contention = noop.Int64Counter{}
+	}
+	if in.leaseLost, err = m.Int64Counter(LeaseLostMetric,
+		metric.WithDescription("Leases lost while work ran under them."),
+		metric.WithUnit("{lease}")); err != nil {
+		otel.Handle(err)
+		in.leaseLost = noop.Int64Counter{}
+	}
+
+	for o := range numOps {
+		for out := range numOutcomes {
+			set := attribute.NewSet(OperationKey.String(opNames[o]), OutcomeKey.String(out.String()), in.backend)
+			in.opAttrs[o][out] = []metric.RecordOption{metric.WithAttributeSet(set)}
+		}
+	}
+	for out := range numOutcomes {
+		set := attribute.NewSet(OutcomeKey.String(out.String()), in.backend)
+		in.waitAttrs[out] = []metric.RecordOption{metric.WithAttributeSet(set)}
+	}
+	set := attribute.NewSet(in.backend)
+	in.backendRecord = []metric.RecordOption{metric.WithAttributeSet(set)}
+	in.backendAdd = []metric.AddOption{metric.WithAttributeSet(set)}
+	return in
+}
+
+// errorRecord is the attribute set of a failed operation, with error.type.
+func (in *instruments) errorRecord(o op, errType string) metric.RecordOption {
+	return metric.WithAttributes(OperationKey.String(opNames[o]), OutcomeKey.String(OutcomeError),
+		in.backend, ErrorTypeKey.String(errType))
+}
+
+// waitErrorRecord is the attribute set of a failed wait, with error.type.
+func (in *instruments) waitErrorRecord(errType string) metric.RecordOption {
+	return metric.WithAttributes(OutcomeKey.String(OutcomeError), in.backend, ErrorTypeKey.String(errType))
+}
