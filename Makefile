@@ -33,6 +33,8 @@ demo:
 	$(GO) run ./examples/quickstart
 	@echo
 	$(GO) run ./examples/asynq
+	@echo
+	$(GO) run ./examples/otel -tree
 
 ## bench: Acquire+Release against a raw SET NX PX + DEL baseline on the same redis-server
 bench:

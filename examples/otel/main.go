@@ -29,6 +29,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -57,7 +58,12 @@ import (
 // hold is how long the settlement job keeps the order locked.
 const hold = 150 * time.Millisecond
 
+// treeOnly skips the stdout exporter and prints only the span tree (make
+// demo uses it); OTLP export is unaffected.
+var treeOnly = flag.Bool("tree", false, "print only the request's span tree, not the exported spans")
+
 func main() {
+	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if _, err := run(ctx, os.Stdout); err != nil {
@@ -175,7 +181,7 @@ func newTracerProvider(ctx context.Context, w io.Writer) (*sdktrace.TracerProvid
 	if ep := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); ep != "" {
 		exp, err = otlptracehttp.New(ctx) // reads the OTEL_EXPORTER_OTLP_* variables
 		fmt.Fprintf(w, "Traces: OTLP/HTTP to %s\n", ep)
-	} else {
+	} else if !*treeOnly {
 		exp, err = stdouttrace.New(stdouttrace.WithWriter(w), stdouttrace.WithPrettyPrint())
 		fmt.Fprintln(w, "Traces: stdout (set OTEL_EXPORTER_OTLP_ENDPOINT to send them over OTLP/HTTP)")
 	}
@@ -183,12 +189,14 @@ func newTracerProvider(ctx context.Context, w io.Writer) (*sdktrace.TracerProvid
 		return nil, nil, err
 	}
 	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(
+	opts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "orders"))),
-		sdktrace.WithBatcher(exp),
 		sdktrace.WithSpanProcessor(spans),
-	)
-	return tp, spans, nil
+	}
+	if exp != nil {
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	return sdktrace.NewTracerProvider(opts...), spans, nil
 }
 
 // connect starts an embedded miniredis when url is empty, and otherwise
