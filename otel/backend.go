@@ -42,7 +42,9 @@ var (
 // system failures set status Error. Calls with a nil context go straight
 // to b, which rejects them, unobserved.
 //
-// When b implements lock.Observer itself, the result forwards to it.
+// When b implements lock.Observer itself, the result forwards to it; when
+// b implements lock.Completer, so does the result (ReleaseDone is observed
+// as a release).
 func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 	if b == nil {
 		panic("otellock: Wrap(nil)")
@@ -59,7 +61,31 @@ func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 		w.tracer = c.tracerProvider.Tracer(ScopeName, trace.WithInstrumentationVersion(Version()))
 	}
 	w.nextObs, _ = b.(lock.Observer)
+	if c, ok := b.(lock.Completer); ok {
+		return &completer{backend: w, next: c}
+	}
 	return w
+}
+
+// completer is the decorator of a backend that also implements
+// lock.Completer (job deduplication with done markers): it forwards
+// ReleaseDone, observed like Release, and IsDone, unobserved.
+type completer struct {
+	*backend
+	next lock.Completer
+}
+
+var _ lock.Completer = (*completer)(nil)
+
+// ReleaseDone calls the wrapped backend's ReleaseDone in a
+// "syncguard.release" span.
+func (w *completer) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
+	return w.release(ctx, l.ID, func(ctx context.Context) error { return w.next.ReleaseDone(ctx, l, doneTTL) })
+}
+
+// IsDone calls the wrapped backend's IsDone.
+func (w *completer) IsDone(ctx context.Context, key string) (bool, error) {
+	return w.next.IsDone(ctx, key)
 }
 
 // call is the telemetry state of one Backend call.
@@ -153,11 +179,16 @@ func (w *backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 // span, and records how long the lease was held when it was acquired
 // through this wrapper.
 func (w *backend) Release(ctx context.Context, id string) error {
+	return w.release(ctx, id, func(ctx context.Context) error { return w.next.Release(ctx, id) })
+}
+
+// release observes do, the release of the lease id.
+func (w *backend) release(ctx context.Context, id string, do func(ctx context.Context) error) error {
 	if ctx == nil {
-		return w.next.Release(ctx, id)
+		return do(ctx)
 	}
 	ctx, c := w.begin(ctx, opRelease)
-	err := w.next.Release(ctx, id)
+	err := do(ctx)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
 		attrs = append(make([]attribute.KeyValue, 0, 3), LockIDHashKey.String(lock.HashKey(id)))
