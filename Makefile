@@ -34,6 +34,10 @@ demo:
 	@echo
 	$(GO) run ./examples/asynq
 	@echo
+	$(GO) run ./examples/nethttp
+	@echo
+	$(GO) run ./examples/echo
+	@echo
 	$(GO) run ./examples/otel -tree
 
 ## bench: Acquire+Release against a raw SET NX PX + DEL baseline on the same redis-server

@@ -32,7 +32,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
+	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
@@ -56,7 +57,7 @@ func main() {
 
 // run connects to Redis (url, or an embedded miniredis) and runs the demo.
 func run(ctx context.Context, w io.Writer, url string) error {
-	rdb, closeAll, err := connect(ctx, w, url)
+	rdb, closeAll, err := demoredis.Connect(ctx, w, url)
 	if err != nil {
 		return err
 	}
@@ -74,31 +75,6 @@ func run(ctx context.Context, w io.Writer, url string) error {
 		return fmt.Errorf("%d tasks ran and %d were dropped, want %d and %d", s.ran, s.dropped, want, enqueued-want)
 	}
 	return nil
-}
-
-// connect returns a client for url, or for an embedded miniredis when url
-// is empty, and the function that closes them.
-func connect(ctx context.Context, w io.Writer, url string) (*redis.Client, func(), error) {
-	if url == "" {
-		mr, err := miniredis.Run()
-		if err != nil {
-			return nil, nil, err
-		}
-		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-		fmt.Fprintf(w, "Redis: embedded miniredis at %s (set REDIS_URL to use a real server)\n", mr.Addr())
-		return rdb, func() { rdb.Close(); mr.Close() }, nil
-	}
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(o)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, nil, fmt.Errorf("REDIS_URL: cannot reach %s: %w", o.Addr, err)
-	}
-	fmt.Fprintf(w, "Redis: %s, db %d (from REDIS_URL)\n", o.Addr, o.DB)
-	return rdb, func() { rdb.Close() }, nil
 }
 
 // stats counts what happened to the tasks.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
 )
 
 func TestDemo(t *testing.T) {
@@ -31,7 +33,7 @@ func TestDemo(t *testing.T) {
 }
 
 func TestConnectBadURL(t *testing.T) {
-	if _, _, err := connect(context.Background(), &bytes.Buffer{}, "not a url"); err == nil {
+	if _, _, err := demoredis.Connect(context.Background(), &bytes.Buffer{}, "not a url"); err == nil {
 		t.Error("connect with a malformed REDIS_URL: got nil error")
 	}
 }

@@ -26,8 +26,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,9 +36,9 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
+	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+
 	"github.com/redis/go-redis/extra/redisotel/v9"
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -81,7 +79,7 @@ func run(ctx context.Context, w io.Writer) (*node, error) {
 	}
 	defer tp.Shutdown(context.Background())
 
-	rdb, closeRedis, err := connect(ctx, w, os.Getenv("REDIS_URL"))
+	rdb, closeRedis, err := demoredis.Connect(ctx, w, os.Getenv("REDIS_URL"))
 	if err != nil {
 		return nil, err
 	}
@@ -90,9 +88,7 @@ func run(ctx context.Context, w io.Writer) (*node, error) {
 	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false)); err != nil {
 		return nil, err
 	}
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	inner, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "otel-example:" + hex.EncodeToString(rnd[:])})
+	inner, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: demoredis.Prefix("otel-example")})
 	if err != nil {
 		return nil, err
 	}
@@ -197,29 +193,4 @@ func newTracerProvider(ctx context.Context, w io.Writer) (*sdktrace.TracerProvid
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
 	return sdktrace.NewTracerProvider(opts...), spans, nil
-}
-
-// connect starts an embedded miniredis when url is empty, and otherwise
-// connects to the Redis server at url.
-func connect(ctx context.Context, w io.Writer, url string) (*redis.Client, func(), error) {
-	if url == "" {
-		mr, err := miniredis.Run()
-		if err != nil {
-			return nil, nil, err
-		}
-		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-		fmt.Fprintf(w, "Redis:  embedded miniredis at %s (set REDIS_URL to use a real server)\n", mr.Addr())
-		return rdb, func() { rdb.Close(); mr.Close() }, nil
-	}
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
-	}
-	rdb := redis.NewClient(o)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, nil, fmt.Errorf("REDIS_URL: cannot reach %s: %w", o.Addr, err)
-	}
-	fmt.Fprintf(w, "Redis:  %s (from REDIS_URL)\n", o.Addr)
-	return rdb, func() { rdb.Close() }, nil
 }

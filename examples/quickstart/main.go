@@ -22,8 +22,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +30,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
+	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -177,32 +176,18 @@ type server struct {
 	close  func()
 }
 
-// connect starts an embedded miniredis when url is empty, and otherwise
-// connects to the Redis server at url.
+// connect sets up the Redis of the demo (see demoredis) and how to wait
+// for a lease to expire on it.
 func connect(ctx context.Context, w io.Writer, url string) (*server, error) {
-	var rnd [8]byte
-	rand.Read(rnd[:]) // never fails (Go 1.24+)
-	s := &server{prefix: "quickstart:" + hex.EncodeToString(rnd[:])}
-	if url == "" {
-		mr, err := miniredis.Run()
-		if err != nil {
-			return nil, err
-		}
-		s.client = redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	client, mr, closeFn, err := demoredis.ConnectMini(ctx, w, url)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{client: client, prefix: demoredis.Prefix("quickstart"), close: closeFn}
+	if mr != nil {
 		// miniredis never expires keys on its own: move its clock instead.
 		s.expire = func(_ context.Context, ttl time.Duration) { mr.FastForward(ttl + 2*time.Second) }
-		s.close = func() { s.client.Close(); mr.Close() }
-		fmt.Fprintf(w, "Redis: embedded miniredis at %s (set REDIS_URL to use a real server)\n", mr.Addr())
 	} else {
-		o, err := redis.ParseURL(url)
-		if err != nil {
-			return nil, fmt.Errorf("REDIS_URL: %w", err)
-		}
-		s.client = redis.NewClient(o)
-		if err := s.client.Ping(ctx).Err(); err != nil {
-			s.client.Close()
-			return nil, fmt.Errorf("REDIS_URL: cannot reach %s: %w", o.Addr, err)
-		}
 		// A lease stays live for lock.TimeTolerance past its expiry.
 		s.expire = func(ctx context.Context, ttl time.Duration) {
 			select {
@@ -210,10 +195,6 @@ func connect(ctx context.Context, w io.Writer, url string) (*server, error) {
 			case <-time.After(ttl + lock.TimeTolerance + 200*time.Millisecond):
 			}
 		}
-		// Lock and index keys expire on their own; the fence counter stays,
-		// as fence counters must (deleting one would let fences repeat).
-		s.close = func() { s.client.Close() }
-		fmt.Fprintf(w, "Redis: %s, db %d (from REDIS_URL)\n", o.Addr, o.DB)
 	}
 	fmt.Fprintf(w, "Keys:  %s:*\n", s.prefix)
 	return s, nil
