@@ -29,20 +29,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
 	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
 
 	"github.com/labstack/echo/v4"
@@ -156,42 +152,17 @@ func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 	payURL := srv.URL + "/orders/42/pay"
 	fmt.Fprintf(w, "\n== Part 1: no wait (POST %s, TTL %v) ==\n", payURL, ttl)
 	fmt.Fprintf(w, "%d concurrent duplicates:\n", burst)
-	replies, err := fire(ctx, c, http.MethodPost, payURL, burst)
+	replies, err := demohttp.Fire(ctx, c, http.MethodPost, payURL, nil, burst)
 	if err != nil {
 		return err
 	}
-	var won lock.Fence
-	for i, r := range replies {
-		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
-		if r.status == http.StatusOK {
-			won = r.fence
-		}
-	}
-	got := tally(replies)
-	fmt.Fprintf(w, "  tally: %s\n", got)
-	if want := fmt.Sprintf("200: 1, 409: %d", burst-1); got != want {
-		return fmt.Errorf("burst: tally %q, want %q", got, want)
-	}
-	for i, r := range replies {
-		if r.status == http.StatusConflict && r.retryAfter == "" {
-			return fmt.Errorf("burst: request %d: 409 without Retry-After", i+1)
-		}
+	won, err := demohttp.CheckBurst(w, replies)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "%d sequential duplicates (lock free again):\n", sequential)
-	prev := won
-	for i := range sequential {
-		r, err := send(ctx, c, http.MethodPost, payURL)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
-		if r.status != http.StatusOK {
-			return fmt.Errorf("sequential request %d: status %d, want 200", i+1, r.status)
-		}
-		if r.fence.Compare(prev) <= 0 {
-			return fmt.Errorf("sequential request %d: fence %s is not above %s", i+1, r.fence, prev)
-		}
-		prev = r.fence
+	if err := demohttp.Sequential(ctx, w, c, http.MethodPost, payURL, nil, sequential, won); err != nil {
+		return err
 	}
 	if err := pays.check(w, 1+sequential); err != nil {
 		return fmt.Errorf("part 1: %w", err)
@@ -202,14 +173,14 @@ func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 	fmt.Fprintf(w, "\n== Part 2: waiting (PATCH %s, Wait %v) ==\n", patchURL, wait)
 	fmt.Fprintf(w, "%d concurrent requests on one order:\n", waiters)
 	start := time.Now()
-	replies, err = fire(ctx, c, http.MethodPatch, patchURL, waiters)
+	replies, err = demohttp.Fire(ctx, c, http.MethodPatch, patchURL, nil, waiters)
 	if err != nil {
 		return err
 	}
 	for i, r := range replies {
 		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
 	}
-	got = tally(replies)
+	got := demohttp.Tally(replies)
 	fmt.Fprintf(w, "  tally: %s (in %v: one at a time, %v each)\n", got, time.Since(start).Round(100*time.Millisecond), work)
 	if want := fmt.Sprintf("200: %d", waiters); got != want {
 		return fmt.Errorf("waiting: tally %q, want %q", got, want)
@@ -228,7 +199,7 @@ func (h *handlerLog) check(w io.Writer, n int) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	fmt.Fprintf(w, "Handlers ran %d times, at most %d at once, under fences %s\n",
-		len(h.fences), h.maxRunning, joinFences(h.fences))
+		len(h.fences), h.maxRunning, demohttp.JoinFences(h.fences))
 	if len(h.fences) != n {
 		return fmt.Errorf("handlers ran %d times, want %d", len(h.fences), n)
 	}
@@ -241,83 +212,4 @@ func (h *handlerLog) check(w io.Writer, n int) error {
 		}
 	}
 	return nil
-}
-
-// reply is what the client saw.
-type reply struct {
-	status     int
-	fence      lock.Fence // on 200
-	retryAfter string     // on 409
-}
-
-func (r reply) String() string {
-	s := fmt.Sprintf("%d %s", r.status, http.StatusText(r.status))
-	switch r.status {
-	case http.StatusOK:
-		s += ", fence " + string(r.fence)
-	case http.StatusConflict:
-		s += ", Retry-After: " + r.retryAfter
-	}
-	return s
-}
-
-// fire sends n identical requests at the same moment and returns the
-// replies in request order.
-func fire(ctx context.Context, c *http.Client, method, url string, n int) ([]reply, error) {
-	replies := make([]reply, n)
-	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			replies[i], errs[i] = send(ctx, c, method, url)
-		})
-	}
-	close(start)
-	wg.Wait()
-	return replies, errors.Join(errs...)
-}
-
-// send sends one request.
-func send(ctx context.Context, c *http.Client, method, url string) (reply, error) {
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
-	if err != nil {
-		return reply{}, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	r := reply{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
-	if resp.StatusCode == http.StatusOK {
-		var res result
-		if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
-			return reply{}, fmt.Errorf("200 body: %w", err)
-		}
-		r.fence = res.Fence
-	}
-	return r, nil
-}
-
-// tally counts the replies by status: "200: 1, 409: 9".
-func tally(rs []reply) string {
-	n := map[int]int{}
-	for _, r := range rs {
-		n[r.status]++
-	}
-	var parts []string
-	for _, s := range slices.Sorted(maps.Keys(n)) {
-		parts = append(parts, fmt.Sprintf("%d: %d", s, n[s]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func joinFences(fs []lock.Fence) string {
-	s := make([]string, len(fs))
-	for i, f := range fs {
-		s[i] = string(f)
-	}
-	return strings.Join(s, ", ")
 }

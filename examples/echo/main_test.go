@@ -3,16 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
 	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
-
-	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 func TestDemo(t *testing.T) {
@@ -62,40 +58,13 @@ func TestConnectBadURL(t *testing.T) {
 	}
 }
 
-func TestTally(t *testing.T) {
-	rs := []reply{{status: 409}, {status: 200}, {status: 409}, {status: 503}}
-	if got, want := tally(rs), "200: 1, 409: 2, 503: 1"; got != want {
-		t.Errorf("tally: got %q, want %q", got, want)
-	}
-}
-
-// leakyBackend is a broken lock: every Acquire locks a key of its own, so
-// duplicates never collide.
-type leakyBackend struct {
-	lock.Backend
-	n atomic.Int64
-}
-
-func (b *leakyBackend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	return b.Backend.Acquire(ctx, fmt.Sprintf("%s#%d", key, b.n.Add(1)), ttl)
-}
-
 // The demo must fail loudly (make demo exits non-zero) when the lock lets
 // duplicates through.
 func TestDemoFailsWhenLockLeaks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	var out bytes.Buffer
-	rdb, closeRedis, err := demoredis.Connect(ctx, &out, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(closeRedis)
-	backend, err := redisbackend.New(rdb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = demo(ctx, &out, &leakyBackend{Backend: backend})
+	err := demohttp.RunLeaky(ctx, &out, demo)
 	if err == nil || !strings.Contains(err.Error(), `burst: tally "200: 10", want "200: 1, 409: 9"`) {
 		t.Errorf("demo on a leaky lock: got error %v, want the burst's tally mismatch; output:\n%s", err, &out)
 	}

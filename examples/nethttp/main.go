@@ -27,19 +27,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
 	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -124,129 +121,32 @@ func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 	srv := httptest.NewServer(mux) // a real listener on 127.0.0.1; in production, http.ListenAndServe
 	defer srv.Close()
 	url := srv.URL + "/orders/42/pay"
+	header := http.Header{"Idempotency-Key": {idemKey}}
 	fmt.Fprintf(w, "Server: POST %s, locked on Idempotency-Key (TTL %v, no wait)\n", url, ttl)
 
 	// Part 1: the burst.
 	fmt.Fprintf(w, "\n== Part 1: %d concurrent duplicates (Idempotency-Key: %s) ==\n", burst, idemKey)
-	replies := make([]reply, burst)
-	errs := make([]error, burst)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range burst {
-		wg.Go(func() {
-			<-start // all at once
-			replies[i], errs[i] = pay(ctx, srv.Client(), url)
-		})
-	}
-	close(start)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	replies, err := demohttp.Fire(ctx, srv.Client(), http.MethodPost, url, header, burst)
+	if err != nil {
 		return err
 	}
-	var won lock.Fence
-	for i, r := range replies {
-		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
-		if r.status == http.StatusOK {
-			won = r.fence
-		}
-	}
-	got := tally(replies)
-	fmt.Fprintf(w, "  tally: %s\n", got)
-	if want := fmt.Sprintf("200: 1, 409: %d", burst-1); got != want {
-		return fmt.Errorf("burst: tally %q, want %q", got, want)
-	}
-	for i, r := range replies {
-		if r.status == http.StatusConflict && r.retryAfter == "" {
-			return fmt.Errorf("burst: request %d: 409 without Retry-After", i+1)
-		}
+	won, err := demohttp.CheckBurst(w, replies)
+	if err != nil {
+		return err
 	}
 
 	// Part 2: one after the other.
 	fmt.Fprintf(w, "\n== Part 2: %d sequential duplicates (same key, lock free again) ==\n", sequential)
-	prev := won
-	for i := range sequential {
-		r, err := pay(ctx, srv.Client(), url)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
-		if r.status != http.StatusOK {
-			return fmt.Errorf("sequential request %d: status %d, want 200", i+1, r.status)
-		}
-		if r.fence.Compare(prev) <= 0 {
-			return fmt.Errorf("sequential request %d: fence %s is not above %s", i+1, r.fence, prev)
-		}
-		prev = r.fence
+	if err := demohttp.Sequential(ctx, w, srv.Client(), http.MethodPost, url, header, sequential, won); err != nil {
+		return err
 	}
 
 	mu.Lock()
 	defer mu.Unlock()
-	fmt.Fprintf(w, "\nHandlers ran %d times, under fences %s\n", len(fences), joinFences(fences))
+	fmt.Fprintf(w, "\nHandlers ran %d times, under fences %s\n", len(fences), demohttp.JoinFences(fences))
 	if len(fences) != 1+sequential {
 		return fmt.Errorf("handlers ran %d times, want %d", len(fences), 1+sequential)
 	}
 	fmt.Fprintf(w, "OK: one payment per burst, every 409 with Retry-After, fences strictly increasing\n")
 	return nil
-}
-
-// reply is what the client saw.
-type reply struct {
-	status     int
-	fence      lock.Fence // on 200
-	retryAfter string     // on 409
-}
-
-func (r reply) String() string {
-	s := fmt.Sprintf("%d %s", r.status, http.StatusText(r.status))
-	switch r.status {
-	case http.StatusOK:
-		s += ", fence " + string(r.fence)
-	case http.StatusConflict:
-		s += ", Retry-After: " + r.retryAfter
-	}
-	return s
-}
-
-// pay sends one payment request with the demo's Idempotency-Key.
-func pay(ctx context.Context, c *http.Client, url string) (reply, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-	if err != nil {
-		return reply{}, err
-	}
-	req.Header.Set("Idempotency-Key", idemKey)
-	resp, err := c.Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	r := reply{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
-	if resp.StatusCode == http.StatusOK {
-		var p payment
-		if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
-			return reply{}, fmt.Errorf("200 body: %w", err)
-		}
-		r.fence = p.Fence
-	}
-	return r, nil
-}
-
-// tally counts the replies by status: "200: 1, 409: 9".
-func tally(rs []reply) string {
-	n := map[int]int{}
-	for _, r := range rs {
-		n[r.status]++
-	}
-	var parts []string
-	for _, s := range slices.Sorted(maps.Keys(n)) {
-		parts = append(parts, fmt.Sprintf("%d: %d", s, n[s]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func joinFences(fs []lock.Fence) string {
-	s := make([]string, len(fs))
-	for i, f := range fs {
-		s[i] = string(f)
-	}
-	return strings.Join(s, ", ")
 }

@@ -1,0 +1,181 @@
+// Package demohttp holds the client side shared by the HTTP middleware
+// examples (examples/nethttp, examples/echo): sending requests to a locked
+// route, reading the fence out of a 200 answer, printing and checking the
+// replies, and a broken lock for their tests.
+package demohttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// Reply is what the client saw.
+type Reply struct {
+	Status     int
+	Fence      lock.Fence // on 200
+	RetryAfter string     // on 409
+}
+
+// String formats r as "200 OK, fence …" or "409 Conflict, Retry-After: …".
+func (r Reply) String() string {
+	s := fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
+	switch r.Status {
+	case http.StatusOK:
+		s += ", fence " + string(r.Fence)
+	case http.StatusConflict:
+		s += ", Retry-After: " + r.RetryAfter
+	}
+	return s
+}
+
+// Send sends one request with the given headers (which may be nil) and,
+// on a 200, reads the fence from the JSON body's "fence" field.
+func Send(ctx context.Context, c *http.Client, method, url string, header http.Header) (Reply, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return Reply{}, err
+	}
+	maps.Copy(req.Header, header)
+	resp, err := c.Do(req)
+	if err != nil {
+		return Reply{}, err
+	}
+	defer resp.Body.Close()
+	r := Reply{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+	if resp.StatusCode == http.StatusOK {
+		var body struct {
+			Fence lock.Fence `json:"fence"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			return Reply{}, fmt.Errorf("200 body: %w", err)
+		}
+		r.Fence = body.Fence
+	}
+	return r, nil
+}
+
+// Fire sends n identical requests at the same moment and returns the
+// replies in request order.
+func Fire(ctx context.Context, c *http.Client, method, url string, header http.Header, n int) ([]Reply, error) {
+	replies := make([]Reply, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start // all at once
+			replies[i], errs[i] = Send(ctx, c, method, url, header)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return replies, errors.Join(errs...)
+}
+
+// CheckBurst prints the replies to a burst of duplicates and their tally,
+// and checks that exactly one was served and every other one was answered
+// 409 with a Retry-After header. It returns the served request's fence.
+func CheckBurst(w io.Writer, replies []Reply) (lock.Fence, error) {
+	var won lock.Fence
+	for i, r := range replies {
+		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
+		if r.Status == http.StatusOK {
+			won = r.Fence
+		}
+	}
+	got := Tally(replies)
+	fmt.Fprintf(w, "  tally: %s\n", got)
+	if want := fmt.Sprintf("200: 1, 409: %d", len(replies)-1); got != want {
+		return "", fmt.Errorf("burst: tally %q, want %q", got, want)
+	}
+	for i, r := range replies {
+		if r.Status == http.StatusConflict && r.RetryAfter == "" {
+			return "", fmt.Errorf("burst: request %d: 409 without Retry-After", i+1)
+		}
+	}
+	return won, nil
+}
+
+// Sequential sends n identical requests one after the other, prints the
+// replies, and checks that each is served under a fence strictly above the
+// one before (the first above prev).
+func Sequential(ctx context.Context, w io.Writer, c *http.Client, method, url string, header http.Header, n int, prev lock.Fence) error {
+	for i := range n {
+		r, err := Send(ctx, c, method, url, header)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
+		if r.Status != http.StatusOK {
+			return fmt.Errorf("sequential request %d: status %d, want 200", i+1, r.Status)
+		}
+		if r.Fence.Compare(prev) <= 0 {
+			return fmt.Errorf("sequential request %d: fence %s is not above %s", i+1, r.Fence, prev)
+		}
+		prev = r.Fence
+	}
+	return nil
+}
+
+// Tally counts the replies by status: "200: 1, 409: 9".
+func Tally(rs []Reply) string {
+	n := map[int]int{}
+	for _, r := range rs {
+		n[r.Status]++
+	}
+	var parts []string
+	for _, s := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%d: %d", s, n[s]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// JoinFences joins fences with ", ".
+func JoinFences(fs []lock.Fence) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ", ")
+}
+
+// LeakyBackend is a broken lock for the examples' tests: every Acquire
+// locks a key of its own, so duplicates never collide.
+type LeakyBackend struct {
+	lock.Backend
+	n atomic.Int64
+}
+
+// Acquire acquires a fresh key made from key and a counter.
+func (b *LeakyBackend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	return b.Backend.Acquire(ctx, fmt.Sprintf("%s#%d", key, b.n.Add(1)), ttl)
+}
+
+// RunLeaky runs demo on an embedded miniredis behind a LeakyBackend and
+// returns demo's error, which a sound demo must not leave nil.
+func RunLeaky(ctx context.Context, w io.Writer, demo func(context.Context, io.Writer, lock.Backend) error) error {
+	rdb, closeRedis, err := demoredis.Connect(ctx, w, "")
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	backend, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		return err
+	}
+	return demo(ctx, w, &LeakyBackend{Backend: backend})
+}
