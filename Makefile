@@ -40,6 +40,17 @@ demo:
 	@echo
 	$(GO) run ./examples/otel -tree
 
-## bench: Acquire+Release against a raw SET NX PX + DEL baseline on the same redis-server
+## bench: syncguard-go vs bsm/redislock, redsync and raw SET NX PX + DEL on one redis-server
+## (the bench/ module, < 5 min); writes bench/RESULTS.md and bench/chart-*.png
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./redisbackend/
+	cd bench && $(GO) run . -out RESULTS.md
+
+## chaos: fault-injection run of lock.Do on a real redis-server (restarts, stops, SIGSTOP,
+## toxiproxy cuts/resets/latency, holders paused past their TTL); fails on any violation.
+## The report goes to CHAOS_REPORT (default chaos-report.txt at the repo root).
+CHAOS_DURATION ?= 60s
+CHAOS_REPORT   ?= chaos-report.txt
+.PHONY: chaos
+chaos:
+	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./internal/chaos/ \
+	  -chaos.duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))

@@ -23,7 +23,10 @@ var ErrFuncPanicked = errors.New("syncguard: function panicked")
 // Do returns fn's error, joined with an error matching [ErrLeaseLost] when
 // the lease was also lost while fn ran (so errors.Is matches both);
 // ErrLeaseLost alone when fn returned nil after the lease was lost (fn's
-// work may not have been exclusive); otherwise nil. Acquisition errors are
+// work may not have been exclusive); otherwise nil. A lease counts as lost
+// when the heartbeat lost it, and also when the release finds it already
+// gone: a process that stalls past the TTL (GC, VM pause) stalls its
+// heartbeat too, and only the release can tell. Acquisition errors are
 // those of [Acquire].
 func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context, l Lease) error, opts ...Option) (err error) {
 	c, err := newConfig(opts)
@@ -45,13 +48,7 @@ func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context,
 	defer func() {
 		// Runs on return and on panic alike.
 		lost := stop()
-		switch {
-		case lost != nil && err != nil:
-			err = fmt.Errorf("%w; %w", err, lost)
-		case lost != nil:
-			err = lost
-		}
-		outcome := err
+		outcome := joinLost(err, lost)
 		if !returned {
 			outcome = ErrFuncPanicked
 		}
@@ -63,11 +60,32 @@ func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context,
 			rerr = b.Release(rctx, l.ID)
 		}
 		cancel()
-		if rerr != nil && !(lost != nil && errors.Is(rerr, ErrNotHeld)) {
+		switch {
+		case rerr == nil:
+		case errors.Is(rerr, ErrNotHeld):
+			// The lease ended before the release, unnoticed by the
+			// heartbeat when the whole process stalled past the TTL (a
+			// GC or VM pause stops the heartbeat too). That is a loss.
+			if lost == nil {
+				lost = fmt.Errorf("%w: found at release: %w", ErrLeaseLost, rerr)
+			}
+		default:
 			c.onReleaseError(l, rerr)
 		}
+		err = joinLost(err, lost)
 	}()
 	err = fn(held, l)
 	returned = true
 	return err
+}
+
+// joinLost is Do's result for fn's error err and the lease loss lost.
+func joinLost(err, lost error) error {
+	switch {
+	case lost == nil:
+		return err
+	case err == nil:
+		return lost
+	}
+	return fmt.Errorf("%w; %w", err, lost)
 }

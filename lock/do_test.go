@@ -581,3 +581,21 @@ func TestDoReleaseFunc(t *testing.T) {
 		})
 	}
 }
+
+// TestDoLeaseExpiredUnnoticed: the whole process stalls past the TTL, so
+// the heartbeat never runs; the release then finds the lease gone and Do
+// must report the loss instead of nil.
+func TestDoLeaseExpiredUnnoticed(t *testing.T) {
+	f := newFake()
+	reported := 0
+	err := lock.Do(context.Background(), f, "k", func(ctx context.Context, l lock.Lease) error {
+		f.steal(l.Key) // as if it expired while everything, heartbeat included, was paused
+		return nil
+	}, lock.WithTTL(time.Minute), lock.OnReleaseError(func(lock.Lease, error) { reported++ }))
+	if !errors.Is(err, lock.ErrLeaseLost) {
+		t.Errorf("Do = %v, want ErrLeaseLost", err)
+	}
+	if reported != 0 {
+		t.Errorf("a release of a lost lease was reported as a release error (%d)", reported)
+	}
+}

@@ -38,13 +38,31 @@ func KeepOnError(f func(error)) KeepOption {
 // Keep keeps lease l alive until stop is called or ctx ends. It extends the
 // lease by l.TTL every interval (default l.TTL/3); a transient failure is
 // retried until the lease would expire. When the lease is lost (the backend
-// reports [ErrNotHeld], or no extension succeeded before expiry by the
-// local clock), held is cancelled with a cause matching [ErrLeaseLost],
-// which context.Cause(held) returns.
+// reports [ErrNotHeld] or an InvalidArgument error, or no extension
+// succeeded before expiry by the local clock), held is cancelled with a
+// cause matching [ErrLeaseLost], which context.Cause(held) returns, and a
+// Backend that is an [Observer] sees ObserveLeaseLost.
 //
-// Run the protected work under held. stop ends the heartbeat, waits for it,
-// cancels held, and returns the loss error if the lease was lost, nil
-// otherwise. stop is idempotent; it does not release the lease.
+// Run the protected work under held. stop ends the heartbeat, cancels
+// held, and returns the loss error if the lease was lost, nil otherwise.
+// After stop returns, the KeepOnExtend and KeepOnError functions are not
+// called again for this lease (so they must not call stop themselves).
+// stop is idempotent; it does not release the lease.
+//
+// Keep runs the heartbeat in one of two ways, with the same semantics:
+//
+//   - When b implements [BatchExtender] (redisbackend does), the lease
+//     joins the one scheduler of that backend: a single goroutine, which
+//     exits while no lease is kept, that sends the extensions of every
+//     lease due within a short coalescing window (a tenth of the lease's
+//     interval, at most a second) in one ExtendBatch call of at most
+//     1,000 leases, one call in flight at a time. Thousands of leases
+//     then cost a few round trips per second and no goroutine each.
+//     KeepOnExtend and KeepOnError are called from that goroutine and
+//     must return quickly.
+//   - Otherwise each lease gets a goroutine of its own calling Extend.
+//
+// Options apply per lease on both paths.
 func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held context.Context, stop func() error) {
 	start := time.Now()
 	cfg := keepConfig{interval: l.TTL / 3}
@@ -57,7 +75,6 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held con
 		cancel(err)
 		return held, func() error { return err }
 	}
-	loopCtx, loopCancel := context.WithCancel(held)
 	k := &keeper{b: b, lease: l, ttl: l.TTL, cfg: cfg, cancel: cancel, ctx: ctx}
 	// The lease ends by the local clock at whichever comes first: TTL after
 	// now, or its server expiry read as a local time (earlier when the
@@ -66,6 +83,10 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held con
 	if !l.ExpiresAt.IsZero() && l.ExpiresAt.Before(k.deadline) {
 		k.deadline = l.ExpiresAt
 	}
+	if be, ok := b.(BatchExtender); ok && batchable(be) {
+		return held, keepBatched(ctx, be, k)
+	}
+	loopCtx, loopCancel := context.WithCancel(held)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -92,7 +113,7 @@ type keeper struct {
 	cfg      keepConfig
 	cancel   context.CancelCauseFunc
 	deadline time.Time // local time at which the lease is presumed gone
-	lost     error     // set before run returns; read after done is closed
+	lost     error     // set by lose: per lease, before run returns (read after done is closed); batched, under entry.mu
 }
 
 func (k *keeper) run(ctx context.Context) {
@@ -105,31 +126,53 @@ func (k *keeper) run(ctx context.Context) {
 		case <-timer.C:
 		}
 		sent := time.Now()
-		if !sent.Before(k.deadline) {
-			k.lose(errors.New("no extension succeeded before the lease expired"))
+		if k.expired(sent) {
 			return
 		}
 		ectx, cancel := context.WithDeadline(ctx, k.deadline)
 		exp, err := k.b.Extend(ectx, k.lease.ID, k.ttl)
 		cancel()
-		switch {
-		case err == nil:
-			k.deadline = sent.Add(k.ttl)
-			if k.cfg.onExtend != nil {
-				k.cfg.onExtend(exp)
-			}
-			timer.Reset(k.nextDelay(k.cfg.interval))
-		case ctx.Err() != nil:
+		if err != nil && ctx.Err() != nil {
 			return // stopped, or the caller's context ended
-		case errors.Is(err, ErrNotHeld) || CodeOf(err) == CodeInvalidArgument:
-			k.lose(err)
-			return
-		default:
-			if k.cfg.onError != nil {
-				k.cfg.onError(err)
-			}
-			timer.Reset(k.nextDelay(max(k.cfg.interval/4, 10*time.Millisecond)))
 		}
+		next, lost := k.apply(sent, exp, err)
+		if lost {
+			return
+		}
+		timer.Reset(next)
+	}
+}
+
+// expired declares the lease lost, and reports true, when now is past its
+// local deadline: no extension succeeded in time.
+func (k *keeper) expired(now time.Time) bool {
+	if now.Before(k.deadline) {
+		return false
+	}
+	k.lose(errors.New("no extension succeeded before the lease expired"))
+	return true
+}
+
+// apply applies the outcome of one extension sent at sent (exp, err as
+// Extend returns them) to k, on both the per-lease and the batched path.
+// It returns the delay until the next attempt, or lost=true once the
+// lease is lost (k.lose has run and held is cancelled).
+func (k *keeper) apply(sent, exp time.Time, err error) (next time.Duration, lost bool) {
+	switch {
+	case err == nil:
+		k.deadline = sent.Add(k.ttl)
+		if k.cfg.onExtend != nil {
+			k.cfg.onExtend(exp)
+		}
+		return k.nextDelay(k.cfg.interval), false
+	case errors.Is(err, ErrNotHeld) || CodeOf(err) == CodeInvalidArgument:
+		k.lose(err)
+		return 0, true
+	default:
+		if k.cfg.onError != nil {
+			k.cfg.onError(err)
+		}
+		return k.nextDelay(max(k.cfg.interval/4, 10*time.Millisecond)), false
 	}
 }
 

@@ -1,0 +1,131 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// These tests feed the checkers hand-made histories, so a run that reports
+// 0 violations is known to come from checkers that can find some.
+
+const ms = int64(time.Millisecond)
+
+func fence(s string) lock.Fence { return lock.Fence(s) }
+
+func TestCheckFenceOrder(t *testing.T) {
+	ok := []Grant{
+		{Key: "k", Fence: "000000000000001", AcquiredMs: 100},
+		{Key: "k", Fence: "000000000000002", AcquiredMs: 200},
+		{Key: "j", Fence: "000000000000001", AcquiredMs: 150},
+	}
+	if vs := CheckFenceOrder(ok); len(vs) != 0 {
+		t.Errorf("CheckFenceOrder(ordered) = %v, want none", vs)
+	}
+	bad := []Grant{
+		{Key: "k", Fence: "000000000000002", AcquiredMs: 100},
+		{Key: "k", Fence: "000000000000001", AcquiredMs: 200}, // e.g. a counter lost in a restart
+		{Key: "k", Fence: "000000000000001", AcquiredMs: 300},
+	}
+	if vs := CheckFenceOrder(bad); len(vs) != 2 {
+		t.Errorf("CheckFenceOrder(regressing, duplicate) = %v, want 2 violations (one duplicate, one regression)", vs)
+	}
+}
+
+func TestCheckOverlap(t *testing.T) {
+	ok := []Grant{
+		{Key: "k", Fence: "000000000000001", AcquiredMs: 100, ExpiresMs: 600},
+		{Key: "k", Fence: "000000000000002", AcquiredMs: 600, ExpiresMs: 1100},
+	}
+	vs, _ := CheckOverlap(ok)
+	if len(vs) != 0 {
+		t.Errorf("CheckOverlap(back to back) = %v, want none", vs)
+	}
+	bad := []Grant{
+		{Key: "k", Fence: "000000000000001", AcquiredMs: 100, ExpiresMs: 600},
+		{Key: "k", Fence: "000000000000002", AcquiredMs: 400, ExpiresMs: 900},
+	}
+	vs, over := CheckOverlap(bad)
+	if len(vs) != 1 || over != 200*time.Millisecond {
+		t.Errorf("CheckOverlap(overlapping) = %v, %v; want 1 violation, 200ms", vs, over)
+	}
+	released := []Grant{
+		{Key: "k", Fence: "000000000000001", AcquiredMs: 100, ExpiresMs: 600, ReleaseCallNs: 300 * ms},
+		{Key: "k", Fence: "000000000000002", AcquiredMs: 300, ExpiresMs: 800},
+	}
+	if vs, _ := CheckOverlap(released); len(vs) != 0 {
+		t.Errorf("CheckOverlap(after a release) = %v, want none", vs)
+	}
+}
+
+func TestCheckRegister(t *testing.T) {
+	log := []Write{
+		{Key: "k", Fence: "000000000000002", Accepted: true},
+		{Key: "k", Fence: "000000000000001", Accepted: false},
+		{Key: "k", Fence: "000000000000002", Accepted: true},
+		{Key: "k", Fence: "000000000000001", Accepted: true},  // stale, accepted
+		{Key: "k", Fence: "000000000000003", Accepted: false}, // current, rejected
+	}
+	vs, stale := CheckRegister(log)
+	if len(vs) != 2 || stale != 2 {
+		t.Errorf("CheckRegister = %v, stale %d; want 2 violations, 2 stale", vs, stale)
+	}
+	r := NewRegister()
+	for _, w := range log[:3] {
+		if got := r.Write(w.Key, w.Fence, 0, false); got != w.Accepted {
+			t.Errorf("Register.Write(%s) = %v, want %v", w.Fence, got, w.Accepted)
+		}
+	}
+}
+
+func TestCheckLinearizable(t *testing.T) {
+	f1, f2 := "000000000000001", "000000000000002"
+	grants := []Grant{
+		{Key: "k", Fence: "000000000000001", Worker: 0, CallNs: 0, ReturnNs: 10 * ms, ExpiresMs: 500},
+		{Key: "k", Fence: "000000000000002", Worker: 1, CallNs: 20 * ms, ReturnNs: 30 * ms, ExpiresMs: 600},
+	}
+	acq := func(f string, call, ret int64) Op {
+		return Op{Kind: Acquire, Key: "k", Fence: fence(f), CallNs: call * ms, ReturnNs: ret * ms}
+	}
+	tests := []struct {
+		desc string
+		ops  []Op
+		want porcupine.CheckResult
+	}{
+		{"released before the next grant", []Op{
+			acq(f1, 0, 10),
+			{Kind: Release, Key: "k", Fence: fence(f1), CallNs: 12 * ms, ReturnNs: 15 * ms},
+			acq(f2, 20, 30),
+		}, porcupine.Ok},
+		{"granted while the first lease was live", []Op{
+			acq(f1, 0, 10),
+			acq(f2, 20, 30),
+		}, porcupine.Illegal},
+		{"extended after the key was granted again", []Op{
+			acq(f1, 0, 10),
+			{Kind: Release, Key: "k", Fence: fence(f1), CallNs: 12 * ms, ReturnNs: 15 * ms, Outcome: Ambiguous},
+			acq(f2, 20, 30),
+			{Kind: Extend, Key: "k", Fence: fence(f1), CallNs: 40 * ms, ReturnNs: 45 * ms},
+		}, porcupine.Illegal},
+		{"a failed release may have freed the key", []Op{
+			acq(f1, 0, 10),
+			{Kind: Release, Key: "k", Fence: fence(f1), CallNs: 12 * ms, ReturnNs: 15 * ms, Outcome: Ambiguous},
+			acq(f2, 20, 30),
+		}, porcupine.Ok},
+	}
+	for _, tt := range tests {
+		if got := CheckLinearizable(tt.ops, grants, 10*time.Second).Result; got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.desc, got, tt.want)
+		}
+	}
+	// An expired lease frees the key for the next grant.
+	expired := []Grant{grants[0], grants[1]}
+	expired[0].ExpiresMs = 15
+	ops := []Op{acq(f1, 0, 10), acq(f2, 20, 30)}
+	if got := CheckLinearizable(ops, expired, 10*time.Second).Result; got != porcupine.Ok {
+		t.Errorf("grant after expiry: got %v, want Ok", got)
+	}
+}

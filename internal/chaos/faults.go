@@ -1,0 +1,113 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Shopify/toxiproxy/v2"
+
+	"github.com/syncguard-go/syncguard/internal/redistest"
+)
+
+// injector applies faults to the Redis process and the workers' proxies.
+// Its methods run on the test goroutine (redistest may call t.Fatal).
+type injector struct {
+	t       testing.TB
+	srv     *redistest.Server
+	proxies []*toxiproxy.Proxy
+	ttl     time.Duration
+	rng     *rand.Rand
+}
+
+// fault is one kind of fault: run applies it and undoes it, taking about
+// length(ttl).
+type fault struct {
+	name   string
+	length func(ttl time.Duration) time.Duration
+	run    func(in *injector)
+}
+
+func times(f float64) func(time.Duration) time.Duration {
+	return func(ttl time.Duration) time.Duration { return time.Duration(f * float64(ttl)) }
+}
+
+// faults is the schedule, applied in turn.
+var faults = []fault{
+	{"redis restarted (AOF, fsync always)", times(1), func(in *injector) {
+		in.srv.Restart(in.t)
+	}},
+	{"redis stopped for 2x TTL", times(3), func(in *injector) {
+		in.srv.Stop(in.t)
+		time.Sleep(2 * in.ttl)
+		in.srv.Restart(in.t)
+	}},
+	{"redis paused (SIGSTOP) for TTL/2", times(0.5), func(in *injector) {
+		in.srv.Pause(in.t)
+		time.Sleep(in.ttl / 2)
+		in.srv.Resume(in.t)
+	}},
+	{"redis paused (SIGSTOP) for 2x TTL", times(2), func(in *injector) {
+		in.srv.Pause(in.t)
+		time.Sleep(2 * in.ttl)
+		in.srv.Resume(in.t)
+	}},
+	{"all connections cut (proxies down) for 1.5x TTL", times(1.5), func(in *injector) {
+		in.cut(in.proxies, in.ttl*3/2)
+	}},
+	{"one worker partitioned (its proxy down) for 2x TTL", times(2), func(in *injector) {
+		in.cut(in.proxies[in.rng.IntN(len(in.proxies)):][:1], 2*in.ttl)
+	}},
+	{"connections reset (reset_peer toxic) for TTL/2", times(0.5), func(in *injector) {
+		in.toxic(`{"name":"reset","type":"reset_peer","stream":"upstream","attributes":{"timeout":0}}`, in.ttl/2)
+	}},
+	{"latency TTL/4 +- TTL/8 on replies for 2x TTL", times(2), func(in *injector) {
+		ms := in.ttl.Milliseconds()
+		in.toxic(fmt.Sprintf(`{"name":"latency","type":"latency","stream":"downstream","attributes":{"latency":%d,"jitter":%d}}`, ms/4, ms/8), 2*in.ttl)
+	}},
+	{"replies stalled (timeout toxic) for TTL", times(1), func(in *injector) {
+		in.toxic(`{"name":"stall","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`, in.ttl)
+	}},
+}
+
+// cut stops the proxies (closing their connections and refusing new ones)
+// for d, then starts them again on the same addresses.
+func (in *injector) cut(ps []*toxiproxy.Proxy, d time.Duration) {
+	for _, p := range ps {
+		p.Stop()
+	}
+	time.Sleep(d)
+	for _, p := range ps {
+		var err error
+		for try := 0; try < 50; try++ {
+			if err = p.Start(); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // the port may linger for a moment
+		}
+		if err != nil {
+			in.t.Fatalf("chaos: restarting proxy %s: %v", p.Name, err)
+		}
+	}
+}
+
+// toxic adds the toxic (toxiproxy JSON) to every proxy for d.
+func (in *injector) toxic(spec string, d time.Duration) {
+	var name string
+	for _, p := range in.proxies {
+		w, err := p.Toxics.AddToxicJson(strings.NewReader(spec))
+		if err != nil {
+			in.t.Fatalf("chaos: adding toxic %s: %v", spec, err)
+		}
+		name = w.Name
+	}
+	time.Sleep(d)
+	for _, p := range in.proxies {
+		if err := p.Toxics.RemoveToxic(context.Background(), name); err != nil {
+			in.t.Fatalf("chaos: removing toxic %s: %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// LinearizabilityTimeout bounds the porcupine check.
+const LinearizabilityTimeout = 2 * time.Minute
+
+// Report is the outcome of a run.
+type Report struct {
+	Config
+	Elapsed time.Duration
+	// Do counts lock.Do results by outcome.
+	Do map[string]int
+	// Calls counts backend calls by "kind: outcome".
+	Calls map[string]int
+	// CallErrors counts failed (ambiguous) backend calls by "kind: code".
+	CallErrors map[string]int
+	// Grants is the number of leases granted to workers.
+	Grants int
+	// Faults counts injected faults by kind.
+	Faults map[string]int
+	// ReleaseErrors counts releases reported to OnReleaseError.
+	ReleaseErrors int
+	// SilentLoss counts lock.Do calls that returned nil although their
+	// release found the lease gone: it expired while fn ran (a pause past
+	// the TTL froze the heartbeat too) and nothing told fn or the caller.
+	// The fence still rejects the stale writes; this is a finding about
+	// Do's return value, not a safety violation.
+	SilentLoss int
+	// Writes to the register: all, accepted, rejected (stale), and those
+	// made after the writer's lease was known lost.
+	Writes, Accepted, Rejected, WritesAfterLoss int
+	// StaleInLog is the stale writes found by re-checking the register's log.
+	StaleInLog int
+	// MaxOverlap is the largest overlap of two leases on a key by the
+	// server's clock (within OverlapSlack it is not a violation).
+	MaxOverlap time.Duration
+	// Linearizability is the porcupine result over LinearizedOps operations.
+	Linearizability porcupine.CheckResult
+	LinearizedOps   int
+	// Violations are the broken invariants; a correct lock has none.
+	Violations []Violation
+}
+
+func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]int) {
+	r.Calls = map[string]int{}
+	outcomes := [...]string{"ok", "not held", "busy", "failed"}
+	for _, op := range ops {
+		r.Calls[op.Kind.String()+": "+outcomes[op.Outcome]]++
+	}
+	r.CallErrors = errs
+	r.Grants = len(grants)
+
+	r.Violations = append(r.Violations, CheckFenceOrder(grants)...)
+	vs, over := CheckOverlap(grants)
+	r.Violations = append(r.Violations, vs...)
+	r.MaxOverlap = over
+	vs, stale := CheckRegister(writes)
+	r.Violations = append(r.Violations, vs...)
+	r.StaleInLog = stale
+	if stale != r.Rejected {
+		r.Violations = append(r.Violations, Violation{"register",
+			fmt.Sprintf("%d stale writes in the log, %d rejected", stale, r.Rejected)})
+	}
+	lin := CheckLinearizable(ops, grants, LinearizabilityTimeout)
+	r.Linearizability, r.LinearizedOps = lin.Result, lin.Ops
+	if lin.Result == porcupine.Illegal {
+		r.Violations = append(r.Violations, Violation{"linearizability", "the lock history is not linearizable against the mutex model"})
+	}
+}
+
+// Operations is the number of backend calls made.
+func (r *Report) Operations() int {
+	n := 0
+	for _, v := range r.Calls {
+		n += v
+	}
+	return n
+}
+
+// String formats the report for people.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "syncguard chaos report\n")
+	fmt.Fprintf(&b, "run: %v (asked %v), %d workers (own client and toxiproxy proxy each), %d keys, TTL %v, fault gap %v, pause 1 grant in %d, seed %d\n",
+		r.Elapsed.Round(time.Millisecond), r.Duration, r.Workers, r.Keys, r.TTL, r.Gap, r.PauseEvery, r.Seed)
+	fmt.Fprintf(&b, "\noperations (backend calls): %d\n", r.Operations())
+	section(&b, r.Calls)
+	if len(r.CallErrors) > 0 {
+		fmt.Fprintf(&b, "failed calls by code:\n")
+		section(&b, r.CallErrors)
+	}
+	fmt.Fprintf(&b, "lock.Do results:\n")
+	section(&b, r.Do)
+	fmt.Fprintf(&b, "grants: %d\n", r.Grants)
+	fmt.Fprintf(&b, "release failures reported to OnReleaseError: %d\n", r.ReleaseErrors)
+	fmt.Fprintf(&b, "lock.Do returned nil although its release found the lease gone (expired during fn): %d\n", r.SilentLoss)
+	n := 0
+	for _, v := range r.Faults {
+		n += v
+	}
+	fmt.Fprintf(&b, "\nfaults injected: %d\n", n)
+	section(&b, r.Faults)
+	fmt.Fprintf(&b, "\nfenced register: %d writes, %d accepted, %d rejected as stale; %d writes made when the writer already knew its lease was lost\n",
+		r.Writes, r.Accepted, r.Rejected, r.WritesAfterLoss)
+	fmt.Fprintf(&b, "stale writes attempted (re-checked from the register log): %d, rejected: %d\n", r.StaleInLog, r.Rejected)
+	fmt.Fprintf(&b, "largest lease overlap by the server clock: %v (slack %d ms)\n", r.MaxOverlap, OverlapSlack)
+	fmt.Fprintf(&b, "linearizability (porcupine, mutex with expiring leases, %d operations): %s\n", r.LinearizedOps, result(r.Linearizability))
+	fmt.Fprintf(&b, "\nviolations: %d\n", len(r.Violations))
+	for i, v := range r.Violations {
+		if i == 20 {
+			fmt.Fprintf(&b, "  ... %d more\n", len(r.Violations)-i)
+			break
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", v.Check, v.Detail)
+	}
+	return b.String()
+}
+
+func result(r porcupine.CheckResult) string {
+	switch r {
+	case porcupine.Ok:
+		return "ok"
+	case porcupine.Illegal:
+		return "ILLEGAL"
+	}
+	return "unknown (timed out)"
+}
+
+func section(b *strings.Builder, m map[string]int) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(b, "  %-52s %d\n", k, m[k])
+	}
+}

@@ -1,0 +1,266 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Shopify/toxiproxy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// Config sizes a chaos run.
+type Config struct {
+	// Duration is how long workers run and faults are injected.
+	Duration time.Duration
+	// Workers is the number of workers, each with its own client and proxy.
+	Workers int
+	// Keys is the number of keys they compete for.
+	Keys int
+	// TTL is the lease TTL given to lock.Do.
+	TTL time.Duration
+	// Gap is the fault-free time between two faults.
+	Gap time.Duration
+	// PauseEvery makes about one grant in PauseEvery pause its worker past
+	// the TTL while holding (0: never).
+	PauseEvery int
+	// Seed seeds the workers' random choices.
+	Seed uint64
+}
+
+// Run starts a redis-server (AOF, fsync always) and the workers, injects
+// faults for cfg.Duration, stops the workers, and checks the history. It
+// fails t only on harness errors; the caller asserts on the report.
+func Run(t testing.TB, cfg Config) *Report {
+	t.Helper()
+	redis.SetLogger(quietLogger{})
+	srv := redistest.Start(t, redistest.WithAOF())
+
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	proxies := make([]*toxiproxy.Proxy, cfg.Workers)
+	backends := make([]lock.Backend, cfg.Workers)
+	gates := make([]*gate, cfg.Workers)
+	hist := NewHistory()
+	for i := range proxies {
+		p := toxiproxy.NewProxy(api, fmt.Sprintf("worker%d", i), "127.0.0.1:0", srv.Addr())
+		if err := p.Start(); err != nil {
+			t.Fatalf("chaos: starting proxy: %v", err)
+		}
+		t.Cleanup(p.Stop)
+		proxies[i] = p
+		rdb := redis.NewClient(&redis.Options{
+			Addr:                  p.Listen,
+			DialTimeout:           cfg.TTL / 3,
+			ReadTimeout:           cfg.TTL / 3,
+			WriteTimeout:          cfg.TTL / 3,
+			PoolTimeout:           cfg.TTL / 3,
+			MaxRetries:            -1, // every call is recorded once; retries would hide ambiguity
+			PoolSize:              4,
+			ContextTimeoutEnabled: true,
+		})
+		t.Cleanup(func() { _ = rdb.Close() })
+		b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "chaos", Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatalf("chaos: %v", err)
+		}
+		gates[i] = &gate{Backend: hist.Backend(b, i)}
+		backends[i] = gates[i]
+	}
+
+	rep := &Report{Config: cfg, Faults: map[string]int{}, Do: map[string]int{}}
+	reg := NewRegister()
+	var stats workerStats
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runWorker(ctx, w, cfg, backends[w], gates[w], reg, &stats)
+		}()
+	}
+
+	inj := &injector{t: t, srv: srv, proxies: proxies, ttl: cfg.TTL, rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17))}
+	deadline := start.Add(cfg.Duration)
+	for i := 0; ; i++ {
+		next := time.Now().Add(cfg.Gap)
+		if next.After(deadline) {
+			next = deadline
+		}
+		sleepUntil(next)
+		f := faults[i%len(faults)]
+		if time.Now().Add(f.length(cfg.TTL)).After(deadline) {
+			break
+		}
+		f.run(inj)
+		rep.Faults[f.name]++
+	}
+	sleepUntil(deadline)
+	stop()
+	wg.Wait()
+	rep.Elapsed = time.Since(start)
+
+	stats.into(rep)
+	rep.Faults["worker paused past its TTL while holding"] = int(stats.pauses.Load())
+	ops, grants, writes := hist.Ops(), hist.Grants(), reg.Log()
+	rep.fill(ops, grants, writes, hist.Errors())
+	return rep
+}
+
+// runWorker runs lock.Do on random keys until ctx ends. Inside, the
+// worker writes to the register with its fence when it starts, and again
+// when it ends, after either a piece of work (short, or half a TTL to two
+// TTLs long, cut short when the lease is lost) or a pause past the TTL
+// during which its heartbeat is frozen too (a stop-the-world pause).
+func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, reg *Register, st *workerStats) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)))
+	first := true
+	for ctx.Err() == nil {
+		key := fmt.Sprintf("key%d", rng.IntN(cfg.Keys))
+		work := time.Duration(5+rng.IntN(40)) * time.Millisecond
+		if rng.IntN(10) == 0 {
+			// A long job: the heartbeat must carry it through faults, or
+			// cancel it when the lease is lost.
+			work = cfg.TTL/2 + time.Duration(rng.Int64N(int64(3*cfg.TTL/2)))
+		}
+		// Worker 0's first grant always pauses, so every run has one.
+		pause := cfg.PauseEvery > 0 && (rng.IntN(cfg.PauseEvery) == 0 || w == 0 && first)
+		first = false
+		goneAtRelease := false
+		err := lock.Do(ctx, b, key, func(held context.Context, l lock.Lease) error {
+			write := func() {
+				lost := held.Err() != nil && errors.Is(context.Cause(held), lock.ErrLeaseLost)
+				st.write(reg.Write(key, l.Fence, w, lost), lost)
+			}
+			write()
+			if pause {
+				st.pauses.Add(1)
+				d := 2 * cfg.TTL
+				g.freeze(d)
+				time.Sleep(d) // ignores held: the whole process is stopped
+			} else {
+				select {
+				case <-held.Done():
+				case <-time.After(work):
+				}
+			}
+			write()
+			return nil
+		}, lock.WithTTL(cfg.TTL), lock.WithTimeout(2*cfg.TTL), lock.WithBaseDelay(10*time.Millisecond),
+			lock.WithMaxDelay(100*time.Millisecond), lock.WithReleaseTimeout(cfg.TTL),
+			lock.OnReleaseError(func(_ lock.Lease, err error) {
+				st.releaseErrors.Add(1)
+				goneAtRelease = errors.Is(err, lock.ErrNotHeld)
+			}))
+		st.do(ctx, err)
+		if err == nil && goneAtRelease {
+			st.silentLoss.Add(1)
+		}
+		if lock.CodeOf(err) != "" && ctx.Err() == nil {
+			// Redis is down or unreachable: back off as a real client would,
+			// so the history is not flooded with refused connections.
+			time.Sleep(time.Duration(10+rng.IntN(20)) * time.Millisecond)
+		}
+	}
+}
+
+// gate freezes a worker's heartbeat: while frozen, Extend waits, as every
+// goroutine of a paused process would.
+type gate struct {
+	lock.Backend
+	until atomic.Int64 // unix nanos
+}
+
+func (g *gate) freeze(d time.Duration) { g.until.Store(time.Now().Add(d).UnixNano()) }
+
+func (g *gate) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
+	sleepUntil(time.Unix(0, g.until.Load()))
+	return g.Backend.Extend(ctx, id, ttl)
+}
+
+func sleepUntil(t time.Time) {
+	if d := time.Until(t); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// workerStats counts what the workers saw.
+type workerStats struct {
+	mu            sync.Mutex
+	outcomes      map[string]int
+	pauses        atomic.Int64
+	releaseErrors atomic.Int64
+	silentLoss    atomic.Int64
+	writes        atomic.Int64
+	accepted      atomic.Int64
+	rejected      atomic.Int64
+	afterLoss     atomic.Int64
+}
+
+func (s *workerStats) write(accepted, afterLoss bool) {
+	s.writes.Add(1)
+	if accepted {
+		s.accepted.Add(1)
+	} else {
+		s.rejected.Add(1)
+	}
+	if afterLoss {
+		s.afterLoss.Add(1)
+	}
+}
+
+func (s *workerStats) do(ctx context.Context, err error) {
+	var out string
+	switch {
+	case err == nil:
+		out = "ok"
+	case errors.Is(err, lock.ErrLeaseLost):
+		out = "lease lost"
+	case errors.Is(err, lock.ErrLocked):
+		out = "gave up on a busy key"
+	case ctx.Err() != nil:
+		out = "stopped at the end of the run"
+	default:
+		out = "error " + string(lock.CodeOf(err))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.outcomes == nil {
+		s.outcomes = map[string]int{}
+	}
+	s.outcomes[out]++
+}
+
+func (s *workerStats) into(r *Report) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.outcomes {
+		r.Do[k] = v
+	}
+	r.Writes = int(s.writes.Load())
+	r.Accepted = int(s.accepted.Load())
+	r.Rejected = int(s.rejected.Load())
+	r.WritesAfterLoss = int(s.afterLoss.Load())
+	r.ReleaseErrors = int(s.releaseErrors.Load())
+	r.SilentLoss = int(s.silentLoss.Load())
+}
+
+// quietLogger drops go-redis's own log lines (dial failures are expected
+// here and counted in the report).
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...interface{}) {}
