@@ -12,6 +12,17 @@ import (
 // to the time left before the timeout, at most MaxRetries retries (see
 // [Option]). Every wait ends at once when ctx is done.
 //
+// When b is a [Notifier], a release of key wakes the waiter early: on the
+// first contention Acquire watches the key and tries once more at once
+// (that re-check closes the gap between the failed attempt and the watch
+// and does not count as a retry), then waits for a wake-up, the backoff
+// timer or ctx, whichever comes first. An attempt brought by a wake-up
+// does not count against MaxRetries (it follows a release; the timeout
+// still bounds the whole wait) and does not restart the backoff timer,
+// which keeps its schedule as the polling fallback for a holder whose
+// lease expires without a release, and the timeout still bounds the whole
+// wait. Without a Notifier Acquire only polls.
+//
 // Errors: an [*Error] with [CodeAcquisitionTimeout] that also matches
 // [ErrLocked] (and unwraps to the last [*LockedError]) when it gives up;
 // [CodeAborted] matching ctx.Err() when ctx ends; [CodeInvalidArgument]
@@ -37,42 +48,91 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 		return Lease{}, aborted(err)
 	}
 	deadline := time.Now().Add(c.timeout)
-	var timer *time.Timer
-	for attempt := 0; ; attempt++ {
+	notifier, _ := b.(Notifier)
+	var (
+		timer   *time.Timer
+		timerAt time.Time // when the pending backoff timer fires; zero when none is pending
+		waits   int       // backoff timers started: the index into the delay schedule
+		retries int       // attempts counted against maxRetries
+		watch   <-chan struct{}
+		unwatch func() // nil until the first watch
+	)
+	defer func() {
+		if unwatch != nil {
+			unwatch()
+		}
+	}()
+	for attempt := 1; ; attempt++ {
 		l, err := b.Acquire(ctx, key, c.ttl)
 		if err == nil {
 			return l, nil
 		}
 		if !errors.Is(err, ErrLocked) {
 			if obs != nil {
-				obs.Attempt(attempt+1, err, 0)
+				obs.Attempt(attempt, err, 0)
 			}
 			return Lease{}, err
 		}
 		left := time.Until(deadline)
-		if attempt >= c.maxRetries || left <= 0 {
+		if retries >= c.maxRetries || left <= 0 {
 			if obs != nil {
-				obs.Attempt(attempt+1, err, 0)
+				obs.Attempt(attempt, err, 0)
 			}
 			return Lease{}, newError(CodeAcquisitionTimeout, "acquire",
-				"key still locked after "+itoa(attempt+1)+" attempts", err)
+				"key still locked after "+itoa(attempt)+" attempts", err)
 		}
-		d := min(c.delay(attempt), left)
-		if obs != nil {
-			obs.Attempt(attempt+1, err, d)
+		if notifier != nil && unwatch == nil {
+			watch, unwatch = watchKey(notifier, key)
+			if watch != nil {
+				// A release between the attempt above and the watch
+				// published to nobody: look again before waiting.
+				if obs != nil {
+					obs.Attempt(attempt, err, 0)
+				}
+				continue
+			}
 		}
-		if timer == nil {
-			timer = time.NewTimer(d)
-			defer timer.Stop()
+		var wait time.Duration // until the next attempt at the latest
+		if timerAt.IsZero() {
+			wait = min(c.delay(waits), left)
+			waits++
+			if timer == nil {
+				timer = time.NewTimer(wait)
+				defer timer.Stop()
+			} else {
+				timer.Reset(wait)
+			}
+			timerAt = time.Now().Add(wait)
 		} else {
-			timer.Reset(d)
+			wait = max(time.Until(timerAt), 0)
+		}
+		if obs != nil {
+			obs.Attempt(attempt, err, wait)
 		}
 		select {
 		case <-ctx.Done():
 			return Lease{}, aborted(ctx.Err())
 		case <-timer.C:
+			timerAt = time.Time{}
+			retries++
+		case <-watch:
+			// A wake-up follows a release, so the attempt it brings does
+			// not use up a retry (MaxRetries bounds polling; the timeout
+			// bounds everything). One-shot: watch again before the
+			// attempt, so a release during it wakes us.
+			unwatch()
+			watch, unwatch = watchKey(notifier, key)
 		}
 	}
+}
+
+// watchKey calls n.WatchKey and guards against a nil cancel.
+func watchKey(n Notifier, key string) (<-chan struct{}, func()) {
+	ch, cancel := n.WatchKey(key)
+	if cancel == nil {
+		cancel = func() {}
+	}
+	return ch, cancel
 }
 
 // delay is the wait after the given failed attempt (0-based).

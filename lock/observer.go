@@ -26,8 +26,10 @@ type Observer interface {
 type AcquireObserver interface {
 	// Attempt is called after every attempt that did not get the lock:
 	// attempt counts from 1, err is the attempt's error (contention
-	// matches ErrLocked), and wait is the delay before the next attempt
-	// (0 when Acquire gives up).
+	// matches ErrLocked), and wait is the longest delay before the next
+	// attempt (a release notification may end it early; 0 when Acquire
+	// gives up or, having just started to watch the key, looks again at
+	// once).
 	Attempt(attempt int, err error, wait time.Duration)
 	// Done is called once with the outcome: the lease, or the error that
 	// Acquire returns.

@@ -28,7 +28,18 @@ type backend struct {
 var (
 	_ lock.Backend  = (*backend)(nil)
 	_ lock.Observer = (*backend)(nil)
+	_ lock.Notifier = (*backend)(nil)
 )
+
+// WatchKey forwards to the wrapped backend when it is a lock.Notifier, so
+// waiters still wake on a release; otherwise it returns a nil channel,
+// which leaves lock.Acquire polling as it would without the wrapper.
+func (w *backend) WatchKey(key string) (<-chan struct{}, func()) {
+	if n, ok := w.next.(lock.Notifier); ok {
+		return n.WatchKey(key)
+	}
+	return nil, func() {}
+}
 
 // Wrap returns b decorated with OpenTelemetry: a span and a duration
 // measurement for every Backend call, and, because the result also

@@ -56,3 +56,48 @@ func TestWrapForwardsCompleter(t *testing.T) {
 
 // plainBackend hides everything but lock.Backend.
 type plainBackend struct{ lock.Backend }
+
+// TestWrapForwardsNotifier: release notifications still reach waiters
+// through the wrapper.
+func TestWrapForwardsNotifier(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	inner, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inner.Close() })
+	w := otellock.Wrap(inner)
+	ctx := context.Background()
+	holder, err := w.Acquire(ctx, "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Duration, 1)
+	go func() {
+		l, err := lock.Acquire(ctx, w, "k", lock.WithBaseDelay(5*time.Second),
+			lock.WithJitter(lock.JitterNone), lock.WithTimeout(20*time.Second))
+		if err != nil {
+			t.Error(err)
+			got <- 0
+			return
+		}
+		released := time.Now()
+		_ = w.Release(ctx, l.ID)
+		got <- time.Since(released)
+	}()
+	time.Sleep(300 * time.Millisecond) // let the waiter start waiting
+	start := time.Now()
+	if err := w.Release(ctx, holder.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("waiter took %v after the release; want a wake-up, not the 5s poll", d)
+	}
+
+	if ch, cancel := otellock.Wrap(plainBackend{inner}).(lock.Notifier).WatchKey("k"); ch != nil {
+		t.Error("WatchKey on a backend without notifications returned a channel")
+	} else {
+		cancel()
+	}
+}

@@ -140,8 +140,21 @@ func sums(t *testing.T, m metricdata.Metrics) map[string]int64 {
 // the test's own, and its client.
 func newRedis(t testing.TB) (*redisbackend.Backend, *redis.Client) {
 	t.Helper()
+	return newRedisWith(t, redisbackend.Options{})
+}
+
+// newPollingRedis is newRedis without release notifications, for tests
+// of the wait span's polling schedule.
+func newPollingRedis(t testing.TB) (*redisbackend.Backend, *redis.Client) {
+	t.Helper()
+	return newRedisWith(t, redisbackend.Options{DisableNotifications: true})
+}
+
+func newRedisWith(t testing.TB, o redisbackend.Options) (*redisbackend.Backend, *redis.Client) {
+	t.Helper()
 	client := redistest.Shared(t).Client(t)
-	b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	o.Prefix = redistest.Prefix(t)
+	b, err := redisbackend.New(client, &o)
 	if err != nil {
 		t.Fatalf("redisbackend.New: %v", err)
 	}

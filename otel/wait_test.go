@@ -18,7 +18,7 @@ import (
 // attempt and every attempt's acquire span as its child.
 func TestDoWaitSpan(t *testing.T) {
 	tel := newTelemetry(t)
-	inner, _ := newRedis(t)
+	inner, _ := newPollingRedis(t)
 	b := otellock.Wrap(inner, tel.options()...)
 	ctx := testCtx(t)
 	key := uniqueKey("wait")
@@ -113,7 +113,7 @@ func TestDoWaitSpan(t *testing.T) {
 // Unset (contention is not a failure), and a last attempt with no pause.
 func TestWaitTimeout(t *testing.T) {
 	tel := newTelemetry(t)
-	inner, _ := newRedis(t)
+	inner, _ := newPollingRedis(t)
 	b := otellock.Wrap(inner, tel.options()...)
 	ctx := testCtx(t)
 	key := uniqueKey("timeout")

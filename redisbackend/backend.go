@@ -43,15 +43,25 @@ type Options struct {
 	// Logger receives the fence-threshold warning (with the key's hash,
 	// never the raw key). Default: slog.Default().
 	Logger *slog.Logger
+	// DisableNotifications turns off waiting for release notifications:
+	// the Backend never subscribes and lock.Acquire polls with its backoff
+	// alone. Releases still publish, so other processes' waiters wake.
+	// Notifications are also off, without this option, for a client that
+	// has no Subscribe method and for *redis.Ring (see WatchKey).
+	DisableNotifications bool
 }
 
-// Backend is a lock.Backend on Redis. It is safe for concurrent use.
+// Backend is a lock.Backend on Redis. It is safe for concurrent use. It
+// also implements lock.Notifier, so lock.Acquire and lock.Do wake on a
+// release instead of polling (see WatchKey); Close ends the subscription
+// that this opens.
 type Backend struct {
 	client   redis.Scripter
 	prefix   string
 	idPrefix string // prefix + ":id:"
 	cleanup  bool
 	log      *slog.Logger
+	notify   *notifier // release notifications (notify.go)
 }
 
 var _ lock.Backend = (*Backend)(nil)
@@ -59,7 +69,8 @@ var _ lock.Backend = (*Backend)(nil)
 // New returns a Backend using client, which may be any go-redis client
 // (*redis.Client, *redis.ClusterClient, *redis.Ring, a failover client).
 // It returns an error with lock.CodeInvalidArgument for a nil client or a
-// bad prefix.
+// bad prefix. New does no I/O: the release subscription is opened on the
+// first contended lock.Acquire; call Close to end it.
 func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if client == nil {
 		return nil, lock.InvalidArgument("config", "nil redis client")
@@ -82,6 +93,7 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 		idPrefix: prefix + ":id:",
 		cleanup:  o.CleanupInIsLocked,
 		log:      log,
+		notify:   newNotifier(client, prefix, o.DisableNotifications),
 	}, nil
 }
 

@@ -2,7 +2,9 @@ package redisbackend_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,4 +97,140 @@ func BenchmarkDo(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkHotKey measures 16 goroutines contending on one key through
+// lock.Acquire, holding it for no time: one op is one successful
+// acquisition. It reports acquisitions/s, the p50 and p99 handoff (from a
+// Release returning to the next successful Acquire returning, paired by
+// fence; 0 when the next Acquire returned first) and client commands per
+// acquisition. As in bench/, a contender that has just released waits
+// until another one has acquired (at most 1s) before it tries again, so
+// every handoff goes to a waiter rather than to the releaser taking the
+// lock straight back while the others sleep. Sub-benchmarks on the same private server: "notify" (release
+// notifications, default backoff), "poll-default" (DisableNotifications,
+// default backoff) and "poll-fixed-10ms" (DisableNotifications, a fixed
+// 10ms retry without jitter: the redislock-like baseline).
+func BenchmarkHotKey(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
+	counter := &cmdCounter{}
+	rdb.AddHook(counter)
+	long := []lock.Option{lock.WithTimeout(time.Minute), lock.WithMaxRetries(1 << 30)}
+	cases := []struct {
+		name    string
+		disable bool
+		opts    []lock.Option
+	}{
+		{"notify", false, long},
+		{"poll-default", true, long},
+		{"poll-fixed-10ms", true, append([]lock.Option{lock.WithBackoff(lock.BackoffFixed),
+			lock.WithBaseDelay(10 * time.Millisecond), lock.WithJitter(lock.JitterNone)}, long...)},
+	}
+	var run atomic.Int64
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench", DisableNotifications: tc.disable})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer bk.Close()
+			key := "hot" + strconv.FormatInt(run.Add(1), 10)
+			ctx := context.Background()
+			// Fences of a fresh key count 1, 2, ...: acquisition f follows
+			// the release of f-1.
+			acquiredAt := make([]int64, b.N+2)
+			releasedAt := make([]int64, b.N+2)
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			// next is closed at the next acquisition; finished when all are done.
+			var mu sync.Mutex
+			next, finished := make(chan struct{}), make(chan struct{})
+			var count int
+			acquired := func() <-chan struct{} {
+				mu.Lock()
+				defer mu.Unlock()
+				close(next)
+				next = make(chan struct{})
+				if count++; count == b.N {
+					close(finished)
+				}
+				return next
+			}
+			var wg sync.WaitGroup
+			cmds := counter.n.Load()
+			b.ResetTimer()
+			start := time.Now()
+			for range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					yield := time.NewTimer(time.Second)
+					defer yield.Stop()
+					for left.Add(-1) >= 0 {
+						l, err := lock.Acquire(ctx, bk, key, tc.opts...)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						now := time.Now().UnixNano()
+						f, err := strconv.Atoi(string(l.Fence))
+						if err != nil || f < 1 || f > b.N {
+							b.Errorf("fence %q out of range for %d acquisitions", l.Fence, b.N)
+							return
+						}
+						acquiredAt[f] = now
+						others := acquired()
+						if err := bk.Release(ctx, l.ID); err != nil {
+							b.Error(err)
+							return
+						}
+						releasedAt[f] = time.Now().UnixNano()
+						yield.Reset(time.Second)
+						select {
+						case <-others:
+						case <-finished:
+						case <-yield.C:
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			handoffs := make([]int64, 0, b.N)
+			for f := 2; f <= b.N; f++ {
+				handoffs = append(handoffs, max(acquiredAt[f]-releasedAt[f-1], 0))
+			}
+			slices.Sort(handoffs)
+			pct := func(p float64) float64 {
+				if len(handoffs) == 0 {
+					return 0
+				}
+				return float64(handoffs[int(p*float64(len(handoffs)-1))]) / 1e3
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "acq/s")
+			b.ReportMetric(pct(0.50), "p50-handoff-µs")
+			b.ReportMetric(pct(0.99), "p99-handoff-µs")
+			b.ReportMetric(float64(counter.n.Load()-cmds)/float64(b.N), "cmds/acq")
+		})
+	}
+}
+
+// cmdCounter is a go-redis hook counting the commands a client sends
+// (pub/sub aside).
+type cmdCounter struct{ n atomic.Int64 }
+
+func (c *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
 }

@@ -68,7 +68,7 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 	fence, warn, err := lock.CheckFence(fenceStr)
 	if err != nil || exp <= 0 {
 		// Do not leave a lock we cannot describe.
-		_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{b.idPrefix + id}, id, toleranceArg).Err()
+		_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{b.idPrefix + id}, id, toleranceArg, b.notify.channel).Err()
 		if err == nil {
 			err = internal(op, "unexpected expiry from the acquire script")
 		}
@@ -93,7 +93,7 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := releaseScript.Run(ctx, b.client, []string{idKey}, id, toleranceArg).Int64()
+	n, err := releaseScript.Run(ctx, b.client, []string{idKey}, id, toleranceArg, b.notify.channel).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)
 	}

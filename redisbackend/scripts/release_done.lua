@@ -1,11 +1,17 @@
 -- Release and mark done: release.lua, then, only on success, a done marker.
 -- KEYS[1] index key, KEYS[2] done-marker key
 -- ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] the lease's lock key,
--- ARGV[4] marker ttlMs
+-- ARGV[4] marker ttlMs, ARGV[5] the release channel ("<prefix>:released")
 -- Returns 1 released and marked, 0 owned by another lease, -1 not found,
 -- -2 expired.
+-- A deleted lock (1 or -2) is announced like release.lua does.
 local time = redis.call('TIME')
 local nowMs = time[1] * 1000 + math.floor(time[2] / 1000)
+
+-- released announces that lockKey is free, on the channel ARGV[5].
+local function released(lockKey)
+  redis.call('PUBLISH', ARGV[5], lockKey)
+end
 
 local lockKey = redis.call('GET', KEYS[1])
 if not lockKey then return -1 end
@@ -21,8 +27,10 @@ end
 if data.lockId ~= ARGV[1] then return 0 end
 if data.expiresAtMs <= nowMs - tonumber(ARGV[2]) then
   redis.call('DEL', lockKey, KEYS[1])
+  released(lockKey)
   return -2
 end
 redis.call('DEL', lockKey, KEYS[1])
 redis.call('SET', KEYS[2], data.fence or '1', 'PX', tonumber(ARGV[4]))
+released(lockKey)
 return 1
