@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// Library names, in report order. syncguard-go is the reference of every ratio.
+const (
+	libSyncguard = "syncguard-go"
+	libRedislock = "bsm/redislock"
+	libRedsync   = "redsync"
+	libRaw       = "raw SET NX PX + DEL"
+)
+
+// impl is one library wired to one go-redis client.
+type impl struct {
+	// cycle takes key without waiting and releases it: one
+	// acquire+release cycle on a key nobody else uses.
+	cycle func(ctx context.Context, key string) error
+	// hot waits for key with the library's own retry (nil: the library is
+	// left out of the hot-key workload) and returns the release.
+	hot func(ctx context.Context, key string) (release func(context.Context) error, err error)
+	// lease takes key without waiting for the keep-alive workload (nil:
+	// left out of it).
+	lease func(ctx context.Context, key string) (kept, error)
+	// close releases what the library holds besides the client (nil: nothing).
+	close func() error
+}
+
+// kept is a held lease whose keep-alive can be started and stopped.
+type kept interface {
+	start()
+	stop()
+	release(ctx context.Context) error
+}
+
+type library struct {
+	name string
+	make func(rdb *redis.Client, ttl time.Duration) (*impl, error)
+}
+
+var libraries = []library{
+	{libSyncguard, newSyncguard},
+	{libRedislock, newRedislock},
+	{libRedsync, newRedsync},
+	{libRaw, newRaw},
+}
+
+var errNotObtained = errors.New("not obtained")
+
+// syncguard-go: redisbackend.New + Backend.Acquire/Release; lock.Acquire
+// (its default retry) for the hot key; lock.Keep for keep-alive.
+func newSyncguard(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "sg"})
+	if err != nil {
+		return nil, err
+	}
+	var closer func() error
+	if c, ok := any(b).(interface{ Close() error }); ok {
+		closer = c.Close // the release subscription, when the backend has one
+	}
+	return &impl{
+		close: closer,
+		cycle: func(ctx context.Context, key string) error {
+			l, err := b.Acquire(ctx, key, ttl)
+			if err != nil {
+				return err
+			}
+			return b.Release(ctx, l.ID)
+		},
+		hot: func(ctx context.Context, key string) (func(context.Context) error, error) {
+			l, err := lock.Acquire(ctx, b, key, lock.WithTTL(ttl))
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) error { return b.Release(ctx, l.ID) }, nil
+		},
+		lease: func(ctx context.Context, key string) (kept, error) {
+			l, err := b.Acquire(ctx, key, ttl)
+			if err != nil {
+				return nil, err
+			}
+			return &sgKept{b: b, l: l}, nil
+		},
+	}, nil
+}
+
+type sgKept struct {
+	b    *redisbackend.Backend
+	l    lock.Lease
+	halt func() error
+}
+
+func (k *sgKept) start() { _, k.halt = lock.Keep(context.Background(), k.b, k.l) }
+func (k *sgKept) stop() {
+	if k.halt != nil {
+		_ = k.halt()
+	}
+}
+func (k *sgKept) release(ctx context.Context) error { return k.b.Release(ctx, k.l.ID) }
+
+// bsm/redislock: Obtain/Release, NoRetry (its default) on distinct keys,
+// LinearBackoff(10ms) for the hot key, Refresh every ttl/3 for keep-alive.
+func newRedislock(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	c := redislock.New(rdb)
+	hotOpts := func() *redislock.Options {
+		return &redislock.Options{RetryStrategy: redislock.LinearBackoff(10 * time.Millisecond)}
+	}
+	return &impl{
+		cycle: func(ctx context.Context, key string) error {
+			l, err := c.Obtain(ctx, key, ttl, nil)
+			if err != nil {
+				return err
+			}
+			return l.Release(ctx)
+		},
+		hot: func(ctx context.Context, key string) (func(context.Context) error, error) {
+			l, err := c.Obtain(ctx, key, ttl, hotOpts())
+			if err != nil {
+				return nil, err
+			}
+			return l.Release, nil
+		},
+		lease: func(ctx context.Context, key string) (kept, error) {
+			l, err := c.Obtain(ctx, key, ttl, nil)
+			if err != nil {
+				return nil, err
+			}
+			return &tickKept{
+				every:  ttl / 3,
+				extend: func(ctx context.Context) error { return l.Refresh(ctx, ttl, nil) },
+				rel:    l.Release,
+			}, nil
+		},
+	}, nil
+}
+
+// redsync: one goredis v9 pool, NewMutex(key, WithExpiry(ttl)) per lock,
+// Lock/Unlock with its default retries (32 tries, 50-250 ms apart), Extend
+// every ttl/3 for keep-alive.
+func newRedsync(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	rs := redsync.New(goredis.NewPool(rdb))
+	return &impl{
+		cycle: func(ctx context.Context, key string) error {
+			m := rs.NewMutex(key, redsync.WithExpiry(ttl))
+			if err := m.LockContext(ctx); err != nil {
+				return err
+			}
+			if ok, err := m.UnlockContext(ctx); err != nil || !ok {
+				return errors.Join(errNotObtained, err)
+			}
+			return nil
+		},
+		hot: func(ctx context.Context, key string) (func(context.Context) error, error) {
+			m := rs.NewMutex(key, redsync.WithExpiry(ttl))
+			if err := m.LockContext(ctx); err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) error {
+				if ok, err := m.UnlockContext(ctx); err != nil || !ok {
+					return errors.Join(errNotObtained, err)
+				}
+				return nil
+			}, nil
+		},
+		lease: func(ctx context.Context, key string) (kept, error) {
+			m := rs.NewMutex(key, redsync.WithExpiry(ttl))
+			if err := m.LockContext(ctx); err != nil {
+				return nil, err
+			}
+			return &tickKept{
+				every: ttl / 3,
+				extend: func(ctx context.Context) error {
+					ok, err := m.ExtendContext(ctx)
+					if err == nil && !ok {
+						err = errNotObtained
+					}
+					return err
+				},
+				rel: func(ctx context.Context) error { _, err := m.UnlockContext(ctx); return err },
+			}, nil
+		},
+	}, nil
+}
+
+// raw baseline: SET key token NX PX ttl + DEL. No ownership check, fence,
+// server time or index; no retry, so it is left out of the hot-key and
+// keep-alive workloads.
+func newRaw(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	return &impl{
+		cycle: func(ctx context.Context, key string) error {
+			ok, err := rdb.SetNX(ctx, key, lock.NewLockID(), ttl).Result()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errNotObtained
+			}
+			return rdb.Del(ctx, key).Err()
+		},
+	}, nil
+}
+
+// tickKept is the keep-alive the peers document: one goroutine per lease
+// extending it every ttl/3.
+type tickKept struct {
+	every  time.Duration
+	extend func(context.Context) error
+	rel    func(context.Context) error
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (k *tickKept) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	k.cancel = cancel
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		t := time.NewTicker(k.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = k.extend(ctx)
+			}
+		}
+	}()
+}
+
+func (k *tickKept) stop() {
+	if k.cancel != nil {
+		k.cancel()
+		k.wg.Wait()
+	}
+}
+
+func (k *tickKept) release(ctx context.Context) error { return k.rel(ctx) }

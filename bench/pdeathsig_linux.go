@@ -1,0 +1,5 @@
+package main
+
+import "syscall"
+
+func setPdeathsig(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package main
+
+import "syscall"
+
+func setPdeathsig(*syscall.SysProcAttr) {}

@@ -1,0 +1,569 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// config is what the flags set.
+type config struct {
+	ttl         time.Duration // lease TTL for the distinct and hot-key workloads, equal for all
+	cell        time.Duration // measured time per library per cell, split over rounds
+	warm        time.Duration // warm-up per library per cell and round
+	rounds      int           // rounds per cell; library order rotates every round
+	conc        []int         // goroutines for the distinct-keys workload
+	allocCycles int           // serial cycles of the allocation pass
+	contenders  int           // hot-key contenders
+	holds       []time.Duration
+	keepN       int
+	keepHold    time.Duration
+	keepTTL     time.Duration
+	poolSize    int
+}
+
+// env is a running server and the libraries under test.
+type env struct {
+	srv  *server
+	cfg  config
+	libs []library
+	log  func(format string, args ...any)
+}
+
+// instance is a library on a client of its own.
+type instance struct {
+	*impl
+	count *counter
+	close func() error
+}
+
+func (e *env) instance(l library, ttl time.Duration) (*instance, error) {
+	rdb, n := e.srv.newClient(e.cfg.poolSize)
+	im, err := l.make(rdb, ttl)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	closeAll := func() error {
+		if im.close != nil {
+			_ = im.close()
+		}
+		return rdb.Close()
+	}
+	return &instance{impl: im, count: n, close: closeAll}, nil
+}
+
+// rotate returns libs rotated left by r, so every library takes every slot.
+func rotate[T any](s []T, r int) []T {
+	if len(s) == 0 {
+		return s
+	}
+	r %= len(s)
+	return append(slices.Clone(s[r:]), s[:r]...)
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p*float64(len(sorted))+0.5) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// ---------- (1) distinct keys ----------
+
+type distinctResult struct {
+	Lib        string
+	Goroutines int
+	Cycles     int64
+	Errors     int64
+	Seconds    float64
+	P50, P99   time.Duration
+}
+
+func (r distinctResult) Rate() float64 { return float64(r.Cycles) / r.Seconds }
+
+type allocResult struct {
+	Lib       string
+	PerCycle  float64
+	BytesPer  float64
+	Cycles    int
+	ErrCycles int
+}
+
+var keySeq atomic.Int64
+
+// runDistinct measures acquire+release cycles on distinct keys: each
+// goroutine owns one key, reused every cycle.
+func (e *env) runDistinct(ctx context.Context) ([]distinctResult, error) {
+	var out []distinctResult
+	for _, g := range e.cfg.conc {
+		acc := map[string]*distinctResult{}
+		lat := map[string][]time.Duration{}
+		for round := 0; round < e.cfg.rounds; round++ {
+			for _, l := range rotate(e.libs, round+g) {
+				inst, err := e.instance(l, e.cfg.ttl)
+				if err != nil {
+					return nil, err
+				}
+				tag := "d" + strconv.FormatInt(keySeq.Add(1), 10) + ":"
+				if e.cfg.warm > 0 {
+					distinctCell(ctx, inst, g, e.cfg.warm, tag)
+				}
+				r, ls := distinctCell(ctx, inst, g, e.cfg.cell/time.Duration(e.cfg.rounds), tag)
+				_ = inst.close()
+				a := acc[l.name]
+				if a == nil {
+					a = &distinctResult{Lib: l.name, Goroutines: g}
+					acc[l.name] = a
+				}
+				a.Cycles += r.Cycles
+				a.Errors += r.Errors
+				a.Seconds += r.Seconds
+				lat[l.name] = append(lat[l.name], ls...)
+			}
+		}
+		for _, l := range e.libs {
+			a := acc[l.name]
+			ls := lat[l.name]
+			slices.Sort(ls)
+			a.P50, a.P99 = percentile(ls, 0.50), percentile(ls, 0.99)
+			e.log("distinct g=%-3d %-20s %9.0f cycles/s  p50 %-9v p99 %-9v errors %d",
+				g, l.name, a.Rate(), a.P50, a.P99, a.Errors)
+			out = append(out, *a)
+		}
+	}
+	return out, nil
+}
+
+func distinctCell(ctx context.Context, inst *instance, g int, d time.Duration, tag string) (distinctResult, []time.Duration) {
+	var cycles, errs atomic.Int64
+	lats := make([][]time.Duration, g)
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			key := tag + strconv.Itoa(i)
+			ls := make([]time.Duration, 0, 1024)
+			for {
+				t0 := time.Now()
+				if !t0.Before(end) || ctx.Err() != nil {
+					break
+				}
+				if err := inst.cycle(ctx, key); err != nil {
+					errs.Add(1)
+					continue
+				}
+				ls = append(ls, time.Since(t0))
+				cycles.Add(1)
+			}
+			lats[i] = ls
+		}(i)
+	}
+	wg.Wait()
+	var all []time.Duration
+	for _, ls := range lats {
+		all = append(all, ls...)
+	}
+	return distinctResult{Goroutines: g, Cycles: cycles.Load(), Errors: errs.Load(), Seconds: time.Since(start).Seconds()}, all
+}
+
+// runAllocs counts heap allocations per acquire+release cycle in a serial
+// pass (one goroutine, one key), libraries interleaved.
+func (e *env) runAllocs(ctx context.Context) ([]allocResult, error) {
+	acc := map[string]*allocResult{}
+	for round := 0; round < e.cfg.rounds; round++ {
+		for _, l := range rotate(e.libs, round) {
+			inst, err := e.instance(l, e.cfg.ttl)
+			if err != nil {
+				return nil, err
+			}
+			key := "a" + strconv.FormatInt(keySeq.Add(1), 10)
+			for i := 0; i < 200; i++ { // warm the pool, scripts and caches
+				_ = inst.cycle(ctx, key)
+			}
+			n := e.cfg.allocCycles / e.cfg.rounds
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			bad := 0
+			for i := 0; i < n; i++ {
+				if inst.cycle(ctx, key) != nil {
+					bad++
+				}
+			}
+			runtime.ReadMemStats(&after)
+			_ = inst.close()
+			a := acc[l.name]
+			if a == nil {
+				a = &allocResult{Lib: l.name}
+				acc[l.name] = a
+			}
+			a.Cycles += n
+			a.ErrCycles += bad
+			a.PerCycle += float64(after.Mallocs - before.Mallocs)
+			a.BytesPer += float64(after.TotalAlloc - before.TotalAlloc)
+		}
+	}
+	var out []allocResult
+	for _, l := range e.libs {
+		a := acc[l.name]
+		a.PerCycle /= float64(a.Cycles)
+		a.BytesPer /= float64(a.Cycles)
+		e.log("allocs %-20s %6.1f allocs/cycle %7.0f B/cycle", l.name, a.PerCycle, a.BytesPer)
+		out = append(out, *a)
+	}
+	return out, nil
+}
+
+// ---------- (2) hot key ----------
+
+type hotResult struct {
+	Lib         string
+	Hold        time.Duration
+	Successes   int64
+	Failures    int64 // gave up (the library's retry budget ran out)
+	Seconds     float64
+	P50, P99    time.Duration // handoff: release returned -> next acquire returned
+	Mean        time.Duration
+	Handoffs    int   // successions to a waiter (the handoff figures)
+	Successions int   // successions in all
+	Commands    int64 // INFO commandstats calls delta (includes commands run by scripts)
+	RoundTrips  int64 // client round trips (go-redis hook)
+}
+
+func (r hotResult) Rate() float64 { return float64(r.Successes) / r.Seconds }
+func (r hotResult) CmdsPerAcq() float64 {
+	if r.Successes == 0 {
+		return 0
+	}
+	return float64(r.Commands) / float64(r.Successes)
+}
+func (r hotResult) RTPerAcq() float64 {
+	if r.Successes == 0 {
+		return 0
+	}
+	return float64(r.RoundTrips) / float64(r.Successes)
+}
+
+// handoffs records holder generations. Holders of one key are totally
+// ordered, and holder k+1's acquire returns after holder k's returned, so
+// the order of acquire returns is the order of holders. The handoff to k+1
+// is acq[k+1] - relEnd[k] (0 when the releaser's reply came last), counted
+// only when k+1 was a waiter: its acquire call began before holder k began
+// to release, so it was waiting through the release.
+type handoffs struct {
+	mu       sync.Mutex
+	call     []time.Time // when holder k's acquire call began
+	acq      []time.Time // when it returned
+	relStart []time.Time
+	relEnd   []time.Time
+	next     chan struct{} // closed at the next acquisition
+}
+
+func newHandoffs() *handoffs { return &handoffs{next: make(chan struct{})} }
+
+// acquired records an acquisition (when record is set) and returns its
+// generation (-1 when not recorded) and a channel closed at the next one.
+func (h *handoffs) acquired(call, t time.Time, record bool) (int, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	close(h.next)
+	h.next = make(chan struct{})
+	if !record {
+		return -1, h.next
+	}
+	h.call = append(h.call, call)
+	h.acq = append(h.acq, t)
+	h.relStart = append(h.relStart, time.Time{})
+	h.relEnd = append(h.relEnd, time.Time{})
+	return len(h.acq) - 1, h.next
+}
+
+func (h *handoffs) released(g int, start, end time.Time) {
+	h.mu.Lock()
+	h.relStart[g], h.relEnd[g] = start, end
+	h.mu.Unlock()
+}
+
+// durations returns the sorted waiter handoffs and how many successions
+// there were in all (waiter or not).
+func (h *handoffs) durations() (out []time.Duration, successions int) {
+	for k := 1; k < len(h.acq); k++ {
+		if h.relEnd[k-1].IsZero() {
+			continue
+		}
+		successions++
+		if !h.call[k].Before(h.relStart[k-1]) {
+			continue // arrived during or after the release: not a waiter
+		}
+		out = append(out, max(0, h.acq[k].Sub(h.relEnd[k-1])))
+	}
+	slices.Sort(out)
+	return out, successions
+}
+
+func (e *env) runHot(ctx context.Context) ([]hotResult, error) {
+	var out []hotResult
+	admin, _ := e.srv.newClient(2)
+	defer admin.Close()
+	hotLibs := e.libs[:0:0]
+	for _, l := range e.libs {
+		if l.name != libRaw {
+			hotLibs = append(hotLibs, l)
+		}
+	}
+	for hi, hold := range e.cfg.holds {
+		acc := map[string]*hotResult{}
+		var hs = map[string][]time.Duration{}
+		for round := 0; round < e.cfg.rounds; round++ {
+			for _, l := range rotate(hotLibs, round+hi) {
+				inst, err := e.instance(l, e.cfg.ttl)
+				if err != nil {
+					return nil, err
+				}
+				key := "hot" + strconv.FormatInt(keySeq.Add(1), 10)
+				if e.cfg.warm > 0 {
+					hotCell(ctx, inst, key, e.cfg.contenders, hold, e.cfg.warm)
+				}
+				c0, err := commandCalls(ctx, admin)
+				if err != nil {
+					return nil, err
+				}
+				rt0 := inst.count.n.Load()
+				r, h, succ := hotCell(ctx, inst, key, e.cfg.contenders, hold, e.cfg.cell/time.Duration(e.cfg.rounds))
+				rt1 := inst.count.n.Load()
+				c1, err := commandCalls(ctx, admin)
+				if err != nil {
+					return nil, err
+				}
+				_ = inst.close()
+				a := acc[l.name]
+				if a == nil {
+					a = &hotResult{Lib: l.name, Hold: hold}
+					acc[l.name] = a
+				}
+				a.Successes += r.Successes
+				a.Failures += r.Failures
+				a.Seconds += r.Seconds
+				a.Commands += c1 - c0
+				a.RoundTrips += rt1 - rt0
+				a.Successions += succ
+				hs[l.name] = append(hs[l.name], h...)
+			}
+		}
+		for _, l := range hotLibs {
+			a := acc[l.name]
+			h := hs[l.name]
+			slices.Sort(h)
+			a.Handoffs = len(h)
+			a.P50, a.P99 = percentile(h, 0.5), percentile(h, 0.99)
+			if len(h) > 0 {
+				var sum time.Duration
+				for _, d := range h {
+					sum += d
+				}
+				a.Mean = sum / time.Duration(len(h))
+			}
+			e.log("hot hold=%-4v %-20s %8.1f acq/s  handoff p50 %-10v mean %-10v p99 %-10v %5.1f cmds/acq %5.1f rt/acq gave-up %d waiter-handoffs %d/%d",
+				hold, l.name, a.Rate(), a.P50, a.Mean.Round(time.Microsecond), a.P99, a.CmdsPerAcq(), a.RTPerAcq(), a.Failures, a.Handoffs, a.Successions)
+			out = append(out, *a)
+		}
+	}
+	return out, nil
+}
+
+// hotCell runs n contenders on one key for d. A contender that has just
+// released waits until another contender has acquired (at most
+// yieldCap) before it tries again, so every handoff goes to a waiter, as
+// with n distinct requesters, and does not measure the releaser taking the
+// lock straight back while the others sleep. Acquisitions returning after
+// d are not counted; waiters still waiting at d are cancelled.
+func hotCell(ctx context.Context, inst *instance, key string, n int, hold, d time.Duration) (hotResult, []time.Duration, int) {
+	const yieldCap = time.Second
+	var ok, failed atomic.Int64
+	h := newHandoffs()
+	start := time.Now()
+	end := start.Add(d)
+	cctx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			yield := time.NewTimer(yieldCap)
+			defer yield.Stop()
+			for cctx.Err() == nil {
+				call := time.Now()
+				release, err := inst.hot(cctx, key)
+				now := time.Now()
+				if err != nil {
+					if cctx.Err() == nil {
+						failed.Add(1)
+					}
+					continue
+				}
+				record := now.Before(end)
+				if record {
+					ok.Add(1)
+				}
+				g, next := h.acquired(call, now, record)
+				if hold > 0 {
+					time.Sleep(hold)
+				}
+				rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+				relStart := time.Now()
+				err = release(rctx)
+				rcancel()
+				if err == nil && g >= 0 {
+					h.released(g, relStart, time.Now())
+				}
+				yield.Reset(yieldCap)
+				select {
+				case <-next:
+				case <-yield.C:
+				case <-cctx.Done():
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	ds, succ := h.durations()
+	return hotResult{Successes: ok.Load(), Failures: failed.Load(), Seconds: d.Seconds()}, ds, succ
+}
+
+// ---------- (3) keep-alive ----------
+
+type keepResult struct {
+	Lib           string
+	Leases        int
+	Seconds       float64
+	TTL           time.Duration
+	RoundTrips    int64 // client round trips during the hold (go-redis hook)
+	Commands      int64 // INFO commandstats delta during the hold
+	Goroutines    int   // max NumGoroutine during the hold minus before Keep started
+	CPU           time.Duration
+	AcquireErrors int
+}
+
+func (r keepResult) RTPerSec() float64  { return float64(r.RoundTrips) / r.Seconds }
+func (r keepResult) CmdPerSec() float64 { return float64(r.Commands) / r.Seconds }
+
+// ExtrapolatedRT scales the measured round trips/s linearly to the goal's
+// shape (goalN leases, TTL goalTTL, extended every TTL/3). Exact for one
+// extend per lease per interval; an upper bound for a batching scheduler
+// whose round trips grow slower than the lease count.
+func (r keepResult) ExtrapolatedRT(goalN int, goalTTL time.Duration) float64 {
+	return r.RTPerSec() * float64(goalN) / float64(r.Leases) * r.TTL.Seconds() / goalTTL.Seconds()
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (e *env) runKeep(ctx context.Context) ([]keepResult, error) {
+	var out []keepResult
+	admin, _ := e.srv.newClient(2)
+	defer admin.Close()
+	for _, l := range e.libs {
+		if l.name == libRaw {
+			continue
+		}
+		inst, err := e.instance(l, e.cfg.keepTTL)
+		if err != nil {
+			return nil, err
+		}
+		r, err := keepCell(ctx, e, admin, inst, l.name)
+		_ = inst.close()
+		if err != nil {
+			return nil, err
+		}
+		e.log("keep %-20s %d leases %.0fs: %7.1f round trips/s  %7.1f cmds/s  +%d goroutines  CPU %v",
+			l.name, r.Leases, r.Seconds, r.RTPerSec(), r.CmdPerSec(), r.Goroutines, r.CPU.Round(time.Millisecond))
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func keepCell(ctx context.Context, e *env, admin *redis.Client, inst *instance, name string) (keepResult, error) {
+	n := e.cfg.keepN
+	tag := "k" + strconv.FormatInt(keySeq.Add(1), 10) + ":"
+	leases := make([]kept, n)
+	var acqErr atomic.Int64
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				k, err := inst.lease(ctx, tag+strconv.Itoa(i))
+				if err != nil {
+					acqErr.Add(1)
+					continue
+				}
+				leases[i] = k
+			}
+		}()
+	}
+	wg.Wait()
+	if acqErr.Load() > 0 {
+		return keepResult{}, fmt.Errorf("%s: %d of %d leases not acquired", name, acqErr.Load(), n)
+	}
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	g0 := runtime.NumGoroutine()
+	c0, err := commandCalls(ctx, admin)
+	if err != nil {
+		return keepResult{}, err
+	}
+	rt0 := inst.count.n.Load()
+	cpu0 := cpuTime()
+	start := time.Now()
+	for _, k := range leases {
+		k.start()
+	}
+	gmax := 0
+	for end := start.Add(e.cfg.keepHold); time.Now().Before(end); {
+		time.Sleep(min(250*time.Millisecond, time.Until(end)))
+		gmax = max(gmax, runtime.NumGoroutine())
+	}
+	secs := time.Since(start).Seconds()
+	rt1 := inst.count.n.Load()
+	cpu1 := cpuTime()
+	c1, err := commandCalls(ctx, admin)
+	if err != nil {
+		return keepResult{}, err
+	}
+	for _, k := range leases {
+		k.stop()
+	}
+	for _, k := range leases {
+		_ = k.release(ctx)
+	}
+	return keepResult{
+		Lib: name, Leases: n, Seconds: secs, TTL: e.cfg.keepTTL,
+		RoundTrips: rt1 - rt0, Commands: c1 - c0,
+		Goroutines: max(0, gmax-g0), CPU: cpu1 - cpu0,
+	}, nil
+}
