@@ -22,7 +22,9 @@ func NewLockID() string {
 		// without entropy would be guessable, so refuse to go on.
 		panic("syncguard: crypto/rand failed: " + err.Error())
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	var out [LockIDLen]byte // encoded on the stack: one allocation, the string
+	base64.RawURLEncoding.Encode(out[:], b[:])
+	return string(out[:])
 }
 
 // ValidateLockID checks that id has the lock id format

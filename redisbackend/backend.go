@@ -62,6 +62,8 @@ type Backend struct {
 	cleanup  bool
 	log      *slog.Logger
 	notify   *notifier // release notifications (notify.go)
+	// channelArg is notify.channel boxed once, the release scripts' ARGV.
+	channelArg any
 }
 
 var _ lock.Backend = (*Backend)(nil)
@@ -87,13 +89,15 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	notify := newNotifier(client, prefix, o.DisableNotifications)
 	return &Backend{
-		client:   client,
-		prefix:   prefix,
-		idPrefix: prefix + ":id:",
-		cleanup:  o.CleanupInIsLocked,
-		log:      log,
-		notify:   newNotifier(client, prefix, o.DisableNotifications),
+		client:     client,
+		prefix:     prefix,
+		idPrefix:   prefix + ":id:",
+		cleanup:    o.CleanupInIsLocked,
+		log:        log,
+		notify:     notify,
+		channelArg: notify.channel,
 	}, nil
 }
 
@@ -147,6 +151,11 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 // fenceKey derives the fence key from the lock key in two steps, as
 // syncguard does: "<prefix>:fence:<lock key>", hashed when too long.
 func (b *Backend) fenceKey(lockKey string) (string, error) {
+	if len(b.prefix)+len(":fence:")+len(lockKey) <= KeyBudget-KeyReserve {
+		// What MakeStorageKey returns when no hashing is needed, in one
+		// allocation instead of two.
+		return b.prefix + ":fence:" + lockKey, nil
+	}
 	return lock.MakeStorageKey(b.prefix, "fence:"+lockKey, KeyBudget, KeyReserve)
 }
 

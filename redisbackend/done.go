@@ -53,7 +53,7 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 		return withOp(err, op)
 	}
 	n, err := releaseDoneScript.Run(ctx, b.client, []string{idKey, doneKey},
-		l.ID, toleranceArg, lockKey, ttlMs, b.notify.channel).Int64()
+		l.ID, toleranceArg, lockKey, ttlMs, b.channelArg).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)
 	}

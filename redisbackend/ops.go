@@ -12,7 +12,12 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-var toleranceArg = strconv.FormatInt(lock.TimeToleranceMs, 10)
+// Script arguments that never change, boxed once so a call does not
+// allocate to pass them.
+var (
+	toleranceArg any = strconv.FormatInt(lock.TimeToleranceMs, 10)
+	fenceMaxArg  any = string(lock.FenceMax)
+)
 
 // Acquire takes the lock on key for ttl, once. On contention it returns a
 // *lock.LockedError (matching lock.ErrLocked) carrying the holder's expiry.
@@ -38,7 +43,7 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 	id := lock.NewLockID()
 	res, err := acquireScript.Run(ctx, b.client,
 		[]string{lockKey, b.idPrefix + id, fenceKey},
-		id, ttlMs, toleranceArg, lockKey, norm, string(lock.FenceMax)).Slice()
+		id, ttlMs, toleranceArg, norm, fenceMaxArg).Slice()
 	if err != nil {
 		return lock.Lease{}, mapError(ctx, op, err)
 	}
@@ -68,7 +73,7 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 	fence, warn, err := lock.CheckFence(fenceStr)
 	if err != nil || exp <= 0 {
 		// Do not leave a lock we cannot describe.
-		_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{b.idPrefix + id}, id, toleranceArg, b.notify.channel).Err()
+		_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{b.idPrefix + id}, id, toleranceArg, b.channelArg).Err()
 		if err == nil {
 			err = internal(op, "unexpected expiry from the acquire script")
 		}
@@ -93,7 +98,7 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := releaseScript.Run(ctx, b.client, []string{idKey}, id, toleranceArg, b.notify.channel).Int64()
+	n, err := releaseScript.Run(ctx, b.client, []string{idKey}, id, toleranceArg, b.channelArg).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)
 	}

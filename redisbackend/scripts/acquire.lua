@@ -1,7 +1,7 @@
 -- Acquire: take the lock when it is free or expired, bump the fence.
 -- KEYS[1] lock key, KEYS[2] index key (prefix:id:<lockId>), KEYS[3] fence key
--- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] toleranceMs, ARGV[4] lock key (for
--- the index value), ARGV[5] user key (for the lock data), ARGV[6] max fence
+-- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] toleranceMs, ARGV[4] user key (for
+-- the lock data), ARGV[5] max fence. The index holds the lock key, KEYS[1].
 -- Returns {1, fence, expiresAtMs} on success; {0, holderExpiresAtMs} on
 -- contention; {-3, fence} when the fence counter passed the maximum (nothing
 -- is written but the counter, which only ever grows).
@@ -23,7 +23,7 @@ end
 -- The fence counter never expires and is never deleted.
 local n = redis.call('INCR', KEYS[3])
 local fence = string.format('%015d', n)
-if n > tonumber(ARGV[6]) then
+if n > tonumber(ARGV[5]) then
   return {-3, fence}
 end
 
@@ -32,9 +32,9 @@ local lockData = cjson.encode({
   lockId = ARGV[1],
   expiresAtMs = expiresAtMs,
   acquiredAtMs = nowMs,
-  key = ARGV[5],
+  key = ARGV[4],
   fence = fence,
 })
 redis.call('SET', KEYS[1], lockData, 'PX', ttlMs)
-redis.call('SET', KEYS[2], ARGV[4], 'PX', ttlMs)
+redis.call('SET', KEYS[2], KEYS[1], 'PX', ttlMs)
 return {1, fence, expiresAtMs}
