@@ -17,37 +17,12 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-// tripCounter is a go-redis hook counting round trips: one per single
-// command and one per pipeline execution, plus the commands sent.
-type tripCounter struct {
-	trips, cmds atomic.Int64
-}
-
-func (h *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.trips.Add(1)
-		h.cmds.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.trips.Add(1)
-		h.cmds.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // countedBackend returns a backend on its own client of srv, with a hook
 // counting its round trips.
-func countedBackend(t testing.TB, srv *redistest.Server, opts ...func(*redis.Options)) (*redisbackend.Backend, *redis.Client, *tripCounter) {
+func countedBackend(t testing.TB, srv *redistest.Server, opts ...func(*redis.Options)) (*redisbackend.Backend, *redis.Client, *redistest.Counter) {
 	t.Helper()
 	rdb := srv.Client(t, opts...)
-	h := &tripCounter{}
-	rdb.AddHook(h)
+	h := redistest.Count(rdb)
 	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -83,16 +58,16 @@ func TestExtendBatch(t *testing.T) {
 	if r := b.ExtendBatch(ctx, reqs[:1]); r[0].Err != nil {
 		t.Fatalf("warm-up: %v", r[0].Err)
 	}
-	trips, cmds := h.trips.Load(), h.cmds.Load()
+	trips, cmds := h.RoundTrips.Load(), h.Commands.Load()
 	before := time.Now()
 	res := b.ExtendBatch(ctx, reqs)
 	if len(res) != len(reqs) {
 		t.Fatalf("len(results) = %d, want %d", len(res), len(reqs))
 	}
-	if got := h.trips.Load() - trips; got != 1 {
+	if got := h.RoundTrips.Load() - trips; got != 1 {
 		t.Errorf("round trips = %d, want 1 pipeline", got)
 	}
-	if got := h.cmds.Load() - cmds; got != 4 {
+	if got := h.Commands.Load() - cmds; got != 4 {
 		t.Errorf("commands sent = %d, want 4 (the invalid requests are not sent)", got)
 	}
 	for _, i := range []int{0, 5} {
@@ -136,13 +111,13 @@ func TestExtendBatch(t *testing.T) {
 	// A cancelled context: every result is Aborted, nothing sent.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	trips = h.trips.Load()
+	trips = h.RoundTrips.Load()
 	for i, r := range b.ExtendBatch(cctx, reqs) {
 		if lock.CodeOf(r.Err) != lock.CodeAborted {
 			t.Errorf("cancelled: result %d = %v, want Aborted", i, r.Err)
 		}
 	}
-	if h.trips.Load() != trips {
+	if h.RoundTrips.Load() != trips {
 		t.Errorf("cancelled batch sent commands")
 	}
 }
@@ -227,9 +202,9 @@ func TestKeepBatchedRedis(t *testing.T) {
 		})
 	}
 	added := runtime.NumGoroutine() - baseline
-	trips := h.trips.Load()
+	trips := h.RoundTrips.Load()
 	time.Sleep(hold)
-	rate := float64(h.trips.Load()-trips) / hold.Seconds()
+	rate := float64(h.RoundTrips.Load()-trips) / hold.Seconds()
 	t.Logf("%d leases, TTL %v, %v: %.1f round trips/s, %d goroutines added", n, ttl, hold, rate, added)
 	if added >= 20 {
 		t.Errorf("goroutines added = %d, want < 20", added)

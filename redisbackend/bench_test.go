@@ -114,8 +114,7 @@ func BenchmarkDo(b *testing.B) {
 func BenchmarkHotKey(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
-	counter := &cmdCounter{}
-	rdb.AddHook(counter)
+	counter := redistest.Count(rdb)
 	long := []lock.Option{lock.WithTimeout(time.Minute), lock.WithMaxRetries(1 << 30)}
 	cases := []struct {
 		name    string
@@ -158,7 +157,7 @@ func BenchmarkHotKey(b *testing.B) {
 				return next
 			}
 			var wg sync.WaitGroup
-			cmds := counter.n.Load()
+			cmds := counter.Commands.Load()
 			b.ResetTimer()
 			start := time.Now()
 			for range 16 {
@@ -212,25 +211,7 @@ func BenchmarkHotKey(b *testing.B) {
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "acq/s")
 			b.ReportMetric(pct(0.50), "p50-handoff-µs")
 			b.ReportMetric(pct(0.99), "p99-handoff-µs")
-			b.ReportMetric(float64(counter.n.Load()-cmds)/float64(b.N), "cmds/acq")
+			b.ReportMetric(float64(counter.Commands.Load()-cmds)/float64(b.N), "cmds/acq")
 		})
-	}
-}
-
-// cmdCounter is a go-redis hook counting the commands a client sends
-// (pub/sub aside).
-type cmdCounter struct{ n atomic.Int64 }
-
-func (c *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
 	}
 }

@@ -2,8 +2,6 @@ package redisbackend_test
 
 import (
 	"context"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,39 +42,13 @@ func TestConformanceMiniredis(t *testing.T) {
 		locktest.WithExpiry(func(_ *testing.T, d time.Duration) { mr.FastForward(d) }))
 }
 
-// commandCounter is a go-redis hook that counts dials and commands.
-type commandCounter struct {
-	dials, cmds atomic.Int64
-}
-
-func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c.dials.Add(1)
-		return next(ctx, network, addr)
-	}
-}
-
-func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.cmds.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.cmds.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // TestValidationBeforeIO proves that every bad input of the conformance
 // suite is rejected before the backend talks to Redis: no dial and no
 // command, counted by a client hook. The backend's own reserved-key rule
 // ("id:" and "fence:" keys) is checked the same way.
 func TestValidationBeforeIO(t *testing.T) {
 	client := redistest.Shared(t).Client(t)
-	counter := &commandCounter{}
+	counter := &redistest.Counter{}
 	client.AddHook(counter)
 	b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t)})
 	if err != nil {
@@ -101,22 +73,22 @@ func TestValidationBeforeIO(t *testing.T) {
 			}})
 	}
 	for _, in := range inputs {
-		dials, cmds := counter.dials.Load(), counter.cmds.Load()
+		dials, cmds := counter.Dials.Load(), counter.Commands.Load()
 		err := in.Call(b)
 		if got := lock.CodeOf(err); got != lock.CodeInvalidArgument {
 			t.Errorf("%s: %v has code %q, want %q", in.Name, err, got, lock.CodeInvalidArgument)
 		}
-		if d, c := counter.dials.Load()-dials, counter.cmds.Load()-cmds; d != 0 || c != 0 {
+		if d, c := counter.Dials.Load()-dials, counter.Commands.Load()-cmds; d != 0 || c != 0 {
 			t.Errorf("%s: %d dials and %d commands before failing, want none", in.Name, d, c)
 		}
 	}
 
 	// The counter does see the backend's traffic: a valid call is counted.
-	cmds := counter.cmds.Load()
+	cmds := counter.Commands.Load()
 	if locked, err := b.IsLocked(context.Background(), key); err != nil || locked {
 		t.Fatalf("IsLocked(valid key) = %v, %v; want false, nil", locked, err)
 	}
-	if counter.cmds.Load() == cmds {
+	if counter.Commands.Load() == cmds {
 		t.Fatalf("a valid IsLocked sent no command the hook counted; the check above proves nothing")
 	}
 }

@@ -35,8 +35,7 @@ func BenchmarkKeepAlive(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.Start(b)
 	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 16 })
-	h := &tripCounter{}
-	rdb.AddHook(h)
+	h := redistest.Count(rdb)
 	bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "keepalive"})
 	if err != nil {
 		b.Fatal(err)
@@ -59,7 +58,7 @@ func BenchmarkKeepAlive(b *testing.B) {
 			_ = stop()
 		}
 	}()
-	trips, cmds, ext0 := h.trips.Load(), h.cmds.Load(), exts.Load()
+	trips, cmds, ext0 := h.RoundTrips.Load(), h.Commands.Load(), exts.Load()
 	maxG := 0
 	b.ResetTimer()
 	start := time.Now()
@@ -79,8 +78,8 @@ func BenchmarkKeepAlive(b *testing.B) {
 		b.Errorf("%d of %d leases lost", lost, n)
 	}
 	b.ReportMetric(float64(n), "leases")
-	b.ReportMetric(float64(h.trips.Load()-trips)/el, "roundtrips/s")
-	b.ReportMetric(float64(h.cmds.Load()-cmds)/el, "cmds/s")
+	b.ReportMetric(float64(h.RoundTrips.Load()-trips)/el, "roundtrips/s")
+	b.ReportMetric(float64(h.Commands.Load()-cmds)/el, "cmds/s")
 	b.ReportMetric(float64(exts.Load()-ext0)/el, "extends/s")
 	b.ReportMetric(float64(maxG), "goroutines")
 	b.ReportMetric(el, "held-s")

@@ -79,22 +79,6 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 	}
 }
 
-// scriptCounter counts the scripts a client runs (EVALSHA and EVAL).
-type scriptCounter struct{ n atomic.Int64 }
-
-func (c *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := cmd.Name(); name == "evalsha" || name == "eval" {
-			c.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (c *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 // acquireResult is the outcome of a background lock.Acquire.
 type acquireResult struct {
 	lease lock.Lease
@@ -127,7 +111,7 @@ func TestNotifyWakesWaiter(t *testing.T) {
 	srv := redistest.Shared(t)
 	prefix := redistest.Prefix(t)
 	holder := newNotifyBackend(t, srv.Client(t), Options{Prefix: prefix})
-	counter := &scriptCounter{}
+	counter := &redistest.Counter{}
 	wc := srv.Client(t)
 	wc.AddHook(counter)
 	waiter := newNotifyBackend(t, wc, Options{Prefix: prefix})
@@ -138,11 +122,11 @@ func TestNotifyWakesWaiter(t *testing.T) {
 		t.Fatal(err)
 	}
 	subscribe(t, waiter)
-	before0 := counter.n.Load()
+	before0 := counter.Scripts.Load()
 	res := acquireAsync(ctx, waiter, "hot", slowPolling...)
 	waitFor(t, "the waiter's watch", 5*time.Second, func() bool { return waiter.queued(t, "hot") == 1 })
 	time.Sleep(200 * time.Millisecond) // no poll is due for 2s
-	before := counter.n.Load()
+	before := counter.Scripts.Load()
 
 	if err := holder.Release(ctx, l.ID); err != nil {
 		t.Fatal(err)
@@ -154,7 +138,7 @@ func TestNotifyWakesWaiter(t *testing.T) {
 	}
 	handoff := r.at.Sub(released)
 	before -= before0
-	t.Logf("handoff %v; scripts before release %d, after %d", handoff, before, counter.n.Load()-before0-before)
+	t.Logf("handoff %v; scripts before release %d, after %d", handoff, before, counter.Scripts.Load()-before0-before)
 	if handoff > 500*time.Millisecond {
 		t.Errorf("waiter took %v after the release, want < 500ms (polling would take ~2s)", handoff)
 	}
@@ -163,7 +147,7 @@ func TestNotifyWakesWaiter(t *testing.T) {
 	if before > 4 {
 		t.Errorf("the waiter ran %d scripts while waiting, want <= 4: it polled", before)
 	}
-	if after := counter.n.Load() - before0 - before; after > 2 {
+	if after := counter.Scripts.Load() - before0 - before; after > 2 {
 		t.Errorf("the waiter ran %d scripts after the release, want 1", after)
 	}
 	if err := waiter.Release(ctx, r.lease.ID); err != nil {

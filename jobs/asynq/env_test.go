@@ -26,7 +26,7 @@ import (
 type env struct {
 	redis   *redistest.Server
 	lockRC  *redis.Client
-	cmds    *cmdCounter
+	cmds    *redistest.Counter
 	backend *redisbackend.Backend
 	asynqRC *redis.Client
 	queue   string
@@ -36,7 +36,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{redis: redistest.Shared(t), cmds: &cmdCounter{}}
+	e := &env{redis: redistest.Shared(t), cmds: &redistest.Counter{}}
 	e.lockRC = e.redis.Client(t)
 	e.lockRC.AddHook(e.cmds)
 	b, err := redisbackend.New(e.lockRC, &redisbackend.Options{Prefix: redistest.Prefix(t)})
@@ -124,25 +124,6 @@ func (e *env) waitQueue(t *testing.T, timeout time.Duration, what string, cond f
 // drained reports whether no task is waiting, running or due for retry.
 func drained(qi *asynq.QueueInfo) bool {
 	return qi.Pending+qi.Active+qi.Scheduled+qi.Retry+qi.Aggregating == 0
-}
-
-// cmdCounter is a go-redis hook that counts the commands sent.
-type cmdCounter struct{ n atomic.Int64 }
-
-func (c *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (c *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
 }
 
 // runs records handler runs: how many, how many at once at most, and when

@@ -119,7 +119,7 @@ func TestInvalidKeyNeverReachesRedis(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			before := e.cmds.n.Load()
+			before := e.cmds.Commands.Load()
 			ran := false
 			h := e.guard(t, tt.opts...).Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
 				ran = true
@@ -135,7 +135,7 @@ func TestInvalidKeyNeverReachesRedis(t *testing.T) {
 			if ran {
 				t.Error("handler ran")
 			}
-			if got := e.cmds.n.Load() - before; got != 0 {
+			if got := e.cmds.Commands.Load() - before; got != 0 {
 				t.Errorf("commands sent = %d, want 0", got)
 			}
 		})
@@ -420,11 +420,11 @@ func TestRoundTrips(t *testing.T) {
 			if err := h.ProcessTask(bg(t), asynq.NewTask(taskType, []byte("warm-up"))); err != nil {
 				t.Fatal(err)
 			}
-			before := e.cmds.n.Load()
+			before := e.cmds.Commands.Load()
 			if err := h.ProcessTask(bg(t), asynq.NewTask(taskType, []byte("counted"))); err != nil {
 				t.Fatal(err)
 			}
-			if got := e.cmds.n.Load() - before; got != tt.want {
+			if got := e.cmds.Commands.Load() - before; got != tt.want {
 				t.Errorf("commands per task = %d, want %d", got, tt.want)
 			}
 		})

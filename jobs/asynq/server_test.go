@@ -236,7 +236,7 @@ func TestEmptyKeyArchivesWithoutRedis(t *testing.T) {
 	if got := r.total.Load(); got != 0 {
 		t.Errorf("handler runs = %d, want 0", got)
 	}
-	if got := e.cmds.n.Load(); got != 0 {
+	if got := e.cmds.Commands.Load(); got != 0 {
 		t.Errorf("commands sent by the lock backend = %d, want 0", got)
 	}
 	archived, err := e.insp.ListArchivedTasks(e.queue)

@@ -25,7 +25,7 @@ import (
 type env struct {
 	b    *redisbackend.Backend
 	rdb  *redis.Client
-	cmds atomic.Int64
+	cmds *redistest.Counter
 }
 
 func newEnv(t *testing.T) *env {
@@ -35,8 +35,7 @@ func newEnv(t *testing.T) *env {
 
 func newEnvOn(t *testing.T, rdb *redis.Client) *env {
 	t.Helper()
-	e := &env{rdb: rdb}
-	rdb.AddHook(counter{&e.cmds})
+	e := &env{rdb: rdb, cmds: redistest.Count(rdb)}
 	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -58,28 +57,6 @@ func (e *env) isLocked(t *testing.T, k string) bool {
 		t.Fatalf("IsLocked: %v", err)
 	}
 	return locked
-}
-
-// counter is a go-redis hook counting every command sent.
-type counter struct{ n *atomic.Int64 }
-
-// DialHook implements redis.Hook.
-func (c counter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-// ProcessHook counts a command.
-func (c counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-// ProcessPipelineHook counts the commands of a pipeline.
-func (c counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
 }
 
 // serve sends one POST / with the key header (none when key is nil) to h.

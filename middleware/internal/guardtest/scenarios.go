@@ -377,14 +377,14 @@ func invalidKeys(t *testing.T, a Adapter) {
 				t.Error("handler ran for an invalid key")
 				ok(w)
 			}})
-			before := e.cmds.Load()
+			before := e.cmds.Commands.Load()
 			rec := serve(h, tt.key)
 			k := ""
 			if tt.key != nil {
 				k = *tt.key
 			}
 			checkProblem(t, rec, http.StatusBadRequest, k)
-			if n := e.cmds.Load() - before; n != 0 {
+			if n := e.cmds.Commands.Load() - before; n != 0 {
 				t.Errorf("%d Redis commands sent, want 0", n)
 			}
 			if n := b.acquires.Load(); n != 0 && !tt.backendRule {
@@ -395,11 +395,11 @@ func invalidKeys(t *testing.T, a Adapter) {
 	t.Run("valid key, as a control", func(t *testing.T) {
 		b := &countingBackend{Backend: e.b}
 		h := a.Build(t, Setup{Backend: b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) { ok(w) }})
-		before := e.cmds.Load()
+		before := e.cmds.Commands.Load()
 		if rec := serve(h, ptr(key)); rec.Code != http.StatusOK {
 			t.Errorf("status %d, want 200", rec.Code)
 		}
-		if n := e.cmds.Load() - before; n == 0 || b.acquires.Load() != 1 {
+		if n := e.cmds.Commands.Load() - before; n == 0 || b.acquires.Load() != 1 {
 			t.Errorf("%d Redis commands and %d Acquire calls for a valid key, want some and 1: the counters are broken", n, b.acquires.Load())
 		}
 	})
@@ -466,7 +466,7 @@ func waitGivesUp(t *testing.T, a Adapter) {
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Wait: w, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 		t.Error("handler ran on a held key")
 	}})
-	before := e.cmds.Load()
+	before := e.cmds.Commands.Load()
 	start := time.Now()
 	rec := serve(h, ptr(key))
 	if elapsed := time.Since(start); elapsed < w {
@@ -475,7 +475,7 @@ func waitGivesUp(t *testing.T, a Adapter) {
 	checkProblem(t, rec, http.StatusConflict, key)
 	checkRetryAfter(t, rec, 9, 10)
 	// With retries at most 50ms apart, a 300ms wait makes several attempts.
-	if n := e.cmds.Load() - before; n < 4 {
+	if n := e.cmds.Commands.Load() - before; n < 4 {
 		t.Errorf("%d Redis commands during the wait, want several attempts", n)
 	}
 }
@@ -536,12 +536,12 @@ func skipper(t *testing.T, a Adapter) {
 	req := httptest.NewRequest(http.MethodPost, "/", nil)
 	req.Header.Set("X-Skip", "1") // and no key: a skipped request needs none
 	rec := httptest.NewRecorder()
-	before := e.cmds.Load()
+	before := e.cmds.Commands.Load()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK || !ran || hadLease {
 		t.Errorf("skipped: status %d, ran %v, lease %v; want 200, true, false", rec.Code, ran, hadLease)
 	}
-	if n := e.cmds.Load() - before; n != 0 {
+	if n := e.cmds.Commands.Load() - before; n != 0 {
 		t.Errorf("%d Redis commands for a skipped request, want 0", n)
 	}
 	if rec := serve(h, nil); rec.Code != http.StatusBadRequest {
