@@ -49,6 +49,13 @@ type Options struct {
 	// Notifications are also off, without this option, for a client that
 	// has no Subscribe method and for *redis.Ring (see WatchKey).
 	DisableNotifications bool
+	// Layout selects the key layout (see Layout and layout.go). The
+	// default, LayoutAuto, picks LayoutCluster for a *redis.ClusterClient
+	// and the syncguard-compatible LayoutSingle otherwise.
+	Layout Layout
+	// ReplicaAck, when set, makes Acquire wait for replicas to acknowledge
+	// the lock and its fence (WAIT) before returning; see ReplicaAck.
+	ReplicaAck ReplicaAck
 }
 
 // Backend is a lock.Backend on Redis. It is safe for concurrent use. It
@@ -59,6 +66,8 @@ type Backend struct {
 	client   redis.Scripter
 	prefix   string
 	idPrefix string // prefix + ":id:"
+	layout   Layout // LayoutSingle or LayoutCluster (layout.go)
+	ack      ReplicaAck
 	cleanup  bool
 	log      *slog.Logger
 	notify   *notifier // release notifications (notify.go)
@@ -85,6 +94,13 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	layout, err := resolveLayout(o.Layout, client, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReplicaAck(o.ReplicaAck, client); err != nil {
+		return nil, err
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
@@ -94,6 +110,8 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 		client:     client,
 		prefix:     prefix,
 		idPrefix:   prefix + ":id:",
+		layout:     layout,
+		ack:        o.ReplicaAck,
 		cleanup:    o.CleanupInIsLocked,
 		log:        log,
 		notify:     notify,
@@ -141,7 +159,7 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") || strings.HasPrefix(norm, "done:") {
 		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:" or "done:" (reserved for index, fence and done-marker keys)`)
 	}
-	lockKey, err = lock.MakeStorageKey(b.prefix, norm, KeyBudget, KeyReserve)
+	lockKey, err = lock.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
 	if err != nil {
 		return "", "", withOp(err, op)
 	}
@@ -151,21 +169,20 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 // fenceKey derives the fence key from the lock key in two steps, as
 // syncguard does: "<prefix>:fence:<lock key>", hashed when too long.
 func (b *Backend) fenceKey(lockKey string) (string, error) {
-	if len(b.prefix)+len(":fence:")+len(lockKey) <= KeyBudget-KeyReserve {
+	p := b.tagPrefix(lockKey) // the prefix, plus ":{T}" in the cluster layout
+	if len(p)+len(":fence:")+len(lockKey) <= KeyBudget-KeyReserve {
 		// What MakeStorageKey returns when no hashing is needed, in one
 		// allocation instead of two.
-		return b.prefix + ":fence:" + lockKey, nil
+		return p + ":fence:" + lockKey, nil
 	}
-	return lock.MakeStorageKey(b.prefix, "fence:"+lockKey, KeyBudget, KeyReserve)
+	return lock.MakeStorageKey(p, "fence:"+lockKey, KeyBudget, KeyReserve)
 }
 
 func (b *Backend) idKey(op, id string) (string, error) {
 	if err := lock.ValidateLockID(id); err != nil {
 		return "", withOp(err, op)
 	}
-	// The prefix is short enough (MaxPrefixBytes) that this never needs
-	// hashing: it equals MakeStorageKey(prefix, "id:"+id, KeyBudget, KeyReserve).
-	return b.idPrefix + id, nil
+	return b.indexKey(id), nil
 }
 
 func validTTL(op string, ttl time.Duration) (int64, error) {

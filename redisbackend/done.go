@@ -25,7 +25,7 @@ var _ lock.Completer = (*Backend)(nil)
 // doneKey derives the done-marker key from the lock key, like the fence
 // key: "<prefix>:done:<lock key>", hashed when too long.
 func (b *Backend) doneKey(lockKey string) (string, error) {
-	return lock.MakeStorageKey(b.prefix, "done:"+lockKey, KeyBudget, KeyReserve)
+	return lock.MakeStorageKey(b.tagPrefix(lockKey), "done:"+lockKey, KeyBudget, KeyReserve)
 }
 
 // ReleaseDone releases lease l and, in the same script, marks l.Key done

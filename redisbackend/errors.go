@@ -22,6 +22,9 @@ const corruptPrefix = "SYNCGUARD_CORRUPT"
 // predicates, falling back to the Redis error prefix (the first word of
 // the reply, which is the protocol's error kind).
 func mapError(ctx context.Context, op string, err error) error {
+	if le := (*lock.Error)(nil); errors.As(err, &le) {
+		return err // already mapped (e.g. by runAcquire)
+	}
 	code, msg := classify(ctx, err)
 	if code == lock.CodeAborted {
 		err = ctx.Err()
@@ -73,6 +76,10 @@ func classifyReply(err error, reply string) (lock.Code, string) {
 		return lock.CodeServiceUnavailable, "redis cannot serve the request now"
 	case redis.IsOOMError(err):
 		return lock.CodeServiceUnavailable, "redis is out of memory (maxmemory reached); nothing was written"
+	case strings.Contains(reply, "attempted to access a non local key"):
+		// Redis Cluster resharding moved the lock key away from its index
+		// key (a script reads the lock key the index names); nothing ran.
+		return lock.CodeServiceUnavailable, "the lock's keys are split across cluster nodes by resharding; retry"
 	case redis.HasErrorPrefix(err, "WRONGTYPE"), redis.HasErrorPrefix(err, "SYNTAX"),
 		redis.HasErrorPrefix(err, "INVALID"):
 		return lock.CodeInvalidArgument, "redis rejected the command"

@@ -40,9 +40,9 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 	if err != nil {
 		return lock.Lease{}, withOp(err, op)
 	}
-	id := lock.NewLockID()
-	res, err := acquireScript.Run(ctx, b.client,
-		[]string{lockKey, b.idPrefix + id, fenceKey},
+	id := b.newLockID(lockKey)
+	res, err := b.runAcquire(ctx,
+		[]string{lockKey, b.indexKey(id), fenceKey},
 		id, ttlMs, toleranceArg, norm, fenceMaxArg).Slice()
 	if err != nil {
 		return lock.Lease{}, mapError(ctx, op, err)
@@ -73,7 +73,7 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 	fence, warn, err := lock.CheckFence(fenceStr)
 	if err != nil || exp <= 0 {
 		// Do not leave a lock we cannot describe.
-		_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{b.idPrefix + id}, id, toleranceArg, b.channelArg).Err()
+		_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{b.indexKey(id)}, id, toleranceArg, b.channelArg).Err()
 		if err == nil {
 			err = internal(op, "unexpected expiry from the acquire script")
 		}
@@ -168,7 +168,7 @@ func (b *Backend) IsLocked(ctx context.Context, key string) (bool, error) {
 	if b.cleanup {
 		cleanup = "1"
 	}
-	n, err := isLockedScript.Run(ctx, b.client, []string{lockKey}, toleranceArg, cleanup, b.idPrefix).Int64()
+	n, err := isLockedScript.Run(ctx, b.client, []string{lockKey}, toleranceArg, cleanup, b.indexPrefix(lockKey)).Int64()
 	if err != nil {
 		return false, mapError(ctx, op, err)
 	}

@@ -20,6 +20,18 @@
 // Without Main the shared process lives until the test binary exits (on Linux it is
 // started with Pdeathsig=SIGKILL, so it dies with the binary) and its temp dir is leaked.
 //
+// Replicated setups, each process started the same way (free port, own dir, log tails in
+// failure messages, Pdeathsig):
+//
+//   - StartCluster: a private Redis Cluster of 3 masters with one replica each, created with
+//     redis-cli --cluster create (redis-cli must be on PATH too) and ready (cluster_state:ok
+//     and one view of the slots on every node, replicas in sync) within 30 s, usually ~4 s.
+//     SharedCluster returns one per test binary, stopped by Main; its nodes must not be
+//     stopped. Nodes can be stopped (StopNode) or crashed (KillNode) on private clusters.
+//   - StartSentinel: a primary, one replica and three sentinels (redis-server --sentinel,
+//     quorum 2, down-after-milliseconds 1000), ready within 30 s, usually ~2 s; Client returns
+//     a redis.NewFailoverClient; KillNode, WaitFailover and RestartAsReplica drive a failover.
+//
 // This package never uses 127.0.0.1:6379 on its own: ports come from the kernel
 // (listening on 127.0.0.1:0), and a port that loses a bind race is retried.
 //

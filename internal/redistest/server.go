@@ -33,6 +33,7 @@ type config struct {
 	aof      bool
 	password string
 	args     []string
+	pre      []string // arguments before the package's own, e.g. a sentinel config file
 }
 
 // Option configures a server launched by Start.
@@ -151,14 +152,14 @@ func (s *Server) stdoutPath() string { return filepath.Join(s.dir, "redis.stdout
 // launch starts redis-server on s.port and waits until it answers PING. On failure the
 // process is killed; errAddrInUse is wrapped if it could not bind.
 func (s *Server) launch() error {
-	args := []string{
+	args := append(append([]string(nil), s.cfg.pre...),
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
 		"--logfile", s.logPath(),
 		"--daemonize", "no",
 		"--save", "",
-	}
+	)
 	if s.cfg.aof {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
@@ -450,4 +451,17 @@ func (s *Server) Flush(t testing.TB) {
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		t.Fatalf("redistest: FLUSHALL on %s: %v", s.addr, err)
 	}
+}
+
+// kill SIGKILLs the server at once (no shutdown, no last replication to
+// replicas), keeping its port and dir for Restart.
+func (s *Server) kill() error {
+	s.mu.Lock()
+	p := s.proc
+	s.proc, s.paused = nil, false
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return killProc(p)
 }

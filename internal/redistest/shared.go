@@ -86,6 +86,7 @@ func Shared(t testing.TB) *Server {
 // its temp dir, and exits with the tests' code. Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	runMainExit()
 	sharedMu.Lock()
 	s := sharedSrv
 	sharedSrv = nil
@@ -122,4 +123,27 @@ func Prefix(t testing.TB) string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return "t:" + name + ":" + string(b[:]) + ":"
+}
+
+// Cleanups of shared resources other than the shared server (SharedCluster,
+// SharedSentinel), run by Main after the tests, in reverse order.
+var (
+	mainExitMu sync.Mutex
+	mainExit   []func()
+)
+
+func atMainExit(f func()) {
+	mainExitMu.Lock()
+	mainExit = append(mainExit, f)
+	mainExitMu.Unlock()
+}
+
+func runMainExit() {
+	mainExitMu.Lock()
+	fs := mainExit
+	mainExit = nil
+	mainExitMu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
 }

@@ -1,0 +1,147 @@
+package redisbackend
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// ReplicaAck makes Acquire wait until N replicas of the primary that took
+// the lock have acknowledged it (Redis WAIT N Timeout) before returning the
+// lease. The zero value turns it off.
+//
+// What it buys: on a failover (Sentinel, or a Redis Cluster master dying),
+// Redis promotes a replica. Replication is asynchronous, so without the
+// acknowledgement a replica may be promoted before it received the last
+// INCR of a fence counter, and the new primary hands out that fence a second
+// time (and a lock that was just granted may vanish). With N >= 1, and with
+// every replica that can be promoted among the N (N = the number of
+// replicas, or Sentinel/cluster settings that only promote up-to-date
+// replicas), a fence that Acquire returned is on the promoted replica, so
+// fences handed out after the failover are strictly greater.
+//
+// What it does not buy: WAIT is not consensus. A lock whose acquire was
+// acknowledged can still be lost in a failover if the acknowledging replica
+// is not the one promoted, and a partitioned old primary keeps accepting
+// writes until it notices (min-replicas-to-write limits that). Fences, not
+// the lock alone, are what protect a resource.
+//
+// What it costs: one more command in the same round trip (EVALSHA and WAIT
+// are pipelined on one connection, because WAIT only waits for the writes
+// of its own connection), plus the replication delay, which is the extra
+// latency of every Acquire; throughput per connection drops accordingly.
+// When fewer than N replicas acknowledge within Timeout, Acquire releases
+// the lock it just took and fails with lock.CodeServiceUnavailable (the
+// fence counter still advanced, which is harmless: fences only need to grow).
+//
+// It needs a client that can pipeline to one node: a *redis.Client
+// (including redis.NewFailoverClient and a single-node UniversalClient) or
+// a *redis.ClusterClient (the pipeline goes to the master of the lock's
+// slot; a MOVED reply reloads the slot map and retries once). New rejects
+// it for other clients (e.g. *redis.Ring). Timeout must be positive and
+// below the client's ReadTimeout, since the pipeline reads WAIT's reply
+// within that.
+type ReplicaAck struct {
+	N       int
+	Timeout time.Duration
+}
+
+// checkReplicaAck validates o for client.
+func checkReplicaAck(a ReplicaAck, client redis.Scripter) error {
+	if a.N == 0 && a.Timeout == 0 {
+		return nil
+	}
+	if a.N <= 0 || a.Timeout <= 0 {
+		return lock.InvalidArgument("config", "ReplicaAck needs N >= 1 and a positive Timeout")
+	}
+	var rt time.Duration
+	switch c := client.(type) {
+	case *redis.Client:
+		rt = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		rt = c.Options().ReadTimeout
+	default:
+		return lock.InvalidArgument("config", "ReplicaAck needs a *redis.Client (also a failover client) or a *redis.ClusterClient, to pipeline EVALSHA and WAIT on one connection")
+	}
+	if rt > 0 && a.Timeout >= rt {
+		return lock.InvalidArgument("config", "ReplicaAck.Timeout must be below the client's ReadTimeout ("+rt.String()+")")
+	}
+	return nil
+}
+
+// runAcquire runs the acquire script, followed by WAIT when ReplicaAck is
+// on. keys and args are the acquire script's (keys[1] the index key,
+// args[0] the lock id).
+func (b *Backend) runAcquire(ctx context.Context, keys []string, args ...interface{}) *redis.Cmd {
+	if b.ack.N <= 0 {
+		return acquireScript.Run(ctx, b.client, keys, args...)
+	}
+	return b.runAcquireAcked(ctx, keys, args)
+}
+
+func (b *Backend) runAcquireAcked(ctx context.Context, keys []string, args []interface{}) *redis.Cmd {
+	failed := func(err error) *redis.Cmd {
+		c := redis.NewCmd(ctx)
+		c.SetErr(err)
+		return c
+	}
+	cc, isCluster := b.client.(*redis.ClusterClient)
+	node := func() (*redis.Client, error) {
+		if isCluster {
+			return cc.MasterForKey(ctx, keys[0])
+		}
+		return b.client.(*redis.Client), nil
+	}
+	run := func(n *redis.Client) (*redis.Cmd, *redis.Cmd) {
+		var ev, w *redis.Cmd
+		// Per-command errors are read below.
+		_, _ = n.Pipelined(ctx, func(p redis.Pipeliner) error {
+			ev = p.EvalSha(ctx, acquireScript.Hash(), keys, args...)
+			w = p.Do(ctx, "wait", b.ack.N, b.ack.Timeout.Milliseconds())
+			return nil
+		})
+		return ev, w
+	}
+	var ev, w *redis.Cmd
+	for try := 0; ; try++ {
+		n, err := node()
+		if err != nil {
+			return failed(err)
+		}
+		ev, w = run(n)
+		err = ev.Err()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") && try < 2 {
+			if err := acquireScript.Load(ctx, n).Err(); err != nil {
+				return failed(err)
+			}
+			continue
+		}
+		if _, moved := redis.IsMovedError(err); moved && isCluster && try < 2 {
+			cc.ReloadState(ctx)
+			continue
+		}
+		break
+	}
+	if ev.Err() != nil {
+		return ev
+	}
+	if res, _ := ev.Val().([]interface{}); len(res) == 0 || res[0] != int64(1) {
+		return ev // not acquired: no write to wait for
+	}
+	acked, err := w.Int64()
+	if err == nil && acked >= int64(b.ack.N) {
+		return ev
+	}
+	// The lock was taken but not acknowledged: do not hand it out.
+	id, _ := args[0].(string)
+	_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{keys[1]}, id, toleranceArg, b.channelArg).Err()
+	if err != nil {
+		return failed(mapError(ctx, "acquire", err))
+	}
+	return failed(&lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire",
+		Msg: fmt.Sprintf("only %d of %d replicas acknowledged the acquire within %v; the lock was released", acked, b.ack.N, b.ack.Timeout)})
+}
