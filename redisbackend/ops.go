@@ -125,20 +125,7 @@ func (b *Backend) Extend(ctx context.Context, id string, ttl time.Duration) (tim
 		return time.Time{}, err
 	}
 	v, err := extendScript.Run(ctx, b.client, []string{idKey}, id, toleranceArg, ttlMs).Result()
-	if err != nil {
-		return time.Time{}, mapError(ctx, op, err)
-	}
-	switch r := v.(type) {
-	case int64:
-		return time.Time{}, notHeld(op, r)
-	case []interface{}:
-		if len(r) == 2 {
-			if exp, ok := r[1].(int64); ok && r[0] == int64(1) {
-				return msTime(exp), nil
-			}
-		}
-	}
-	return time.Time{}, internal(op, "unexpected reply from the extend script")
+	return extendReply(ctx, op, v, err)
 }
 
 func notHeld(op string, code int64) error {
