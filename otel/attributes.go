@@ -105,6 +105,7 @@ var outcomeNames = [numOutcomes]string{
 	outError:    OutcomeError,
 }
 
+// String returns the outcome's attribute value.
 func (o outcome) String() string { return outcomeNames[o] }
 
 // op indexes the operations.

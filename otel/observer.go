@@ -39,8 +39,11 @@ func (w *backend) ObserveAcquire(ctx context.Context, key string) (context.Conte
 // nopObserver observes an acquisition when nothing would record it.
 type nopObserver struct{}
 
+// Attempt does nothing.
 func (nopObserver) Attempt(int, error, time.Duration) {}
-func (nopObserver) Done(lock.Lease, error)            {}
+
+// Done does nothing.
+func (nopObserver) Done(lock.Lease, error) {}
 
 // waitObserver is the lock.AcquireObserver of one acquisition. lock calls
 // it from one goroutine.
