@@ -11,13 +11,10 @@ import (
 )
 
 var (
-	//go:embed scripts/release_done.lua
-	releaseDoneSrc string
 	//go:embed scripts/is_done.lua
 	isDoneSrc string
 
-	releaseDoneScript = redis.NewScript(releaseDoneSrc)
-	isDoneScript      = redis.NewScript(isDoneSrc)
+	isDoneScript = redis.NewScript(isDoneSrc)
 )
 
 var _ lock.Completer = (*Backend)(nil)
@@ -52,8 +49,9 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 	if err != nil {
 		return withOp(err, op)
 	}
-	n, err := releaseDoneScript.Run(ctx, b.client, []string{idKey, doneKey},
-		l.ID, toleranceArg, lockKey, ttlMs, b.channelArg).Int64()
+	// release.lua with a marker key: released and marked in one step.
+	n, err := releaseScript.Run(ctx, b.client, []string{idKey, doneKey},
+		l.ID, toleranceArg, b.channelArg, lockKey, ttlMs).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)
 	}

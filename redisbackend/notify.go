@@ -11,8 +11,8 @@ import (
 
 // Release notifications.
 //
-// The release scripts (release.lua, release_done.lua) PUBLISH the lock key
-// on the channel "<prefix>:released" whenever they delete a lock (a release,
+// The release script (release.lua, also behind ReleaseDone) PUBLISHes the
+// lock key on the channel "<prefix>:released" whenever it deletes a lock (a release,
 // or the cleanup of an expired lease found by a release). A Backend opens
 // one subscription to that channel, lazily on the first WatchKey, and a
 // dispatcher goroutine hands each message to ONE waiter of that lock key in
