@@ -393,12 +393,19 @@ func (c *Cluster) MasterForSlot(t testing.TB, slot int) string {
 // Node returns the node at addr, or fails the test.
 func (c *Cluster) Node(t testing.TB, addr string) *Server {
 	t.Helper()
-	for _, s := range c.nodes {
+	return nodeAt(t, c.nodes, addr, "cluster node")
+}
+
+// nodeAt returns the server of nodes listening on addr, or fails the test
+// naming what kind of node was looked for.
+func nodeAt(t testing.TB, nodes []*Server, addr, kind string) *Server {
+	t.Helper()
+	for _, s := range nodes {
 		if s.addr == addr {
 			return s
 		}
 	}
-	t.Fatalf("redistest: no cluster node at %s", addr)
+	t.Fatalf("redistest: no %s at %s", kind, addr)
 	return nil
 }
 

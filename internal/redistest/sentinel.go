@@ -232,13 +232,7 @@ func (st *Sentinel) Primary(t testing.TB) string {
 
 func (st *Sentinel) node(t testing.TB, addr string) *Server {
 	t.Helper()
-	for _, s := range st.nodes {
-		if s.addr == addr {
-			return s
-		}
-	}
-	t.Fatalf("redistest: no data node at %s", addr)
-	return nil
+	return nodeAt(t, st.nodes, addr, "data node")
 }
 
 // KillNode SIGKILLs the data node at addr (a crash: no shutdown, so writes
