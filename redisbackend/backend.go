@@ -56,6 +56,17 @@ type Options struct {
 	// ReplicaAck, when set, makes Acquire wait for replicas to acknowledge
 	// the lock and its fence (WAIT) before returning; see ReplicaAck.
 	ReplicaAck ReplicaAck
+	// DisableCoalescing sends every script call on a round trip of its
+	// own. By default the calls of concurrent goroutines share pipelines
+	// (one write and one read for many calls, on both sides): a call that
+	// finds four round trips under way queues and goes out with the next
+	// one. A lone call goes out at once, with its own context, so a tracing
+	// hook (redisotel) sees it as usual; a shared pipeline is traced as one
+	// span under the context of the caller that sent it. Coalescing needs a
+	// client with Pipeline and Process methods, as every go-redis client has;
+	// an Acquire with ReplicaAck is never coalesced (its WAIT must follow
+	// its own write on its connection).
+	DisableCoalescing bool
 }
 
 // Backend is a lock.Backend on Redis. It is safe for concurrent use. It
@@ -70,7 +81,9 @@ type Backend struct {
 	ack      ReplicaAck
 	cleanup  bool
 	log      *slog.Logger
-	notify   *notifier // release notifications (notify.go)
+	notify   *notifier  // release notifications (notify.go)
+	coalesce *coalescer // nil: each call on its own round trip (coalesce.go)
+	proc     processor  // nil: only the redis.Scripter methods (scripts.go)
 	// channelArg is notify.channel boxed once, the release scripts' ARGV.
 	channelArg any
 }
@@ -106,7 +119,14 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 		log = slog.Default()
 	}
 	notify := newNotifier(client, prefix, o.DisableNotifications)
+	proc, _ := client.(processor)
+	var co *coalescer
+	if !o.DisableCoalescing {
+		co = newCoalescer(client)
+	}
 	return &Backend{
+		coalesce:   co,
+		proc:       proc,
 		client:     client,
 		prefix:     prefix,
 		idPrefix:   prefix + ":id:",

@@ -2,19 +2,9 @@ package redisbackend
 
 import (
 	"context"
-	_ "embed"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/syncguard-go/syncguard/lock"
-)
-
-var (
-	//go:embed scripts/is_done.lua
-	isDoneSrc string
-
-	isDoneScript = redis.NewScript(isDoneSrc)
 )
 
 var _ lock.Completer = (*Backend)(nil)
@@ -50,8 +40,9 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 		return withOp(err, op)
 	}
 	// release.lua with a marker key: released and marked in one step.
-	n, err := releaseScript.Run(ctx, b.client, []string{idKey, doneKey},
-		l.ID, toleranceArg, b.channelArg, lockKey, ttlMs).Int64()
+	args := append(releaseScript.args(2, 5), idKey, doneKey,
+		l.ID, toleranceArg, b.channelArg, lockKey, ttlMs)
+	n, err := b.run(ctx, releaseScript, args).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)
 	}
@@ -75,7 +66,7 @@ func (b *Backend) IsDone(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, withOp(err, op)
 	}
-	n, err := isDoneScript.Run(ctx, b.client, []string{doneKey}).Int64()
+	n, err := b.run(ctx, isDoneScript, append(isDoneScript.args(1, 0), doneKey)).Int64()
 	if err != nil {
 		return false, mapError(ctx, op, err)
 	}

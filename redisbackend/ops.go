@@ -41,9 +41,9 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 		return lock.Lease{}, withOp(err, op)
 	}
 	id := b.newLockID(lockKey)
-	res, err := b.runAcquire(ctx,
-		[]string{lockKey, b.indexKey(id), fenceKey},
-		id, ttlMs, toleranceArg, norm, fenceMaxArg).Slice()
+	args := append(acquireScript.args(3, 5), lockKey, b.indexKey(id), fenceKey,
+		id, ttlMs, toleranceArg, norm, fenceMaxArg)
+	res, err := b.runAcquire(ctx, args).Slice()
 	if err != nil {
 		return lock.Lease{}, mapError(ctx, op, err)
 	}
@@ -73,7 +73,7 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 	fence, warn, err := lock.CheckFence(fenceStr)
 	if err != nil || exp <= 0 {
 		// Do not leave a lock we cannot describe.
-		_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{b.indexKey(id)}, id, toleranceArg, b.channelArg).Err()
+		_ = b.release(context.WithoutCancel(ctx), b.indexKey(id), id).Err()
 		if err == nil {
 			err = internal(op, "unexpected expiry from the acquire script")
 		}
@@ -98,7 +98,7 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := releaseScript.Run(ctx, b.client, []string{idKey}, id, toleranceArg, b.channelArg).Int64()
+	n, err := b.release(ctx, idKey, id).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)
 	}
@@ -106,6 +106,11 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 		return nil
 	}
 	return notHeld(op, n)
+}
+
+// release runs the release script for lease id (idKey its index key).
+func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
+	return b.run(ctx, releaseScript, append(releaseScript.args(1, 3), idKey, id, toleranceArg, b.channelArg))
 }
 
 // Extend sets the lease id to expire ttl from now by the server's clock
@@ -124,7 +129,7 @@ func (b *Backend) Extend(ctx context.Context, id string, ttl time.Duration) (tim
 	if err != nil {
 		return time.Time{}, err
 	}
-	v, err := extendScript.Run(ctx, b.client, []string{idKey}, id, toleranceArg, ttlMs).Result()
+	v, err := b.run(ctx, extendScript, append(extendScript.args(1, 3), idKey, id, toleranceArg, ttlMs)).Result()
 	return extendReply(ctx, op, v, err)
 }
 
@@ -155,7 +160,7 @@ func (b *Backend) IsLocked(ctx context.Context, key string) (bool, error) {
 	if b.cleanup {
 		cleanup = "1"
 	}
-	n, err := isLockedScript.Run(ctx, b.client, []string{lockKey}, toleranceArg, cleanup, b.indexPrefix(lockKey)).Int64()
+	n, err := b.run(ctx, isLockedScript, append(isLockedScript.args(1, 3), lockKey, toleranceArg, cleanup, b.indexPrefix(lockKey))).Int64()
 	if err != nil {
 		return false, mapError(ctx, op, err)
 	}
@@ -173,7 +178,7 @@ func (b *Backend) LookupKey(ctx context.Context, key string) (*lock.Info, error)
 	if err != nil {
 		return nil, err
 	}
-	return b.lookup(ctx, op, lookupKeyScript, []string{lockKey}, toleranceArg)
+	return b.lookup(ctx, op, lookupKeyScript, append(lookupKeyScript.args(1, 1), lockKey, toleranceArg))
 }
 
 // LookupID describes the live lease with this id, or returns nil, nil.
@@ -186,11 +191,11 @@ func (b *Backend) LookupID(ctx context.Context, id string) (*lock.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.lookup(ctx, op, lookupIDScript, []string{idKey}, id, toleranceArg)
+	return b.lookup(ctx, op, lookupIDScript, append(lookupIDScript.args(1, 2), idKey, id, toleranceArg))
 }
 
-func (b *Backend) lookup(ctx context.Context, op string, s *redis.Script, keys []string, args ...interface{}) (*lock.Info, error) {
-	raw, err := s.Run(ctx, b.client, keys, args...).Text()
+func (b *Backend) lookup(ctx context.Context, op string, s *script, args []any) (*lock.Info, error) {
+	raw, err := b.run(ctx, s, args).Text()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}

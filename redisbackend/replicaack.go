@@ -73,17 +73,20 @@ func checkReplicaAck(a ReplicaAck, client redis.Scripter) error {
 	return nil
 }
 
-// runAcquire runs the acquire script, followed by WAIT when ReplicaAck is
-// on. keys and args are the acquire script's (keys[1] the index key,
-// args[0] the lock id).
-func (b *Backend) runAcquire(ctx context.Context, keys []string, args ...interface{}) *redis.Cmd {
+// runAcquire runs the acquire script (args from acquireScript.args: the
+// lock key, the index key and the fence key, then the lock id first of
+// ARGV), followed by WAIT when ReplicaAck is on.
+func (b *Backend) runAcquire(ctx context.Context, args []any) *redis.Cmd {
 	if b.ack.N <= 0 {
-		return acquireScript.Run(ctx, b.client, keys, args...)
+		return b.run(ctx, acquireScript, args)
 	}
-	return b.runAcquireAcked(ctx, keys, args)
+	return b.runAcquireAcked(ctx, args)
 }
 
-func (b *Backend) runAcquireAcked(ctx context.Context, keys []string, args []interface{}) *redis.Cmd {
+func (b *Backend) runAcquireAcked(ctx context.Context, args []any) *redis.Cmd {
+	lockKey, _ := args[3].(string)
+	idKey, _ := args[4].(string)
+	id, _ := args[6].(string)
 	failed := func(err error) *redis.Cmd {
 		c := redis.NewCmd(ctx)
 		c.SetErr(err)
@@ -92,15 +95,16 @@ func (b *Backend) runAcquireAcked(ctx context.Context, keys []string, args []int
 	cc, isCluster := b.client.(*redis.ClusterClient)
 	node := func() (*redis.Client, error) {
 		if isCluster {
-			return cc.MasterForKey(ctx, keys[0])
+			return cc.MasterForKey(ctx, lockKey)
 		}
 		return b.client.(*redis.Client), nil
 	}
 	run := func(n *redis.Client) (*redis.Cmd, *redis.Cmd) {
-		var ev, w *redis.Cmd
+		ev := redis.NewCmd(ctx, args...)
+		var w *redis.Cmd
 		// Per-command errors are read below.
 		_, _ = n.Pipelined(ctx, func(p redis.Pipeliner) error {
-			ev = p.EvalSha(ctx, acquireScript.Hash(), keys, args...)
+			_ = p.Process(ctx, ev)
 			w = p.Do(ctx, "wait", b.ack.N, b.ack.Timeout.Milliseconds())
 			return nil
 		})
@@ -137,8 +141,7 @@ func (b *Backend) runAcquireAcked(ctx context.Context, keys []string, args []int
 		return ev
 	}
 	// The lock was taken but not acknowledged: do not hand it out.
-	id, _ := args[0].(string)
-	_ = releaseScript.Run(context.WithoutCancel(ctx), b.client, []string{keys[1]}, id, toleranceArg, b.channelArg).Err()
+	_ = b.release(context.WithoutCancel(ctx), idKey, id).Err()
 	if err != nil {
 		return failed(mapError(ctx, "acquire", err))
 	}

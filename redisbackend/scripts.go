@@ -1,13 +1,14 @@
 package redisbackend
 
 import (
+	"context"
 	_ "embed"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts, one per operation. redis.Script runs them with EVALSHA
-// and reloads them on NOSCRIPT.
+// The Lua scripts, one per operation, run with EVALSHA and resent as EVAL
+// (which loads them) on NOSCRIPT, as redis.Script does.
 var (
 	//go:embed scripts/acquire.lua
 	acquireSrc string
@@ -21,11 +22,81 @@ var (
 	lookupKeySrc string
 	//go:embed scripts/is_locked.lua
 	isLockedSrc string
+	//go:embed scripts/is_done.lua
+	isDoneSrc string
 
-	acquireScript   = redis.NewScript(acquireSrc)
-	releaseScript   = redis.NewScript(releaseSrc)
-	extendScript    = redis.NewScript(extendSrc)
-	lookupIDScript  = redis.NewScript(lookupIDSrc)
-	lookupKeyScript = redis.NewScript(lookupKeySrc)
-	isLockedScript  = redis.NewScript(isLockedSrc)
+	acquireScript   = newScript(acquireSrc)
+	releaseScript   = newScript(releaseSrc)
+	extendScript    = newScript(extendSrc)
+	lookupIDScript  = newScript(lookupIDSrc)
+	lookupKeyScript = newScript(lookupKeySrc)
+	isLockedScript  = newScript(isLockedSrc)
+	isDoneScript    = newScript(isDoneSrc)
 )
+
+// Command names, boxed once so a call does not allocate to pass them.
+var (
+	evalshaArg any = "evalsha"
+	evalArg    any = "eval"
+)
+
+// script is one Lua script with its hash and source boxed once.
+type script struct {
+	*redis.Script     // Hash and Load, for pipelines that build their own commands
+	hashArg       any // the SHA1, as EVALSHA's first argument
+	srcArg        any // the source, for EVAL after NOSCRIPT
+}
+
+func newScript(src string) *script {
+	s := redis.NewScript(src)
+	return &script{Script: s, hashArg: s.Hash(), srcArg: src}
+}
+
+// args starts the argument list of an EVALSHA of s with nKeys keys and
+// room for nArgs more values: the caller appends the keys, then ARGV. One
+// allocation for the whole command line.
+func (s *script) args(nKeys, nArgs int) []any {
+	a := make([]any, 3, 3+nKeys+nArgs)
+	a[0], a[1], a[2] = evalshaArg, s.hashArg, nKeys
+	return a
+}
+
+// run sends a command line built by s.args and returns its reply. The
+// calls of concurrent goroutines share pipelines (coalesce.go). A server
+// that lost its script cache (restart, failover, SCRIPT FLUSH) answers
+// NOSCRIPT; the command is then sent again as EVAL, which loads the script.
+func (b *Backend) run(ctx context.Context, s *script, args []any) *redis.Cmd {
+	cmd := b.send(ctx, args)
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		eval := make([]any, len(args))
+		copy(eval, args)
+		eval[0], eval[1] = evalArg, s.srcArg
+		cmd = b.send(ctx, eval)
+	}
+	return cmd
+}
+
+func (b *Backend) send(ctx context.Context, args []any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	if n, _ := args[2].(int); n > 0 {
+		cmd.SetFirstKeyPos(3) // cluster routing: the first key picks the slot
+	}
+	switch {
+	case b.coalesce != nil:
+		b.coalesce.do(ctx, cmd)
+	case b.proc != nil:
+		_ = b.proc.Process(ctx, cmd)
+	default:
+		// A client with no Process method: the Scripter surface only.
+		n := args[2].(int)
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i], _ = args[3+i].(string)
+		}
+		if args[0] == evalArg {
+			return b.client.Eval(ctx, args[1].(string), keys, args[3+n:]...)
+		}
+		return b.client.EvalSha(ctx, args[1].(string), keys, args[3+n:]...)
+	}
+	return cmd
+}

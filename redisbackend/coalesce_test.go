@@ -1,0 +1,315 @@
+package redisbackend
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// fakeClient is a pipelineProcessor whose round trips block until the test
+// lets them finish; a finished command's value is its second argument.
+type fakeClient struct {
+	started chan trip     // each round trip, as it begins
+	finish  chan struct{} // one token finishes one round trip
+}
+
+type trip struct {
+	ctx  context.Context
+	cmds []redis.Cmder
+	pipe bool
+}
+
+func newFakeClient() *fakeClient {
+	return &fakeClient{started: make(chan trip, 100), finish: make(chan struct{}, 100)}
+}
+
+func (f *fakeClient) Process(ctx context.Context, cmd redis.Cmder) error {
+	return f.roundTrip(trip{ctx: ctx, cmds: []redis.Cmder{cmd}})
+}
+
+func (f *fakeClient) Pipeline() redis.Pipeliner { return &fakePipe{f: f} }
+
+func (f *fakeClient) roundTrip(t trip) error {
+	f.started <- t
+	<-f.finish
+	for _, c := range t.cmds {
+		if err := t.ctx.Err(); err != nil {
+			c.SetErr(err)
+			continue
+		}
+		c.(*redis.Cmd).SetVal(c.Args()[1])
+	}
+	return nil
+}
+
+// fakePipe implements the two Pipeliner methods the coalescer uses.
+type fakePipe struct {
+	redis.Pipeliner
+	f    *fakeClient
+	cmds []redis.Cmder
+}
+
+func (p *fakePipe) Process(_ context.Context, cmd redis.Cmder) error {
+	p.cmds = append(p.cmds, cmd)
+	return nil
+}
+
+func (p *fakePipe) Exec(ctx context.Context) ([]redis.Cmder, error) {
+	return p.cmds, p.f.roundTrip(trip{ctx: ctx, cmds: p.cmds, pipe: true})
+}
+
+// call is one caller of the coalescer under test.
+type call struct {
+	cmd  *redis.Cmd
+	done chan struct{}
+}
+
+func startCall(ctx context.Context, co *coalescer, name string) *call {
+	c := &call{cmd: redis.NewCmd(ctx, "echo", name), done: make(chan struct{})}
+	go func() {
+		co.do(ctx, c.cmd)
+		close(c.done)
+	}()
+	return c
+}
+
+func (c *call) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("call %v did not return", c.cmd.Args())
+	}
+}
+
+func nextTrip(t *testing.T, f *fakeClient) trip {
+	t.Helper()
+	select {
+	case tr := <-f.started:
+		return tr
+	case <-time.After(5 * time.Second):
+		t.Fatal("no round trip started")
+		return trip{}
+	}
+}
+
+func noTrip(t *testing.T, f *fakeClient) {
+	t.Helper()
+	select {
+	case tr := <-f.started:
+		t.Fatalf("unexpected round trip with %d commands", len(tr.cmds))
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func waitQueued(t *testing.T, co *coalescer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		co.mu.Lock()
+		got := len(co.queue)
+		co.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queued = %d, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func checkIdle(t *testing.T, co *coalescer) {
+	t.Helper()
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.inFlight != 0 || len(co.queue) != 0 {
+		t.Errorf("after all calls: inFlight %d, queued %d, want 0, 0", co.inFlight, len(co.queue))
+	}
+}
+
+// saturate starts maxInFlight lone calls and waits until they are all on
+// the wire.
+func saturate(t *testing.T, co *coalescer, f *fakeClient) []*call {
+	t.Helper()
+	var calls []*call
+	for i := 0; i < maxInFlight; i++ {
+		calls = append(calls, startCall(context.Background(), co, "lone"+strconv.Itoa(i)))
+		if tr := nextTrip(t, f); tr.pipe || len(tr.cmds) != 1 {
+			t.Fatalf("call %d: pipe %v with %d commands, want a lone command", i, tr.pipe, len(tr.cmds))
+		}
+	}
+	return calls
+}
+
+type ctxKey struct{}
+
+func TestCoalesceLoneCallUsesItsContext(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f)
+	ctx := context.WithValue(context.Background(), ctxKey{}, "mine")
+	c := startCall(ctx, co, "a")
+	tr := nextTrip(t, f)
+	if tr.pipe || tr.ctx.Value(ctxKey{}) != "mine" {
+		t.Errorf("lone call: pipe %v, ctx value %v, want a plain command with the caller's context", tr.pipe, tr.ctx.Value(ctxKey{}))
+	}
+	f.finish <- struct{}{}
+	c.wait(t)
+	if got, err := c.cmd.Text(); err != nil || got != "a" {
+		t.Errorf("reply = %q, %v, want %q", got, err, "a")
+	}
+	checkIdle(t, co)
+}
+
+func TestCoalesceQueueGoesOutAsOnePipeline(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f)
+	lone := saturate(t, co, f)
+
+	const n = 10
+	var queued []*call
+	for i := 0; i < n; i++ {
+		queued = append(queued, startCall(context.Background(), co, "q"+strconv.Itoa(i)))
+		waitQueued(t, co, i+1) // keeps the queue in start order
+	}
+	noTrip(t, f) // nothing more goes out while maxInFlight round trips run
+
+	f.finish <- struct{}{} // one lone round trip ends: it hands on the queue
+	tr := nextTrip(t, f)
+	if !tr.pipe || len(tr.cmds) != n {
+		t.Fatalf("next round trip: pipe %v with %d commands, want one pipeline of %d", tr.pipe, len(tr.cmds), n)
+	}
+	for i, c := range tr.cmds {
+		if c != queued[i].cmd {
+			t.Errorf("pipeline command %d = %v, want %v (queue order)", i, c.Args(), queued[i].cmd.Args())
+		}
+	}
+	for i := 0; i < maxInFlight; i++ {
+		f.finish <- struct{}{}
+	}
+	for i, c := range append(lone, queued...) {
+		c.wait(t)
+		want := c.cmd.Args()[1]
+		if got, err := c.cmd.Result(); err != nil || got != want {
+			t.Errorf("call %d: reply %v, %v, want %v", i, got, err, want)
+		}
+	}
+	noTrip(t, f)
+	checkIdle(t, co)
+}
+
+func TestCoalesceCancelledWhileQueuedSendsNothing(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f)
+	lone := saturate(t, co, f)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	c := startCall(ctx, co, "cancelled")
+	waitQueued(t, co, 1)
+	cancel()
+	c.wait(t)
+	if err := c.cmd.Err(); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled queued call: err %v, want context.Canceled", err)
+	}
+	waitQueued(t, co, 0)
+	for i := 0; i < maxInFlight; i++ {
+		f.finish <- struct{}{}
+	}
+	for _, l := range lone {
+		l.wait(t)
+	}
+	noTrip(t, f) // the cancelled command never went out
+	checkIdle(t, co)
+}
+
+func TestCoalesceSenderCancelledDoesNotFailTheOthers(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f)
+	lone := saturate(t, co, f)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	sender := startCall(ctx, co, "sender")
+	waitQueued(t, co, 1)
+	other := startCall(context.Background(), co, "other")
+	waitQueued(t, co, 2)
+
+	f.finish <- struct{}{}
+	tr := nextTrip(t, f)
+	if !tr.pipe || len(tr.cmds) != 2 || tr.cmds[0] != sender.cmd {
+		t.Fatalf("next round trip: pipe %v, %d commands, want a pipeline of 2 sent by the first queued call", tr.pipe, len(tr.cmds))
+	}
+	cancel() // the sender gives up while its pipeline is on the wire
+	for i := 0; i < maxInFlight; i++ {
+		f.finish <- struct{}{}
+	}
+	for _, c := range append(lone, sender, other) {
+		c.wait(t)
+	}
+	for _, c := range []*call{sender, other} {
+		if got, err := c.cmd.Text(); err != nil || got != c.cmd.Args()[1] {
+			t.Errorf("%v: reply %q, %v, want its reply: a command on the wire is answered", c.cmd.Args()[1], got, err)
+		}
+	}
+	checkIdle(t, co)
+}
+
+func TestCoalesceManyCallers(t *testing.T) {
+	// Round trips finish as fast as the test can hand out tokens; every
+	// caller must get its own reply and nothing may be left queued. (How
+	// much is coalesced here depends on scheduling; the pipelines are
+	// asserted in TestCoalesceQueueGoesOutAsOnePipeline and, on a real
+	// server, in TestCoalescing.)
+	f := newFakeClient()
+	co := newCoalescer(f)
+	stop := make(chan struct{})
+	var finisher sync.WaitGroup
+	finisher.Add(1)
+	trips, pipelined := 0, 0
+	go func() {
+		defer finisher.Done()
+		for {
+			select {
+			case tr := <-f.started:
+				trips++
+				if tr.pipe {
+					pipelined += len(tr.cmds)
+				}
+				f.finish <- struct{}{}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	const callers, each = 32, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for g := 0; g < callers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				want := strconv.Itoa(g) + "/" + strconv.Itoa(i)
+				cmd := redis.NewCmd(context.Background(), "echo", want)
+				co.do(context.Background(), cmd)
+				if got, err := cmd.Text(); err != nil || got != want {
+					errs <- errors.New("got " + got + ", want " + want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	finisher.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d calls in %d round trips (%d in pipelines)", callers*each, trips, pipelined)
+	checkIdle(t, co)
+}
