@@ -21,6 +21,10 @@ const (
 	libRedislock = "bsm/redislock"
 	libRedsync   = "redsync"
 	libRaw       = "raw SET NX PX + DEL"
+	// libRedislockAP is not a documented configuration of redislock: it is
+	// there to show what go-redis's own (experimental) autopipeliner gives
+	// a peer, next to syncguard-go's built-in coalescing.
+	libRedislockAP = "bsm/redislock on go-redis AutoPipeline"
 )
 
 // impl is one library wired to one go-redis client.
@@ -48,13 +52,17 @@ type kept interface {
 type library struct {
 	name string
 	make func(rdb *redis.Client, ttl time.Duration) (*impl, error)
+	// distinctOnly leaves the library out of the hot-key and keep-alive
+	// workloads.
+	distinctOnly bool
 }
 
 var libraries = []library{
-	{libSyncguard, newSyncguard},
-	{libRedislock, newRedislock},
-	{libRedsync, newRedsync},
-	{libRaw, newRaw},
+	{name: libSyncguard, make: newSyncguard},
+	{name: libRedislock, make: newRedislock},
+	{name: libRedsync, make: newRedsync},
+	{name: libRaw, make: newRaw, distinctOnly: true},
+	{name: libRedislockAP, make: newRedislockAP, distinctOnly: true},
 }
 
 var errNotObtained = errors.New("not obtained")
@@ -142,6 +150,25 @@ func newRedislock(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 				extend: func(ctx context.Context) error { return l.Refresh(ctx, ttl, nil) },
 				rel:    l.Release,
 			}, nil
+		},
+	}, nil
+}
+
+// bsm/redislock with go-redis's blocking autopipeliner (its default
+// options) as its client: Obtain/Release on distinct keys only.
+func newRedislockAP(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	ap, err := rdb.AutoPipeline() // closed with rdb
+	if err != nil {
+		return nil, err
+	}
+	c := redislock.New(ap)
+	return &impl{
+		cycle: func(ctx context.Context, key string) error {
+			l, err := c.Obtain(ctx, key, ttl, nil)
+			if err != nil {
+				return err
+			}
+			return l.Release(ctx)
 		},
 	}, nil
 }

@@ -320,7 +320,7 @@ func (e *env) runHot(ctx context.Context) ([]hotResult, error) {
 	defer admin.Close()
 	hotLibs := e.libs[:0:0]
 	for _, l := range e.libs {
-		if l.name != libRaw {
+		if !l.distinctOnly {
 			hotLibs = append(hotLibs, l)
 		}
 	}
@@ -482,7 +482,7 @@ func (e *env) runKeep(ctx context.Context) ([]keepResult, error) {
 	admin, _ := e.srv.newClient(2)
 	defer admin.Close()
 	for _, l := range e.libs {
-		if l.name == libRaw {
+		if l.distinctOnly {
 			continue
 		}
 		inst, err := e.instance(l, e.cfg.keepTTL)
