@@ -22,6 +22,7 @@
 // The script calls of concurrent goroutines share pipelines: a call goes
 // out at once while fewer than four round trips are under way, and later
 // calls go out together in the next one (see Options.DisableCoalescing).
-// Under load this at least doubles Acquire+Release throughput; a lone call
-// is sent exactly as before.
+// In bench/ (32 goroutines on distinct keys, 2 cores) it took
+// Acquire+Release from 29.6k to 52k cycles/s; a lone call is sent exactly
+// as without it.
 package redisbackend
