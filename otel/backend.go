@@ -55,7 +55,9 @@ func (w *backend) WatchKey(key string) (<-chan struct{}, func()) {
 //
 // When b implements lock.Observer itself, the result forwards to it; when
 // b implements lock.Completer, so does the result (ReleaseDone is observed
-// as a release).
+// as a release); when b implements lock.BatchExtender, so does the result
+// (one "syncguard.extend_batch" span per batch), and lock.Keep keeps its
+// leases alive from one scheduler goroutine, as it does for b.
 func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 	if b == nil {
 		panic("otellock: Wrap(nil)")
@@ -72,8 +74,15 @@ func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 		w.tracer = c.tracerProvider.Tracer(ScopeName, trace.WithInstrumentationVersion(Version()))
 	}
 	w.nextObs, _ = b.(lock.Observer)
-	if c, ok := b.(lock.Completer); ok {
-		return &completer{backend: w, next: c}
+	cb, isCompleter := b.(lock.Completer)
+	be, isBatcher := b.(lock.BatchExtender)
+	switch {
+	case isCompleter && isBatcher:
+		return &completerBatcher{completer: &completer{backend: w, next: cb}, next: be}
+	case isCompleter:
+		return &completer{backend: w, next: cb}
+	case isBatcher:
+		return &batcher{backend: w, next: be}
 	}
 	return w
 }

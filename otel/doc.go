@@ -23,7 +23,9 @@
 // attempts, the total wait and the fence. When lock.Keep (the heartbeat of
 // lock.Do and the middleware) loses a lease, a "syncguard.lease_lost" event
 // goes on the span of the context the lease is kept under, typically the
-// request's.
+// request's. When the wrapped backend is a lock.BatchExtender (the Redis
+// backend is), so is the wrapper: lock.Keep extends all leases from one
+// scheduler, and each batch is one "syncguard.extend_batch" span of its own.
 //
 // Attributes: syncguard.key.hash (lock.HashKey of the key), syncguard.key
 // (the raw key, only with [WithRawKeys]), syncguard.lock_id.hash,

@@ -1,0 +1,129 @@
+package otellock
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Batched keep-alive through the decorator: when the wrapped backend is a
+// lock.BatchExtender, so is the result of Wrap, and lock.Keep keeps all its
+// leases alive from one scheduler instead of a goroutine per lease.
+
+// batchSpanName is the span of one ExtendBatch call.
+const batchSpanName = "syncguard.extend_batch"
+
+// BatchSizeKey is the number of leases in one ExtendBatch call; the
+// counts of its outcomes go under BatchExtendedKey, BatchNotHeldKey and
+// BatchErrorsKey.
+const (
+	BatchSizeKey     = attribute.Key("syncguard.batch.size")
+	BatchExtendedKey = attribute.Key("syncguard.batch.extended")
+	BatchNotHeldKey  = attribute.Key("syncguard.batch.not_held")
+	BatchErrorsKey   = attribute.Key("syncguard.batch.errors")
+)
+
+// batcher decorates a backend that also implements lock.BatchExtender.
+type batcher struct {
+	*backend
+	next lock.BatchExtender
+}
+
+// completerBatcher decorates a backend that implements both lock.Completer
+// and lock.BatchExtender (the Redis backend does).
+type completerBatcher struct {
+	*completer
+	next lock.BatchExtender
+}
+
+var (
+	_ lock.BatchExtender = (*batcher)(nil)
+	_ lock.BatchExtender = (*completerBatcher)(nil)
+	_ lock.Completer     = (*completerBatcher)(nil)
+)
+
+// ExtendBatch calls the wrapped backend's ExtendBatch in one
+// "syncguard.extend_batch" span; see backend.extendBatch.
+func (w *batcher) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	return w.extendBatch(ctx, w.next, reqs)
+}
+
+// ExtendBatch calls the wrapped backend's ExtendBatch in one
+// "syncguard.extend_batch" span; see backend.extendBatch.
+func (w *completerBatcher) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	return w.extendBatch(ctx, w.next, reqs)
+}
+
+// extendBatch runs be.ExtendBatch in one span (the batch size and the
+// counts of its outcomes as attributes; status Error, with the first
+// system error, when any lease got one) and records each lease's extend in
+// the operation-duration histogram as Extend does, all with the batch's
+// duration. Lost leases are reported by lock.Keep through ObserveLeaseLost.
+func (w *backend) extendBatch(ctx context.Context, be lock.BatchExtender, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	if ctx == nil {
+		return be.ExtendBatch(ctx, reqs)
+	}
+	var span trace.Span
+	if w.tracer != nil {
+		var s trace.Span
+		ctx, s = w.tracer.Start(ctx, batchSpanName, w.startOpts...)
+		if s.IsRecording() {
+			span = s
+		} else {
+			s.End()
+		}
+	}
+	timed := w.inst.operation.Enabled(ctx)
+	began := time.Now()
+	res := be.ExtendBatch(ctx, reqs)
+	d := seconds(time.Since(began))
+
+	var extended, notHeld, failed int64
+	var firstErr error
+	for i, r := range res {
+		out := outExtended
+		if r.Err != nil {
+			out = classify(r.Err)
+		}
+		switch out {
+		case outExtended:
+			extended++
+		case outError:
+			failed++
+			if firstErr == nil {
+				firstErr = r.Err
+			}
+		default:
+			notHeld++
+		}
+		if timed {
+			if out == outError {
+				w.inst.operation.Record(ctx, d, w.inst.errorRecord(opExtend, errorType(r.Err)))
+			} else {
+				w.inst.operation.Record(ctx, d, w.inst.opAttrs[opExtend][out]...)
+			}
+		}
+		if w.held.len() > 0 && i < len(reqs) {
+			switch out {
+			case outExtended:
+				w.held.extend(reqs[i].ID, r.ExpiresAt)
+			case outError:
+			default:
+				w.held.remove(reqs[i].ID)
+			}
+		}
+	}
+	if span != nil {
+		span.SetAttributes(BatchSizeKey.Int(len(reqs)), BatchExtendedKey.Int64(extended),
+			BatchNotHeldKey.Int64(notHeld), BatchErrorsKey.Int64(failed), w.inst.backend)
+		if firstErr != nil {
+			setError(span, firstErr)
+		}
+		span.End()
+	}
+	return res
+}
