@@ -126,13 +126,7 @@ func newRedislock(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 		return &redislock.Options{RetryStrategy: redislock.LinearBackoff(10 * time.Millisecond)}
 	}
 	return &impl{
-		cycle: func(ctx context.Context, key string) error {
-			l, err := c.Obtain(ctx, key, ttl, nil)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		},
+		cycle: redislockCycle(c, ttl),
 		hot: func(ctx context.Context, key string) (func(context.Context) error, error) {
 			l, err := c.Obtain(ctx, key, ttl, hotOpts())
 			if err != nil {
@@ -161,16 +155,18 @@ func newRedislockAP(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := redislock.New(ap)
-	return &impl{
-		cycle: func(ctx context.Context, key string) error {
-			l, err := c.Obtain(ctx, key, ttl, nil)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		},
-	}, nil
+	return &impl{cycle: redislockCycle(redislock.New(ap), ttl)}, nil
+}
+
+// redislockCycle is Obtain (no retry) + Release.
+func redislockCycle(c *redislock.Client, ttl time.Duration) func(ctx context.Context, key string) error {
+	return func(ctx context.Context, key string) error {
+		l, err := c.Obtain(ctx, key, ttl, nil)
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	}
 }
 
 // redsync: one goredis v9 pool, NewMutex(key, WithExpiry(ttl)) per lock,

@@ -4,7 +4,7 @@
 // RESULTS.md plus one PNG chart per workload next to it.
 //
 //	go run . -out RESULTS.md                      # what `make bench` runs (< 5 min)
-//	go run . -keep-n 10000 -keep-hold 30s -keep-ttl 30s   # the issue's full keep-alive shape
+//	go run . -keep-n 1000 -keep-hold 10s -keep-ttl 6s     # a quicker keep-alive workload
 //
 // Workloads: (1) distinct keys at 1, 8, 32 and 128 goroutines (cycles/s,
 // p50/p99 per cycle, allocations per cycle from a serial pass); (2) one hot
@@ -44,9 +44,9 @@ func defaultConfig() config {
 		allocCycles: 4000,
 		contenders:  16,
 		holds:       []time.Duration{0, time.Millisecond},
-		keepN:       1000,
-		keepHold:    10 * time.Second,
-		keepTTL:     6 * time.Second,
+		keepN:       10000,
+		keepHold:    30 * time.Second,
+		keepTTL:     30 * time.Second,
 		poolSize:    64,
 	}
 }

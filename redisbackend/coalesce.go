@@ -15,12 +15,12 @@ import (
 // caller's span). Otherwise it queues. Whoever finishes a round trip hands
 // the whole queue, as one pipeline, to the first caller in it, which sends
 // it and, when the replies are in, hands on the queue that built up
-// meanwhile. Every caller thus waits for at most the round trip under way
-// plus its own, and no goroutine runs besides the callers. Redis reads and
-// answers a pipeline of N commands with one read and one write instead of N
-// of each, and the client likewise: at 32 goroutines on distinct keys that
-// is the difference between Lua-script locks being slower than a bare SET
-// NX + DEL and being as fast (see README, Performance).
+// meanwhile. A queued caller thus waits for the first round trip under way
+// to end, then for its own, and no goroutine runs besides the callers.
+// Redis reads and answers a pipeline of N commands with one read and one
+// write instead of N of each, and the client likewise: at 32 goroutines on
+// distinct keys that takes Acquire+Release (two Lua scripts) from 0.6x to
+// 1.1x the cycles/s of a bare SET NX + DEL (see README, Performance).
 
 // maxInFlight is how many round trips the coalescer lets run at once. One
 // in flight keeps pipelines deepest but leaves Redis idle while the client
