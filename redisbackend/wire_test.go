@@ -104,6 +104,45 @@ func TestWireLayout(t *testing.T) {
 	}
 }
 
+// TestWireKeyEscaping: the lock JSON stays valid, with the key intact,
+// whatever characters the key holds (the acquire script writes the JSON
+// itself and escapes only the key, through cjson).
+func TestWireKeyEscaping(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	ctx := context.Background()
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{
+		`quote"key`, `back\slash\`, `slash/</script>`, "ctl\n\t\r\x01\x7f", "caf\u00e9 \U0001F512",
+		`{"lockId":"x"}`, `","fence":"999999999999999`, "\u2028\u2029",
+	} {
+		l, err := b.Acquire(ctx, key, time.Minute)
+		if err != nil {
+			t.Fatalf("acquire %q: %v", key, err)
+		}
+		raw, err := rdb.Get(ctx, b.Prefix()+":"+key).Result()
+		if err != nil {
+			t.Fatalf("%q: %v", key, err)
+		}
+		var data map[string]any
+		if err := json.Unmarshal([]byte(raw), &data); err != nil || len(data) != 5 {
+			t.Errorf("%q: lock value %s: %v, want JSON with 5 fields", key, raw, err)
+			continue
+		}
+		if data["key"] != key || data["lockId"] != l.ID || data["fence"] != string(l.Fence) {
+			t.Errorf("%q: lock value %s, want key, lockId %s and fence %s", key, raw, l.ID, l.Fence)
+		}
+		if info, err := b.LookupKey(ctx, key); err != nil || info == nil || info.KeyHash != lock.HashKey(key) {
+			t.Errorf("%q: LookupKey = %+v, %v", key, info, err)
+		}
+		if err := b.Release(ctx, l.ID); err != nil {
+			t.Errorf("%q: release: %v", key, err)
+		}
+	}
+}
+
 // TestWireHashedFenceKey checks the two-step fence key derivation when the
 // fence key exceeds the 1000-byte budget. The expected value was computed
 // independently (Python hashlib).
