@@ -51,7 +51,7 @@ type Options struct {
 	DisableNotifications bool
 	// Layout selects the key layout (see Layout and layout.go). The
 	// default, LayoutAuto, picks LayoutCluster for a *redis.ClusterClient
-	// and the syncguard-compatible LayoutSingle otherwise.
+	// or a *redis.Ring and the syncguard-compatible LayoutSingle otherwise.
 	Layout Layout
 	// ReplicaAck, when set, makes Acquire wait for replicas to acknowledge
 	// the lock and its fence (WAIT) before returning; see ReplicaAck.

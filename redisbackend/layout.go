@@ -45,11 +45,13 @@ type Layout int
 
 const (
 	// LayoutAuto (the default) picks LayoutCluster for a
-	// *redis.ClusterClient and LayoutSingle for any other client.
+	// *redis.ClusterClient or a *redis.Ring and LayoutSingle for any other
+	// client.
 	LayoutAuto Layout = iota
 	// LayoutSingle is the syncguard (TypeScript) key layout, for a single
 	// Redis or a replicated primary (Sentinel). Its multi-key scripts fail
-	// with CROSSSLOT on Redis Cluster.
+	// with CROSSSLOT on Redis Cluster, and New rejects it for a *redis.Ring,
+	// which would put the keys of one lock on different shards.
 	LayoutSingle
 	// LayoutCluster keeps every key of one lock in one hash slot (see
 	// Layout). It works on a single Redis too, but is not wire-compatible
@@ -77,9 +79,11 @@ const tagLen = 3
 // resolveLayout returns the concrete layout for client, or an error for an
 // unknown value or a prefix the cluster layout cannot use.
 func resolveLayout(l Layout, client redis.Scripter, prefix string) (Layout, error) {
+	_, isCluster := client.(*redis.ClusterClient)
+	_, isRing := client.(*redis.Ring)
 	switch l {
 	case LayoutAuto:
-		if _, ok := client.(*redis.ClusterClient); ok {
+		if isCluster || isRing {
 			l = LayoutCluster
 		} else {
 			l = LayoutSingle
@@ -87,6 +91,12 @@ func resolveLayout(l Layout, client redis.Scripter, prefix string) (Layout, erro
 	case LayoutSingle, LayoutCluster:
 	default:
 		return 0, lock.InvalidArgument("config", "unknown Layout")
+	}
+	if l == LayoutSingle && isRing {
+		// A Ring sends each key to a shard by its name (or hash tag): the
+		// index key of a lock would live on another shard than the lock
+		// the script wrote, and Release by id would miss it.
+		return 0, lock.InvalidArgument("config", "a *redis.Ring needs LayoutCluster (the default for it): in the single layout the keys of one lock hash to different shards")
 	}
 	if l == LayoutCluster && strings.ContainsAny(prefix, "{}") {
 		return 0, lock.InvalidArgument("config", "prefix must not contain '{' or '}' in the cluster layout (they would change the hash tag)")
