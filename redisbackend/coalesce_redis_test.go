@@ -17,7 +17,7 @@ import (
 
 // TestCoalescing holds the server still (SIGSTOP) while 16 goroutines
 // acquire distinct keys: four calls go out alone and the other twelve
-// queue, then share one pipeline. With DisableCoalescing every call is a
+// queue (the test waits until they have), then share one pipeline. With DisableCoalescing every call is a
 // round trip of its own. Either way every caller gets its own lease.
 func TestCoalescing(t *testing.T) {
 	const callers = 16
@@ -57,7 +57,18 @@ func TestCoalescing(t *testing.T) {
 					leases[i], errs[i] = b.Acquire(ctx, "k"+strconv.Itoa(i), time.Minute)
 				}()
 			}
-			time.Sleep(300 * time.Millisecond) // every caller is on the wire or queued
+			// Every caller is on the wire or queued before the server wakes.
+			want := 0
+			if !tc.disable {
+				want = callers - 4
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for redisbackend.QueuedCalls(b) != want && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if got := redisbackend.QueuedCalls(b); got != want {
+				t.Fatalf("queued calls = %d, want %d", got, want)
+			}
 			srv.Resume(t)
 			wg.Wait()
 
