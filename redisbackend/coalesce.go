@@ -2,6 +2,7 @@ package redisbackend
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -81,8 +82,7 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) {
 	if co.inFlight < maxInFlight {
 		co.inFlight++
 		co.mu.Unlock()
-		_ = co.c.Process(ctx, cmd)
-		co.handOn()
+		co.lead(ctx, nil, cmd)
 		return
 	}
 	q := queuedPool.Get().(*queued)
@@ -107,34 +107,48 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) {
 		batch = <-q.wake
 	}
 	if batch != nil {
-		co.send(ctx, batch)
-		co.handOn()
+		co.lead(ctx, batch, cmd)
 	}
 	q.cmd = nil
 	queuedPool.Put(q)
 }
 
-// send runs a batch (this caller's command first) and answers the others.
-func (co *coalescer) send(ctx context.Context, batch []*queued) {
-	if len(batch) == 1 {
-		_ = co.c.Process(ctx, batch[0].cmd)
-	} else {
-		// The batch is everyone's: the sender's cancellation must not fail
-		// the others' commands.
-		pctx := context.WithoutCancel(ctx)
-		pipe := co.c.Pipeline()
-		for _, q := range batch {
-			_ = pipe.Process(pctx, q.cmd)
+// errUnanswered is the error of a batched command whose round trip ended
+// without replies (its sender panicked, in a hook for instance).
+var errUnanswered = errors.New("redisbackend: the shared pipeline ended without a reply")
+
+// lead sends cmd, alone (batch nil) or as the first of batch, answers the
+// rest of batch, and ends the round trip with handOn. The deferred calls
+// keep the coalescer working, and no caller waiting, should the client
+// panic.
+func (co *coalescer) lead(ctx context.Context, batch []*queued, cmd *redis.Cmd) {
+	defer co.handOn()
+	if len(batch) <= 1 {
+		_ = co.c.Process(ctx, cmd)
+		return
+	}
+	sent := false
+	defer func() {
+		for _, q := range batch[1:] {
+			if !sent {
+				q.cmd.SetErr(errUnanswered)
+			}
+			q.wake <- nil
 		}
-		// Each command carries its own error.
-		_, _ = pipe.Exec(pctx)
+		co.mu.Lock()
+		co.spare = batch[:0]
+		co.mu.Unlock()
+	}()
+	// The batch is everyone's: the sender's cancellation must not fail the
+	// others' commands.
+	pctx := context.WithoutCancel(ctx)
+	pipe := co.c.Pipeline()
+	for _, q := range batch {
+		_ = pipe.Process(pctx, q.cmd)
 	}
-	for _, q := range batch[1:] {
-		q.wake <- nil
-	}
-	co.mu.Lock()
-	co.spare = batch[:0]
-	co.mu.Unlock()
+	// Each command carries its own error.
+	_, _ = pipe.Exec(pctx)
+	sent = true
 }
 
 // handOn ends a round trip: the queue, if any, goes to its first caller as

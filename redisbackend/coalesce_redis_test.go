@@ -175,7 +175,7 @@ func TestCoalescedNoScript(t *testing.T) {
 // connection error, mapped like a lone call's.
 func TestCoalescedServerDown(t *testing.T) {
 	srv := redistest.Start(t)
-	b, _, _ := countedBackend(t, srv)
+	b, _, _ := countedBackend(t, srv, func(o *redis.Options) { o.DialerRetries, o.MaxRetries = 1, -1 })
 	ctx := context.Background()
 	if _, err := b.Acquire(ctx, "warm", time.Minute); err != nil {
 		t.Fatal(err)

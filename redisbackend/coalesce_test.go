@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 type fakeClient struct {
 	started chan trip     // each round trip, as it begins
 	finish  chan struct{} // one token finishes one round trip
+	// panicLone and panicPipe make the next lone command, or the next
+	// pipeline, to finish panic instead.
+	panicLone, panicPipe atomic.Bool
 }
 
 type trip struct {
@@ -37,6 +41,9 @@ func (f *fakeClient) Pipeline() redis.Pipeliner { return &fakePipe{f: f} }
 func (f *fakeClient) roundTrip(t trip) error {
 	f.started <- t
 	<-f.finish
+	if (!t.pipe && f.panicLone.CompareAndSwap(true, false)) || (t.pipe && f.panicPipe.CompareAndSwap(true, false)) {
+		panic("fake client: boom")
+	}
 	for _, c := range t.cmds {
 		if err := t.ctx.Err(); err != nil {
 			c.SetErr(err)
@@ -65,15 +72,17 @@ func (p *fakePipe) Exec(ctx context.Context) ([]redis.Cmder, error) {
 
 // call is one caller of the coalescer under test.
 type call struct {
-	cmd  *redis.Cmd
-	done chan struct{}
+	cmd      *redis.Cmd
+	done     chan struct{}
+	panicked any // what co.do panicked with, read after done
 }
 
 func startCall(ctx context.Context, co *coalescer, name string) *call {
 	c := &call{cmd: redis.NewCmd(ctx, "echo", name), done: make(chan struct{})}
 	go func() {
+		defer close(c.done)
+		defer func() { c.panicked = recover() }()
 		co.do(ctx, c.cmd)
-		close(c.done)
 	}()
 	return c
 }
@@ -311,5 +320,61 @@ func TestCoalesceManyCallers(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("%d calls in %d round trips (%d in pipelines)", callers*each, trips, pipelined)
+	checkIdle(t, co)
+}
+
+// TestCoalescePanickingClientLeavesNoOneStuck: a client that panics (a
+// faulty hook, say) panics in the caller that sent the round trip, the
+// others in its pipeline get an error, and the coalescer keeps working.
+func TestCoalescePanickingClientLeavesNoOneStuck(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f)
+
+	// A lone call.
+	f.panicLone.Store(true)
+	c := startCall(context.Background(), co, "lone")
+	nextTrip(t, f)
+	f.finish <- struct{}{}
+	c.wait(t)
+	if c.panicked == nil {
+		t.Error("the lone call's panic was swallowed")
+	}
+	checkIdle(t, co)
+
+	// A pipeline.
+	lone := saturate(t, co, f)
+	sender := startCall(context.Background(), co, "sender")
+	waitQueued(t, co, 1)
+	other := startCall(context.Background(), co, "other")
+	waitQueued(t, co, 2)
+	f.finish <- struct{}{} // a lone round trip ends and hands on the queue
+	if tr := nextTrip(t, f); !tr.pipe || len(tr.cmds) != 2 {
+		t.Fatalf("next round trip: pipe %v with %d commands, want the pipeline of 2", tr.pipe, len(tr.cmds))
+	}
+	f.panicPipe.Store(true)
+	for i := 0; i < maxInFlight; i++ { // the pipeline and the other lone calls
+		f.finish <- struct{}{}
+	}
+	sender.wait(t)
+	other.wait(t)
+	if sender.panicked == nil {
+		t.Error("the sender's panic was swallowed")
+	}
+	if other.panicked != nil || !errors.Is(other.cmd.Err(), errUnanswered) {
+		t.Errorf("the other caller: panic %v, err %v; want errUnanswered", other.panicked, other.cmd.Err())
+	}
+	for _, l := range lone {
+		l.wait(t)
+	}
+	checkIdle(t, co)
+
+	// And it still works.
+	c = startCall(context.Background(), co, "after")
+	nextTrip(t, f)
+	f.finish <- struct{}{}
+	c.wait(t)
+	if got, err := c.cmd.Text(); err != nil || got != "after" {
+		t.Errorf("after the panics: reply %q, %v", got, err)
+	}
 	checkIdle(t, co)
 }
