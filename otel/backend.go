@@ -151,14 +151,19 @@ func (w *backend) end(ctx context.Context, c call, out outcome, err error, attrs
 		c.span.End()
 	}
 	if c.timed {
-		d := seconds(time.Since(c.began))
-		if out == outError {
-			w.inst.operation.Record(ctx, d, w.inst.errorRecord(c.op, errorType(err)))
-		} else {
-			w.inst.operation.Record(ctx, d, w.inst.opAttrs[c.op][out]...)
-		}
+		w.recordOp(ctx, c.op, out, err, seconds(time.Since(c.began)))
 	}
 	return out
+}
+
+// recordOp records d seconds of operation o with outcome out (err, for
+// outError) in the operation-duration histogram.
+func (w *backend) recordOp(ctx context.Context, o op, out outcome, err error, d float64) {
+	if out == outError {
+		w.inst.operation.Record(ctx, d, w.inst.errorRecord(o, errorType(err)))
+	} else {
+		w.inst.operation.Record(ctx, d, w.inst.opAttrs[o][out]...)
+	}
 }
 
 // setError marks span as failed with err.
@@ -233,14 +238,20 @@ func (w *backend) Extend(ctx context.Context, id string, ttl time.Duration) (tim
 	if c.span != nil {
 		attrs = append(make([]attribute.KeyValue, 0, 4), LockIDHashKey.String(lock.HashKey(id)), TTLKey.Float64(seconds(ttl)))
 	}
-	switch out := w.end(ctx, c, outExtended, err, attrs); {
+	w.trackExtend(id, w.end(ctx, c, outExtended, err, attrs), exp)
+	return exp, err
+}
+
+// trackExtend updates the held-duration tracker after an extend of lease
+// id: a new expiry, or the lease gone (a system error tells nothing).
+func (w *backend) trackExtend(id string, out outcome, exp time.Time) {
+	switch {
 	case w.held.len() == 0:
 	case out == outExtended:
 		w.held.extend(id, exp)
 	case out != outError:
 		w.held.remove(id)
 	}
-	return exp, err
 }
 
 // IsLocked calls the wrapped backend's IsLocked in a

@@ -101,20 +101,10 @@ func (w *backend) extendBatch(ctx context.Context, be lock.BatchExtender, reqs [
 			notHeld++
 		}
 		if timed {
-			if out == outError {
-				w.inst.operation.Record(ctx, d, w.inst.errorRecord(opExtend, errorType(r.Err)))
-			} else {
-				w.inst.operation.Record(ctx, d, w.inst.opAttrs[opExtend][out]...)
-			}
+			w.recordOp(ctx, opExtend, out, r.Err, d)
 		}
-		if w.held.len() > 0 && i < len(reqs) {
-			switch out {
-			case outExtended:
-				w.held.extend(reqs[i].ID, r.ExpiresAt)
-			case outError:
-			default:
-				w.held.remove(reqs[i].ID)
-			}
+		if i < len(reqs) {
+			w.trackExtend(reqs[i].ID, out, r.ExpiresAt)
 		}
 	}
 	if span != nil {
