@@ -116,19 +116,25 @@ type call struct {
 	began time.Time  // set when timed
 }
 
+// startSpan starts a span named name and returns it with its context, or
+// nil and ctx unchanged when no span would record.
+func (w *backend) startSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	if w.tracer == nil {
+		return ctx, nil
+	}
+	sctx, span := w.tracer.Start(ctx, name, w.startOpts...)
+	if !span.IsRecording() {
+		span.End()
+		return ctx, nil
+	}
+	return sctx, span
+}
+
 // begin starts the telemetry of a call of operation o. The span, if one
 // records, is in the returned context.
 func (w *backend) begin(ctx context.Context, o op) (context.Context, call) {
 	c := call{op: o}
-	if w.tracer != nil {
-		var span trace.Span
-		ctx, span = w.tracer.Start(ctx, spanNames[o], w.startOpts...)
-		if span.IsRecording() {
-			c.span = span
-		} else {
-			span.End()
-		}
-	}
+	ctx, c.span = w.startSpan(ctx, spanNames[o])
 	if w.inst.operation.Enabled(ctx) {
 		c.timed = true
 		c.began = time.Now()

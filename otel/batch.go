@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
@@ -67,16 +66,7 @@ func (w *backend) extendBatch(ctx context.Context, be lock.BatchExtender, reqs [
 	if ctx == nil {
 		return be.ExtendBatch(ctx, reqs)
 	}
-	var span trace.Span
-	if w.tracer != nil {
-		var s trace.Span
-		ctx, s = w.tracer.Start(ctx, batchSpanName, w.startOpts...)
-		if s.IsRecording() {
-			span = s
-		} else {
-			s.End()
-		}
-	}
+	ctx, span := w.startSpan(ctx, batchSpanName)
 	timed := w.inst.operation.Enabled(ctx)
 	began := time.Now()
 	res := be.ExtendBatch(ctx, reqs)

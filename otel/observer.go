@@ -15,15 +15,9 @@ import (
 // or lock.Do, and returns its context, so every attempt's
 // "syncguard.acquire" span is its child.
 func (w *backend) ObserveAcquire(ctx context.Context, key string) (context.Context, lock.AcquireObserver) {
-	var span trace.Span
-	if w.tracer != nil {
-		ctx, span = w.tracer.Start(ctx, waitSpanName, w.startOpts...)
-		if span.IsRecording() {
-			span.SetAttributes(keyAttrs(make([]attribute.KeyValue, 0, 3), key, w.rawKeys)...)
-		} else {
-			span.End()
-			span = nil
-		}
+	ctx, span := w.startSpan(ctx, waitSpanName)
+	if span != nil {
+		span.SetAttributes(keyAttrs(make([]attribute.KeyValue, 0, 3), key, w.rawKeys)...)
 	}
 	timed := w.inst.wait.Enabled(ctx)
 	if span == nil && !timed && w.nextObs == nil {
