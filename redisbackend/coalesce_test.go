@@ -116,6 +116,22 @@ func noTrip(t *testing.T, f *fakeClient) {
 	}
 }
 
+// finishTrips lets n round trips end.
+func (f *fakeClient) finishTrips(n int) {
+	for i := 0; i < n; i++ {
+		f.finish <- struct{}{}
+	}
+}
+
+// enqueue starts a call that must queue behind the round trips in flight,
+// and waits until it is the queue's n-th.
+func enqueue(t *testing.T, ctx context.Context, co *coalescer, name string, n int) *call {
+	t.Helper()
+	c := startCall(ctx, co, name)
+	waitQueued(t, co, n)
+	return c
+}
+
 func waitQueued(t *testing.T, co *coalescer, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -183,8 +199,8 @@ func TestCoalesceQueueGoesOutAsOnePipeline(t *testing.T) {
 	const n = 10
 	var queued []*call
 	for i := 0; i < n; i++ {
-		queued = append(queued, startCall(context.Background(), co, "q"+strconv.Itoa(i)))
-		waitQueued(t, co, i+1) // keeps the queue in start order
+		// One at a time, so the queue keeps the start order.
+		queued = append(queued, enqueue(t, context.Background(), co, "q"+strconv.Itoa(i), i+1))
 	}
 	noTrip(t, f) // nothing more goes out while maxInFlight round trips run
 
@@ -198,9 +214,7 @@ func TestCoalesceQueueGoesOutAsOnePipeline(t *testing.T) {
 			t.Errorf("pipeline command %d = %v, want %v (queue order)", i, c.Args(), queued[i].cmd.Args())
 		}
 	}
-	for i := 0; i < maxInFlight; i++ {
-		f.finish <- struct{}{}
-	}
+	f.finishTrips(maxInFlight)
 	for i, c := range append(lone, queued...) {
 		c.wait(t)
 		want := c.cmd.Args()[1]
@@ -218,17 +232,14 @@ func TestCoalesceCancelledWhileQueuedSendsNothing(t *testing.T) {
 	lone := saturate(t, co, f)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	c := startCall(ctx, co, "cancelled")
-	waitQueued(t, co, 1)
+	c := enqueue(t, ctx, co, "cancelled", 1)
 	cancel()
 	c.wait(t)
 	if err := c.cmd.Err(); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled queued call: err %v, want context.Canceled", err)
 	}
 	waitQueued(t, co, 0)
-	for i := 0; i < maxInFlight; i++ {
-		f.finish <- struct{}{}
-	}
+	f.finishTrips(maxInFlight)
 	for _, l := range lone {
 		l.wait(t)
 	}
@@ -242,10 +253,8 @@ func TestCoalesceSenderCancelledDoesNotFailTheOthers(t *testing.T) {
 	lone := saturate(t, co, f)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	sender := startCall(ctx, co, "sender")
-	waitQueued(t, co, 1)
-	other := startCall(context.Background(), co, "other")
-	waitQueued(t, co, 2)
+	sender := enqueue(t, ctx, co, "sender", 1)
+	other := enqueue(t, context.Background(), co, "other", 2)
 
 	f.finish <- struct{}{}
 	tr := nextTrip(t, f)
@@ -253,9 +262,7 @@ func TestCoalesceSenderCancelledDoesNotFailTheOthers(t *testing.T) {
 		t.Fatalf("next round trip: pipe %v, %d commands, want a pipeline of 2 sent by the first queued call", tr.pipe, len(tr.cmds))
 	}
 	cancel() // the sender gives up while its pipeline is on the wire
-	for i := 0; i < maxInFlight; i++ {
-		f.finish <- struct{}{}
-	}
+	f.finishTrips(maxInFlight)
 	for _, c := range append(lone, sender, other) {
 		c.wait(t)
 	}
@@ -343,18 +350,14 @@ func TestCoalescePanickingClientLeavesNoOneStuck(t *testing.T) {
 
 	// A pipeline.
 	lone := saturate(t, co, f)
-	sender := startCall(context.Background(), co, "sender")
-	waitQueued(t, co, 1)
-	other := startCall(context.Background(), co, "other")
-	waitQueued(t, co, 2)
+	sender := enqueue(t, context.Background(), co, "sender", 1)
+	other := enqueue(t, context.Background(), co, "other", 2)
 	f.finish <- struct{}{} // a lone round trip ends and hands on the queue
 	if tr := nextTrip(t, f); !tr.pipe || len(tr.cmds) != 2 {
 		t.Fatalf("next round trip: pipe %v with %d commands, want the pipeline of 2", tr.pipe, len(tr.cmds))
 	}
 	f.panicPipe.Store(true)
-	for i := 0; i < maxInFlight; i++ { // the pipeline and the other lone calls
-		f.finish <- struct{}{}
-	}
+	f.finishTrips(maxInFlight) // the pipeline and the other lone calls
 	sender.wait(t)
 	other.wait(t)
 	if sender.panicked == nil {
