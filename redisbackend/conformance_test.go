@@ -31,6 +31,33 @@ func TestConformanceRedis(t *testing.T) {
 	locktest.Run(t, conformanceBackends(client))
 }
 
+// scripterOnly hides every method of a client but redis.Scripter's, like a
+// user's wrapper: the Backend can then neither coalesce nor Process, and
+// runs its scripts through EvalSha/Eval.
+type scripterOnly struct{ redis.Scripter }
+
+func TestConformanceScripterOnly(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	locktest.Run(t, conformanceBackends(scripterOnly{rdb}))
+
+	// NOSCRIPT on this path too: the EVAL fallback loads the script.
+	b, err := redisbackend.New(scripterOnly{rdb}, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := b.Acquire(ctx, "after-flush", time.Minute)
+	if err != nil {
+		t.Fatalf("acquire after SCRIPT FLUSH: %v", err)
+	}
+	if err := b.Release(ctx, l.ID); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+}
+
 // TestConformanceMiniredis runs the suite on miniredis, which never
 // expires keys by itself: the suite's expiry waits fast-forward it. Its
 // TIME follows the wall clock, which the scripts' liveness check uses.
