@@ -6,7 +6,8 @@ FUZZTIME ?= 3s
 
 all: test
 
-## test: gofmt check, go vet, every test with -race on real Redis, then a short run of each fuzz target
+## test: gofmt check, go vet, every test with -race on real Redis (a line per package), then a
+## short run of each fuzz target (a line each)
 test: fmt-check vet unit fuzz
 
 fmt-check:
@@ -16,16 +17,28 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+## unit: go test -race ./... through internal/cmd/testprogress: a line per package as it finishes
+## (status, package, seconds), the full output of every failed test, the 10 slowest tests.
+## TESTJSON=file keeps go test's JSON events; TESTFLAGS adds go test flags (e.g. -run, -p).
+## The slowest packages come first: go test starts the test runs in command-line order, so
+## theirs overlap the other packages' builds instead of running alone at the end.
+TESTJSON  ?=
+TESTFLAGS ?=
+SLOWFIRST  = ./redisbackend ./otel ./internal/redistest ./lock ./internal/chaos
 unit:
-	$(GO) test -race -count=1 -timeout 8m ./...
+	$(GO) run ./internal/cmd/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
+	  -race -count=1 -timeout 8m $(TESTFLAGS) $(SLOWFIRST) ./...
 
-## fuzz: run every Fuzz target for FUZZTIME (default 3s; e.g. make fuzz FUZZTIME=2m)
+## fuzz: run every Fuzz target for FUZZTIME (default 3s; e.g. make fuzz FUZZTIME=2m), a line each;
+## the targets are found with grep (go test -list would build every package's tests once more).
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "fuzz $$f ($$pkg, $(FUZZTIME))"; \
-	    $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$pkg; \
-	  done; \
+	@set -e; for hit in $$(grep -ro --include='*_test.go' --exclude-dir=bench '^func Fuzz[A-Za-z0-9_]*' . | sed 's|/[^/]*:func |:|' | sort); do \
+	  dir=$${hit%%:*}; f=$${hit##*:}; \
+	  if out="$$($(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$dir 2>&1)"; then \
+	    printf 'ok    %-44s %s\n' "$${dir#./} $$f" "$$(echo "$$out" | tail -n 1 | awk '{print $$NF}')"; \
+	  else \
+	    printf 'FAIL  %s\n' "$${dir#./} $$f"; echo "$$out"; exit 1; \
+	  fi; \
 	done
 
 ## demo: the showcase on embedded Redis (set REDIS_URL to use a real server)
@@ -42,11 +55,13 @@ demo:
 
 ## bench: syncguard-go vs bsm/redislock, redsync and raw SET NX PX + DEL on one redis-server
 ## (the bench/ module, < 5 min); writes bench/RESULTS.md and bench/chart-*.png
+## Also rueidislock, a hot key across 4 processes and distinct keys next to 0/4/16 idle processes.
 bench:
 	cd bench && $(GO) run . -out RESULTS.md
 
-## chaos: fault-injection run of lock.Do on a real redis-server (restarts, stops, SIGSTOP,
-## toxiproxy cuts/resets/latency, holders paused past their TTL); fails on any violation.
+## chaos: fault-injection run of lock.Do on a real redis-server, workers on go-redis's default
+## options (restarts, stops, SIGSTOP, toxiproxy cuts/resets/latency, replies lost after their
+## command ran, holders paused past their TTL); fails on any violation. `make test` runs a 10 s version.
 ## The report goes to CHAOS_REPORT (default chaos-report.txt at the repo root).
 CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt

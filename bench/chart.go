@@ -27,6 +27,7 @@ var libColor = map[string]color.Color{
 	libSyncguard:   color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
 	libRedislock:   color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
 	libRedsync:     color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
+	libRueidis:     color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
 	libRaw:         color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff},
 	libRedislockAP: color.RGBA{R: 0xf4, G: 0xa5, B: 0x82, A: 0xff},
 }
@@ -151,9 +152,62 @@ func writeCharts(r *results, dir string) ([]string, error) {
 			rate = append(rate, rs)
 			p50 = append(p50, ps)
 		}
+		if err := write("chart-handoff.png", []panel{
+			{fmt.Sprintf("Hand-off harness (1 process, %d goroutines): acquisitions/s", r.cfg.contenders), "acquisitions/s", groups, series, rate},
+			{"Hand-off harness: p50 handoff, release to next acquire", "ms", groups, series, p50},
+		}); err != nil {
+			return written, err
+		}
+	}
+	if len(r.fleet) > 0 {
+		var groups, series []string
+		for _, h := range r.cfg.holds {
+			groups = append(groups, "hold "+h.String())
+		}
+		var rate, maxw, cmds [][]float64
+		for _, l := range libraries {
+			if _, ok := r.fleetFind(r.cfg.holds[0], l.name); !ok {
+				continue
+			}
+			var rs, ws, cs []float64
+			for _, hold := range r.cfg.holds {
+				f, _ := r.fleetFind(hold, l.name)
+				rs = append(rs, f.Rate())
+				ws = append(ws, msf(f.MaxWait))
+				cs = append(cs, f.CmdsPerAcq())
+			}
+			series = append(series, l.name)
+			rate, maxw, cmds = append(rate, rs), append(maxw, ws), append(cmds, cs)
+		}
+		n := fmt.Sprintf("%d processes x %d goroutines", r.cfg.fleetProcs, r.cfg.fleetG)
 		if err := write("chart-hotkey.png", []panel{
-			{fmt.Sprintf("Hot key, %d contenders: acquisitions/s (higher is better)", r.cfg.contenders), "acquisitions/s", groups, series, rate},
-			{"Hot key: p50 handoff, release to next acquire (lower is better)", "ms", groups, series, p50},
+			{"Hot key, " + n + ": acquisitions/s (higher is better)", "acquisitions/s", groups, series, rate},
+			{"Hot key, " + n + ": max wait (lower is better)", "ms", groups, series, maxw},
+			{"Hot key, " + n + ": Redis commands / acquisition (lower is better)", "commands", groups, series, cmds},
+		}); err != nil {
+			return written, err
+		}
+	}
+	if len(r.fanout) > 0 {
+		var groups, series []string
+		for _, n := range r.cfg.fanoutIdle {
+			groups = append(groups, fmt.Sprintf("%d idle instances", n))
+		}
+		var rate [][]float64
+		for _, l := range libraries {
+			if _, ok := r.fanoutFind(r.cfg.fanoutIdle[0], l.name); !ok {
+				continue
+			}
+			var rs []float64
+			for _, n := range r.cfg.fanoutIdle {
+				f, _ := r.fanoutFind(n, l.name)
+				rs = append(rs, f.Rate())
+			}
+			series = append(series, l.name)
+			rate = append(rate, rs)
+		}
+		if err := write("chart-fanout.png", []panel{
+			{fmt.Sprintf("Distinct keys, %d goroutines, next to idle instances that waited before: cycles/s", r.cfg.fanoutG), "cycles/s", groups, series, rate},
 		}); err != nil {
 			return written, err
 		}

@@ -8,6 +8,7 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	github.com/syncguard-go/syncguard v0.0.0-00010101000000-000000000000
 	gonum.org/v1/plot v0.17.0
 )

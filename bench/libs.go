@@ -10,6 +10,8 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -20,6 +22,7 @@ const (
 	libSyncguard = "syncguard-go"
 	libRedislock = "bsm/redislock"
 	libRedsync   = "redsync"
+	libRueidis   = "rueidislock"
 	libRaw       = "raw SET NX PX + DEL"
 	// libRedislockAP is not a documented configuration of redislock: it is
 	// there to show what go-redis's own (experimental) autopipeliner gives
@@ -61,6 +64,7 @@ var libraries = []library{
 	{name: libSyncguard, make: newSyncguard},
 	{name: libRedislock, make: newRedislock},
 	{name: libRedsync, make: newRedsync},
+	{name: libRueidis, make: newRueidislock},
 	{name: libRaw, make: newRaw, distinctOnly: true},
 	{name: libRedislockAP, make: newRedislockAP, distinctOnly: true},
 }
@@ -216,6 +220,62 @@ func newRedsync(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 		},
 	}, nil
 }
+
+// rueidislock: its README's single-Redis configuration (KeyMajority 1,
+// NoLoopTracking on Redis >= 7.0.5) on a rueidis client of its own to the
+// same server (rdb is only read for its address, so the go-redis
+// round-trip hook does not see it). KeyValidity is the TTL; the locker
+// extends every lease itself (every ttl/3 here, as the peers' keep-alive)
+// from the moment it is acquired, in a goroutine per lease. TryWithContext
+// + cancel on distinct keys; WithContext (waits for the client-side-caching
+// invalidation of the key) for the hot key.
+func newRueidislock(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	lk, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption:   rueidis.ClientOption{InitAddress: []string{rdb.Options().Addr}},
+		KeyMajority:    1,
+		NoLoopTracking: true,
+		KeyValidity:    ttl,
+		ExtendInterval: ttl / 3,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &impl{
+		close: func() error { lk.Close(); return nil },
+		cycle: func(ctx context.Context, key string) error {
+			_, cancel, err := lk.TryWithContext(ctx, key)
+			if err != nil {
+				return err
+			}
+			cancel() // releases (DEL script) and returns when done
+			return nil
+		},
+		hot: func(ctx context.Context, key string) (func(context.Context) error, error) {
+			_, cancel, err := lk.WithContext(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			return func(context.Context) error { cancel(); return nil }, nil
+		},
+		lease: func(ctx context.Context, key string) (kept, error) {
+			// The lease outlives the acquire call: its context must not be
+			// the caller's.
+			_, cancel, err := lk.TryWithContext(context.Background(), key)
+			if err != nil {
+				return nil, err
+			}
+			return &selfKept{rel: cancel}, nil
+		},
+	}, nil
+}
+
+// selfKept is a lease its library keeps alive on its own from acquisition
+// to release (rueidislock): start and stop do nothing.
+type selfKept struct{ rel func() }
+
+func (k *selfKept) start()                        {}
+func (k *selfKept) stop()                         {}
+func (k *selfKept) release(context.Context) error { k.rel(); return nil }
 
 // raw baseline: SET key token NX PX ttl + DEL. No ownership check, fence,
 // server time or index; no retry, so it is left out of the hot-key and

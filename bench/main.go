@@ -1,17 +1,36 @@
 // Command bench measures syncguard-go side by side with bsm/redislock,
-// go-redsync/redsync (one pool) and a raw SET NX PX + DEL baseline, against
-// one redis-server it starts itself on a free loopback port, and writes
-// RESULTS.md plus one PNG chart per workload next to it.
+// go-redsync/redsync (one pool), rueidislock and a raw SET NX PX + DEL
+// baseline, against one redis-server it starts itself on a free loopback
+// port, and writes RESULTS.md plus one PNG chart per workload next to it.
 //
 //	go run . -out RESULTS.md                      # what `make bench` runs (< 5 min)
-//	go run . -keep-n 1000 -keep-hold 10s -keep-ttl 6s     # a quicker keep-alive workload
+//	go run . -workloads fleet -fleet-cell 10s     # only the hot key across processes, longer
+//	go run . -keep-n 1000 -keep-hold 3s -keep-ttl 6s     # a quicker keep-alive workload
 //
-// Workloads: (1) distinct keys at 1, 8, 32 and 128 goroutines (cycles/s,
-// p50/p99 per cycle, allocations per cycle from a serial pass); (2) one hot
-// key, 16 contenders, hold 0 and 1 ms (acquisitions/s, p50/p99 handoff,
-// Redis commands and round trips per acquisition); (3) N leases held and
-// kept alive (round trips/s, goroutines, client CPU). Libraries run
-// interleaved within every cell, their order rotating between rounds.
+// Workloads: (1) distinct keys at 1, 4, 8, 32 and 128 goroutines
+// (cycles/s, p50/p99 per cycle, allocations per cycle from a serial pass);
+// (2) one hot key across 4 OS processes x 4 goroutines with no handoff rule,
+// hold 0 and 1 ms (acquisitions/s, Jain fairness index, max and p99 wait,
+// workers starved for a second, Redis commands and Redis CPU per
+// acquisition); (3) fan-out: distinct keys from 32 goroutines next to 0, 4
+// and 16 idle instances (processes) that waited for a lock before; (4) N
+// leases held and kept alive (round trips/s, goroutines, client CPU);
+// (5) the earlier single-process hand-off harness on a hot key, kept for
+// comparison and labelled as such. Libraries run interleaved within every
+// cell, their order rotating between rounds.
+//
+// Workloads (2) and (3) run the bench binary itself as their worker
+// processes (`bench -worker fleet|idle ...`, see fleet.go); the test binary
+// does the same through TestMain.
+//
+// bench is a Go module of its own so that the peers' libraries never enter
+// users' go.mod. It still starts its server with internal/redistest's
+// launcher (redistest.Launch), the one every integration test uses: Go's
+// internal rule is about import paths, not modules, and
+// github.com/syncguard-go/syncguard/bench lies under
+// github.com/syncguard-go/syncguard, the parent of internal/. (The replace
+// directive only supplies the code; it would not lift the rule for a module
+// outside that tree.)
 package main
 
 import (
@@ -28,6 +47,9 @@ import (
 )
 
 func main() {
+	if isWorker(os.Args[1:]) {
+		os.Exit(workerMain(os.Args[1:]))
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -37,15 +59,21 @@ func main() {
 func defaultConfig() config {
 	return config{
 		ttl:         10 * time.Second,
-		cell:        3 * time.Second,
-		warm:        300 * time.Millisecond,
+		cell:        2 * time.Second,
+		warm:        200 * time.Millisecond,
 		rounds:      2,
-		conc:        []int{1, 8, 32, 128},
+		conc:        []int{1, 4, 8, 32, 128},
 		allocCycles: 4000,
 		contenders:  16,
+		handoffCell: 1500 * time.Millisecond,
+		fleetProcs:  4,
+		fleetG:      4,
+		fleetCell:   4 * time.Second,
+		fanoutIdle:  []int{0, 4, 16},
+		fanoutG:     32,
 		holds:       []time.Duration{0, time.Millisecond},
 		keepN:       10000,
-		keepHold:    30 * time.Second,
+		keepHold:    15 * time.Second,
 		keepTTL:     30 * time.Second,
 		poolSize:    64,
 	}
@@ -56,16 +84,22 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	out := fs.String("out", "RESULTS.md", "Markdown report to write; the charts go next to it")
 	bin := fs.String("redis-server", "redis-server", "redis-server binary")
-	conc := fs.String("goroutines", "1,8,32,128", "goroutine counts of the distinct-keys workload")
-	only := fs.String("workloads", "distinct,hotkey,keepalive", "workloads to run")
+	conc := fs.String("goroutines", "1,4,8,32,128", "goroutine counts of the distinct-keys workload")
+	idle := fs.String("fanout-idle", "0,4,16", "idle instances (processes) of the fan-out workload; the first is the baseline")
+	only := fs.String("workloads", "distinct,fleet,fanout,handoff,keepalive", "workloads to run (hotkey = handoff)")
 	fs.DurationVar(&cfg.ttl, "ttl", cfg.ttl, "lease TTL of the distinct-keys and hot-key workloads (equal for every library)")
 	fs.DurationVar(&cfg.cell, "cell", cfg.cell, "measured time per library per cell (split over -rounds)")
 	fs.DurationVar(&cfg.warm, "warm", cfg.warm, "warm-up per library per cell and round")
 	fs.IntVar(&cfg.rounds, "rounds", cfg.rounds, "rounds per cell; the library order rotates every round")
 	fs.IntVar(&cfg.allocCycles, "alloc-cycles", cfg.allocCycles, "serial cycles per library in the allocation pass")
-	fs.IntVar(&cfg.contenders, "contenders", cfg.contenders, "hot-key contenders")
+	fs.IntVar(&cfg.contenders, "contenders", cfg.contenders, "contenders of the single-process hand-off workload")
+	fs.DurationVar(&cfg.handoffCell, "handoff-cell", cfg.handoffCell, "measured time per library per cell of the hand-off workload (split over -rounds)")
+	fs.IntVar(&cfg.fleetProcs, "fleet-procs", cfg.fleetProcs, "worker processes of the hot key across processes")
+	fs.IntVar(&cfg.fleetG, "fleet-goroutines", cfg.fleetG, "goroutines per worker process of the hot key across processes")
+	fs.DurationVar(&cfg.fleetCell, "fleet-cell", cfg.fleetCell, "measured window per library and hold of the hot key across processes (>= 1s for the starvation figure)")
+	fs.IntVar(&cfg.fanoutG, "fanout-goroutines", cfg.fanoutG, "goroutines of the measured instance in the fan-out workload")
 	fs.IntVar(&cfg.keepN, "keep-n", cfg.keepN, "leases kept alive (the issue's goal is stated for 10000)")
-	fs.DurationVar(&cfg.keepHold, "keep-hold", cfg.keepHold, "how long the leases are kept alive (the issue says 30s)")
+	fs.DurationVar(&cfg.keepHold, "keep-hold", cfg.keepHold, "how long the leases are kept alive (15s with TTL 30s: one extend per lease, mid-window, away from its edges)")
 	fs.DurationVar(&cfg.keepTTL, "keep-ttl", cfg.keepTTL, "lease TTL in the keep-alive workload; extended every TTL/3 (the goal is stated for 30s)")
 	fs.IntVar(&cfg.poolSize, "pool", cfg.poolSize, "go-redis PoolSize, the same for every library")
 	if err := fs.Parse(args); err != nil {
@@ -79,6 +113,14 @@ func run(args []string) error {
 		}
 		cfg.conc = append(cfg.conc, n)
 	}
+	cfg.fanoutIdle = nil
+	for _, f := range strings.Split(*idle, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return fmt.Errorf("bad -fanout-idle %q", *idle)
+		}
+		cfg.fanoutIdle = append(cfg.fanoutIdle, n)
+	}
 	if cfg.rounds < 1 {
 		cfg.rounds = 1
 	}
@@ -86,6 +128,7 @@ func run(args []string) error {
 	for _, w := range strings.Split(*only, ",") {
 		want[strings.TrimSpace(w)] = true
 	}
+	want["handoff"] = want["handoff"] || want["hotkey"]
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -99,7 +142,7 @@ func run(args []string) error {
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "[%5.1fs] "+format+"\n", append([]any{time.Since(began).Seconds()}, a...)...)
 	}
-	logf("redis-server %s on %s", srv.Version, srv.Addr)
+	logf("redis-server %s on %s", srv.Version, srv.Addr())
 	e := &env{srv: srv, cfg: cfg, libs: libraries, log: logf}
 
 	res := &results{cfg: cfg, machine: machineInfo(srv)}
@@ -111,7 +154,17 @@ func run(args []string) error {
 			return err
 		}
 	}
-	if want["hotkey"] {
+	if want["fleet"] {
+		if res.fleet, err = e.runFleet(ctx); err != nil {
+			return err
+		}
+	}
+	if want["fanout"] {
+		if res.fanout, err = e.runFanout(ctx); err != nil {
+			return err
+		}
+	}
+	if want["handoff"] {
 		if res.hot, err = e.runHot(ctx); err != nil {
 			return err
 		}

@@ -9,6 +9,52 @@ import (
 	"time"
 )
 
+// TestMain lets the test binary serve as the fleet and fan-out workers, as
+// the bench binary does: the parent re-executes os.Executable().
+func TestMain(m *testing.M) {
+	if isWorker(os.Args[1:]) {
+		os.Exit(workerMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func TestJain(t *testing.T) {
+	for _, c := range []struct {
+		xs   []int64
+		want float64
+	}{
+		{[]int64{5, 5, 5, 5}, 1},
+		{[]int64{8, 0, 0, 0}, 0.25},
+		{[]int64{1, 3}, 16.0 / 20},
+		{[]int64{0, 0}, 0},
+	} {
+		if got := jain(c.xs); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("jain(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}
+
+func TestStarved(t *testing.T) {
+	ms := int64(time.Millisecond)
+	for _, c := range []struct {
+		grants []int64
+		dur    time.Duration
+		want   bool
+	}{
+		{nil, 4 * time.Second, true},
+		{[]int64{500 * ms, 1400 * ms, 2300 * ms, 3200 * ms}, 4 * time.Second, false},
+		{[]int64{500 * ms, 1600 * ms}, 2 * time.Second, true},  // gap in the middle
+		{[]int64{1000 * ms, 1500 * ms}, 2 * time.Second, true}, // gap at the start
+		{[]int64{500 * ms, 900 * ms}, 2 * time.Second, true},   // gap at the end
+		{[]int64{100 * ms}, 500 * time.Millisecond, false},     // window too short to tell
+		{[]int64{999 * ms, 1998 * ms}, 2 * time.Second, false},
+	} {
+		if got := starved(c.grants, c.dur); got != c.want {
+			t.Errorf("starved(%v, %v) = %v, want %v", c.grants, c.dur, got, c.want)
+		}
+	}
+}
+
 // TestSmoke runs every workload briefly (about 100 ms per cell, one
 // goroutine) against a private redis-server and checks that every library
 // produced nonzero figures, then renders the report and the charts.
@@ -27,12 +73,18 @@ func TestSmoke(t *testing.T) {
 
 	cfg := defaultConfig()
 	cfg.cell = 100 * time.Millisecond
-	cfg.warm = 20 * time.Millisecond
+	cfg.warm = 0 // a warm-up cut short by its deadline can leave a rueidislock key held until it expires
 	cfg.rounds = 1
 	cfg.conc = []int{1}
 	cfg.allocCycles = 50
 	cfg.contenders = 2
 	cfg.holds = []time.Duration{0}
+	cfg.handoffCell = 100 * time.Millisecond
+	cfg.fleetProcs = 2
+	cfg.fleetG = 2
+	cfg.fleetCell = 300 * time.Millisecond
+	cfg.fanoutIdle = []int{0, 2}
+	cfg.fanoutG = 2
 	cfg.keepN = 10
 	cfg.keepHold = 400 * time.Millisecond
 	cfg.keepTTL = 300 * time.Millisecond
@@ -59,14 +111,36 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("allocs %s: %+v", a.Lib, a)
 		}
 	}
+	if res.fleet, err = e.runFleet(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := hotLibraries(); len(res.fleet) != want {
+		t.Fatalf("fleet: %d results, want %d", len(res.fleet), want)
+	}
+	for _, f := range res.fleet {
+		if f.Grants == 0 || f.Commands == 0 || f.WorkerCount != 4 || f.Jain <= 0 || f.MaxWait <= 0 {
+			t.Errorf("fleet %s: %+v", f.Lib, f)
+		}
+	}
+	if res.fanout, err = e.runFanout(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * hotLibraries(); len(res.fanout) != want {
+		t.Fatalf("fan-out: %d results, want %d", len(res.fanout), want)
+	}
+	for _, f := range res.fanout {
+		if f.Cycles == 0 || f.Errors != 0 {
+			t.Errorf("fan-out %s idle %d: %+v", f.Lib, f.Idle, f)
+		}
+	}
 	if res.hot, err = e.runHot(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.hot) != len(libraries)-1 {
-		t.Fatalf("hot: %d results, want %d", len(res.hot), len(libraries)-1)
+	if want := hotLibraries(); len(res.hot) != want {
+		t.Fatalf("hot: %d results, want %d", len(res.hot), want)
 	}
 	for _, h := range res.hot {
-		if h.Successes == 0 || h.Commands == 0 || h.RoundTrips == 0 {
+		if h.Successes == 0 || h.Commands == 0 || (h.RoundTrips == 0) != (h.Lib == libRueidis) {
 			t.Errorf("hot %s: %+v", h.Lib, h)
 		}
 	}
@@ -74,7 +148,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range res.keep {
-		if k.RoundTrips == 0 || k.Commands == 0 {
+		if (k.RoundTrips == 0) != (k.Lib == libRueidis) || k.Commands == 0 {
 			t.Errorf("keep %s: %+v", k.Lib, k)
 		}
 	}
@@ -84,7 +158,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(charts) != 3 {
+	if len(charts) != 5 {
 		t.Errorf("charts: %v", charts)
 	}
 	for _, c := range charts {
@@ -95,4 +169,15 @@ func TestSmoke(t *testing.T) {
 	if md := res.markdown(); len(md) < 500 {
 		t.Errorf("report too short:\n%s", md)
 	}
+}
+
+// hotLibraries counts the libraries of the hot-key and keep-alive workloads.
+func hotLibraries() int {
+	n := 0
+	for _, l := range libraries {
+		if !l.distinctOnly {
+			n++
+		}
+	}
+	return n
 }

@@ -22,7 +22,13 @@ type config struct {
 	rounds      int           // rounds per cell; library order rotates every round
 	conc        []int         // goroutines for the distinct-keys workload
 	allocCycles int           // serial cycles of the allocation pass
-	contenders  int           // hot-key contenders
+	contenders  int           // hot-key contenders of the single-process hand-off workload
+	handoffCell time.Duration // measured time per library per cell of the hand-off workload
+	fleetProcs  int           // hot key across processes: worker processes
+	fleetG      int           // ... goroutines per process
+	fleetCell   time.Duration // ... measured window per library and hold
+	fanoutIdle  []int         // fan-out: idle instances (processes) next to the measured one
+	fanoutG     int           // ... goroutines of the measured instance
 	holds       []time.Duration
 	keepN       int
 	keepHold    time.Duration
@@ -335,14 +341,16 @@ func (e *env) runHot(ctx context.Context) ([]hotResult, error) {
 				}
 				key := "hot" + strconv.FormatInt(keySeq.Add(1), 10)
 				if e.cfg.warm > 0 {
-					hotCell(ctx, inst, key, e.cfg.contenders, hold, e.cfg.warm)
+					// on a key of its own: a waiter cut short by the warm-up's
+					// deadline must not leave the measured key held
+					hotCell(ctx, inst, key+"w", e.cfg.contenders, hold, e.cfg.warm)
 				}
 				c0, err := commandCalls(ctx, admin)
 				if err != nil {
 					return nil, err
 				}
 				rt0 := inst.count.n.Load()
-				r, h, succ := hotCell(ctx, inst, key, e.cfg.contenders, hold, e.cfg.cell/time.Duration(e.cfg.rounds))
+				r, h, succ := hotCell(ctx, inst, key, e.cfg.contenders, hold, e.cfg.handoffCell/time.Duration(e.cfg.rounds))
 				rt1 := inst.count.n.Load()
 				c1, err := commandCalls(ctx, admin)
 				if err != nil {
@@ -517,7 +525,12 @@ func keepCell(ctx context.Context, e *env, admin *redis.Client, inst *instance, 
 				if i >= n {
 					return
 				}
+				// a few tries: on a loaded machine rueidislock's non-waiting
+				// acquire gives up after its 20 ms TryNextAfter
 				k, err := inst.lease(ctx, tag+strconv.Itoa(i))
+				for try := 1; err != nil && try < 5 && ctx.Err() == nil; try++ {
+					k, err = inst.lease(ctx, tag+strconv.Itoa(i))
+				}
 				if err != nil {
 					acqErr.Add(1)
 					continue

@@ -9,25 +9,35 @@ import (
 
 // Acquire takes the lock on key from b, retrying while the key is busy:
 // exponential backoff from the base delay with jitter, every delay clamped
-// to the time left before the timeout, at most MaxRetries retries (see
-// [Option]). Every wait ends at once when ctx is done.
+// to the time left of the wait ([WithWait]), at most MaxRetries retries
+// (see [Option]). Every wait ends at once when ctx is done.
 //
 // When b is a [Notifier], a release of key wakes the waiter early: on the
 // first contention Acquire watches the key and tries once more at once
 // (that re-check closes the gap between the failed attempt and the watch
 // and does not count as a retry), then waits for a wake-up, the backoff
 // timer or ctx, whichever comes first. An attempt brought by a wake-up
-// does not count against MaxRetries (it follows a release; the timeout
-// still bounds the whole wait) and does not restart the backoff timer,
+// does not count against MaxRetries (it follows a release; the wait
+// still bounds the whole of it) and does not restart the backoff timer,
 // which keeps its schedule as the polling fallback for a holder whose
-// lease expires without a release, and the timeout still bounds the whole
-// wait. Without a Notifier Acquire only polls.
+// lease expires without a release, and the wait still bounds the whole
+// of it. Without a Notifier Acquire only polls.
+//
+// When b is an [IDAcquirer] (redisbackend is), every attempt uses one lock
+// id, so an attempt whose reply was lost is picked up by the next one
+// (which gets that lease back) instead of leaving an orphaned lock; such a
+// backend's transient failures (CodeNetworkTimeout,
+// CodeServiceUnavailable, CodeRateLimited) are then retried like
+// contention, and when Acquire gives up after one of them it releases the
+// id in the background (for up to the lease's TTL).
 //
 // Errors: an [*Error] with [CodeAcquisitionTimeout] that also matches
-// [ErrLocked] (and unwraps to the last [*LockedError]) when it gives up;
-// [CodeAborted] matching ctx.Err() when ctx ends; [CodeInvalidArgument]
-// for bad options; system errors from the backend are returned at once,
-// not retried.
+// [ErrLocked] (and unwraps to the last [*LockedError]) when it gives up on
+// a busy key; [CodeAborted] matching ctx.Err() when ctx ends between
+// attempts (an attempt cut short by ctx returns the backend's error, such
+// as CodeNetworkTimeout, which also matches ctx.Err()); [CodeInvalidArgument]
+// for bad options; other system errors from the backend are returned at
+// once (transient ones after the retries above).
 func Acquire(ctx context.Context, b Backend, key string, opts ...Option) (Lease, error) {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -40,6 +50,9 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 	if ctx == nil {
 		return Lease{}, invalid("acquire", "nil context")
 	}
+	if b == nil {
+		return Lease{}, invalid("acquire", "nil backend")
+	}
 	ctx, obs := observeAcquire(ctx, b, key)
 	if obs != nil {
 		defer func() { obs.Done(l, err) }()
@@ -47,7 +60,20 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 	if err := ctx.Err(); err != nil {
 		return Lease{}, aborted(err)
 	}
-	deadline := time.Now().Add(c.timeout)
+	try, id, err := attempter(b, key, c.ttl)
+	if err != nil {
+		return Lease{}, err
+	}
+	// unknown is set once an attempt failed without telling whether it
+	// took the lock (a lost reply): unless a later attempt with the same id
+	// gets the lease back, that id is released on the way out.
+	unknown := false
+	defer func() {
+		if err != nil && unknown && id != "" {
+			go releaseOrphan(context.WithoutCancel(ctx), b, id, max(c.releaseTimeout, c.ttl))
+		}
+	}()
+	deadline := time.Now().Add(c.wait)
 	notifier, _ := b.(Notifier)
 	var (
 		timer   *time.Timer
@@ -62,26 +88,53 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 			unwatch()
 		}
 	}()
+	idUses := 0 // attempts made with id
 	for attempt := 1; ; attempt++ {
-		l, err := b.Acquire(ctx, key, c.ttl)
+		idUses++
+		l, err := try(ctx)
 		if err == nil {
 			return l, nil
 		}
-		if !errors.Is(err, ErrLocked) {
-			if obs != nil {
-				obs.Attempt(attempt, err, 0)
+		locked := errors.Is(err, ErrLocked)
+		if !locked {
+			if id != "" && idUses > 1 && errors.Is(err, ErrNotHeld) {
+				// The id was released since its last attempt (an attempt
+				// gave its grant up, as ReplicaAck does): it holds nothing
+				// and takes nothing any more. Try again at once with a new
+				// one; that attempt's outcome is the one to report.
+				var aerr error
+				if try, id, aerr = attempter(b, key, c.ttl); aerr != nil {
+					return Lease{}, aerr
+				}
+				unknown, idUses = false, 0
+				if obs != nil {
+					obs.Attempt(attempt, err, 0)
+				}
+				continue
 			}
-			return Lease{}, err
+			unknown = unknown || outcomeUnknown(err)
+			// With one id for every attempt, a transient failure is retried
+			// like contention: an attempt that did take the lock gets it
+			// back. Without, a retry could take a second lock.
+			if id == "" || !transient(err) || ctx.Err() != nil {
+				if obs != nil {
+					obs.Attempt(attempt, err, 0)
+				}
+				return Lease{}, err
+			}
 		}
 		left := time.Until(deadline)
 		if retries >= c.maxRetries || left <= 0 {
 			if obs != nil {
 				obs.Attempt(attempt, err, 0)
 			}
+			if !locked {
+				return Lease{}, err
+			}
 			return Lease{}, newError(CodeAcquisitionTimeout, "acquire",
 				"key still locked after "+itoa(attempt)+" attempts", err)
 		}
-		if notifier != nil && unwatch == nil {
+		if locked && notifier != nil && unwatch == nil {
 			watch, unwatch = watchKey(notifier, key)
 			if watch != nil {
 				// A release between the attempt above and the watch
@@ -117,13 +170,62 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 			retries++
 		case <-watch:
 			// A wake-up follows a release, so the attempt it brings does
-			// not use up a retry (MaxRetries bounds polling; the timeout
+			// not use up a retry (MaxRetries bounds polling; the wait
 			// bounds everything). One-shot: watch again before the
 			// attempt, so a release during it wakes us.
 			unwatch()
 			watch, unwatch = watchKey(notifier, key)
 		}
 	}
+}
+
+// attempter returns the function that makes one acquisition attempt on b:
+// with one lock id for every attempt when b is an [IDAcquirer] (id is that
+// id), else Backend.Acquire (id "").
+func attempter(b Backend, key string, ttl time.Duration) (try func(ctx context.Context) (Lease, error), id string, err error) {
+	if ia, ok := b.(IDAcquirer); ok {
+		id, err := ia.NewLockID(key)
+		switch {
+		case err == nil:
+			return func(ctx context.Context) (Lease, error) { return ia.AcquireID(ctx, key, id, ttl) }, id, nil
+		case !errors.Is(err, errors.ErrUnsupported):
+			return nil, "", err
+		}
+	}
+	return func(ctx context.Context) (Lease, error) { return b.Acquire(ctx, key, ttl) }, "", nil
+}
+
+// transient reports whether err is a failure worth another attempt: the
+// store was unreachable, slow or busy.
+func transient(err error) bool {
+	switch CodeOf(err) {
+	case CodeNetworkTimeout, CodeServiceUnavailable, CodeRateLimited:
+		return true
+	}
+	return false
+}
+
+// outcomeUnknown reports whether an attempt that failed with err may still
+// have taken the lock: anything but contention, bad input, bad
+// credentials and a call abandoned before it was sent.
+func outcomeUnknown(err error) bool {
+	switch CodeOf(err) {
+	case CodeInvalidArgument, CodeAuthFailed, CodeAborted:
+		return false
+	}
+	return !errors.Is(err, ErrLocked)
+}
+
+// releaseOrphan releases the lease id that an attempt whose reply never
+// came may have taken, trying for up to timeout (the lease's TTL, after
+// which the lock is gone anyway, or the release timeout if longer). A lease
+// that was never granted is not found, which is fine; and the release
+// retires id, so a copy of the attempt still in flight takes nothing (see
+// IDAcquirer).
+func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_ = b.Release(ctx, id)
 }
 
 // watchKey calls n.WatchKey and guards against a nil cancel.

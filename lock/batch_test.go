@@ -100,7 +100,7 @@ func keepMany(t *testing.T, f *batchFake, n int, ttl time.Duration, opts ...lock
 	for i := range ks {
 		l := lease(t, f.fakeBackend, fmt.Sprintf("k%d", i), ttl)
 		c := &counter{}
-		held, stop := lock.Keep(context.Background(), f, l, append(opts, lock.KeepOnExtend(func(time.Time) { c.inc() }))...)
+		held, stop := lock.Keep(context.Background(), f, l, append(opts, lock.WithKeepOnExtend(func(time.Time) { c.inc() }))...)
 		ks[i] = kept{l: l, held: held, stop: stop, exts: c}
 	}
 	t.Cleanup(func() {
@@ -232,11 +232,11 @@ func TestKeepBatchedRetriesThenLoses(t *testing.T) {
 		return nil
 	})
 	var errs counter
-	ks := keepMany(t, f, 20, ttl, lock.KeepOnError(func(error) { errs.inc() }))
+	ks := keepMany(t, f, 20, ttl, lock.WithKeepOnError(func(error) { errs.inc() }))
 	// Transient failures are retried: the leases survive.
 	waitFor(t, 5*time.Second, func() bool { return ks[0].exts.get() >= 2 }, "two successful extensions")
 	if errs.get() < 2 {
-		t.Errorf("KeepOnError calls = %d, want >= 2", errs.get())
+		t.Errorf("WithKeepOnError calls = %d, want >= 2", errs.get())
 	}
 	for i, k := range ks {
 		if k.held.Err() != nil {
@@ -275,7 +275,7 @@ func TestKeepBatchedCallerCancelled(t *testing.T) {
 	l := lease(t, f.fakeBackend, "mine", 300*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	var exts counter
-	held, stop := lock.Keep(ctx, f, l, lock.KeepOnExtend(func(time.Time) { exts.inc() }))
+	held, stop := lock.Keep(ctx, f, l, lock.WithKeepOnExtend(func(time.Time) { exts.inc() }))
 	waitFor(t, 3*time.Second, func() bool { return exts.get() >= 1 }, "an extension")
 	cancel()
 	waitDone(t, held, time.Second, "held")
@@ -335,7 +335,7 @@ func TestKeepBatchedStopDuringSlowBatch(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	for i, k := range ks {
 		if k.exts.get() != counts[i] {
-			t.Errorf("lease %d: KeepOnExtend called after stop returned", i)
+			t.Errorf("lease %d: WithKeepOnExtend called after stop returned", i)
 		}
 	}
 	settleGoroutines(t, baseline)
@@ -373,5 +373,46 @@ func TestKeepBatchedDo(t *testing.T) {
 	}
 	if f.batchCount() < 2 {
 		t.Errorf("batches = %d, want the lease kept by the scheduler", f.batchCount())
+	}
+}
+
+// TestKeepBatchedLostAtItsDeadlineDuringSlowBatch: a batch holding a lease
+// with little time left and one with much is slow to answer (it may run
+// until the later deadline); the first lease is declared lost at its own
+// local deadline, as on the per-lease path, not when the batch returns,
+// and the other is kept.
+func TestKeepBatchedLostAtItsDeadlineDuringSlowBatch(t *testing.T) {
+	f := newBatchFake()
+	release := make(chan struct{})
+	defer close(release)
+	f.setBatchHook(func([]lock.ExtendRequest) error {
+		<-release
+		return nil
+	})
+	ctx := context.Background()
+	short, err := f.Acquire(ctx, "short", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := f.Acquire(ctx, "long", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short.ExpiresAt = time.Now().Add(300 * time.Millisecond) // little time left by the server's clock
+	interval := lock.WithKeepInterval(50 * time.Millisecond)
+	heldShort, stopShort := lock.Keep(ctx, f, short, interval)
+	defer stopShort()
+	heldLong, stopLong := lock.Keep(ctx, f, long, interval)
+	defer stopLong()
+	select {
+	case <-heldShort.Done():
+		if !errors.Is(context.Cause(heldShort), lock.ErrLeaseLost) {
+			t.Errorf("cause %v, want ErrLeaseLost", context.Cause(heldShort))
+		}
+	case <-time.After(1500 * time.Millisecond):
+		t.Fatal("the lease with 300ms left was not declared lost while its batch hung")
+	}
+	if heldLong.Err() != nil {
+		t.Errorf("the lease with 3s left was lost too: %v", context.Cause(heldLong))
 	}
 }

@@ -10,15 +10,18 @@ import (
 // when Do's function panicked (the panic itself continues after release).
 var ErrFuncPanicked = errors.New("syncguard: function panicked")
 
-// Do runs fn while holding the lock on key. It acquires with retry (see
-// [Acquire]), keeps the lease alive with [Keep] while fn runs, and
-// releases when fn returns or panics. fn's context is cancelled with a
-// cause matching [ErrLeaseLost] when the lease is lost; fn should then stop
-// and, for writes already in flight, rely on the lease's fence.
+// Do runs fn while holding the lock on key: [Hold], then fn under the
+// held context, then its release. It acquires with retry (see [Acquire]),
+// keeps the lease alive with [Keep] while fn runs, and releases when fn
+// returns or panics. fn's context carries the lease ([LeaseFrom]) and is
+// cancelled with a cause matching [ErrLeaseLost] when the lease is lost;
+// fn should then stop and, for writes already in flight, rely on the
+// lease's fence.
 //
 // The release uses a context of its own (not ctx, bounded by
 // [WithReleaseTimeout]), so a cancelled caller still frees the key at once.
-// A failed release goes to [OnReleaseError], never to the return value.
+// A failed release goes to [WithReleaseErrorHandler], never to the return
+// value.
 //
 // Do returns fn's error, joined with an error matching [ErrLeaseLost] when
 // the lease was also lost while fn ran (so errors.Is matches both);
@@ -36,45 +39,22 @@ func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context,
 	if fn == nil {
 		return invalid("do", "nil function")
 	}
-	l, err := c.acquire(ctx, b, key)
+	h, err := c.hold(ctx, b, key)
 	if err != nil {
 		return err
 	}
-	if l.TTL <= 0 {
-		l.TTL = c.ttl // a backend that leaves TTL unset still gets a heartbeat
-	}
-	held, stop := Keep(ctx, b, l, c.keep...)
 	returned := false
 	defer func() {
 		// Runs on return and on panic alike.
-		lost := stop()
-		outcome := joinLost(err, lost)
-		if !returned {
-			outcome = ErrFuncPanicked
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.releaseTimeout)
-		var rerr error
-		if c.release != nil {
-			rerr = c.release(rctx, l, outcome)
-		} else {
-			rerr = b.Release(rctx, l.ID)
-		}
-		cancel()
-		switch {
-		case rerr == nil:
-		case errors.Is(rerr, ErrNotHeld):
-			// The lease ended before the release, unnoticed by the
-			// heartbeat when the whole process stalled past the TTL (a
-			// GC or VM pause stops the heartbeat too). That is a loss.
-			if lost == nil {
-				lost = fmt.Errorf("%w: found at release: %w", ErrLeaseLost, rerr)
+		lost := h.release(func(lost error) error {
+			if !returned {
+				return ErrFuncPanicked
 			}
-		default:
-			c.onReleaseError(l, rerr)
-		}
+			return joinLost(err, lost)
+		})
 		err = joinLost(err, lost)
 	}()
-	err = fn(held, l)
+	err = fn(h.held, h.lease)
 	returned = true
 	return err
 }

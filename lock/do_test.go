@@ -52,7 +52,7 @@ func TestAcquireGivesUp(t *testing.T) {
 	f := newFake()
 	holder := hold(t, f, "k")
 	_, err := lock.Acquire(context.Background(), f, "k",
-		lock.WithTimeout(100*time.Millisecond), lock.WithBaseDelay(5*time.Millisecond))
+		lock.WithWait(100*time.Millisecond), lock.WithBaseDelay(5*time.Millisecond))
 	wantCode(t, err, lock.CodeAcquisitionTimeout)
 	if !errors.Is(err, lock.ErrLocked) {
 		t.Errorf("errors.Is(%v, ErrLocked) = false, want true", err)
@@ -75,7 +75,7 @@ func TestAcquireGivesUp(t *testing.T) {
 func TestAcquireTimeoutZeroTriesOnce(t *testing.T) {
 	f := newFake()
 	hold(t, f, "k")
-	_, err := lock.Acquire(context.Background(), f, "k", lock.WithTimeout(0))
+	_, err := lock.Acquire(context.Background(), f, "k", lock.WithWait(0))
 	wantCode(t, err, lock.CodeAcquisitionTimeout)
 	if got := attempts(f); got != 1 {
 		t.Errorf("attempts = %d, want 1", got)
@@ -96,7 +96,7 @@ func TestAcquireMaxRetries(t *testing.T) {
 			f := newFake()
 			hold(t, f, "k")
 			_, err := lock.Acquire(context.Background(), f, "k",
-				lock.WithMaxRetries(tt.retries), lock.WithTimeout(time.Minute),
+				lock.WithMaxRetries(tt.retries), lock.WithWait(time.Minute),
 				lock.WithBaseDelay(time.Millisecond), lock.WithBackoff(lock.BackoffFixed))
 			wantCode(t, err, lock.CodeAcquisitionTimeout)
 			if got, want := attempts(f), tt.retries+1; got != want {
@@ -148,7 +148,7 @@ func TestAcquireCancelWhileWaiting(t *testing.T) {
 	// One 20s backoff outlasts the check below, so a sleep that ignores
 	// ctx fails the test instead of hanging it.
 	_, err := lock.Acquire(ctx, f, "k", lock.WithBaseDelay(20*time.Second),
-		lock.WithJitter(lock.JitterNone), lock.WithMaxRetries(1), lock.WithTimeout(time.Hour))
+		lock.WithJitter(lock.JitterNone), lock.WithMaxRetries(1), lock.WithWait(time.Hour))
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("Acquire returned after %v, want promptly after the cancel (the backoff was 20s)", elapsed)
 	}
@@ -197,7 +197,7 @@ func TestAcquireDelayClampedToTimeout(t *testing.T) {
 	hold(t, f, "k")
 	start := time.Now()
 	_, err := lock.Acquire(context.Background(), f, "k",
-		lock.WithTimeout(150*time.Millisecond), lock.WithBaseDelay(time.Hour))
+		lock.WithWait(150*time.Millisecond), lock.WithBaseDelay(time.Hour))
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("Acquire returned after %v, want about the 150ms timeout", elapsed)
 	}
@@ -214,7 +214,7 @@ func TestAcquireMaxDelayCaps(t *testing.T) {
 	start := time.Now()
 	_, err := lock.Acquire(context.Background(), f, "k",
 		lock.WithBaseDelay(time.Hour), lock.WithMaxDelay(5*time.Millisecond),
-		lock.WithTimeout(2*time.Hour), lock.WithMaxRetries(3))
+		lock.WithWait(2*time.Hour), lock.WithMaxRetries(3))
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("Acquire returned after %v, want well under a second (delays capped at 5ms)", elapsed)
 	}
@@ -250,7 +250,7 @@ func TestAcquireBackoff(t *testing.T) {
 			})
 			_, err := lock.Acquire(context.Background(), f, "k",
 				lock.WithBaseDelay(base), lock.WithBackoff(tt.backoff), lock.WithJitter(lock.JitterNone),
-				lock.WithMaxRetries(5), lock.WithTimeout(time.Minute))
+				lock.WithMaxRetries(5), lock.WithWait(time.Minute))
 			wantCode(t, err, lock.CodeAcquisitionTimeout)
 			mu.Lock()
 			defer mu.Unlock()
@@ -274,7 +274,7 @@ func TestBadOptions(t *testing.T) {
 	}{
 		{"zero ttl", lock.WithTTL(0)},
 		{"negative ttl", lock.WithTTL(-time.Second)},
-		{"negative timeout", lock.WithTimeout(-1)},
+		{"negative timeout", lock.WithWait(-1)},
 		{"negative retries", lock.WithMaxRetries(-1)},
 		{"negative base delay", lock.WithBaseDelay(-1)},
 		{"negative max delay", lock.WithMaxDelay(-1)},
@@ -403,7 +403,7 @@ func TestDoReleasesWhenCallerCancelled(t *testing.T) {
 			t.Errorf("fn's ctx not cancelled with the caller's")
 		}
 		return ctx.Err()
-	}, lock.OnReleaseError(func(lock.Lease, error) { reported++ }))
+	}, lock.WithReleaseErrorHandler(func(lock.Lease, error) { reported++ }))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Do = %v, want fn's context.Canceled", err)
 	}
@@ -431,7 +431,7 @@ func TestDoOnReleaseError(t *testing.T) {
 	var gotLease lock.Lease
 	var gotErr error
 	err := lock.Do(context.Background(), f, "k", func(context.Context, lock.Lease) error { return nil },
-		lock.OnReleaseError(func(l lock.Lease, err error) {
+		lock.WithReleaseErrorHandler(func(l lock.Lease, err error) {
 			calls++
 			gotLease, gotErr = l, err
 		}))
@@ -439,14 +439,14 @@ func TestDoOnReleaseError(t *testing.T) {
 		t.Errorf("Do = %v, want nil (a release failure is not fn's failure)", err)
 	}
 	if calls != 1 || !errors.Is(gotErr, down) || gotLease.Key != "k" {
-		t.Errorf("OnReleaseError calls = %d, err = %v, lease key = %q; want 1, %v, k", calls, gotErr, gotLease.Key, down)
+		t.Errorf("WithReleaseErrorHandler calls = %d, err = %v, lease key = %q; want 1, %v, k", calls, gotErr, gotLease.Key, down)
 	}
 
 	// A nil hook means: ignore.
 	err = lock.Do(context.Background(), f, "k2", func(context.Context, lock.Lease) error { return nil },
-		lock.OnReleaseError(nil))
+		lock.WithReleaseErrorHandler(nil))
 	if err != nil {
-		t.Errorf("Do with OnReleaseError(nil) = %v, want nil", err)
+		t.Errorf("Do with WithReleaseErrorHandler(nil) = %v, want nil", err)
 	}
 }
 
@@ -475,7 +475,7 @@ func TestDoLeaseLost(t *testing.T) {
 					t.Errorf("fn's ctx not cancelled after the lease was lost")
 				}
 				return tt.fnErr
-			}, lock.WithTTL(300*time.Millisecond), lock.OnReleaseError(func(lock.Lease, error) { reported++ }))
+			}, lock.WithTTL(300*time.Millisecond), lock.WithReleaseErrorHandler(func(lock.Lease, error) { reported++ }))
 			if !errors.Is(err, tt.want) {
 				t.Errorf("Do = %v, want %v", err, tt.want)
 			}
@@ -505,7 +505,7 @@ func TestDoKeepsLeaseAlive(t *testing.T) {
 			t.Errorf("after a TTL: held = %v, ctx.Err() = %v; want true, nil", f.held(l.Key), ctx.Err())
 		}
 		return nil
-	}, lock.WithTTL(ttl), lock.WithKeepOptions(lock.KeepOnExtend(func(time.Time) {
+	}, lock.WithTTL(ttl), lock.WithKeepOptions(lock.WithKeepOnExtend(func(time.Time) {
 		mu.Lock()
 		extended++
 		mu.Unlock()
@@ -516,7 +516,7 @@ func TestDoKeepsLeaseAlive(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if extended < 3 {
-		t.Errorf("KeepOnExtend calls = %d, want >= 3 (WithKeepOptions passed on)", extended)
+		t.Errorf("WithKeepOnExtend calls = %d, want >= 3 (WithKeepOptions passed on)", extended)
 	}
 }
 
@@ -527,7 +527,7 @@ func TestDoContention(t *testing.T) {
 	err := lock.Do(context.Background(), f, "k", func(context.Context, lock.Lease) error {
 		called = true
 		return nil
-	}, lock.WithTimeout(0))
+	}, lock.WithWait(0))
 	wantCode(t, err, lock.CodeAcquisitionTimeout)
 	if !errors.Is(err, lock.ErrLocked) || called {
 		t.Errorf("Do = %v, fn called = %v; want ErrLocked, false", err, called)
@@ -591,11 +591,21 @@ func TestDoLeaseExpiredUnnoticed(t *testing.T) {
 	err := lock.Do(context.Background(), f, "k", func(ctx context.Context, l lock.Lease) error {
 		f.steal(l.Key) // as if it expired while everything, heartbeat included, was paused
 		return nil
-	}, lock.WithTTL(time.Minute), lock.OnReleaseError(func(lock.Lease, error) { reported++ }))
+	}, lock.WithTTL(time.Minute), lock.WithReleaseErrorHandler(func(lock.Lease, error) { reported++ }))
 	if !errors.Is(err, lock.ErrLeaseLost) {
 		t.Errorf("Do = %v, want ErrLeaseLost", err)
 	}
 	if reported != 0 {
 		t.Errorf("a release of a lost lease was reported as a release error (%d)", reported)
 	}
+}
+
+func TestValidateOptions(t *testing.T) {
+	if err := lock.ValidateOptions(); err != nil {
+		t.Errorf("ValidateOptions() = %v, want nil", err)
+	}
+	if err := lock.ValidateOptions(lock.WithWait(0), nil, lock.WithTTL(time.Second)); err != nil {
+		t.Errorf("ValidateOptions(valid) = %v, want nil", err)
+	}
+	wantCode(t, lock.ValidateOptions(lock.WithTTL(0)), lock.CodeInvalidArgument)
 }

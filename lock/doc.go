@@ -11,7 +11,10 @@
 // Most code uses [Do], which acquires with retry, keeps the lease alive by
 // heartbeat while the work runs ([Keep]), cancels the work's context with
 // cause [ErrLeaseLost] when the lease is lost, and always releases with a
-// context of its own.
+// context of its own. [Hold] is the same without a callback: it returns
+// the held context, the lease and an idempotent release function, for work
+// that does not fit in one function. Both put the lease on the context, so
+// code far from the lock reads its fence with [LeaseFrom].
 //
 // Errors: contention is [ErrLocked] (as a [*LockedError] that carries the
 // holder's expiry); releasing or extending a lease that is gone, expired or

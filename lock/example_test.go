@@ -2,8 +2,10 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
@@ -63,4 +65,35 @@ func ExampleDo() {
 	// Output:
 	// fence 000000000000001
 	// <nil>
+}
+
+// Hold is Do without the callback: the context is the lock. Deferring
+// release ends it; data-layer code reads the fence with LeaseFrom.
+func ExampleHold() {
+	var b lock.Backend = newFake() // in production: a redisbackend.Backend
+	held, _, release, err := lock.Hold(context.Background(), b, "invoice:42")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer release()
+	l, _ := lock.LeaseFrom(held) // pass l.Fence with every write
+	fmt.Println("fence", l.Fence, "held", held.Err() == nil)
+	// Output: fence 000000000000001 held true
+}
+
+// A busy key gives a *LockedError, which matches ErrLocked and tells when
+// the holder's lease expires (for a Retry-After hint).
+func ExampleLockedError() {
+	var b lock.Backend = newFake() // in production: a redisbackend.Backend
+	ctx := context.Background()
+	held, _ := b.Acquire(ctx, "invoice:42", time.Minute)
+	defer b.Release(ctx, held.ID)
+
+	_, err := b.Acquire(ctx, "invoice:42", time.Minute)
+	var le *lock.LockedError
+	if errors.As(err, &le) {
+		fmt.Println(errors.Is(err, lock.ErrLocked), "retry in", time.Until(le.ExpiresAt).Round(time.Minute))
+	}
+	// Output: true retry in 1m0s
 }

@@ -101,6 +101,12 @@ func (f *fakeBackend) Acquire(ctx context.Context, key string, ttl time.Duration
 	if err := f.enter(ctx, "Acquire"); err != nil {
 		return lock.Lease{}, err
 	}
+	return f.acquire(key, lock.NewLockID(), ttl)
+}
+
+// acquire takes key for ttl under lock id id; a live lease with that id is
+// returned as it is (the lock.IDAcquirer contract, see idacquirer_test.go).
+func (f *fakeBackend) acquire(key, id string, ttl time.Duration) (lock.Lease, error) {
 	key, err := lock.NormalizeKey(key)
 	if err != nil {
 		return lock.Lease{}, err
@@ -112,6 +118,9 @@ func (f *fakeBackend) Acquire(ctx context.Context, key string, ttl time.Duration
 	defer f.mu.Unlock()
 	now := time.Now()
 	if l, ok := f.leases[key]; ok {
+		if now.Before(l.expires) && l.id == id {
+			return lock.Lease{Key: key, ID: id, Fence: l.fence, TTL: ttl, ExpiresAt: l.expires}, nil
+		}
 		if now.Before(l.expires) {
 			return lock.Lease{}, &lock.LockedError{ExpiresAt: l.expires}
 		}
@@ -122,7 +131,7 @@ func (f *fakeBackend) Acquire(ctx context.Context, key string, ttl time.Duration
 	if err != nil {
 		return lock.Lease{}, err
 	}
-	l := fakeLease{id: lock.NewLockID(), acquired: now, expires: now.Add(ttl), fence: fence}
+	l := fakeLease{id: id, acquired: now, expires: now.Add(ttl), fence: fence}
 	f.leases[key] = l
 	f.keyOf[l.id] = key
 	return lock.Lease{Key: key, ID: l.id, Fence: fence, TTL: ttl, ExpiresAt: l.expires}, nil

@@ -17,8 +17,12 @@ const FenceDigits = 15
 // Fence thresholds, as in syncguard: past FenceWarn a backend logs a warning
 // (plan a key rotation); past FenceMax acquisition fails with [CodeInternal].
 const (
+	// FenceWarn is the fence past which a backend logs a warning: a tenth
+	// of FenceMax, time to plan a key rotation.
 	FenceWarn Fence = "090000000000000"
-	FenceMax  Fence = "900000000000000"
+	// FenceMax is the highest fence granted; past it acquisition fails
+	// with CodeInternal and leaves no lock behind.
+	FenceMax Fence = "900000000000000"
 )
 
 // FormatFence formats n as a Fence. It returns [CodeInvalidArgument] when n

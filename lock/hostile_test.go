@@ -55,7 +55,7 @@ func TestHostileCancelWhileWaiting(t *testing.T) {
 		done <- lock.Do(ctx, f, "k", func(context.Context, lock.Lease) error {
 			t.Error("fn ran while another lease held the key")
 			return nil
-		}, lock.WithTimeout(time.Minute), lock.WithBaseDelay(5*time.Millisecond), lock.WithMaxRetries(1000))
+		}, lock.WithWait(time.Minute), lock.WithBaseDelay(5*time.Millisecond), lock.WithMaxRetries(1000))
 	}()
 	waitFor(t, time.Second, func() bool { return attempts(f) >= 2 }, "a retry")
 	cancel()
@@ -161,7 +161,7 @@ func TestHostileCancelDuringRelease(t *testing.T) {
 		cancel() // the caller goes away while we hold the lock
 		return nil
 	}, lock.WithTTL(ttl), lock.WithReleaseTimeout(50*time.Millisecond),
-		lock.OnReleaseError(func(_ lock.Lease, err error) { reported = append(reported, err) }))
+		lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { reported = append(reported, err) }))
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Errorf("Do = %v, want nil (fn succeeded; the release failure goes to the hook)", err)
@@ -170,7 +170,7 @@ func TestHostileCancelDuringRelease(t *testing.T) {
 		t.Errorf("Do took %v with a hanging Release, want about the release timeout", elapsed)
 	}
 	if len(reported) != 1 || lock.CodeOf(reported[0]) != lock.CodeNetworkTimeout {
-		t.Errorf("OnReleaseError got %v, want one NetworkTimeout", reported)
+		t.Errorf("WithReleaseErrorHandler got %v, want one NetworkTimeout", reported)
 	}
 	noMoreExtends(t, f, ttl)
 	if f.held("k") {
@@ -220,8 +220,8 @@ func TestHostileCancelAnywhere(t *testing.T) {
 					case <-time.After(time.Duration(rand.N(30)) * time.Millisecond):
 						return nil
 					}
-				}, lock.WithTTL(ttl), lock.WithTimeout(100*time.Millisecond), lock.WithBaseDelay(2*time.Millisecond),
-					lock.WithReleaseTimeout(20*time.Millisecond), lock.OnReleaseError(func(lock.Lease, error) {}))
+				}, lock.WithTTL(ttl), lock.WithWait(100*time.Millisecond), lock.WithBaseDelay(2*time.Millisecond),
+					lock.WithReleaseTimeout(20*time.Millisecond), lock.WithReleaseErrorHandler(func(lock.Lease, error) {}))
 				timer.Stop()
 				cancel()
 				switch {

@@ -8,8 +8,15 @@ import (
 	"time"
 )
 
-// KeepOption configures [Keep].
-type KeepOption func(*keepConfig)
+// KeepOption configures [Keep] (and, through [WithKeepOptions], the
+// heartbeat of Do and Hold).
+type KeepOption interface {
+	applyKeep(*keepConfig)
+}
+
+type keepOptionFunc func(*keepConfig)
+
+func (f keepOptionFunc) applyKeep(c *keepConfig) { f(c) }
 
 type keepConfig struct {
 	interval time.Duration
@@ -17,22 +24,23 @@ type keepConfig struct {
 	onError  func(error)
 }
 
-// KeepInterval sets how often the lease is extended. The default is a third
-// of the lease's TTL, so two heartbeats can fail before the lease expires.
-func KeepInterval(d time.Duration) KeepOption {
-	return func(c *keepConfig) { c.interval = d }
+// WithKeepInterval sets how often the lease is extended. The default is a
+// third of the lease's TTL, so two heartbeats can fail before the lease
+// expires.
+func WithKeepInterval(d time.Duration) KeepOption {
+	return keepOptionFunc(func(c *keepConfig) { c.interval = d })
 }
 
-// KeepOnExtend registers a function called after every successful
+// WithKeepOnExtend registers a function called after every successful
 // extension with the new expiry by the backend's clock.
-func KeepOnExtend(f func(expiresAt time.Time)) KeepOption {
-	return func(c *keepConfig) { c.onExtend = f }
+func WithKeepOnExtend(f func(expiresAt time.Time)) KeepOption {
+	return keepOptionFunc(func(c *keepConfig) { c.onExtend = f })
 }
 
-// KeepOnError registers a function called with every failed extension
+// WithKeepOnError registers a function called with every failed extension
 // that Keep will retry (transient errors such as a network timeout).
-func KeepOnError(f func(error)) KeepOption {
-	return func(c *keepConfig) { c.onError = f }
+func WithKeepOnError(f func(error)) KeepOption {
+	return keepOptionFunc(func(c *keepConfig) { c.onError = f })
 }
 
 // Keep keeps lease l alive until stop is called or ctx ends. It extends the
@@ -45,9 +53,9 @@ func KeepOnError(f func(error)) KeepOption {
 //
 // Run the protected work under held. stop ends the heartbeat, cancels
 // held, and returns the loss error if the lease was lost, nil otherwise.
-// After stop returns, the KeepOnExtend and KeepOnError functions are not
-// called again for this lease (so they must not call stop themselves).
-// stop is idempotent; it does not release the lease.
+// After stop returns, the WithKeepOnExtend and WithKeepOnError functions
+// are not called again for this lease (so they must not call stop
+// themselves). stop is idempotent; it does not release the lease.
 //
 // Keep runs the heartbeat in one of two ways, with the same semantics:
 //
@@ -58,8 +66,8 @@ func KeepOnError(f func(error)) KeepOption {
 //     interval, at most a second) in one ExtendBatch call of at most
 //     1,000 leases, one call in flight at a time. Thousands of leases
 //     then cost a few round trips per second and no goroutine each.
-//     KeepOnExtend and KeepOnError are called from that goroutine and
-//     must return quickly.
+//     The WithKeepOnExtend and WithKeepOnError functions are called from
+//     that goroutine and must return quickly.
 //   - Otherwise each lease gets a goroutine of its own calling Extend.
 //
 // Options apply per lease on both paths.
@@ -67,7 +75,9 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held con
 	start := time.Now()
 	cfg := keepConfig{interval: l.TTL / 3}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o.applyKeep(&cfg)
+		}
 	}
 	held, cancel := context.WithCancelCause(ctx)
 	if l.TTL <= 0 || cfg.interval <= 0 {

@@ -86,7 +86,7 @@ func TestKeepExtends(t *testing.T) {
 	l := lease(t, f, "k", ttl)
 	var mu sync.Mutex
 	var exps []time.Time
-	held, stop := lock.Keep(context.Background(), f, l, lock.KeepOnExtend(func(e time.Time) {
+	held, stop := lock.Keep(context.Background(), f, l, lock.WithKeepOnExtend(func(e time.Time) {
 		mu.Lock()
 		exps = append(exps, e)
 		mu.Unlock()
@@ -119,11 +119,11 @@ func TestKeepExtends(t *testing.T) {
 	mu.Lock()
 	for i := 1; i < len(exps); i++ {
 		if exps[i].Before(exps[i-1]) {
-			t.Errorf("KeepOnExtend expiries not increasing: %v then %v", exps[i-1], exps[i])
+			t.Errorf("WithKeepOnExtend expiries not increasing: %v then %v", exps[i-1], exps[i])
 		}
 	}
 	if len(exps) < 3 {
-		t.Errorf("KeepOnExtend calls = %d, want >= 3", len(exps))
+		t.Errorf("WithKeepOnExtend calls = %d, want >= 3", len(exps))
 	}
 	mu.Unlock()
 	settleGoroutines(t, baseline)
@@ -132,7 +132,7 @@ func TestKeepExtends(t *testing.T) {
 func TestKeepInterval(t *testing.T) {
 	f := newFake()
 	l := lease(t, f, "k", time.Minute)
-	_, stop := lock.Keep(context.Background(), f, l, lock.KeepInterval(20*time.Millisecond))
+	_, stop := lock.Keep(context.Background(), f, l, lock.WithKeepInterval(20*time.Millisecond))
 	defer stop()
 	// With the default interval (20s) this would time out.
 	waitFor(t, 10*time.Second, func() bool { return f.count("Extend") >= 3 }, "three extensions")
@@ -181,7 +181,7 @@ func TestKeepRetriesTransientErrors(t *testing.T) {
 	})
 	var errs, exts counter
 	held, stop := lock.Keep(context.Background(), f, l,
-		lock.KeepOnError(func(error) { errs.inc() }), lock.KeepOnExtend(func(time.Time) { exts.inc() }))
+		lock.WithKeepOnError(func(error) { errs.inc() }), lock.WithKeepOnExtend(func(time.Time) { exts.inc() }))
 	defer stop()
 	// Two failures, the retry that succeeds, then a regular extension.
 	waitFor(t, 10*time.Second, func() bool { return exts.get() >= 2 }, "two successful extensions")
@@ -189,7 +189,7 @@ func TestKeepRetriesTransientErrors(t *testing.T) {
 		t.Errorf("held cancelled (%v), want the lease kept after a successful retry", context.Cause(held))
 	}
 	if got := errs.get(); got != 2 {
-		t.Errorf("KeepOnError calls = %d, want 2", got)
+		t.Errorf("WithKeepOnError calls = %d, want 2", got)
 	}
 	if !f.held("k") {
 		t.Errorf("lease gone from the backend, want it kept")
@@ -212,7 +212,7 @@ func TestKeepGivesUpAtDeadline(t *testing.T) {
 	start := time.Now()
 	l := lease(t, f, "k", ttl)
 	var errs counter
-	held, stop := lock.Keep(context.Background(), f, l, lock.KeepOnError(func(error) { errs.inc() }))
+	held, stop := lock.Keep(context.Background(), f, l, lock.WithKeepOnError(func(error) { errs.inc() }))
 	waitDone(t, held, 5*time.Second, "held")
 	if elapsed := time.Since(start); elapsed < ttl {
 		t.Errorf("lease declared lost after %v, want not before its TTL %v", elapsed, ttl)
@@ -222,7 +222,7 @@ func TestKeepGivesUpAtDeadline(t *testing.T) {
 		t.Errorf("context.Cause(held) = %v, want ErrLeaseLost (expired), not ErrNotHeld", cause)
 	}
 	if errs.get() < 1 {
-		t.Errorf("KeepOnError calls = %d, want >= 1", errs.get())
+		t.Errorf("WithKeepOnError calls = %d, want >= 1", errs.get())
 	}
 	if err := stop(); !errors.Is(err, lock.ErrLeaseLost) {
 		t.Errorf("stop() = %v, want ErrLeaseLost", err)
@@ -256,7 +256,7 @@ func TestKeepInvalid(t *testing.T) {
 		opts []lock.KeepOption
 	}{
 		{"zero TTL", zeroTTL, nil},
-		{"negative interval", valid, []lock.KeepOption{lock.KeepInterval(-time.Second)}},
+		{"negative interval", valid, []lock.KeepOption{lock.WithKeepInterval(-time.Second)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

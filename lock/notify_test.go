@@ -90,7 +90,7 @@ func waitAttempts(t *testing.T, f *fakeBackend, n int) {
 var never = []lock.Option{
 	lock.WithBaseDelay(time.Hour),
 	lock.WithJitter(lock.JitterNone),
-	lock.WithTimeout(time.Minute),
+	lock.WithWait(time.Minute),
 }
 
 // TestNotifyRechecksAfterWatch: a release between the failed attempt and
@@ -181,7 +181,7 @@ func TestNotifyTimerFallback(t *testing.T) {
 	time.AfterFunc(60*time.Millisecond, func() { n.steal("k") })
 	start := time.Now()
 	l, err := lock.Acquire(ctx, n, "k", lock.WithBaseDelay(20*time.Millisecond),
-		lock.WithBackoff(lock.BackoffFixed), lock.WithTimeout(5*time.Second), lock.WithMaxRetries(100))
+		lock.WithBackoff(lock.BackoffFixed), lock.WithWait(5*time.Second), lock.WithMaxRetries(100))
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
@@ -245,7 +245,7 @@ func TestNotifyWakeupsAndRetries(t *testing.T) {
 		}()
 		start := time.Now()
 		_, err := lock.Acquire(ctx, n, "k", lock.WithBaseDelay(time.Hour),
-			lock.WithTimeout(200*time.Millisecond), lock.WithMaxRetries(3))
+			lock.WithWait(200*time.Millisecond), lock.WithMaxRetries(3))
 		close(n.watched)
 		if lock.CodeOf(err) != lock.CodeAcquisitionTimeout {
 			t.Fatalf("Acquire: %v, want an acquisition timeout", err)
@@ -271,7 +271,7 @@ func TestNotifyWakeupsAndRetries(t *testing.T) {
 		}()
 		start := time.Now()
 		_, err := lock.Acquire(ctx, n, "k", lock.WithBaseDelay(time.Hour),
-			lock.WithTimeout(100*time.Millisecond), lock.WithMaxRetries(1_000_000))
+			lock.WithWait(100*time.Millisecond), lock.WithMaxRetries(1_000_000))
 		close(n.watched)
 		if lock.CodeOf(err) != lock.CodeAcquisitionTimeout {
 			t.Fatalf("Acquire: %v, want an acquisition timeout", err)
@@ -317,7 +317,7 @@ func TestNotifyNoWatchWithoutWait(t *testing.T) {
 	if _, err := n.Acquire(ctx, "k", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	for _, opt := range []lock.Option{lock.WithTimeout(0), lock.WithMaxRetries(0)} {
+	for _, opt := range []lock.Option{lock.WithWait(0), lock.WithMaxRetries(0)} {
 		if _, err := lock.Acquire(ctx, n, "k", opt); !errors.Is(err, lock.ErrLocked) {
 			t.Fatalf("Acquire: %v, want ErrLocked", err)
 		}

@@ -6,12 +6,22 @@ import (
 	"time"
 )
 
-// Defaults of [Do] and [Acquire], as in syncguard's lock().
+// Defaults of [Do], [Hold] and [Acquire], as in syncguard's lock() (where
+// the wait is called timeout).
 const (
-	DefaultTTL            = 30 * time.Second
-	DefaultTimeout        = 5 * time.Second
-	DefaultMaxRetries     = 10
-	DefaultBaseDelay      = 100 * time.Millisecond
+	// DefaultTTL is the lease duration when [WithTTL] is not given.
+	DefaultTTL = 30 * time.Second
+	// DefaultWait is how long a busy key is waited for when [WithWait] is
+	// not given.
+	DefaultWait = 5 * time.Second
+	// DefaultMaxRetries is the most attempts after the first when
+	// [WithMaxRetries] is not given.
+	DefaultMaxRetries = 10
+	// DefaultBaseDelay is the first retry delay when [WithBaseDelay] is not
+	// given.
+	DefaultBaseDelay = 100 * time.Millisecond
+	// DefaultReleaseTimeout bounds a release when [WithReleaseTimeout] is
+	// not given.
 	DefaultReleaseTimeout = 5 * time.Second
 )
 
@@ -39,12 +49,19 @@ const (
 	JitterNone
 )
 
-// Option configures [Do] and [Acquire].
-type Option func(*config)
+// Option configures [Do], [Hold] and [Acquire]. The With functions of this
+// package return them; later options override earlier ones.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	ttl            time.Duration
-	timeout        time.Duration
+	wait           time.Duration
 	maxRetries     int
 	baseDelay      time.Duration
 	maxDelay       time.Duration
@@ -59,20 +76,22 @@ type config struct {
 func newConfig(opts []Option) (config, error) {
 	c := config{
 		ttl:            DefaultTTL,
-		timeout:        DefaultTimeout,
+		wait:           DefaultWait,
 		maxRetries:     DefaultMaxRetries,
 		baseDelay:      DefaultBaseDelay,
 		releaseTimeout: DefaultReleaseTimeout,
 		onReleaseError: logReleaseError,
 	}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o.apply(&c)
+		}
 	}
 	switch {
 	case c.ttl <= 0:
 		return c, invalid("config", "ttl must be positive")
-	case c.timeout < 0:
-		return c, invalid("config", "timeout must not be negative")
+	case c.wait < 0:
+		return c, invalid("config", "wait must not be negative")
 	case c.maxRetries < 0:
 		return c, invalid("config", "max retries must not be negative")
 	case c.baseDelay < 0 || c.maxDelay < 0:
@@ -90,61 +109,80 @@ func newConfig(opts []Option) (config, error) {
 	return c, nil
 }
 
-// WithTTL sets the lease duration (default 30s). Do keeps the lease alive
-// while its function runs, so the TTL bounds how long a crashed holder
-// blocks others, not how long the work may take.
-func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
+// ValidateOptions returns the error that Do, Hold and Acquire would return
+// for opts (an [*Error] with [CodeInvalidArgument]), or nil, so that an
+// adapter that passes options on can reject bad ones when it is built
+// rather than on every call.
+func ValidateOptions(opts ...Option) error {
+	_, err := newConfig(opts)
+	return err
+}
 
-// WithTimeout bounds the total time spent waiting for a busy key (default
-// 5s); 0 means a single attempt. It does not bound a single round trip to
-// the backend: that is the client's own timeout, or ctx.
-func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+// WithTTL sets the lease duration (default DefaultTTL, 30s); it must be
+// positive, and 0 or less is an InvalidArgument error, as in every package
+// of this module. Do and Hold keep the lease alive while the work runs, so
+// the TTL bounds how long a crashed holder blocks others, not how long the
+// work may take.
+func WithTTL(d time.Duration) Option { return optionFunc(func(c *config) { c.ttl = d }) }
+
+// WithWait bounds the total time spent waiting for a busy key (default
+// DefaultWait, 5s); 0 means a single attempt. It does not bound a single
+// round trip to the backend: that is the client's own timeout, or ctx.
+// The middleware and job adapters take the same option under the same
+// name, each with its own default.
+func WithWait(d time.Duration) Option { return optionFunc(func(c *config) { c.wait = d }) }
 
 // WithMaxRetries bounds the attempts after the first (default 10).
-func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = n } }
+func WithMaxRetries(n int) Option { return optionFunc(func(c *config) { c.maxRetries = n }) }
 
 // WithBaseDelay sets the first retry delay (default 100ms).
-func WithBaseDelay(d time.Duration) Option { return func(c *config) { c.baseDelay = d } }
+func WithBaseDelay(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.baseDelay = d })
+}
 
 // WithMaxDelay caps a single retry delay (default: no cap but the time
-// left before the timeout).
-func WithMaxDelay(d time.Duration) Option { return func(c *config) { c.maxDelay = d } }
+// left of the wait).
+func WithMaxDelay(d time.Duration) Option { return optionFunc(func(c *config) { c.maxDelay = d }) }
 
 // WithBackoff selects the backoff strategy (default BackoffExponential).
-func WithBackoff(b Backoff) Option { return func(c *config) { c.backoff = b } }
+func WithBackoff(b Backoff) Option { return optionFunc(func(c *config) { c.backoff = b }) }
 
 // WithJitter selects the jitter strategy (default JitterEqual).
-func WithJitter(j Jitter) Option { return func(c *config) { c.jitter = j } }
+func WithJitter(j Jitter) Option { return optionFunc(func(c *config) { c.jitter = j }) }
 
-// WithReleaseTimeout bounds the release that Do performs after its function
-// returns (default 5s). The release runs under a context of its own, so a
-// cancelled caller still releases.
+// WithReleaseTimeout bounds the release that Do and Hold's release
+// function perform (default 5s). The release runs under a context of its
+// own, so a cancelled caller still releases.
 func WithReleaseTimeout(d time.Duration) Option {
-	return func(c *config) { c.releaseTimeout = d }
+	return optionFunc(func(c *config) { c.releaseTimeout = d })
 }
 
-// OnReleaseError sets the function told about a failed release after Do's
-// function returned (the lease then ends by its TTL). The default logs a
-// warning through log/slog with the key's hash, never the raw key. A
-// release that finds the lease already lost is not reported.
-func OnReleaseError(f func(l Lease, err error)) Option {
-	return func(c *config) { c.onReleaseError = f }
+// WithReleaseErrorHandler sets the function told about a failed release by
+// Do or Hold's release function (the lease then ends by its TTL); nil
+// ignores them. The default logs a warning through log/slog with the key's
+// hash, never the raw key. A release that finds the lease already lost is
+// not reported: that is a loss, returned as [ErrLeaseLost].
+func WithReleaseErrorHandler(f func(l Lease, err error)) Option {
+	return optionFunc(func(c *config) { c.onReleaseError = f })
 }
 
-// WithReleaseFunc replaces the release that Do performs after its
-// function, for callers that end a lease in a special way, such as
-// lock.Completer's ReleaseDone after a successful run. f gets Do's release
-// context (not the caller's) and the outcome: nil when fn succeeded and
-// the lease was kept, otherwise fn's error, the lease-lost error, or
-// ErrFuncPanicked. Its error goes to OnReleaseError like a failed
-// Release. The default is Backend.Release(ctx, l.ID).
+// WithReleaseFunc replaces the release that Do and Hold perform, for
+// callers that end a lease in a special way, such as lock.Completer's
+// ReleaseDone after a successful run. f gets the release context (not the
+// caller's) and the outcome: nil when the work succeeded and the lease was
+// kept, otherwise Do's function's error, the lease-lost error, or
+// ErrFuncPanicked (Hold's release passes the lease-lost error or nil). Its
+// error goes to the [WithReleaseErrorHandler] function like a failed
+// Release, and an error matching ErrNotHeld counts as a loss. The default
+// is Backend.Release(ctx, l.ID).
 func WithReleaseFunc(f func(ctx context.Context, l Lease, err error) error) Option {
-	return func(c *config) { c.release = f }
+	return optionFunc(func(c *config) { c.release = f })
 }
 
-// WithKeepOptions passes options to the [Keep] heartbeat that Do runs.
+// WithKeepOptions passes options to the [Keep] heartbeat that Do and Hold
+// run.
 func WithKeepOptions(opts ...KeepOption) Option {
-	return func(c *config) { c.keep = append(c.keep, opts...) }
+	return optionFunc(func(c *config) { c.keep = append(c.keep, opts...) })
 }
 
 func logReleaseError(l Lease, err error) {

@@ -108,27 +108,6 @@ var outcomeNames = [numOutcomes]string{
 // String returns the outcome's attribute value.
 func (o outcome) String() string { return outcomeNames[o] }
 
-// op indexes the operations.
-type op uint8
-
-const (
-	opAcquire op = iota
-	opRelease
-	opExtend
-	opIsLocked
-	opLookup
-	numOps
-)
-
-var opNames = [numOps]string{"acquire", "release", "extend", "is_locked", "lookup"}
-
-// spanNames are the span names per op, and of the wait.
-var spanNames = [numOps]string{
-	"syncguard.acquire", "syncguard.release", "syncguard.extend", "syncguard.is_locked", "syncguard.lookup",
-}
-
-const waitSpanName = "syncguard.wait"
-
 // Event names.
 const (
 	attemptEvent   = "attempt"

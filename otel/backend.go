@@ -2,10 +2,11 @@ package otellock
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
@@ -22,24 +23,16 @@ type backend struct {
 	inst      *instruments
 	held      *heldTracker
 	rawKeys   bool
-	startOpts []trace.SpanStartOption
+	filters   []Filter                // all must return true for a span to start
+	startOpts []trace.SpanStartOption // span kind and the WithSpanAttributes
 }
 
 var (
-	_ lock.Backend  = (*backend)(nil)
-	_ lock.Observer = (*backend)(nil)
-	_ lock.Notifier = (*backend)(nil)
+	_ lock.Backend    = (*backend)(nil)
+	_ lock.Observer   = (*backend)(nil)
+	_ lock.Notifier   = (*backend)(nil)
+	_ lock.IDAcquirer = (*backend)(nil)
 )
-
-// WatchKey forwards to the wrapped backend when it is a lock.Notifier, so
-// waiters still wake on a release; otherwise it returns a nil channel,
-// which leaves lock.Acquire polling as it would without the wrapper.
-func (w *backend) WatchKey(key string) (<-chan struct{}, func()) {
-	if n, ok := w.next.(lock.Notifier); ok {
-		return n.WatchKey(key)
-	}
-	return nil, func() {}
-}
 
 // Wrap returns b decorated with OpenTelemetry: a span and a duration
 // measurement for every Backend call, and, because the result also
@@ -51,13 +44,19 @@ func (w *backend) WatchKey(key string) (<-chan struct{}, func()) {
 // unless WithRawKeys) and never a lock id (only its hash). Contention and
 // a lease that is not held are outcomes, with span status Unset; only
 // system failures set status Error. Calls with a nil context go straight
-// to b, which rejects them, unobserved.
+// to b, which rejects them, unobserved. WithFilter skips the spans of
+// chosen operations (their metrics stay); WithSpanAttributes adds
+// attributes of your own to every span.
 //
 // When b implements lock.Observer itself, the result forwards to it; when
 // b implements lock.Completer, so does the result (ReleaseDone is observed
 // as a release); when b implements lock.BatchExtender, so does the result
 // (one "syncguard.extend_batch" span per batch), and lock.Keep keeps its
-// leases alive from one scheduler goroutine, as it does for b.
+// leases alive from one scheduler goroutine, as it does for b. The result
+// always implements lock.IDAcquirer, forwarding to b when b is one (each
+// AcquireID observed as an acquire) and reporting errors.ErrUnsupported
+// otherwise, so lock.Acquire uses one lock id for all its attempts exactly
+// when b can.
 func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 	if b == nil {
 		panic("otellock: Wrap(nil)")
@@ -68,7 +67,11 @@ func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 		inst:      newInstruments(c.meterProvider, b.Capabilities().Backend),
 		held:      newHeldTracker(),
 		rawKeys:   c.rawKeys,
+		filters:   c.filters,
 		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
+	}
+	if len(c.spanAttrs) > 0 {
+		w.startOpts = append(w.startOpts, trace.WithAttributes(c.spanAttrs...))
 	}
 	if _, noop := c.tracerProvider.(tracenoop.TracerProvider); !noop {
 		w.tracer = c.tracerProvider.Tracer(ScopeName, trace.WithInstrumentationVersion(Version()))
@@ -87,106 +90,49 @@ func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 	return w
 }
 
-// completer is the decorator of a backend that also implements
-// lock.Completer (job deduplication with done markers): it forwards
-// ReleaseDone, observed like Release, and IsDone, unobserved.
-type completer struct {
-	*backend
-	next lock.Completer
-}
-
-var _ lock.Completer = (*completer)(nil)
-
-// ReleaseDone calls the wrapped backend's ReleaseDone in a
-// "syncguard.release" span.
-func (w *completer) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
-	return w.release(ctx, l.ID, func(ctx context.Context) error { return w.next.ReleaseDone(ctx, l, doneTTL) })
-}
-
-// IsDone calls the wrapped backend's IsDone.
-func (w *completer) IsDone(ctx context.Context, key string) (bool, error) {
-	return w.next.IsDone(ctx, key)
-}
-
-// call is the telemetry state of one Backend call.
-type call struct {
-	op    op
-	span  trace.Span // nil when not recording
-	timed bool       // the duration histogram is enabled
-	began time.Time  // set when timed
-}
-
-// startSpan starts a span named name and returns it with its context, or
-// nil and ctx unchanged when no span would record.
-func (w *backend) startSpan(ctx context.Context, name string) (context.Context, trace.Span) {
-	if w.tracer == nil {
-		return ctx, nil
+// WatchKey forwards to the wrapped backend when it is a lock.Notifier, so
+// waiters still wake on a release; otherwise it returns a nil channel,
+// which leaves lock.Acquire polling as it would without the wrapper.
+func (w *backend) WatchKey(key string) (<-chan struct{}, func()) {
+	if n, ok := w.next.(lock.Notifier); ok {
+		return n.WatchKey(key)
 	}
-	sctx, span := w.tracer.Start(ctx, name, w.startOpts...)
-	if !span.IsRecording() {
-		span.End()
-		return ctx, nil
-	}
-	return sctx, span
-}
-
-// begin starts the telemetry of a call of operation o. The span, if one
-// records, is in the returned context.
-func (w *backend) begin(ctx context.Context, o op) (context.Context, call) {
-	c := call{op: o}
-	ctx, c.span = w.startSpan(ctx, spanNames[o])
-	if w.inst.operation.Enabled(ctx) {
-		c.timed = true
-		c.began = time.Now()
-	}
-	return ctx, c
-}
-
-// end finishes the telemetry of call c: out is the outcome of a call that
-// succeeded (err == nil); attrs go on the span, with room for two more.
-// It returns the outcome.
-func (w *backend) end(ctx context.Context, c call, out outcome, err error, attrs []attribute.KeyValue) outcome {
-	if err != nil {
-		out = classify(err)
-	}
-	if c.span != nil {
-		c.span.SetAttributes(append(attrs, OutcomeKey.String(out.String()), w.inst.backend)...)
-		if out == outError {
-			setError(c.span, err)
-		}
-		c.span.End()
-	}
-	if c.timed {
-		w.recordOp(ctx, c.op, out, err, seconds(time.Since(c.began)))
-	}
-	return out
-}
-
-// recordOp records d seconds of operation o with outcome out (err, for
-// outError) in the operation-duration histogram.
-func (w *backend) recordOp(ctx context.Context, o op, out outcome, err error, d float64) {
-	if out == outError {
-		w.inst.operation.Record(ctx, d, w.inst.errorRecord(o, errorType(err)))
-	} else {
-		w.inst.operation.Record(ctx, d, w.inst.opAttrs[o][out]...)
-	}
-}
-
-// setError marks span as failed with err.
-func setError(span trace.Span, err error) {
-	span.SetAttributes(ErrorTypeKey.String(errorType(err)))
-	span.RecordError(err)
-	span.SetStatus(codes.Error, err.Error())
+	return nil, func() {}
 }
 
 // Acquire calls the wrapped backend's Acquire in a "syncguard.acquire"
 // span.
 func (w *backend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	return w.acquire(ctx, key, ttl, func(ctx context.Context) (lock.Lease, error) { return w.next.Acquire(ctx, key, ttl) })
+}
+
+// NewLockID implements lock.IDAcquirer: it forwards to the wrapped backend
+// when that is a lock.IDAcquirer, and otherwise returns an error matching
+// errors.ErrUnsupported, so lock.Acquire falls back to Acquire.
+func (w *backend) NewLockID(key string) (string, error) {
+	if ia, ok := w.next.(lock.IDAcquirer); ok {
+		return ia.NewLockID(key)
+	}
+	return "", fmt.Errorf("otellock: the wrapped backend does not take lock ids: %w", errors.ErrUnsupported)
+}
+
+// AcquireID calls the wrapped backend's AcquireID in a "syncguard.acquire"
+// span, like Acquire.
+func (w *backend) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
+	ia, ok := w.next.(lock.IDAcquirer)
+	if !ok {
+		return lock.Lease{}, fmt.Errorf("otellock: the wrapped backend does not take lock ids: %w", errors.ErrUnsupported)
+	}
+	return w.acquire(ctx, key, ttl, func(ctx context.Context) (lock.Lease, error) { return ia.AcquireID(ctx, key, id, ttl) })
+}
+
+// acquire observes do, an acquisition of key for ttl.
+func (w *backend) acquire(ctx context.Context, key string, ttl time.Duration, do func(ctx context.Context) (lock.Lease, error)) (lock.Lease, error) {
 	if ctx == nil {
-		return w.next.Acquire(ctx, key, ttl)
+		return do(ctx)
 	}
 	ctx, c := w.begin(ctx, opAcquire)
-	l, err := w.next.Acquire(ctx, key, ttl)
+	l, err := do(ctx)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
 		attrs = keyAttrs(make([]attribute.KeyValue, 0, 7), key, w.rawKeys)

@@ -13,17 +13,19 @@ import (
 // lock.BatchExtender, so is the result of Wrap, and lock.Keep keeps all its
 // leases alive from one scheduler instead of a goroutine per lease.
 
-// batchSpanName is the span of one ExtendBatch call.
-const batchSpanName = "syncguard.extend_batch"
-
-// BatchSizeKey is the number of leases in one ExtendBatch call; the
-// counts of its outcomes go under BatchExtendedKey, BatchNotHeldKey and
-// BatchErrorsKey.
+// Attribute keys of the "syncguard.extend_batch" span: the size of one
+// ExtendBatch call and the counts of its outcomes.
 const (
-	BatchSizeKey     = attribute.Key("syncguard.batch.size")
+	// BatchSizeKey is the number of leases in the batch.
+	BatchSizeKey = attribute.Key("syncguard.batch.size")
+	// BatchExtendedKey counts the leases the batch extended.
 	BatchExtendedKey = attribute.Key("syncguard.batch.extended")
-	BatchNotHeldKey  = attribute.Key("syncguard.batch.not_held")
-	BatchErrorsKey   = attribute.Key("syncguard.batch.errors")
+	// BatchNotHeldKey counts the leases the batch found not held (gone,
+	// expired or owned by another lock id): lock.Keep reports each as lost.
+	BatchNotHeldKey = attribute.Key("syncguard.batch.not_held")
+	// BatchErrorsKey counts the leases whose extend failed with a system
+	// error; the span's status is then Error, with the first such error.
+	BatchErrorsKey = attribute.Key("syncguard.batch.errors")
 )
 
 // batcher decorates a backend that also implements lock.BatchExtender.
@@ -66,7 +68,7 @@ func (w *backend) extendBatch(ctx context.Context, be lock.BatchExtender, reqs [
 	if ctx == nil {
 		return be.ExtendBatch(ctx, reqs)
 	}
-	ctx, span := w.startSpan(ctx, batchSpanName)
+	ctx, span := w.startSpan(ctx, opExtendBatch)
 	timed := w.inst.operation.Enabled(ctx)
 	began := time.Now()
 	res := be.ExtendBatch(ctx, reqs)

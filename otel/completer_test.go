@@ -75,7 +75,7 @@ func TestWrapForwardsNotifier(t *testing.T) {
 	got := make(chan time.Duration, 1)
 	go func() {
 		l, err := lock.Acquire(ctx, w, "k", lock.WithBaseDelay(5*time.Second),
-			lock.WithJitter(lock.JitterNone), lock.WithTimeout(20*time.Second))
+			lock.WithJitter(lock.JitterNone), lock.WithWait(20*time.Second))
 		if err != nil {
 			t.Error(err)
 			got <- 0

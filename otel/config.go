@@ -1,7 +1,10 @@
 package otellock
 
 import (
+	"context"
+
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -23,6 +26,8 @@ type config struct {
 	tracerProvider trace.TracerProvider
 	meterProvider  metric.MeterProvider
 	rawKeys        bool
+	filters        []Filter
+	spanAttrs      []attribute.KeyValue
 }
 
 // newConfig applies opts over the defaults: the global providers, read
@@ -64,4 +69,47 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // lock id: it is the credential that releases the lock.
 func WithRawKeys() Option {
 	return optionFunc(func(c *config) { c.rawKeys = true })
+}
+
+// Filter reports whether a call of operation op, made with ctx, gets a
+// span: true to trace it, false to skip it. ctx is the caller's context (the
+// scheduler's for OperationExtendBatch), so a filter can also decide by
+// what the application put there, such as a marker for health checks.
+//
+// A filter is not given the lock key: release, extend and lookup by id
+// know only the lock id, so a filter on keys would trace one half of a
+// lease and not the other. A filter runs on every call of a wrapper whose
+// TracerProvider is not the no-op one, before the span starts; keep it
+// cheap and safe for concurrent use.
+type Filter func(ctx context.Context, op Operation) bool
+
+// WithFilter skips the span of every call for which f returns false; see
+// Filter. With several WithFilter options a call is traced only when all
+// of them return true; a nil f is ignored.
+//
+// A filtered call is still measured: its duration, outcome, contention,
+// held time and lost lease go into the metrics as before, so dashboards
+// and alerts do not change when traces are trimmed (metrics are
+// aggregated, with a fixed set of attributes, and cheap). The
+// syncguard.lease_lost event, which goes on the caller's span, is not
+// filtered either. When OperationWait is filtered, the attempts' acquire spans become children
+// of the caller's span; when OperationAcquire is filtered, the wait span
+// keeps its attempt events.
+func WithFilter(f Filter) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.filters = append(c.filters, f)
+		}
+	})
+}
+
+// WithSpanAttributes adds attrs to every span the wrapper starts (the
+// operation, wait and batch spans), set when the span starts, so samplers
+// see them too: a deployment, a tenant or a component name, for
+// instance. Attributes of the same key that the wrapper sets itself
+// (syncguard.*, error.type) take precedence. Several WithSpanAttributes
+// options add up. The attributes are not added to metrics, nor to the
+// lease_lost event, which goes on the caller's span.
+func WithSpanAttributes(attrs ...attribute.KeyValue) Option {
+	return optionFunc(func(c *config) { c.spanAttrs = append(c.spanAttrs, attrs...) })
 }

@@ -3,7 +3,9 @@
 // backend was used (lock.Do, lock.Acquire, the HTTP and job middleware):
 //
 //	b, err := redisbackend.New(rdb, nil)
-//	...
+//	if err != nil {
+//		return err
+//	}
 //	locks := otellock.Wrap(b) // global providers; or WithTracerProvider, WithMeterProvider
 //	err = lock.Do(ctx, locks, "invoice:42", work)
 //
@@ -42,6 +44,15 @@
 // status Error, records the error, and sets error.type to its lock.Code
 // (ServiceUnavailable, NetworkTimeout, Aborted, ...), or to the Go type of
 // an error that has none.
+//
+// # Choosing spans
+//
+// [WithFilter] skips the spans of chosen operations, by [Operation] and the
+// call's context: status checks (is_locked, lookups) that a dashboard polls,
+// say, or every call of a health check. A filtered call is still measured:
+// the metrics below do not depend on filters. [WithSpanAttributes] adds
+// attributes of your own (a component, a tenant) to every span the wrapper
+// starts.
 //
 // # Metrics
 //

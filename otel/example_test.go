@@ -70,3 +70,48 @@ func ExampleWrap() {
 	//     syncguard.acquire (acquired)
 	//   syncguard.release (released)
 }
+
+// Skip the spans of status checks (is_locked and lookups), which a
+// dashboard or a health check may poll often; their durations and
+// outcomes still go into the metrics.
+func ExampleWithFilter() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+
+	inner, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	b := otellock.Wrap(inner, otellock.WithTracerProvider(tp),
+		otellock.WithFilter(func(_ context.Context, op otellock.Operation) bool {
+			return op != otellock.OperationIsLocked && op != otellock.OperationLookup
+		}))
+
+	ctx := context.Background()
+	if _, err := b.IsLocked(ctx, "invoice:42"); err != nil {
+		panic(err)
+	}
+	err = lock.Do(ctx, b, "invoice:42", func(ctx context.Context, l lock.Lease) error {
+		_, err := b.LookupKey(ctx, "invoice:42")
+		return err
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	for _, s := range spans.Ended() {
+		fmt.Println(s.Name())
+	}
+	// Output:
+	// syncguard.acquire
+	// syncguard.wait
+	// syncguard.release
+}

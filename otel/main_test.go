@@ -90,11 +90,11 @@ func (tel *telemetry) metrics(t *testing.T) map[string]metricdata.Metrics {
 	return out
 }
 
-// attrs returns kvs as a map, values formatted with Emit.
+// attrs returns kvs as a map, values formatted with Value.String.
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
@@ -103,7 +103,7 @@ func attrs(kvs []attribute.KeyValue) map[string]string {
 func setKey(s attribute.Set) string {
 	var parts []string
 	for _, kv := range s.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 	}
 	return strings.Join(parts, ",")
 }

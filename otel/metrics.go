@@ -1,6 +1,8 @@
 package otellock
 
 import (
+	"context"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -31,7 +33,7 @@ const (
 
 // Histogram buckets, in seconds. Backend calls are round trips to a store
 // (sub-millisecond to tens of milliseconds); waits follow the retry
-// backoff up to lock.DefaultTimeout and beyond; leases are held for the
+// backoff up to lock.DefaultWait and beyond; leases are held for the
 // duration of a unit of work.
 var (
 	operationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
@@ -95,7 +97,7 @@ func newInstruments(mp metric.MeterProvider, backend string) *instruments {
 
 	for o := range numOps {
 		for out := range numOutcomes {
-			set := attribute.NewSet(OperationKey.String(opNames[o]), OutcomeKey.String(out.String()), in.backend)
+			set := attribute.NewSet(OperationKey.String(string(operations[o])), OutcomeKey.String(out.String()), in.backend)
 			in.opAttrs[o][out] = []metric.RecordOption{metric.WithAttributeSet(set)}
 		}
 	}
@@ -111,11 +113,21 @@ func newInstruments(mp metric.MeterProvider, backend string) *instruments {
 
 // errorRecord is the attribute set of a failed operation, with error.type.
 func (in *instruments) errorRecord(o op, errType string) metric.RecordOption {
-	return metric.WithAttributes(OperationKey.String(opNames[o]), OutcomeKey.String(OutcomeError),
+	return metric.WithAttributes(OperationKey.String(string(operations[o])), OutcomeKey.String(OutcomeError),
 		in.backend, ErrorTypeKey.String(errType))
 }
 
 // waitErrorRecord is the attribute set of a failed wait, with error.type.
 func (in *instruments) waitErrorRecord(errType string) metric.RecordOption {
 	return metric.WithAttributes(OutcomeKey.String(OutcomeError), in.backend, ErrorTypeKey.String(errType))
+}
+
+// recordOp records d seconds of operation o with outcome out (err, for
+// outError) in the operation-duration histogram.
+func (w *backend) recordOp(ctx context.Context, o op, out outcome, err error, d float64) {
+	if out == outError {
+		w.inst.operation.Record(ctx, d, w.inst.errorRecord(o, errorType(err)))
+	} else {
+		w.inst.operation.Record(ctx, d, w.inst.opAttrs[o][out]...)
+	}
 }

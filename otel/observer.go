@@ -15,7 +15,7 @@ import (
 // or lock.Do, and returns its context, so every attempt's
 // "syncguard.acquire" span is its child.
 func (w *backend) ObserveAcquire(ctx context.Context, key string) (context.Context, lock.AcquireObserver) {
-	ctx, span := w.startSpan(ctx, waitSpanName)
+	ctx, span := w.startSpan(ctx, opWait)
 	if span != nil {
 		span.SetAttributes(keyAttrs(make([]attribute.KeyValue, 0, 3), key, w.rawKeys)...)
 	}

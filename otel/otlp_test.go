@@ -153,7 +153,7 @@ func TestOTLPExport(t *testing.T) {
 	}
 }
 
-// pbAttrs renders a protobuf span's attributes like attribute.Value.Emit.
+// pbAttrs renders a protobuf span's attributes like attribute.Value.String.
 func pbAttrs(s *tracepb.Span) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.GetAttributes() {

@@ -116,7 +116,7 @@ func dump(t *testing.T, tel *telemetry) (spans, metrics string) {
 	var sb strings.Builder
 	kvs := func(kvs []attribute.KeyValue) {
 		for _, kv := range kvs {
-			fmt.Fprintf(&sb, " %s=%s", kv.Key, kv.Value.Emit())
+			fmt.Fprintf(&sb, " %s=%s", kv.Key, kv.Value.String())
 		}
 	}
 	for _, s := range tel.spans.Ended() {

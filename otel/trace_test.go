@@ -60,7 +60,7 @@ func TestTraceParentChild(t *testing.T) {
 	}
 	var fence lock.Fence
 	app := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l, _ := httplock.LeaseFrom(r.Context())
+		l, _ := lock.LeaseFrom(r.Context())
 		fence = l.Fence
 		w.WriteHeader(http.StatusCreated)
 	}))
@@ -131,7 +131,7 @@ func TestTraceParentChild(t *testing.T) {
 	}
 	for _, s := range spans {
 		for _, kv := range s.Attributes() {
-			if strings.Contains(kv.Value.Emit(), key) {
+			if strings.Contains(kv.Value.String(), key) {
 				t.Errorf("span %s attribute %s carries the raw key", s.Name(), kv.Key)
 			}
 		}

@@ -37,7 +37,7 @@ func TestDoWaitSpan(t *testing.T) {
 		lease = l
 		return nil
 	}, lock.WithBaseDelay(20*time.Millisecond), lock.WithBackoff(lock.BackoffFixed),
-		lock.WithJitter(lock.JitterNone), lock.WithTimeout(5*time.Second), lock.WithMaxRetries(100))
+		lock.WithJitter(lock.JitterNone), lock.WithWait(5*time.Second), lock.WithMaxRetries(100))
 	if err != nil {
 		t.Fatalf("Do: %v", err)
 	}

@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
@@ -47,11 +49,11 @@ type Options struct {
 	// the Backend never subscribes and lock.Acquire polls with its backoff
 	// alone. Releases still publish, so other processes' waiters wake.
 	// Notifications are also off, without this option, for a client that
-	// has no Subscribe method and for *redis.Ring (see WatchKey).
+	// has no Subscribe method (see WatchKey).
 	DisableNotifications bool
 	// Layout selects the key layout (see Layout and layout.go). The
 	// default, LayoutAuto, picks LayoutCluster for a *redis.ClusterClient
-	// or a *redis.Ring and the syncguard-compatible LayoutSingle otherwise.
+	// and the syncguard-compatible LayoutSingle otherwise.
 	Layout Layout
 	// ReplicaAck, when set, makes Acquire wait for replicas to acknowledge
 	// the lock and its fence (WAIT) before returning; see ReplicaAck.
@@ -67,12 +69,34 @@ type Options struct {
 	// an Acquire with ReplicaAck is never coalesced (its WAIT must follow
 	// its own write on its connection).
 	DisableCoalescing bool
+	// ResendWindow is how long a finished release is remembered (a
+	// tombstone of a few bytes at the lease's index key), so that a copy of
+	// a command that go-redis re-sent after losing its reply gets the first
+	// run's answer: a release re-sent after it ran is still a release, not
+	// a lost lease, and a late acquisition with a released lock id takes
+	// nothing. The default covers the client's retries: MaxRetries x
+	// (ReadTimeout + MaxRetryBackoff) + 1 s, between 5 s and 2 min (11.5 s
+	// with go-redis's defaults). Redis then holds one small key per lease
+	// released in the last window.
+	ResendWindow time.Duration
+	// FenceStripes, when N > 0, gives every lock key its fences from one
+	// of N persistent counters instead of a counter of its own, so Redis
+	// holds at most N fence counters whatever the number of distinct keys
+	// (see stripes.go; DefaultFenceStripes is a good N). A key's fences
+	// still strictly increase and survive restarts, but they are no longer
+	// consecutive and not comparable with a TypeScript client's for the
+	// same key. 0, the default, keeps one counter per key, as the
+	// TypeScript library does. Use it wherever keys are unbounded
+	// (Idempotency-Key, a hash of a job's payload). At most
+	// MaxFenceStripes. In the cluster layout every instance on a prefix
+	// must use the same value (it picks the locks' hash tags).
+	FenceStripes int
 }
 
 // Backend is a lock.Backend on Redis. It is safe for concurrent use. It
 // also implements lock.Notifier, so lock.Acquire and lock.Do wake on a
-// release instead of polling (see WatchKey); Close ends the subscription
-// that this opens.
+// release instead of polling (see WatchKey; Features tells whether the
+// client allows it); Close ends the subscription that this opens.
 type Backend struct {
 	client   redis.Scripter
 	prefix   string
@@ -84,17 +108,56 @@ type Backend struct {
 	notify   *notifier  // release notifications (notify.go)
 	coalesce *coalescer // nil: each call on its own round trip (coalesce.go)
 	proc     processor  // nil: only the redis.Scripter methods (scripts.go)
+	features Features   // what New turned on and why (features.go)
 	// channelArg is notify.channel boxed once, the release scripts' ARGV.
 	channelArg any
+	// tombArg is the resend window in ms, boxed once (resend.go).
+	tombArg any
+	// nonceBase and calls make the release calls' nonces (resend.go).
+	nonceBase string
+	calls     atomic.Uint64
+	// stripes is Options.FenceStripes (stripes.go); stripedArg its flag
+	// for acquire.lua.
+	stripes    int
+	stripedArg any
 }
 
 var _ lock.Backend = (*Backend)(nil)
 
-// New returns a Backend using client, which may be any go-redis client
-// (*redis.Client, *redis.ClusterClient, *redis.Ring, a failover client).
-// It returns an error with lock.CodeInvalidArgument for a nil client or a
-// bad prefix. New does no I/O: the release subscription is opened on the
-// first contended lock.Acquire; call Close to end it.
+// New returns a Backend using client: a *redis.Client, a failover
+// (Sentinel) client, a *redis.ClusterClient, a redis.UniversalClient of one
+// of those, or a wrapper around one. It returns an error with
+// lock.CodeInvalidArgument for a nil client, a *redis.Ring (it moves keys
+// between shards when one is marked down, so a lock could be held twice and
+// its fences restart), a bad prefix or an Options value the client cannot
+// serve. New does no I/O: the release subscription is opened on the first
+// contended lock.Acquire; call Close to end it.
+//
+// New takes the smallest interface the locks need, redis.Scripter: with
+// only its methods every lock.Backend method works, safe to run twice and
+// bounded by its context, so a test's fault-injecting wrapper or a user's
+// instrumented client needs no more (redis.UniversalClient would not make
+// every feature certain either: ReplicaAck needs the concrete go-redis
+// types). A wrapper embedding a go-redis client is judged as that client
+// (by its Options method) for the Ring check, LayoutAuto and the resend
+// window. The optional features need more of the client, which every
+// go-redis client has but a wrapper may hide:
+//
+//	feature                      client needs            why
+//	release notifications        Subscribe               a pub/sub connection of its own
+//	coalescing                   Pipeline, Process       to send prepared commands together
+//	one-pipeline ExtendBatch     Pipelined               one round trip for a batch
+//	Options.ReplicaAck           *redis.Client or        EVALSHA and WAIT on one connection,
+//	                             *redis.ClusterClient    to the node that holds the lock
+//	resend window from client    Options()               its MaxRetries, ReadTimeout, MaxRetryBackoff
+//	Check                        Pipeline or             CONFIG GET and INFO on each server
+//	                             ForEachMaster
+//
+// A feature the client cannot serve is off (ReplicaAck is an error
+// instead, and Check reports unknown findings); Features says which are on
+// and why, and New logs one Info line to Options.Logger when the client,
+// rather than an option, turned one off. Give a wrapper those methods
+// (embed the go-redis client) to keep them.
 func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if client == nil {
 		return nil, lock.InvalidArgument("config", "nil redis client")
@@ -114,6 +177,16 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if err := checkReplicaAck(o.ReplicaAck, client); err != nil {
 		return nil, err
 	}
+	if err := validStripes(o.FenceStripes); err != nil {
+		return nil, err
+	}
+	if o.ResendWindow < 0 {
+		return nil, lock.InvalidArgument("config", "ResendWindow must not be negative")
+	}
+	window, windowFrom := o.ResendWindow, windowFromOption
+	if window == 0 {
+		window, windowFrom = resendWindow(client)
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
@@ -124,7 +197,12 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if !o.DisableCoalescing {
 		co = newCoalescer(client)
 	}
+	features := featuresOf(client, o, window, windowFrom)
+	if features.lacking() {
+		log.Info("syncguard: the redis client lacks methods that some features need; see redisbackend.New", "features", features.String())
+	}
 	return &Backend{
+		features:   features,
 		coalesce:   co,
 		proc:       proc,
 		client:     client,
@@ -136,9 +214,19 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 		log:        log,
 		notify:     notify,
 		channelArg: notify.channel,
+		tombArg:    max(window.Milliseconds(), 1),
+		nonceBase:  newNonceBase(),
+		stripes:    o.FenceStripes,
+		stripedArg: boolArg(o.FenceStripes > 0),
 	}, nil
 }
 
+// validatePrefix checks Options.Prefix and returns it without trailing ':'
+// (DefaultPrefix when empty). The prefix must be in NFC and consist of
+// code points assigned in Go's Unicode tables (lock.AllAssigned): the
+// TypeScript library derives the fence key from the NFC-normalised
+// "prefix:key" while the lock key keeps the raw prefix, so only with such
+// a prefix do both languages derive the same lock and fence keys.
 func validatePrefix(p string) (string, error) {
 	if p == "" {
 		return DefaultPrefix, nil
@@ -151,6 +239,12 @@ func validatePrefix(p string) (string, error) {
 		return "", lock.InvalidArgument("config", "prefix exceeds "+strconv.Itoa(MaxPrefixBytes)+" bytes")
 	case !utf8.ValidString(p):
 		return "", lock.InvalidArgument("config", "prefix must be valid UTF-8")
+	case !lock.AllAssigned(p):
+		return "", lock.InvalidArgument("config", "prefix contains a code point not assigned in Unicode "+norm.Version+
+			" (the version of Go's NFC tables); newer JavaScript runtimes may normalise it differently")
+	case !norm.NFC.IsNormalString(p):
+		return "", lock.InvalidArgument("config",
+			"prefix must be in Unicode NFC: the TypeScript library derives fence keys from the normalised prefix")
 	}
 	for _, seg := range strings.Split(p, ":") {
 		if seg == "id" || seg == "fence" || seg == "done" {
@@ -186,9 +280,14 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	return norm, lockKey, nil
 }
 
-// fenceKey derives the fence key from the lock key in two steps, as
-// syncguard does: "<prefix>:fence:<lock key>", hashed when too long.
-func (b *Backend) fenceKey(lockKey string) (string, error) {
+// fenceKey returns the fence counter of a lock on norm (lockKey its lock
+// key): with FenceStripes, its stripe's (stripes.go); otherwise derived
+// from the lock key in two steps, as syncguard does: "<prefix>:fence:<lock
+// key>", hashed when too long.
+func (b *Backend) fenceKey(norm, lockKey string) (string, error) {
+	if b.stripes > 0 {
+		return b.stripeKey(lockKey, b.stripe(norm)), nil
+	}
 	p := b.tagPrefix(lockKey) // the prefix, plus ":{T}" in the cluster layout
 	if len(p)+len(":fence:")+len(lockKey) <= KeyBudget-KeyReserve {
 		// What MakeStorageKey returns when no hashing is needed, in one

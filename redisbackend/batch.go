@@ -2,7 +2,6 @@ package redisbackend
 
 import (
 	"context"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -12,8 +11,8 @@ import (
 var _ lock.BatchExtender = (*Backend)(nil)
 
 // pipeliner is what ExtendBatch needs beyond redis.Scripter to send a
-// batch in one round trip; *redis.Client, *redis.ClusterClient and
-// *redis.Ring have it (a cluster pipeline takes one round trip per node).
+// batch in one round trip; *redis.Client and *redis.ClusterClient have it
+// (a cluster pipeline takes one round trip per node).
 type pipeliner interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
@@ -43,12 +42,7 @@ func (b *Backend) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []
 		return res
 	}
 	// Validate everything before any I/O; only valid requests are sent.
-	type sendReq struct {
-		i     int // index in reqs and res
-		idKey string
-		ttlMs int64
-	}
-	send := make([]sendReq, 0, len(reqs))
+	send := make([]batchReq, 0, len(reqs))
 	for i, r := range reqs {
 		idKey, err := b.idKey(op, r.ID)
 		if err != nil {
@@ -60,64 +54,79 @@ func (b *Backend) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []
 			res[i].Err = err
 			continue
 		}
-		send = append(send, sendReq{i: i, idKey: idKey, ttlMs: ttlMs})
+		send = append(send, batchReq{i: i, id: r.ID, idKey: idKey, ttlMs: ttlMs})
 	}
-	run := func(batch []sendReq) []*redis.Cmd {
-		cmds := make([]*redis.Cmd, len(batch))
+	if len(send) == 0 {
+		return res
+	}
+	// The whole batch, NOSCRIPT reload included, ends by ctx (bounded.go);
+	// the background part writes only out.
+	out := make([]lock.ExtendResult, len(send))
+	if err := bounded(ctx, func(ctx context.Context) { b.extendBatch(ctx, p, send, out) }); err != nil {
+		err = mapError(ctx, op, err)
+		for _, s := range send {
+			res[s.i].Err = err
+		}
+		return res
+	}
+	for j, s := range send {
+		res[s.i] = out[j]
+	}
+	return res
+}
+
+// batchReq is one validated request of ExtendBatch.
+type batchReq struct {
+	i     int // index in ExtendBatch's reqs and results
+	id    string
+	idKey string
+	ttlMs int64
+}
+
+// extendBatch sends the extend script for every request of send in one
+// pipeline, resends once those the server answered NOSCRIPT, and writes
+// out[j], the result of send[j].
+func (b *Backend) extendBatch(ctx context.Context, p pipeliner, send []batchReq, out []lock.ExtendResult) {
+	const op = "extend"
+	run := func(idx []int) []*redis.Cmd {
+		cmds := make([]*redis.Cmd, len(idx))
 		// The per-command errors are read below; the returned one is the
 		// first of them.
 		_, _ = p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-			for j, s := range batch {
-				cmds[j] = pipe.EvalSha(ctx, extendScript.Hash(), []string{s.idKey}, reqs[s.i].ID, toleranceArg, s.ttlMs)
+			for k, j := range idx {
+				s := send[j]
+				cmds[k] = pipe.EvalSha(ctx, extendScript.Hash(), []string{s.idKey}, s.id, toleranceArg, s.ttlMs, b.tombArg)
 			}
 			return nil
 		})
 		return cmds
 	}
-	if len(send) == 0 {
-		return res
+	all := make([]int, len(send))
+	for j := range all {
+		all[j] = j
 	}
-	cmds := run(send)
-	var again []sendReq
-	for j, c := range cmds {
+	var again []int
+	for k, c := range run(all) {
 		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			again = append(again, send[j])
+			again = append(again, k)
 			continue
 		}
-		res[send[j].i].ExpiresAt, res[send[j].i].Err = extendReply(ctx, op, c.Val(), c.Err())
+		out[k].ExpiresAt, out[k].Err = extendReply(ctx, op, c.Val(), c.Err())
 	}
-	if len(again) > 0 {
-		// The server lost its script cache (restart, failover, SCRIPT
-		// FLUSH): load the script and resend those requests once.
-		if err := extendScript.Load(ctx, b.client).Err(); err != nil {
-			err = mapError(ctx, op, err)
-			for _, s := range again {
-				res[s.i].Err = err
-			}
-			return res
+	if len(again) == 0 {
+		return
+	}
+	// The server lost its script cache (restart, failover, SCRIPT FLUSH):
+	// load the script and resend those requests once.
+	if err := extendScript.Load(ctx, b.client).Err(); err != nil {
+		err = mapError(ctx, op, err)
+		for _, j := range again {
+			out[j].Err = err
 		}
-		for j, c := range run(again) {
-			res[again[j].i].ExpiresAt, res[again[j].i].Err = extendReply(ctx, op, c.Val(), c.Err())
-		}
+		return
 	}
-	return res
-}
-
-// extendReply interprets one reply of the extend script as Extend does
-// (v and err as a redis.Cmd holds them).
-func extendReply(ctx context.Context, op string, v interface{}, err error) (time.Time, error) {
-	if err != nil {
-		return time.Time{}, mapError(ctx, op, err)
+	for k, c := range run(again) {
+		j := again[k]
+		out[j].ExpiresAt, out[j].Err = extendReply(ctx, op, c.Val(), c.Err())
 	}
-	switch r := v.(type) {
-	case int64:
-		return time.Time{}, notHeld(op, r)
-	case []interface{}:
-		if len(r) == 2 {
-			if exp, ok := r[1].(int64); ok && r[0] == int64(1) {
-				return msTime(exp), nil
-			}
-		}
-	}
-	return time.Time{}, internal(op, "unexpected reply from the extend script")
 }

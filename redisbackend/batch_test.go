@@ -209,8 +209,11 @@ func TestKeepBatchedRedis(t *testing.T) {
 	if added >= 20 {
 		t.Errorf("goroutines added = %d, want < 20", added)
 	}
-	if rate > 5 {
-		t.Errorf("round trips/s = %.1f, want a few (at most 5)", rate)
+	// About 3 round trips/s (the leases are due every TTL/3 and share
+	// batches); the bound leaves room for a loaded machine splitting
+	// batches, and still fails the per-lease heartbeat (~670/s).
+	if rate > 50 {
+		t.Errorf("round trips/s = %.1f, want a few (at most 50 for %d leases)", rate, n)
 	}
 	for i, held := range helds {
 		if held.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,13 +32,17 @@ func BenchmarkCycle(b *testing.B) {
 		return prefix + strconv.FormatInt(seq.Add(1), 10)
 	}
 
-	b.Run("syncguard", func(b *testing.B) {
+	cycle := func(b *testing.B, ctx context.Context) {
 		bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		b.SetParallelism(16)
+		usec := scriptUsec(b, rdb)
+		b.Cleanup(func() {
+			b.ReportMetric(float64(scriptUsec(b, rdb)-usec)/float64(b.N), "redis-µs/cycle")
+		})
 		b.RunParallel(func(pb *testing.PB) {
 			key := nextKey("k")
 			for pb.Next() {
@@ -52,6 +57,15 @@ func BenchmarkCycle(b *testing.B) {
 				}
 			}
 		})
+	}
+	b.Run("syncguard", func(b *testing.B) { cycle(b, ctx) })
+	// With a context that can end, as a request's has: every call waits
+	// for its reply or the context (bounded.go), which costs a goroutine
+	// hand-off per call.
+	b.Run("syncguard-deadline", func(b *testing.B) {
+		dctx, cancel := context.WithTimeout(ctx, time.Hour)
+		defer cancel()
+		cycle(b, dctx)
 	})
 
 	b.Run("raw-setnx-del", func(b *testing.B) {
@@ -115,7 +129,7 @@ func BenchmarkHotKey(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
 	counter := redistest.Count(rdb)
-	long := []lock.Option{lock.WithTimeout(time.Minute), lock.WithMaxRetries(1 << 30)}
+	long := []lock.Option{lock.WithWait(time.Minute), lock.WithMaxRetries(1 << 30)}
 	cases := []struct {
 		name    string
 		disable bool
@@ -214,4 +228,31 @@ func BenchmarkHotKey(b *testing.B) {
 			b.ReportMetric(float64(counter.Commands.Load()-cmds)/float64(b.N), "cmds/acq")
 		})
 	}
+}
+
+// scriptUsec returns the Redis server's total time in EVALSHA and EVAL
+// (INFO commandstats), in microseconds.
+func scriptUsec(tb testing.TB, rdb *redis.Client) int64 {
+	tb.Helper()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\r\n") {
+		rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:")
+		if !ok {
+			rest, ok = strings.CutPrefix(line, "cmdstat_eval:")
+		}
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "usec="); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				total += n
+			}
+		}
+	}
+	return total
 }

@@ -57,13 +57,11 @@ func TestLayoutChoice(t *testing.T) {
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 	universal := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:1", "127.0.0.1:2"}})
 	failover := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{"127.0.0.1:1"}})
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1", "b": "127.0.0.1:2"}})
 	t.Cleanup(func() {
 		_ = single.Close()
 		_ = cluster.Close()
 		_ = universal.Close()
 		_ = failover.Close()
-		_ = ring.Close()
 	})
 	for _, tc := range []struct {
 		name   string
@@ -77,7 +75,6 @@ func TestLayoutChoice(t *testing.T) {
 		{"cluster/single", cluster, redisbackend.LayoutSingle, redisbackend.LayoutSingle},
 		{"universal-cluster/auto", universal, redisbackend.LayoutAuto, redisbackend.LayoutCluster},
 		{"failover/auto", failover, redisbackend.LayoutAuto, redisbackend.LayoutSingle},
-		{"ring/auto", ring, redisbackend.LayoutAuto, redisbackend.LayoutCluster},
 	} {
 		b, err := redisbackend.New(tc.client, &redisbackend.Options{Layout: tc.opt})
 		if err != nil {
@@ -95,9 +92,6 @@ func TestLayoutChoice(t *testing.T) {
 		if _, err := redisbackend.New(single, &redisbackend.Options{Prefix: p}); err != nil {
 			t.Errorf("New(single, prefix %q) = %v; the single layout allows braces", p, err)
 		}
-	}
-	if _, err := redisbackend.New(ring, &redisbackend.Options{Layout: redisbackend.LayoutSingle}); lock.CodeOf(err) != lock.CodeInvalidArgument {
-		t.Errorf("New(ring, LayoutSingle) = %v, want InvalidArgument", err)
 	}
 	if _, err := redisbackend.New(single, &redisbackend.Options{Layout: 7}); lock.CodeOf(err) != lock.CodeInvalidArgument {
 		t.Errorf("New(Layout 7) = %v, want InvalidArgument", err)

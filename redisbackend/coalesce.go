@@ -3,25 +3,36 @@ package redisbackend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // Coalescing: the script calls of concurrent goroutines share pipelines.
 //
-// A call that finds fewer than maxInFlight round trips under way sends its
-// command at once, alone, with its own context (so a lone caller pays
-// nothing, and hooks such as redisotel see an ordinary EVALSHA under the
-// caller's span). Otherwise it queues. Whoever finishes a round trip hands
-// the whole queue, as one pipeline, to the first caller in it, which sends
-// it and, when the replies are in, hands on the queue that built up
-// meanwhile. A queued caller thus waits for the first round trip under way
-// to end, then for its own, and no goroutine runs besides the callers.
-// Redis reads and answers a pipeline of N commands with one read and one
-// write instead of N of each, and the client likewise: at 32 goroutines on
-// distinct keys that takes Acquire+Release (two Lua scripts) from 0.6x to
-// 1.1x the cycles/s of a bare SET NX + DEL (see README, Performance).
+// A call that finds fewer than maxInFlight round trips under way starts
+// one for its command alone, with its own context's values (so hooks such
+// as redisotel see an ordinary EVALSHA under the caller's span).
+// Otherwise it queues. A round trip, when its replies are in, takes up to
+// maxBatch queued calls and sends them as its next round trip, one
+// pipeline; it ends when the queue is empty. Redis reads and answers a
+// pipeline of N commands with one read and one write instead of N of each,
+// and the client likewise: at 32 goroutines on distinct keys that takes
+// Acquire+Release (two Lua scripts) from 0.6x to 1.1x the cycles/s of a
+// bare SET NX + DEL (see README, Performance).
+//
+// Round trips run on goroutines of their own (at most maxInFlight), and
+// every caller waits for its reply or the end of its context, whichever
+// comes first: go-redis does not watch a context while a command is on
+// the wire (unless ContextTimeoutEnabled, off by default), and a stalled
+// server would otherwise hold every caller for the client's read timeout
+// times its retries. A caller that leaves while its command is still
+// queued leaves the queue (nothing is sent: errNotSent); one that leaves
+// after its command went out gets errAbandoned (the command may run). A
+// round trip all of whose callers left is cancelled, so go-redis sends no
+// retry of it.
 
 // maxInFlight is how many round trips the coalescer lets run at once. One
 // in flight keeps pipelines deepest but leaves Redis idle while the client
@@ -30,38 +41,87 @@ import (
 // 8 52k.
 const maxInFlight = 4
 
+// maxBatch caps the commands of one pipeline. go-redis reads all the
+// replies of a pipeline under one read deadline (ReadTimeout), and retries
+// the whole pipeline when that passes: an unbounded batch could outgrow it
+// and then be re-sent whole. 128 scripts take about 1 ms of Redis time.
+const maxBatch = 128
+
 // processor sends a prepared command; every go-redis client has it.
 type processor interface {
 	Process(ctx context.Context, cmd redis.Cmder) error
 }
 
 // pipelineProcessor is what coalescing needs of a go-redis client:
-// *redis.Client (also a failover client), *redis.ClusterClient and
-// *redis.Ring have it.
+// *redis.Client (also a failover client) and *redis.ClusterClient have it.
 type pipelineProcessor interface {
 	processor
 	Pipeline() redis.Pipeliner
 }
+
+// errNotSent is the outcome of a call whose context ended before its
+// command was sent: it did not run.
+var errNotSent = errors.New("redisbackend: the context ended before the command was sent")
+
+// errAbandoned is the outcome of a call whose context ended while its
+// command was on the wire: it may have run.
+var errAbandoned = errors.New("redisbackend: the context ended while the command was on the wire; it may have run")
+
+// errUnanswered is the error of a batched command whose round trip ended
+// without replies (the client panicked, in a hook for instance).
+var errUnanswered = errors.New("redisbackend: the shared pipeline ended without a reply")
 
 type coalescer struct {
 	c pipelineProcessor
 
 	mu       sync.Mutex
 	inFlight int
-	queue    []*queued
-	spare    []*queued // the last batch's backing array, reused
+	queue    []*pending
 }
 
-// queued is one caller waiting in the queue.
-type queued struct {
-	cmd   *redis.Cmd
-	taken bool // in a batch (under coalescer.mu): it will be answered
-	// wake receives nil when cmd has its reply, or the batch (cmd first) when
-	// this caller is to send it.
-	wake chan []*queued
+// pending is one call: its command and how its caller learns the outcome.
+// A pending whose caller got its answer goes back to pendingPool; one whose
+// caller left while it was on the wire is left to the garbage collector
+// (its round trip still writes to it).
+type pending struct {
+	ctx  context.Context // the caller's: its values go with the command
+	cmd  *redis.Cmd
+	done chan struct{} // receives once when cmd has its reply (or error)
+	trip *roundTrip    // set under coalescer.mu when the call is taken
+	// panicked is what the client panicked with while sending the round
+	// trip of which this call is the first (read after done): the caller
+	// panics with it, as if it had sent the command itself.
+	panicked any
 }
 
-var queuedPool = sync.Pool{New: func() any { return &queued{wake: make(chan []*queued, 1)} }}
+var pendingPool = sync.Pool{New: func() any { return &pending{done: make(chan struct{}, 1)} }}
+
+// newPending returns a pending for cmd from the pool.
+func newPending(ctx context.Context, cmd *redis.Cmd) *pending {
+	p := pendingPool.Get().(*pending)
+	p.ctx, p.cmd = ctx, cmd
+	return p
+}
+
+// free returns p, answered or never sent, to the pool.
+func (p *pending) free() {
+	*p = pending{done: p.done}
+	pendingPool.Put(p)
+}
+
+// roundTrip is the state the callers of one round trip share.
+type roundTrip struct {
+	cancel context.CancelFunc
+	live   atomic.Int32 // callers still waiting
+}
+
+// leave is called by a caller that stops waiting; the last one cancels
+// the round trip, so go-redis retries it no more.
+func (t *roundTrip) leave() {
+	if t.live.Add(-1) == 0 {
+		t.cancel()
+	}
+}
 
 // newCoalescer returns a coalescer on client, or nil when the client
 // cannot pipeline.
@@ -73,105 +133,137 @@ func newCoalescer(client any) *coalescer {
 	return &coalescer{c: p}
 }
 
-// do runs cmd and returns when it has its reply (cmd.Err() tells how it
-// went). A caller whose ctx ends while it is still queued leaves the queue
-// and its cmd fails with ctx.Err(), nothing sent; once its command is in a
-// batch on the wire, it waits for the reply, like a command sent alone.
-func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) {
+// do runs cmd and returns nil when it has its reply (cmd.Err() tells how
+// it went), or errNotSent or errAbandoned when ctx ended first; cmd must
+// not be read then (a round trip may still write it).
+func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
+	p := newPending(ctx, cmd)
 	co.mu.Lock()
 	if co.inFlight < maxInFlight {
 		co.inFlight++
+		batch := []*pending{p}
+		t := co.takeLocked(batch)
 		co.mu.Unlock()
-		co.lead(ctx, nil, cmd)
-		return
-	}
-	q := queuedPool.Get().(*queued)
-	q.cmd, q.taken = cmd, false
-	co.queue = append(co.queue, q)
-	co.mu.Unlock()
-
-	var batch []*queued
-	select {
-	case batch = <-q.wake:
-	case <-ctx.Done():
-		co.mu.Lock()
-		if !q.taken {
-			co.removeLocked(q)
-			co.mu.Unlock()
-			cmd.SetErr(ctx.Err())
-			q.cmd = nil
-			queuedPool.Put(q)
-			return
-		}
-		co.mu.Unlock()
-		batch = <-q.wake
-	}
-	if batch != nil {
-		co.lead(ctx, batch, cmd)
-	}
-	q.cmd = nil
-	queuedPool.Put(q)
-}
-
-// errUnanswered is the error of a batched command whose round trip ended
-// without replies (its sender panicked, in a hook for instance).
-var errUnanswered = errors.New("redisbackend: the shared pipeline ended without a reply")
-
-// lead sends cmd, alone (batch nil) or as the first of batch, answers the
-// rest of batch, and ends the round trip with handOn. The deferred calls
-// keep the coalescer working, and no caller waiting, should the client
-// panic.
-func (co *coalescer) lead(ctx context.Context, batch []*queued, cmd *redis.Cmd) {
-	defer co.handOn()
-	if len(batch) <= 1 {
-		_ = co.c.Process(ctx, cmd)
-		return
-	}
-	sent := false
-	defer func() {
-		for _, q := range batch[1:] {
-			if !sent {
-				q.cmd.SetErr(errUnanswered)
+		if ctx.Done() == nil {
+			// Nothing can end this call early: send it from this goroutine,
+			// and leave what queued meanwhile to a goroutine.
+			co.send(t, batch)
+			if t, next := co.next(); next != nil {
+				go co.run(t, next)
 			}
-			q.wake <- nil
+			<-p.done
+			return co.answer(p)
 		}
-		co.mu.Lock()
-		co.spare = batch[:0]
+		go co.run(t, batch)
+	} else {
+		co.queue = append(co.queue, p)
 		co.mu.Unlock()
-	}()
-	// The batch is everyone's: the sender's cancellation must not fail the
-	// others' commands.
-	pctx := context.WithoutCancel(ctx)
-	pipe := co.c.Pipeline()
-	for _, q := range batch {
-		_ = pipe.Process(pctx, q.cmd)
 	}
-	// Each command carries its own error.
-	_, _ = pipe.Exec(pctx)
-	sent = true
+	select {
+	case <-p.done:
+		return co.answer(p)
+	case <-ctx.Done():
+	}
+	co.mu.Lock()
+	if p.trip == nil {
+		co.removeLocked(p)
+		co.mu.Unlock()
+		p.free()
+		return errNotSent
+	}
+	co.mu.Unlock()
+	select {
+	case <-p.done: // answered at the same moment
+		return co.answer(p)
+	default:
+	}
+	p.trip.leave()
+	return errAbandoned
 }
 
-// handOn ends a round trip: the queue, if any, goes to its first caller as
-// the next batch; else one fewer round trip is in flight.
-func (co *coalescer) handOn() {
+// answer frees p, whose done has been received, re-raising a panic of the
+// client in the caller that stood for the round trip.
+func (co *coalescer) answer(p *pending) error {
+	r := p.panicked
+	p.free()
+	if r != nil {
+		panic(r)
+	}
+	return nil
+}
+
+// takeLocked marks batch as sent in one new round trip and returns it.
+func (co *coalescer) takeLocked(batch []*pending) *roundTrip {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(batch[0].ctx))
+	t := &roundTrip{cancel: cancel}
+	t.live.Store(int32(len(batch)))
+	for _, p := range batch {
+		p.trip = t
+	}
+	// The round trip's context rides on the first command; send reads it.
+	batch[0].ctx = ctx
+	return t
+}
+
+// run sends batch, then the queued calls in batches of at most maxBatch,
+// until the queue is empty.
+func (co *coalescer) run(t *roundTrip, batch []*pending) {
+	for batch != nil {
+		co.send(t, batch)
+		t, batch = co.next()
+	}
+}
+
+// next ends a round trip: it takes up to maxBatch queued calls as the next
+// one, or, with none queued, returns nil and counts one fewer in flight.
+func (co *coalescer) next() (*roundTrip, []*pending) {
 	co.mu.Lock()
+	defer co.mu.Unlock()
 	if len(co.queue) == 0 {
 		co.inFlight--
-		co.mu.Unlock()
-		return
+		return nil, nil
 	}
-	batch := co.queue
-	for _, q := range batch {
-		q.taken = true
-	}
-	co.queue, co.spare = co.spare, nil
-	co.mu.Unlock()
-	batch[0].wake <- batch
+	n := min(len(co.queue), maxBatch)
+	batch := make([]*pending, n)
+	copy(batch, co.queue)
+	rest := copy(co.queue, co.queue[n:])
+	clear(co.queue[rest:])
+	co.queue = co.queue[:rest]
+	return co.takeLocked(batch), batch
 }
 
-func (co *coalescer) removeLocked(q *queued) {
+// send sends batch, alone or as one pipeline, and signals every done. A
+// panic of the client is handed to the first caller; the others get
+// errUnanswered.
+func (co *coalescer) send(t *roundTrip, batch []*pending) {
+	ctx := batch[0].ctx
+	defer func() {
+		if r := recover(); r != nil {
+			batch[0].panicked = r
+			for _, p := range batch[1:] {
+				p.cmd.SetErr(fmt.Errorf("%w (%v)", errUnanswered, r))
+			}
+		}
+		t.cancel()
+		for _, p := range batch {
+			p.done <- struct{}{}
+		}
+	}()
+	if len(batch) == 1 {
+		_ = co.c.Process(ctx, batch[0].cmd)
+		return
+	}
+	pipe := co.c.Pipeline()
+	for _, p := range batch {
+		_ = pipe.Process(ctx, p.cmd)
+	}
+	// Each command carries its own error.
+	_, _ = pipe.Exec(ctx)
+}
+
+func (co *coalescer) removeLocked(p *pending) {
 	for i, x := range co.queue {
-		if x == q {
+		if x == p {
 			co.queue = append(co.queue[:i], co.queue[i+1:]...)
 			return
 		}

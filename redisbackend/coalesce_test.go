@@ -74,7 +74,8 @@ func (p *fakePipe) Exec(ctx context.Context) ([]redis.Cmder, error) {
 type call struct {
 	cmd      *redis.Cmd
 	done     chan struct{}
-	panicked any // what co.do panicked with, read after done
+	err      error // what co.do returned, read after done
+	panicked any   // what co.do panicked with, read after done
 }
 
 func startCall(ctx context.Context, co *coalescer, name string) *call {
@@ -82,7 +83,7 @@ func startCall(ctx context.Context, co *coalescer, name string) *call {
 	go func() {
 		defer close(c.done)
 		defer func() { c.panicked = recover() }()
-		co.do(ctx, c.cmd)
+		c.err = co.do(ctx, c.cmd)
 	}()
 	return c
 }
@@ -149,12 +150,24 @@ func waitQueued(t *testing.T, co *coalescer, n int) {
 	}
 }
 
+// checkIdle waits until no round trip is in flight and nothing queued: a
+// round trip's goroutine answers its callers before it looks at the queue,
+// so it may end just after they return.
 func checkIdle(t *testing.T, co *coalescer) {
 	t.Helper()
-	co.mu.Lock()
-	defer co.mu.Unlock()
-	if co.inFlight != 0 || len(co.queue) != 0 {
-		t.Errorf("after all calls: inFlight %d, queued %d, want 0, 0", co.inFlight, len(co.queue))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		co.mu.Lock()
+		inFlight, queued := co.inFlight, len(co.queue)
+		co.mu.Unlock()
+		if inFlight == 0 && queued == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("after all calls: inFlight %d, queued %d, want 0, 0", inFlight, queued)
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -235,8 +248,8 @@ func TestCoalesceCancelledWhileQueuedSendsNothing(t *testing.T) {
 	c := enqueue(t, ctx, co, "cancelled", 1)
 	cancel()
 	c.wait(t)
-	if err := c.cmd.Err(); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled queued call: err %v, want context.Canceled", err)
+	if !errors.Is(c.err, errNotSent) {
+		t.Errorf("cancelled queued call: err %v, want errNotSent", c.err)
 	}
 	waitQueued(t, co, 0)
 	f.finishTrips(maxInFlight)
@@ -253,23 +266,74 @@ func TestCoalesceSenderCancelledDoesNotFailTheOthers(t *testing.T) {
 	lone := saturate(t, co, f)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	sender := enqueue(t, ctx, co, "sender", 1)
+	first := enqueue(t, ctx, co, "first", 1)
 	other := enqueue(t, context.Background(), co, "other", 2)
 
 	f.finish <- struct{}{}
 	tr := nextTrip(t, f)
-	if !tr.pipe || len(tr.cmds) != 2 || tr.cmds[0] != sender.cmd {
-		t.Fatalf("next round trip: pipe %v, %d commands, want a pipeline of 2 sent by the first queued call", tr.pipe, len(tr.cmds))
+	if !tr.pipe || len(tr.cmds) != 2 || tr.cmds[0] != first.cmd {
+		t.Fatalf("next round trip: pipe %v, %d commands, want a pipeline of 2 led by the first queued call", tr.pipe, len(tr.cmds))
 	}
-	cancel() // the sender gives up while its pipeline is on the wire
+	cancel() // the first caller gives up while its pipeline is on the wire
+	first.wait(t)
+	if !errors.Is(first.err, errAbandoned) {
+		t.Errorf("first: err %v, want errAbandoned (returned at once, outcome unknown)", first.err)
+	}
 	f.finishTrips(maxInFlight)
-	for _, c := range append(lone, sender, other) {
+	for _, c := range append(lone, other) {
 		c.wait(t)
 	}
-	for _, c := range []*call{sender, other} {
-		if got, err := c.cmd.Text(); err != nil || got != c.cmd.Args()[1] {
-			t.Errorf("%v: reply %q, %v, want its reply: a command on the wire is answered", c.cmd.Args()[1], got, err)
-		}
+	if got, err := other.cmd.Text(); other.err != nil || err != nil || got != "other" {
+		t.Errorf("other: reply %q, %v, %v, want its reply: the others' round trip goes on", got, other.err, err)
+	}
+	checkIdle(t, co)
+}
+
+// TestCoalesceReturnsByTheDeadline: a caller whose command is on the wire
+// of a round trip that does not end (a stalled server) returns when its
+// context ends, with errAbandoned; the round trip, left by all its
+// callers, is cancelled, so go-redis would send no retry of it.
+func TestCoalesceReturnsByTheDeadline(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	c := startCall(ctx, co, "stalled")
+	tr := nextTrip(t, f)
+	c.wait(t)
+	if !errors.Is(c.err, errAbandoned) {
+		t.Errorf("err = %v, want errAbandoned", c.err)
+	}
+	if tr.ctx.Err() == nil {
+		t.Error("the round trip's context is not cancelled after its only caller left")
+	}
+	f.finishTrips(1)
+	checkIdle(t, co)
+}
+
+// TestCoalesceBatchCap: a queue longer than maxBatch goes out in several
+// pipelines of at most maxBatch commands.
+func TestCoalesceBatchCap(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f)
+	lone := saturate(t, co, f)
+	const n = maxBatch + 10
+	var queued []*call
+	for i := 0; i < n; i++ {
+		queued = append(queued, startCall(context.Background(), co, "q"+strconv.Itoa(i)))
+	}
+	waitQueued(t, co, n)
+	f.finish <- struct{}{}
+	if tr := nextTrip(t, f); !tr.pipe || len(tr.cmds) != maxBatch {
+		t.Fatalf("first pipeline: pipe %v with %d commands, want %d", tr.pipe, len(tr.cmds), maxBatch)
+	}
+	f.finish <- struct{}{}
+	if tr := nextTrip(t, f); !tr.pipe || len(tr.cmds) != n-maxBatch {
+		t.Fatalf("second pipeline: pipe %v with %d commands, want %d", tr.pipe, len(tr.cmds), n-maxBatch)
+	}
+	f.finishTrips(maxInFlight)
+	for _, c := range append(lone, queued...) {
+		c.wait(t)
 	}
 	checkIdle(t, co)
 }
@@ -311,7 +375,7 @@ func TestCoalesceManyCallers(t *testing.T) {
 			for i := 0; i < each; i++ {
 				want := strconv.Itoa(g) + "/" + strconv.Itoa(i)
 				cmd := redis.NewCmd(context.Background(), "echo", want)
-				co.do(context.Background(), cmd)
+				_ = co.do(context.Background(), cmd)
 				if got, err := cmd.Text(); err != nil || got != want {
 					errs <- errors.New("got " + got + ", want " + want)
 					return
@@ -331,8 +395,8 @@ func TestCoalesceManyCallers(t *testing.T) {
 }
 
 // TestCoalescePanickingClientLeavesNoOneStuck: a client that panics (a
-// faulty hook, say) panics in the caller that sent the round trip, the
-// others in its pipeline get an error, and the coalescer keeps working.
+// faulty hook, say) panics in the caller whose command led the round trip,
+// the others in its pipeline get an error, and the coalescer keeps working.
 func TestCoalescePanickingClientLeavesNoOneStuck(t *testing.T) {
 	f := newFakeClient()
 	co := newCoalescer(f)

@@ -7,17 +7,29 @@
 // prefix contend correctly on the same keys:
 //
 //	<prefix>:<key>                 lock data, JSON {lockId, expiresAtMs, acquiredAtMs, key, fence}, PX ttl
-//	<prefix>:id:<lockId>           the lock key, for release/extend by id, PX ttl
+//	<prefix>:id:<lockId>           the lock key, for release/extend by id, PX ttl;
+//	                               after release a tombstone for Options.ResendWindow
 //	<prefix>:fence:<prefix>:<key>  the fence counter (INCR), never expires, never deleted
 //	<prefix>:done:<prefix>:<key>   done marker (ReleaseDone, optional), PX doneTTL
 //
 // Keys longer than the 1000-byte budget are hashed (see lock.MakeStorageKey).
+//
+// Every script is safe to run twice, as go-redis does when a reply is lost,
+// and every call returns by its context's deadline, even on a stalled
+// server (see resend.go, bounded.go and the README's "Client retries, stalls
+// and deadlines").
 // User keys beginning with "id:", "fence:" or "done:" are rejected, because
 // they would alias the internal keys.
 //
-// Any client that implements redis.Scripter fits: *redis.Client,
-// *redis.ClusterClient, *redis.Ring, the failover client and
-// redis.UniversalClient.
+// New takes a redis.Scripter: *redis.Client, *redis.ClusterClient, the
+// failover clients, redis.UniversalClient, or a wrapper of one, except
+// *redis.Ring, which New rejects: a Ring moves keys to another shard when it
+// marks one down, so a lock could be held on two shards at once and its
+// fences restart (go-redis documents Ring for caching). The locks need only
+// the Scripter methods; release notifications, coalescing and one-pipeline
+// ExtendBatch need more of the client (Subscribe, Pipeline and Process,
+// Pipelined), which a wrapper exposing only redis.Scripter hides: see New
+// for what needs what, and Backend.Features for what is on and why.
 //
 // The script calls of concurrent goroutines share pipelines: a call goes
 // out at once while fewer than four round trips are under way, and later
@@ -26,3 +38,7 @@
 // Acquire+Release from 29.6k to 52k cycles/s; a lone call is sent exactly
 // as without it.
 package redisbackend
+
+// The package comment's key layout is a table, not Go, so internal/readme
+// does not check it:
+// NOT GO: <prefix>:<key>                 lock data, JSON {lockId, expiresAtMs, acquiredAtMs, key, fence}, PX ttl

@@ -40,8 +40,8 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 		return withOp(err, op)
 	}
 	// release.lua with a marker key: released and marked in one step.
-	args := append(releaseScript.args(2, 5), idKey, doneKey,
-		l.ID, toleranceArg, b.channelArg, lockKey, ttlMs)
+	args := append(releaseScript.args(2, 7), idKey, doneKey,
+		l.ID, toleranceArg, b.channelArg, b.tombArg, b.nonce(), lockKey, ttlMs)
 	n, err := b.run(ctx, releaseScript, args).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)

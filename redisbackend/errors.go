@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -26,13 +27,16 @@ func mapError(ctx context.Context, op string, err error) error {
 		return err // already mapped (e.g. by runAcquire)
 	}
 	code, msg := classify(ctx, err)
-	if code == lock.CodeAborted {
+	if code == lock.CodeAborted && !errors.Is(err, ctx.Err()) {
 		err = ctx.Err()
 	}
 	return &lock.Error{Code: code, Op: op, Msg: msg, Err: err}
 }
 
 func classify(ctx context.Context, err error) (lock.Code, string) {
+	if isAbandoned(err) {
+		return lock.CodeNetworkTimeout, "no reply before the context ended; the command may have run"
+	}
 	if ctx.Err() != nil {
 		return lock.CodeAborted, "context done"
 	}
@@ -85,4 +89,19 @@ func classifyReply(err error, reply string) (lock.Code, string) {
 		return lock.CodeInvalidArgument, "redis rejected the command"
 	}
 	return lock.CodeInternal, "redis returned an error"
+}
+
+// notHeld maps the status a release or extend script returns for a lease
+// it did not act on (0 owned by another lease, -1 not found, -2 expired)
+// to a *lock.NotHeldError.
+func notHeld(op string, code int64) error {
+	switch code {
+	case 0:
+		return &lock.NotHeldError{Reason: lock.NotHeldNotOwner}
+	case -1:
+		return &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+	case -2:
+		return &lock.NotHeldError{Reason: lock.NotHeldExpired}
+	}
+	return internal(op, "unexpected status "+strconv.FormatInt(code, 10)+" from the script")
 }

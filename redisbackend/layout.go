@@ -20,7 +20,7 @@ import (
 //	fence key        <prefix>:fence:<lock key>              <prefix>:{T}:fence:<lock key>
 //	done marker      <prefix>:done:<lock key>               <prefix>:{T}:done:<lock key>
 //	lock id          22 random base64url chars (128 bits)   T + 19 random base64url chars (114 bits)
-//	release channel  <prefix>:released                      <prefix>:released
+//	release channel  <prefix>:released:<lock key>           <prefix>:released:<lock key>
 //
 // T, the hash tag, is the first 3 characters of the unpadded base64url
 // SHA-256 of "<prefix>:<normalised key>" (18 bits, so the tags spread over
@@ -45,13 +45,12 @@ type Layout int
 
 const (
 	// LayoutAuto (the default) picks LayoutCluster for a
-	// *redis.ClusterClient or a *redis.Ring and LayoutSingle for any other
-	// client.
+	// *redis.ClusterClient (or a wrapper embedding one) and LayoutSingle
+	// for any other client.
 	LayoutAuto Layout = iota
 	// LayoutSingle is the syncguard (TypeScript) key layout, for a single
 	// Redis or a replicated primary (Sentinel). Its multi-key scripts fail
-	// with CROSSSLOT on Redis Cluster, and New rejects it for a *redis.Ring,
-	// which would put the keys of one lock on different shards.
+	// with CROSSSLOT on Redis Cluster.
 	LayoutSingle
 	// LayoutCluster keeps every key of one lock in one hash slot (see
 	// Layout). It works on a single Redis too, but is not wire-compatible
@@ -79,11 +78,19 @@ const tagLen = 3
 // resolveLayout returns the concrete layout for client, or an error for an
 // unknown value or a prefix the cluster layout cannot use.
 func resolveLayout(l Layout, client redis.Scripter, prefix string) (Layout, error) {
-	_, isCluster := client.(*redis.ClusterClient)
-	_, isRing := client.(*redis.Ring)
+	// By the type of the client's options, so that a wrapper embedding the
+	// go-redis client is judged as that client.
+	if _, isRing := client.(interface{ Options() *redis.RingOptions }); isRing {
+		// A Ring sends a key to the shard its hash picks among the shards it
+		// believes up; when one is marked down its keys move to another, so
+		// two clients can hold one key on two shards and the key's fences
+		// restart on the new shard. go-redis documents Ring for caching.
+		return 0, lock.InvalidArgument("config", "a *redis.Ring cannot hold locks: it moves keys to other shards when one is marked down (two holders, fences restart); use a *redis.Client, a failover client or a *redis.ClusterClient")
+	}
+	_, isCluster := client.(interface{ Options() *redis.ClusterOptions })
 	switch l {
 	case LayoutAuto:
-		if isCluster || isRing {
+		if isCluster {
 			l = LayoutCluster
 		} else {
 			l = LayoutSingle
@@ -91,12 +98,6 @@ func resolveLayout(l Layout, client redis.Scripter, prefix string) (Layout, erro
 	case LayoutSingle, LayoutCluster:
 	default:
 		return 0, lock.InvalidArgument("config", "unknown Layout")
-	}
-	if l == LayoutSingle && isRing {
-		// A Ring sends each key to a shard by its name (or hash tag): the
-		// index key of a lock would live on another shard than the lock
-		// the script wrote, and Release by id would miss it.
-		return 0, lock.InvalidArgument("config", "a *redis.Ring needs LayoutCluster (the default for it): in the single layout the keys of one lock hash to different shards")
 	}
 	if l == LayoutCluster && strings.ContainsAny(prefix, "{}") {
 		return 0, lock.InvalidArgument("config", "prefix must not contain '{' or '}' in the cluster layout (they would change the hash tag)")
@@ -107,8 +108,12 @@ func resolveLayout(l Layout, client redis.Scripter, prefix string) (Layout, erro
 // Layout returns the key layout in use (never LayoutAuto).
 func (b *Backend) Layout() Layout { return b.layout }
 
-// keyTag returns the cluster hash tag of a normalised user key.
+// keyTag returns the cluster hash tag of a normalised user key: its
+// stripe's with FenceStripes (stripes.go), else from SHA-256.
 func (b *Backend) keyTag(norm string) string {
+	if b.stripes > 0 {
+		return stripeTag(b.stripe(norm))
+	}
 	sum := sha256.Sum256([]byte(b.prefix + ":" + norm))
 	return base64.RawURLEncoding.EncodeToString(sum[:3])[:tagLen] // 3 bytes -> 4 chars
 }
@@ -152,9 +157,14 @@ func (b *Backend) newLockID(lockKey string) string {
 	if _, err := io.ReadFull(rand.Reader, r[:]); err != nil {
 		panic("syncguard: crypto/rand failed: " + err.Error())
 	}
+	return b.lockTag(lockKey) + base64.RawURLEncoding.EncodeToString(r[:])[:lock.LockIDLen-tagLen]
+}
+
+// lockTag returns the hash tag T of a cluster-layout lock key
+// ("<prefix>:{T}:...").
+func (b *Backend) lockTag(lockKey string) string {
 	tp := b.tagPrefix(lockKey)
-	tag := tp[len(tp)-tagLen-1 : len(tp)-1]
-	return tag + base64.RawURLEncoding.EncodeToString(r[:])[:lock.LockIDLen-tagLen]
+	return tp[len(tp)-tagLen-1 : len(tp)-1]
 }
 
 // indexKey returns the index key of a validated lock id.

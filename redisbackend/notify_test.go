@@ -54,16 +54,23 @@ func (b *Backend) queued(t *testing.T, key string) int {
 	return n
 }
 
-// subscribe opens b's subscription and waits for its confirmation (which
-// wakes every watch), so that from then on only releases wake watches.
-func subscribe(t *testing.T, b *Backend) {
+// subscribe subscribes b to the release channels of keys (default one
+// key, "subscribe") and waits for each confirmation (which wakes every
+// watch of the key), so that from then on, for a second (subscriptionIdle)
+// after their last watch, only releases wake their watches.
+func subscribe(t *testing.T, b *Backend, keys ...string) {
 	t.Helper()
-	ch, cancel := b.WatchKey("subscribe")
-	defer cancel()
-	select {
-	case <-ch:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no wake-up on the subscription's confirmation")
+	if len(keys) == 0 {
+		keys = []string{"subscribe"}
+	}
+	for _, key := range keys {
+		ch, cancel := b.WatchKey(key)
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no wake-up on the confirmation of %s's subscription", key)
+		}
+		cancel()
 	}
 }
 
@@ -101,7 +108,7 @@ var slowPolling = []lock.Option{
 	lock.WithBaseDelay(2 * time.Second),
 	lock.WithJitter(lock.JitterNone),
 	lock.WithBackoff(lock.BackoffFixed),
-	lock.WithTimeout(20 * time.Second),
+	lock.WithWait(20 * time.Second),
 	lock.WithMaxRetries(1000),
 }
 
@@ -121,7 +128,7 @@ func TestNotifyWakesWaiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subscribe(t, waiter)
+	subscribe(t, waiter, "hot")
 	before0 := counter.Scripts.Load()
 	res := acquireAsync(ctx, waiter, "hot", slowPolling...)
 	waitFor(t, "the waiter's watch", 5*time.Second, func() bool { return waiter.queued(t, "hot") == 1 })
@@ -194,7 +201,7 @@ func TestNotifyExpiredHolderPolled(t *testing.T) {
 	}
 	start := time.Now()
 	l, err := lock.Acquire(ctx, b, "k", lock.WithBaseDelay(100*time.Millisecond),
-		lock.WithBackoff(lock.BackoffFixed), lock.WithTimeout(10*time.Second), lock.WithMaxRetries(1000))
+		lock.WithBackoff(lock.BackoffFixed), lock.WithWait(10*time.Second), lock.WithMaxRetries(1000))
 	if err != nil {
 		t.Fatalf("waiter: %v", err)
 	}
@@ -254,7 +261,7 @@ func TestNotifyClientWithoutSubscribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := acquireAsync(ctx, b, "k", lock.WithBaseDelay(50*time.Millisecond), lock.WithTimeout(10*time.Second))
+	res := acquireAsync(ctx, b, "k", lock.WithBaseDelay(50*time.Millisecond), lock.WithWait(10*time.Second))
 	time.Sleep(100 * time.Millisecond)
 	if err := b.Release(ctx, l.ID); err != nil {
 		t.Fatal(err)
@@ -264,17 +271,6 @@ func TestNotifyClientWithoutSubscribe(t *testing.T) {
 		t.Fatalf("waiter: %v", r.err)
 	}
 	_ = b.Release(ctx, r.lease.ID)
-}
-
-// TestNotifyRingPolls: a *redis.Ring shards channels, so it is not used
-// for notifications.
-func TestNotifyRingPolls(t *testing.T) {
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
-	t.Cleanup(func() { _ = ring.Close() })
-	b := newNotifyBackend(t, ring, Options{})
-	if ch, _ := b.WatchKey("k"); ch != nil {
-		t.Fatal("WatchKey on a *redis.Ring returned a channel")
-	}
 }
 
 // TestNotifyManyWaiters: 16 waiters on one key all get it, one at a time,
@@ -335,7 +331,7 @@ func TestNotifyCancelledWaitersDoNotSwallowWakeups(t *testing.T) {
 	}
 	var cancels []context.CancelFunc
 	var results []<-chan acquireResult
-	subscribe(t, b)
+	subscribe(t, b, "k")
 	for i := range 5 {
 		wctx, cancel := context.WithCancel(ctx)
 		cancels = append(cancels, cancel)
@@ -384,7 +380,7 @@ func TestWatchKeyWakesOneAndHandsOn(t *testing.T) {
 	b := newNotifyBackend(t, client, Options{})
 	ctx := context.Background()
 
-	subscribe(t, b)
+	subscribe(t, b, "k", "other")
 
 	ch1, cancel1 := b.WatchKey("k")
 	ch2, cancel2 := b.WatchKey("k")

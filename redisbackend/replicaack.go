@@ -2,6 +2,7 @@ package redisbackend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,7 +47,11 @@ import (
 // below the client's ReadTimeout, since the pipeline reads WAIT's reply
 // within that.
 type ReplicaAck struct {
-	N       int
+	// N is how many replicas must acknowledge the acquire (WAIT's
+	// numreplicas); at least 1 when ReplicaAck is on.
+	N int
+	// Timeout is how long Acquire waits for the N acknowledgements (WAIT's
+	// timeout): positive, and below the client's ReadTimeout.
 	Timeout time.Duration
 }
 
@@ -83,7 +88,18 @@ func (b *Backend) runAcquire(ctx context.Context, args []any) *redis.Cmd {
 	return b.runAcquireAcked(ctx, args)
 }
 
+// runAcquireAcked is runAcquire with WAIT, bounded by ctx (bounded.go).
 func (b *Backend) runAcquireAcked(ctx context.Context, args []any) *redis.Cmd {
+	var res *redis.Cmd
+	if err := bounded(ctx, func(ctx context.Context) { res = b.acquireAcked(ctx, args) }); err != nil {
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(err)
+		return cmd
+	}
+	return res
+}
+
+func (b *Backend) acquireAcked(ctx context.Context, args []any) *redis.Cmd {
 	lockKey, _ := args[3].(string)
 	idKey, _ := args[4].(string)
 	id, _ := args[6].(string)
@@ -141,10 +157,16 @@ func (b *Backend) runAcquireAcked(ctx context.Context, args []any) *redis.Cmd {
 		return ev
 	}
 	// The lock was taken but not acknowledged: do not hand it out.
-	_ = b.release(context.WithoutCancel(ctx), idKey, id).Err()
+	b.releaseAbandoned(ctx, idKey, id, lock.DefaultReleaseTimeout)
 	if err != nil {
-		return failed(mapError(ctx, "acquire", err))
+		err = fmt.Errorf("%w: %w", errNotAcked, err)
+	} else {
+		err = errNotAcked
 	}
 	return failed(&lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire",
-		Msg: fmt.Sprintf("only %d of %d replicas acknowledged the acquire within %v; the lock was released", acked, b.ack.N, b.ack.Timeout)})
+		Msg: fmt.Sprintf("only %d of %d replicas acknowledged the acquire within %v; the lock was released", acked, b.ack.N, b.ack.Timeout), Err: err})
 }
+
+// errNotAcked is in the chain of the error of an acquisition that replicas
+// did not acknowledge: it was released before the error was returned.
+var errNotAcked = errors.New("redisbackend: replicas did not acknowledge the acquisition")

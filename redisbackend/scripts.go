@@ -3,13 +3,19 @@ package redisbackend
 import (
 	"context"
 	_ "embed"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 // The Lua scripts, one per operation, run with EVALSHA and resent as EVAL
-// (which loads them) on NOSCRIPT, as redis.Script does.
+// (which loads them) on NOSCRIPT, as redis.Script does. Each starts with
+// scripts/prelude.lua (see newScript).
 var (
+	//go:embed scripts/prelude.lua
+	preludeSrc string
 	//go:embed scripts/acquire.lua
 	acquireSrc string
 	//go:embed scripts/release.lua
@@ -34,6 +40,10 @@ var (
 	isDoneScript    = newScript(isDoneSrc)
 )
 
+// toleranceArg is lock.TimeToleranceMs, boxed once: every script that
+// judges a lease live takes it as an ARGV.
+var toleranceArg any = strconv.FormatInt(lock.TimeToleranceMs, 10)
+
 // Command names, boxed once so a call does not allocate to pass them.
 var (
 	evalshaArg any = "evalsha"
@@ -47,7 +57,17 @@ type script struct {
 	srcArg        any // the source, for EVAL after NOSCRIPT
 }
 
-func newScript(src string) *script {
+// newScript returns the script whose body is prelude.lua followed by body:
+// the helpers every script shares (server time, lock-data decoding,
+// tombstones), in the source that is hashed and sent, so each script is
+// still one self-contained EVAL body and needs nothing loaded before it.
+// The prelude only defines local functions, which a run creates as
+// closures: about 0.04 µs per call on the server (EVALSHA of the prelude
+// plus "return 1": 0.68 µs against 0.64 µs), under 1% of an acquire or
+// release. Line numbers in a script's runtime errors count the prelude's
+// lines.
+func newScript(body string) *script {
+	src := preludeSrc + body
 	s := redis.NewScript(src)
 	return &script{Script: s, hashArg: s.Hash(), srcArg: src}
 }
@@ -81,11 +101,14 @@ func (b *Backend) send(ctx context.Context, args []any) *redis.Cmd {
 	if n, _ := args[2].(int); n > 0 {
 		cmd.SetFirstKeyPos(3) // cluster routing: the first key picks the slot
 	}
+	var err error
 	switch {
 	case b.coalesce != nil:
-		b.coalesce.do(ctx, cmd)
+		if err = b.coalesce.do(ctx, cmd); err != nil {
+			err = abandoned(ctx, err)
+		}
 	case b.proc != nil:
-		_ = b.proc.Process(ctx, cmd)
+		err = bounded(ctx, func(ctx context.Context) { _ = b.proc.Process(ctx, cmd) })
 	default:
 		// A client with no Process method: the Scripter surface only.
 		n := args[2].(int)
@@ -93,10 +116,23 @@ func (b *Backend) send(ctx context.Context, args []any) *redis.Cmd {
 		for i := range keys {
 			keys[i], _ = args[3+i].(string)
 		}
-		if args[0] == evalArg {
-			return b.client.Eval(ctx, args[1].(string), keys, args[3+n:]...)
+		var res *redis.Cmd
+		err = bounded(ctx, func(ctx context.Context) {
+			if args[0] == evalArg {
+				res = b.client.Eval(ctx, args[1].(string), keys, args[3+n:]...)
+			} else {
+				res = b.client.EvalSha(ctx, args[1].(string), keys, args[3+n:]...)
+			}
+		})
+		if err == nil {
+			cmd = res
 		}
-		return b.client.EvalSha(ctx, args[1].(string), keys, args[3+n:]...)
+	}
+	if err != nil {
+		// The command may still be answered in the background: hand the
+		// caller a command of its own.
+		cmd = redis.NewCmd(ctx)
+		cmd.SetErr(err)
 	}
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -94,13 +95,24 @@ func TestWireLayout(t *testing.T) {
 		t.Errorf("fence counter = %q, want 1", v)
 	}
 
-	// Release removes the lock and the index but never the fence counter.
+	// Release removes the lock, never the fence counter, and replaces the
+	// index by a tombstone for the resend window (resend.go): a value that
+	// starts with a NUL byte, so a TypeScript client reading it as a lock
+	// key finds nothing there.
 	if err := b.Release(ctx, l.ID); err != nil {
 		t.Fatal(err)
 	}
+	idKey := "syncguard:id:" + l.ID
 	keys = rdb.Keys(ctx, "*").Val()
-	if len(keys) != 1 || keys[0] != "syncguard:fence:syncguard:resource:123" {
-		t.Errorf("keys after release = %q, want only the fence counter", keys)
+	sort.Strings(keys)
+	if want := []string{"syncguard:fence:syncguard:resource:123", idKey}; !slices.Equal(keys, want) {
+		t.Errorf("keys after release = %q, want %q", keys, want)
+	}
+	if v := rdb.Get(ctx, idKey).Val(); !strings.HasPrefix(v, "\x001:") {
+		t.Errorf("index after release = %q, want a tombstone \"\\x001:<nonce>\"", v)
+	}
+	if pttl := rdb.PTTL(ctx, idKey).Val(); pttl <= 0 || pttl > 2*time.Minute {
+		t.Errorf("tombstone PTTL = %v, want the resend window", pttl)
 	}
 }
 

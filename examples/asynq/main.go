@@ -11,8 +11,10 @@
 //
 // To use a real Redis server instead, set REDIS_URL. The demo uses a queue
 // and a lock prefix of its own (random), deletes the queue at the end, and
-// leaves only what expires by itself plus one fence counter per invoice
-// (syncguard never deletes fence counters).
+// leaves only what expires by itself plus a fence counter for each stripe
+// used (syncguard never deletes fence counters; with striped counters there
+// are at most redisbackend.DefaultFenceStripes of them per prefix, however
+// many invoices).
 //
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/asynq
 //
@@ -26,18 +28,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -46,23 +47,12 @@ const taskType = "invoice:send"
 // duplicates is how many times each invoice is enqueued.
 var duplicates = map[string]int{"42": 5, "43": 3}
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, os.Getenv("REDIS_URL")); err != nil {
-		fmt.Fprintln(os.Stderr, "asynq demo FAILED:", err)
-		os.Exit(1)
-	}
-}
+func main() { demorun.Main("asynq demo", run) }
 
-// run connects to Redis (url, or an embedded miniredis) and runs the demo.
-func run(ctx context.Context, w io.Writer, url string) error {
-	rdb, closeAll, err := demoredis.Connect(ctx, w, url)
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	s, err := demo(ctx, w, rdb)
+// run runs the demo on env's Redis and checks that every invoice was sent
+// exactly once.
+func run(ctx context.Context, env *demorun.Env) error {
+	s, err := demo(ctx, env.Out, env.Redis)
 	if err != nil {
 		return err
 	}
@@ -93,7 +83,14 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 	id := hex.EncodeToString(rnd[:])
 	queue := "asynqlock-demo-" + id
 
-	backend, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "asynqlock-demo:" + id})
+	// Striped fence counters: a job key space grows without bound (invoice
+	// ids here, payload hashes with asynqlock.DefaultKey), and fence
+	// counters are never deleted, so N counters instead of one per key
+	// keep Redis bounded; each key's fences still strictly increase.
+	backend, err := redisbackend.New(rdb, &redisbackend.Options{
+		Prefix:       "asynqlock-demo:" + id,
+		FenceStripes: redisbackend.DefaultFenceStripes,
+	})
 	if err != nil {
 		return stats{}, err
 	}
@@ -101,7 +98,7 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 		asynqlock.WithTTL(time.Second),          // kept alive while a task runs
 		asynqlock.WithPolicy(asynqlock.Requeue), // the default, spelled out
 		asynqlock.WithDoneTTL(time.Minute),      // a sent invoice is not sent again within a minute
-		asynqlock.WithKeyFunc(func(t *asynq.Task) (string, error) {
+		asynqlock.WithKeyFunc(func(_ context.Context, t *asynq.Task) (string, error) {
 			return "invoice:" + string(t.Payload()), nil
 		}),
 	)
@@ -114,7 +111,7 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 	mux.Use(guard.Middleware())
 	mux.HandleFunc(taskType, func(ctx context.Context, t *asynq.Task) error {
 		ran.Add(1)
-		lease, _ := asynqlock.LeaseFrom(ctx)
+		lease, _ := lock.LeaseFrom(ctx)
 		fmt.Fprintf(w, "  sending invoice %s (fence %s)\n", t.Payload(), lease.Fence)
 		select {
 		case <-time.After(300 * time.Millisecond): // the work
@@ -130,7 +127,8 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 		RetryDelayFunc:           asynqlock.RetryDelay(nil), // it comes back when the holder's lease ends
 		TaskCheckInterval:        100 * time.Millisecond,
 		DelayedTaskCheckInterval: 100 * time.Millisecond,
-		LogLevel:                 asynq.ErrorLevel, // asynq logs every revoked task as a warning
+		Logger:                   guard.Logger(nil), // without a "revoke task" warning per dropped duplicate
+		LogLevel:                 asynq.WarnLevel,   // nor asynq's start and stop lines
 		ErrorHandler: asynq.ErrorHandlerFunc(func(_ context.Context, _ *asynq.Task, err error) {
 			var d *asynqlock.DuplicateError
 			switch {

@@ -33,19 +33,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/signal"
 	"sync"
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
-	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
-	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 const (
@@ -57,30 +54,7 @@ const (
 	wait       = 3 * time.Second        // part 2's wait for a busy key
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, os.Getenv("REDIS_URL")); err != nil {
-		fmt.Fprintln(os.Stderr, "echo demo FAILED:", err)
-		os.Exit(1)
-	}
-}
-
-// run connects to Redis (url, or an embedded miniredis) and runs the demo.
-func run(ctx context.Context, w io.Writer, url string) error {
-	rdb, closeRedis, err := demoredis.Connect(ctx, w, url)
-	if err != nil {
-		return err
-	}
-	defer closeRedis()
-	prefix := demoredis.Prefix("echolock-demo")
-	backend, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: prefix})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "Keys:  %s:*\n", prefix)
-	return demo(ctx, w, backend)
-}
+func main() { demorun.Main("echo demo", demo) }
 
 // result is the body of a 200 answer.
 type result struct {
@@ -94,6 +68,10 @@ type handlerLog struct {
 	fences     []lock.Fence // in the order the handlers started
 	running    int
 	maxRunning int // most handlers running at once
+
+	// burst, when set, keeps the burst's winner in its handler until its
+	// duplicates have been answered, however loaded the machine.
+	burst *demohttp.Burst
 }
 
 // handler returns an Echo handler that works for a while under the lease
@@ -114,6 +92,9 @@ func (h *handlerLog) handler(c echo.Context) error {
 		h.mu.Unlock()
 	}()
 	ctx := c.Request().Context()
+	if h.burst != nil {
+		h.burst.Hold(ctx)
+	}
 	select {
 	case <-time.After(work): // the work, passing l.Fence to fenced writes
 	case <-ctx.Done(): // the client left, or the lease was lost
@@ -123,26 +104,37 @@ func (h *handlerLog) handler(c echo.Context) error {
 }
 
 // demo serves the locked routes on a local server and fires the requests.
-func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
-	var pays, patches handlerLog
+func demo(ctx context.Context, env *demorun.Env) error {
+	w := env.Out
+	backend, err := env.Backend("echolock-demo")
+	if err != nil {
+		return err
+	}
+	pays := handlerLog{burst: demohttp.NewBurst(burst, 2*time.Second)}
+	var patches handlerLog
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	// One request at a time per order, a busy order answered 409 at once.
-	// (echolock.New(backend, echolock.FromParam("id")) is the same with the
-	// default 30s TTL.)
+	// One request at a time per order, a busy order answered 409 at once:
+	// the middleware sets Retry-After and returns an *echo.HTTPError that
+	// e.HTTPErrorHandler renders. (echolock.New(backend,
+	// echolock.FromParam("id")) is the same with the default 30s TTL.)
 	e.POST("/orders/:id/pay", pays.handler, echolock.NewWithConfig(echolock.Config{
 		Backend:      backend,
 		KeyExtractor: echolock.FromParam("id"),
 		TTL:          ttl,
 	}))
 	// One request at a time per order, a busy order waited for up to 3s.
-	// The prefix keeps these keys apart from the pay route's.
+	// KeyLookup names the key in the syntax of Echo's extractors ("param:id"
+	// reads what echolock.FromParam("id") does). The prefix keeps these keys
+	// apart from the pay route's. Order ids are a bounded key space, so one
+	// fence counter per key is fine here; for an Idempotency-Key per
+	// request, see examples/nethttp (striped fence counters).
 	e.PATCH("/orders/:id", patches.handler, echolock.NewWithConfig(echolock.Config{
-		Backend:      backend,
-		KeyExtractor: echolock.FromParam("id"),
-		Prefix:       "patch:",
-		TTL:          ttl,
-		Wait:         wait,
+		Backend:   backend,
+		KeyLookup: "param:id",
+		Prefix:    "patch:",
+		TTL:       ttl,
+		Wait:      wait,
 	}))
 	srv := httptest.NewServer(e) // a real listener on 127.0.0.1; in production, e.Start(addr)
 	defer srv.Close()
@@ -152,7 +144,7 @@ func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 	payURL := srv.URL + "/orders/42/pay"
 	fmt.Fprintf(w, "\n== Part 1: no wait (POST %s, TTL %v) ==\n", payURL, ttl)
 	fmt.Fprintf(w, "%d concurrent duplicates:\n", burst)
-	replies, err := demohttp.Fire(ctx, c, http.MethodPost, payURL, nil, burst)
+	replies, err := pays.burst.Fire(ctx, c, http.MethodPost, payURL, nil)
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,20 @@
 //  2. Three more identical requests, one after the other: each is served,
 //     under a strictly higher fence than the one before.
 //
+// An Idempotency-Key per request makes the key space unbounded, so the
+// backend has striped fence counters (redisbackend.Options.FenceStripes):
+// a per-key counter would stay in Redis forever for every key, while N
+// stripes bound Redis to N counters and still give each key strictly
+// increasing fences (not consecutive ones: they start near the server's
+// clock in milliseconds).
+//
 // It needs no set-up: by default it runs on an embedded Redis (miniredis).
 //
 //	make demo        # or: go run ./examples/nethttp
 //
 // To use a real Redis server instead, set REDIS_URL. The lock keys go under
 // a random prefix (httplock-demo:<hex>) and expire on their own; nothing
-// else on the server is touched (the fence counter stays, as fence
+// else on the server is touched (a striped fence counter stays, as fence
 // counters must).
 //
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/nethttp
@@ -28,16 +35,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/signal"
 	"sync"
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
-	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 
 	"github.com/syncguard-go/syncguard/lock"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
@@ -52,30 +56,7 @@ const (
 	idemKey    = "pay-42-attempt-1"     // the Idempotency-Key of every request
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, os.Getenv("REDIS_URL")); err != nil {
-		fmt.Fprintln(os.Stderr, "nethttp demo FAILED:", err)
-		os.Exit(1)
-	}
-}
-
-// run connects to Redis (url, or an embedded miniredis) and runs the demo.
-func run(ctx context.Context, w io.Writer, url string) error {
-	rdb, closeRedis, err := demoredis.Connect(ctx, w, url)
-	if err != nil {
-		return err
-	}
-	defer closeRedis()
-	prefix := demoredis.Prefix("httplock-demo")
-	backend, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: prefix})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "Keys:  %s:*\n", prefix)
-	return demo(ctx, w, backend)
-}
+func main() { demorun.Main("nethttp demo", demo) }
 
 // payment is the body of a 200 answer.
 type payment struct {
@@ -84,7 +65,15 @@ type payment struct {
 }
 
 // demo serves the locked route on a local server and fires the requests.
-func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
+func demo(ctx context.Context, env *demorun.Env) error {
+	w := env.Out
+	// Idempotency keys are unbounded: striped fence counters keep Redis's
+	// memory bounded (DefaultFenceStripes counters, whatever the number of
+	// keys), and a key's fences still strictly increase.
+	backend, err := env.BackendWith("httplock-demo", redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	if err != nil {
+		return err
+	}
 	// One request at a time per Idempotency-Key. To lock per order instead,
 	// use httplock.FromPathValue("id") (the {id} wildcard), or both with
 	// httplock.Compose(httplock.FromPathValue("id"), httplock.FromHeader("Idempotency-Key")).
@@ -100,9 +89,12 @@ func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 		mu     sync.Mutex
 		fences []lock.Fence // as the handlers saw them
 	)
+	// The burst's winner stays in its handler until its duplicates have
+	// been answered (see demohttp.Burst), however loaded the machine.
+	b := demohttp.NewBurst(burst, 2*time.Second)
 	mux := http.NewServeMux()
 	mux.Handle("POST /orders/{id}/pay", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l, ok := httplock.LeaseFrom(r.Context())
+		l, ok := lock.LeaseFrom(r.Context())
 		if !ok {
 			http.Error(w, "no lease", http.StatusInternalServerError)
 			return
@@ -110,6 +102,7 @@ func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 		mu.Lock()
 		fences = append(fences, l.Fence)
 		mu.Unlock()
+		b.Hold(r.Context())
 		select {
 		case <-time.After(work): // charge the card, passing l.Fence to fenced writes
 		case <-r.Context().Done(): // the client left, or the lease was lost
@@ -126,7 +119,7 @@ func demo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 
 	// Part 1: the burst.
 	fmt.Fprintf(w, "\n== Part 1: %d concurrent duplicates (Idempotency-Key: %s) ==\n", burst, idemKey)
-	replies, err := demohttp.Fire(ctx, srv.Client(), http.MethodPost, url, header, burst)
+	replies, err := b.Fire(ctx, srv.Client(), http.MethodPost, url, header)
 	if err != nil {
 		return err
 	}

@@ -33,10 +33,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/signal"
 	"time"
 
-	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -50,7 +49,6 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	otellock "github.com/syncguard-go/syncguard/otel"
-	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // hold is how long the settlement job keeps the order locked.
@@ -62,33 +60,31 @@ var treeOnly = flag.Bool("tree", false, "print only the request's span tree, not
 
 func main() {
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if _, err := run(ctx, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "otel example FAILED:", err)
-		os.Exit(1)
-	}
+	demorun.Main("otel example", demo)
 }
 
-// run sets up tracing and Redis from the environment, sends the request,
-// and prints its span tree, which it also returns.
-func run(ctx context.Context, w io.Writer) (*node, error) {
+// demo sends the request and prints its span tree.
+func demo(ctx context.Context, env *demorun.Env) error {
+	_, err := tracedRequest(ctx, env)
+	return err
+}
+
+// tracedRequest sets up tracing from the environment and on env's Redis
+// client, sends the request, and prints its span tree, which it also
+// returns.
+func tracedRequest(ctx context.Context, env *demorun.Env) (*node, error) {
+	w := env.Out
 	tp, spans, err := newTracerProvider(ctx, w)
 	if err != nil {
 		return nil, err
 	}
 	defer tp.Shutdown(context.Background())
 
-	rdb, closeRedis, err := demoredis.Connect(ctx, w, os.Getenv("REDIS_URL"))
-	if err != nil {
-		return nil, err
-	}
-	defer closeRedis()
 	// db.statement would record the scripts' arguments: raw keys and lock ids.
-	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false)); err != nil {
+	if err := redisotel.InstrumentTracing(env.Redis, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false)); err != nil {
 		return nil, err
 	}
-	inner, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: demoredis.Prefix("otel-example")})
+	inner, err := env.Backend("otel-example")
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +118,7 @@ func payWhileJobHolds(ctx context.Context, tp trace.TracerProvider, backend lock
 		err := lock.Do(r.Context(), backend, "order:"+r.PathValue("id"), func(ctx context.Context, l lock.Lease) error {
 			fmt.Fprintf(w, "paid (fence %s)\n", l.Fence) // a real handler writes with l.Fence
 			return nil
-		}, lock.WithTTL(5*time.Second), lock.WithBaseDelay(40*time.Millisecond), lock.WithTimeout(3*time.Second))
+		}, lock.WithTTL(5*time.Second), lock.WithBaseDelay(40*time.Millisecond), lock.WithWait(3*time.Second))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
 		}

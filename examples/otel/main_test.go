@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 )
 
 // TestDemo runs the example on miniredis with the stdout exporter: the
@@ -79,6 +82,18 @@ func checkTree(t *testing.T, root *node) {
 			t.Errorf("acquire %d: want one evalsha child", i)
 		}
 	}
+}
+
+// run runs the example on an embedded miniredis and returns the request's
+// span tree.
+func run(ctx context.Context, w io.Writer) (*node, error) {
+	var root *node
+	err := demorun.Run(ctx, w, "", func(ctx context.Context, env *demorun.Env) error {
+		var err error
+		root, err = tracedRequest(ctx, env)
+		return err
+	})
+	return root, err
 }
 
 // TestDemoOTLP runs the example with OTEL_EXPORTER_OTLP_ENDPOINT set: the

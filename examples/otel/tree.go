@@ -85,7 +85,7 @@ func summary(kvs []attribute.KeyValue) string {
 	set := attribute.NewSet(kvs...)
 	for _, a := range shown {
 		if v, ok := set.Value(a.key); ok {
-			val := v.Emit()
+			val := v.String()
 			if a.key == "syncguard.wait.next" {
 				val = round(time.Duration(v.AsFloat64() * float64(time.Second))).String()
 			}

@@ -11,8 +11,9 @@
 //	make demo        # or: go run ./examples/quickstart
 //
 // To use a real Redis server instead, set REDIS_URL. All keys go under a
-// random prefix (quickstart:<hex>) and are deleted at the end; nothing else
-// on the server is touched.
+// random prefix (quickstart:<hex>); the locks are released or expire, and
+// only the fence counter stays, as fence counters must. Nothing else on the
+// server is touched.
 //
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/quickstart
 //
@@ -25,17 +26,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sync"
 	"time"
 
-	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
-
-	"github.com/redis/go-redis/v9"
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 const (
@@ -45,40 +41,28 @@ const (
 
 // opts are the lock.Do options of every worker: a short TTL (lock.Do keeps
 // the lease alive while the work runs) and a bound on waiting for the key.
-var opts = []lock.Option{lock.WithTTL(2 * time.Second), lock.WithTimeout(5 * time.Second)}
+var opts = []lock.Option{lock.WithTTL(2 * time.Second), lock.WithWait(5 * time.Second)}
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart FAILED:", err)
-		os.Exit(1)
-	}
-}
+func main() { demorun.Main("quickstart", demo) }
 
-// run connects to Redis (REDIS_URL, or an embedded miniredis) and runs the
-// demo.
-func run(ctx context.Context, w io.Writer) error {
-	s, err := connect(ctx, w, os.Getenv("REDIS_URL"))
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	_, err = demo(ctx, w, s)
+// demo runs both parts on env's Redis.
+func demo(ctx context.Context, env *demorun.Env) error {
+	_, err := tour(ctx, env)
 	return err
 }
 
-// demo runs both parts on s and returns the register for inspection.
-func demo(ctx context.Context, w io.Writer, s *server) (*Register, error) {
-	backend, err := redisbackend.New(s.client, &redisbackend.Options{Prefix: s.prefix})
+// tour runs both parts and returns the register for inspection.
+func tour(ctx context.Context, env *demorun.Env) (*Register, error) {
+	backend, err := env.Backend("quickstart")
 	if err != nil {
 		return nil, err
 	}
+	w := env.Out
 	reg := NewRegister()
 	if err := oneAtATime(ctx, w, backend, reg); err != nil {
 		return reg, fmt.Errorf("part 1: %w", err)
 	}
-	if err := staleHolder(ctx, w, backend, reg, s.expire); err != nil {
+	if err := staleHolder(ctx, w, backend, reg, env.Expire); err != nil {
 		return reg, fmt.Errorf("part 2: %w", err)
 	}
 	accepted, rejected := reg.Stats()
@@ -165,37 +149,4 @@ func staleHolder(ctx context.Context, w io.Writer, b lock.Backend, reg *Register
 	}
 	fmt.Fprintf(w, "worker-A releases -> lock.ErrNotHeld (%v): its lease ended long ago\n", err)
 	return nil
-}
-
-// server is the Redis the demo runs on.
-type server struct {
-	client *redis.Client
-	prefix string // random per run, so other keys on a real server are never touched
-	// expire waits until a lease of ttl has expired.
-	expire func(ctx context.Context, ttl time.Duration)
-	close  func()
-}
-
-// connect sets up the Redis of the demo (see demoredis) and how to wait
-// for a lease to expire on it.
-func connect(ctx context.Context, w io.Writer, url string) (*server, error) {
-	client, mr, closeFn, err := demoredis.ConnectMini(ctx, w, url)
-	if err != nil {
-		return nil, err
-	}
-	s := &server{client: client, prefix: demoredis.Prefix("quickstart"), close: closeFn}
-	if mr != nil {
-		// miniredis never expires keys on its own: move its clock instead.
-		s.expire = func(_ context.Context, ttl time.Duration) { mr.FastForward(ttl + 2*time.Second) }
-	} else {
-		// A lease stays live for lock.TimeTolerance past its expiry.
-		s.expire = func(ctx context.Context, ttl time.Duration) {
-			select {
-			case <-ctx.Done():
-			case <-time.After(ttl + lock.TimeTolerance + 200*time.Millisecond):
-			}
-		}
-	}
-	fmt.Fprintf(w, "Keys:  %s:*\n", s.prefix)
-	return s, nil
 }

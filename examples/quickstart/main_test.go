@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -15,13 +16,12 @@ func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	var out bytes.Buffer
-	s, err := connect(ctx, &out, "") // embedded miniredis
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.close)
-
-	reg, err := demo(ctx, &out, s)
+	var reg *Register
+	err := demorun.Run(ctx, &out, "", func(ctx context.Context, env *demorun.Env) error { // embedded miniredis
+		var err error
+		reg, err = tour(ctx, env)
+		return err
+	})
 	if err != nil {
 		t.Fatalf("demo: %v\noutput:\n%s", err, &out)
 	}
@@ -43,12 +43,6 @@ func TestDemo(t *testing.T) {
 	}
 	if value, fence := reg.Read(key); value != "paid by worker-B" || fence != "000000000000006" {
 		t.Errorf("register %s: got %q (fence %s), want %q (fence 000000000000006)", key, value, fence, "paid by worker-B")
-	}
-}
-
-func TestConnectBadURL(t *testing.T) {
-	if _, err := connect(context.Background(), &bytes.Buffer{}, "not a url"); err == nil {
-		t.Error("connect with a malformed REDIS_URL: got nil error")
 	}
 }
 

@@ -32,7 +32,7 @@ func CheckFenceOrder(grants []Grant) []Violation {
 		sort.Slice(gs, func(i, j int) bool { return gs[i].Fence < gs[j].Fence })
 		for i := 1; i < len(gs); i++ {
 			if gs[i].Fence == gs[i-1].Fence {
-				vs = append(vs, Violation{"fence-order", fmt.Sprintf("key %s: fence %s granted twice (workers %d and %d)",
+				vs = append(vs, Violation{KindFenceOrder, fmt.Sprintf("key %s: fence %s granted twice (workers %d and %d)",
 					lock.HashKey(key), gs[i].Fence, gs[i-1].Worker, gs[i].Worker)})
 			}
 		}
@@ -41,7 +41,7 @@ func CheckFenceOrder(grants []Grant) []Violation {
 		var maxG Grant
 		for _, g := range gs {
 			if g.AcquiredMs < maxAcq {
-				vs = append(vs, Violation{"fence-order", fmt.Sprintf("key %s: fence %s acquired at %d ms, after fence %s at %d ms",
+				vs = append(vs, Violation{KindFenceOrder, fmt.Sprintf("key %s: fence %s acquired at %d ms, after fence %s at %d ms",
 					lock.HashKey(key), maxG.Fence, maxAcq, g.Fence, g.AcquiredMs)})
 			}
 			if g.AcquiredMs > maxAcq {
@@ -66,7 +66,7 @@ func CheckOverlap(grants []Grant) (vs []Violation, maxOverlap time.Duration) {
 				over := time.Duration(prevEnd-g.AcquiredMs) * time.Millisecond
 				maxOverlap = max(maxOverlap, over)
 				if prevEnd-g.AcquiredMs > OverlapSlack {
-					vs = append(vs, Violation{"overlap", fmt.Sprintf(
+					vs = append(vs, Violation{KindOverlap, fmt.Sprintf(
 						"key %s: fence %s (worker %d) acquired %v before fence %s (worker %d) ended",
 						lock.HashKey(key), g.Fence, g.Worker, over, prev.Fence, prev.Worker)})
 				}
@@ -92,9 +92,9 @@ func CheckRegister(log []Write) (vs []Violation, stale int) {
 		}
 		switch {
 		case isStale && w.Accepted:
-			vs = append(vs, Violation{"register", fmt.Sprintf("write %d: stale fence %s accepted over %s", i, w.Fence, highest[w.Key])})
+			vs = append(vs, Violation{KindRegister, fmt.Sprintf("write %d: stale fence %s accepted over %s", i, w.Fence, highest[w.Key])})
 		case !isStale && !w.Accepted:
-			vs = append(vs, Violation{"register", fmt.Sprintf("write %d: current fence %s rejected", i, w.Fence)})
+			vs = append(vs, Violation{KindRegister, fmt.Sprintf("write %d: current fence %s rejected", i, w.Fence)})
 		}
 		if w.Accepted && w.Fence > highest[w.Key] {
 			highest[w.Key] = w.Fence
@@ -109,4 +109,134 @@ func byKey(grants []Grant) map[string][]Grant {
 		m[g.Key] = append(m[g.Key], g)
 	}
 	return m
+}
+
+// DeadlineGrace is how long a call may outlive its context's deadline
+// before [CheckDeadlines] reports it: scheduling under -race on a busy
+// machine, never a stalled server.
+const DeadlineGrace = 500 * time.Millisecond
+
+// The kinds of violation, as [Violation.Check].
+const (
+	KindFenceOrder      = "fence-order"
+	KindOverlap         = "overlap"
+	KindRegister        = "register"
+	KindLinearizability = "linearizability"
+	// KindFalseLeaseLost: a release or extend answered "not held" while
+	// the lease was live and nobody else had released it (the lease was
+	// not lost; a re-sent release finding its own earlier run's work done
+	// looks like this). lock.Do then reports ErrLeaseLost after a clean run.
+	KindFalseLeaseLost = "false lease lost"
+	// KindSelfBusy: an acquire was answered "locked" while the key was
+	// held under the very lock id it asked with (an earlier copy of the
+	// command, re-sent after its reply was lost, took it): nobody holds
+	// the lock knowingly and it blocks everyone for its TTL.
+	KindSelfBusy = "self-inflicted busy (orphaned lock)"
+	// KindOverran: a call outlived its context's deadline by more than
+	// [DeadlineGrace].
+	KindOverran = "overran deadline"
+)
+
+// CheckFalseLeaseLost checks that "not held" answers are true: a Release
+// or Extend of a lease that answered lock.ErrNotHeld must not have
+// returned before the lease's expiry as known before the call (from a
+// grant or extension that had returned by then, minus [OverlapSlack]),
+// unless another Release of the lease was sent before it returned. Failed
+// (ambiguous) calls are not facts: an ambiguous Extend may only have made
+// the lease longer, an ambiguous Release counts as a release.
+func CheckFalseLeaseLost(ops []Op) []Violation {
+	type lease struct {
+		facts    []Op // successful acquires and extends
+		releases []Op
+	}
+	leases := map[string]*lease{}
+	get := func(op Op) *lease {
+		id := op.Key + "\x00" + string(op.Fence)
+		l := leases[id]
+		if l == nil {
+			l = &lease{}
+			leases[id] = l
+		}
+		return l
+	}
+	for _, op := range ops {
+		switch {
+		case op.Outcome == OK && (op.Kind == Acquire || op.Kind == Extend):
+			l := get(op)
+			l.facts = append(l.facts, op)
+		case op.Kind == Release:
+			l := get(op)
+			l.releases = append(l.releases, op)
+		}
+	}
+	var vs []Violation
+	for _, op := range ops {
+		if op.Outcome != NotHeld {
+			continue
+		}
+		l := get(op)
+		var live int64 // the latest expiry known before op was called, server ms
+		for _, f := range l.facts {
+			if f.ReturnNs <= op.CallNs && f.ExpiresMs > live {
+				live = f.ExpiresMs
+			}
+		}
+		retMs := op.ReturnNs / int64(time.Millisecond)
+		if live-retMs <= OverlapSlack {
+			continue // it may have expired before the call ran
+		}
+		released := false
+		for _, r := range l.releases {
+			if r.CallNs != op.CallNs && r.CallNs < op.ReturnNs {
+				released = true
+			}
+		}
+		if released {
+			continue
+		}
+		vs = append(vs, Violation{KindFalseLeaseLost, fmt.Sprintf(
+			"key %s: %s of fence %s (worker %d) answered not held %v before the lease's known expiry, and nothing else released it",
+			lock.HashKey(op.Key), op.Kind, op.Fence, op.Worker, time.Duration(live-retMs)*time.Millisecond)})
+	}
+	return vs
+}
+
+// CheckDeadlines checks that calls end by their context's deadline, within
+// [DeadlineGrace]: every backend call (a call made after its deadline must
+// return at once), and every lock.Do. Do's release runs after fn on a
+// context of its own bounded by the release timeout, so a Do whose fn ran
+// must return by the later of its deadline and fn's return plus the release
+// timeout. It returns the violations and the largest overrun seen.
+func CheckDeadlines(ops []Op, dos []DoCall) (vs []Violation, maxOver time.Duration) {
+	for _, op := range ops {
+		if op.DeadlineNs == 0 {
+			continue
+		}
+		over := time.Duration(op.ReturnNs - max(op.DeadlineNs, op.CallNs))
+		maxOver = max(maxOver, over)
+		if over > DeadlineGrace {
+			vs = append(vs, Violation{KindOverran, fmt.Sprintf("key %s: backend %s (worker %d) returned %v after its context's deadline",
+				lock.HashKey(op.Key), op.Kind, op.Worker, over.Round(time.Millisecond))})
+		}
+	}
+	for _, d := range dos {
+		if d.DeadlineNs == 0 {
+			continue
+		}
+		bound := d.DeadlineNs
+		if d.FnReturnNs != 0 {
+			bound = max(bound, d.FnReturnNs+int64(d.ReleaseTimeout))
+		}
+		over := time.Duration(d.ReturnNs - bound)
+		maxOver = max(maxOver, over)
+		if over > DeadlineGrace {
+			what := "its context's deadline"
+			if d.FnReturnNs != 0 {
+				what = "its deadline (or fn's return plus the release timeout)"
+			}
+			vs = append(vs, Violation{KindOverran, fmt.Sprintf("key %s: lock.Do (worker %d) returned %v after %s",
+				lock.HashKey(d.Key), d.Worker, over.Round(time.Millisecond), what)})
+		}
+	}
+	return vs, maxOver
 }

@@ -129,3 +129,66 @@ func TestCheckLinearizable(t *testing.T) {
 		t.Errorf("grant after expiry: got %v, want Ok", got)
 	}
 }
+
+func TestCheckFalseLeaseLost(t *testing.T) {
+	f1 := fence("000000000000001")
+	grant := Op{Kind: Acquire, Key: "k", Fence: f1, CallNs: 0, ReturnNs: 10 * ms, ExpiresMs: 500}
+	tests := []struct {
+		desc string
+		ops  []Op
+		want int
+	}{
+		{"not held after the expiry", []Op{grant,
+			{Kind: Release, Key: "k", Fence: f1, CallNs: 600 * ms, ReturnNs: 610 * ms, Outcome: NotHeld},
+		}, 0},
+		{"not held while live (a re-sent release)", []Op{grant,
+			{Kind: Release, Key: "k", Fence: f1, CallNs: 100 * ms, ReturnNs: 110 * ms, Outcome: NotHeld},
+		}, 1},
+		{"extend not held while live", []Op{grant,
+			{Kind: Extend, Key: "k", Fence: f1, CallNs: 100 * ms, ReturnNs: 110 * ms, Outcome: NotHeld},
+		}, 1},
+		{"not held while live by an extension", []Op{grant,
+			{Kind: Extend, Key: "k", Fence: f1, CallNs: 400 * ms, ReturnNs: 410 * ms, Outcome: OK, ExpiresMs: 900},
+			{Kind: Release, Key: "k", Fence: f1, CallNs: 700 * ms, ReturnNs: 710 * ms, Outcome: NotHeld},
+		}, 1},
+		{"an extension still in flight is no fact yet", []Op{grant,
+			{Kind: Extend, Key: "k", Fence: f1, CallNs: 400 * ms, ReturnNs: 720 * ms, Outcome: OK, ExpiresMs: 900},
+			{Kind: Release, Key: "k", Fence: f1, CallNs: 700 * ms, ReturnNs: 710 * ms, Outcome: NotHeld},
+		}, 0},
+		{"an earlier failed release may have freed it", []Op{grant,
+			{Kind: Release, Key: "k", Fence: f1, CallNs: 100 * ms, ReturnNs: 110 * ms, Outcome: Ambiguous},
+			{Kind: Release, Key: "k", Fence: f1, CallNs: 120 * ms, ReturnNs: 130 * ms, Outcome: NotHeld},
+		}, 0},
+		{"a failed release is never a violation by itself", []Op{grant,
+			{Kind: Release, Key: "k", Fence: f1, CallNs: 100 * ms, ReturnNs: 110 * ms, Outcome: Ambiguous},
+		}, 0},
+	}
+	for _, tt := range tests {
+		if got := CheckFalseLeaseLost(tt.ops); len(got) != tt.want {
+			t.Errorf("%s: got %v, want %d violations", tt.desc, got, tt.want)
+		}
+	}
+}
+
+func TestCheckDeadlines(t *testing.T) {
+	ops := []Op{
+		{Kind: Acquire, Key: "k", CallNs: 0, ReturnNs: 1200 * ms, DeadlineNs: 1000 * ms}, // 200 ms late: within the grace
+		{Kind: Extend, Key: "k", CallNs: 0, ReturnNs: 1600 * ms, DeadlineNs: 1000 * ms},  // 600 ms late
+		{Kind: Release, Key: "k", CallNs: 2000 * ms, ReturnNs: 2100 * ms, DeadlineNs: 1}, // called after its deadline, returned at once
+		{Kind: Release, Key: "k", CallNs: 0, ReturnNs: 9000 * ms},                        // no deadline
+	}
+	dos := []DoCall{
+		{Key: "k", CallNs: 0, ReturnNs: 2000 * ms, DeadlineNs: 1000 * ms},                                                     // acquisition overran by 1 s
+		{Key: "k", CallNs: 0, ReturnNs: 3400 * ms, DeadlineNs: 1000 * ms, FnReturnNs: 3000 * ms, ReleaseTimeout: time.Second}, // fn ran late, Do is on time
+		{Key: "k", CallNs: 0, ReturnNs: 1900 * ms, DeadlineNs: 1000 * ms, FnReturnNs: 500 * ms, ReleaseTimeout: 500 * time.Millisecond},
+	}
+	vs, over := CheckDeadlines(ops, dos)
+	if len(vs) != 3 || over != time.Second {
+		t.Errorf("CheckDeadlines = %v, %v; want 3 violations (extend, two Do), 1s", vs, over)
+	}
+	for _, v := range vs {
+		if v.Check != KindOverran {
+			t.Errorf("violation kind %q, want %q", v.Check, KindOverran)
+		}
+	}
+}

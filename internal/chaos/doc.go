@@ -2,19 +2,38 @@
 // with its own go-redis client behind its own in-process toxiproxy proxy,
 // take M keys through lock.Do with a short TTL and write to a fenced
 // register, while the Redis process is restarted, stopped, paused with
-// SIGSTOP, and connections are cut, reset and delayed, and workers pause
-// past their TTL while holding.
+// SIGSTOP, and connections are cut, reset and delayed, replies are lost
+// after their command ran, and workers pause past their TTL while holding.
 //
-// Every Acquire, Extend and Release is recorded (with client-side call and
-// return times and the server's lease times), and the history is checked
-// afterwards: fences strictly increase per key in server grant order; no
-// two server-side lease intervals on a key overlap; the register never
-// accepted a write whose fence was below one it had accepted; and the
-// history is linearizable against a mutex-with-expiry model (porcupine).
+// The workers' clients use go-redis's default options, as users do:
+// MaxRetries 3 (a command whose reply is lost is sent again, so a script
+// may run twice), no context timeouts, 3 s read timeout. Hooks on them only
+// observe (and inject the client half of the lost-reply fault: the reply of
+// a script command that ran is swallowed and go-redis sees EOF). Every
+// lock.Do runs under a context with a deadline, as a request would.
 //
-// The run is TestChaos. `go test ./internal/chaos` runs a short version
-// (a few seconds, part of `make test`); `make chaos` runs it for 60 s and
+// Every Acquire, Extend and Release is recorded once, whatever go-redis did
+// underneath (with client-side call and return times, the context's
+// deadline and the server's lease times); a call that failed is ambiguous:
+// it may have run, and is never a violation by itself. The history is
+// checked afterwards: fences strictly increase per key in server grant
+// order; no two server-side lease intervals on a key overlap; the register
+// never accepted a write whose fence was below one it had accepted; the
+// history is linearizable against a mutex-with-expiry model (porcupine); no
+// release or extend answered "not held" while its lease was live and
+// unreleased (a false lease loss); every backend call and every lock.Do
+// ended by its context's deadline, within [DeadlineGrace]. While the run
+// goes on, every busy acquire reply is checked against the key's holder: an
+// acquire answered busy while the key is held under its own lock id (an
+// earlier copy of it took the key) orphans the lock.
+//
+// The run is TestChaos. `go test ./internal/chaos` runs a 10 s version
+// (part of `make test`, -short included); `make chaos` runs it for 60 s and
 // writes the report to a file:
 //
 //	go test -run TestChaos ./internal/chaos -chaos.duration=60s -chaos.report=chaos-report.txt
 package chaos
+
+// The package comment's shell command is not Go, so internal/readme does
+// not check it:
+// NOT GO: go test -run TestChaos ./internal/chaos -chaos.duration=60s -chaos.report=chaos-report.txt

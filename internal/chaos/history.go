@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -48,7 +49,12 @@ type Op struct {
 	Worker   int
 	CallNs   int64
 	ReturnNs int64
-	Outcome  Outcome
+	// DeadlineNs is the call's context deadline (0: none).
+	DeadlineNs int64
+	Outcome    Outcome
+	// ExpiresMs is the lease expiry the server reported (server clock,
+	// milliseconds) for a successful Acquire or Extend; 0 otherwise.
+	ExpiresMs int64
 }
 
 // Grant is one lease granted by the server and returned to a worker.
@@ -84,6 +90,21 @@ func (g *Grant) EndMs() int64 {
 	return end
 }
 
+// DoCall is one lock.Do call by a worker, timed by the worker.
+type DoCall struct {
+	Worker int
+	Key    string
+	// CallNs and ReturnNs bracket the lock.Do call; DeadlineNs is its
+	// context's deadline (0: none).
+	CallNs, ReturnNs, DeadlineNs int64
+	// FnReturnNs is when the function passed to Do returned (0: it never
+	// ran, the acquisition failed).
+	FnReturnNs int64
+	// ReleaseTimeout is the WithReleaseTimeout given to Do: the release
+	// after fn runs on a context of its own, bounded by it.
+	ReleaseTimeout time.Duration
+}
+
 // History records every call the workers make through Backend.
 type History struct {
 	mu     sync.Mutex
@@ -91,16 +112,39 @@ type History struct {
 	grants []*Grant
 	byID   map[string]*Grant
 	errs   map[string]int // "op: code" -> count, for the report
+	dos    []DoCall
+	found  []Violation // found while the run went on (see [History.Violation])
+	// orphanReleases counts, by outcome, releases of lock ids no worker
+	// was granted (lock.Acquire freeing an attempt whose reply was lost);
+	// unknownIDs counts extends of such ids (none expected).
+	orphanReleases map[string]int
+	unknownIDs     int
 }
 
 // NewHistory returns an empty history.
 func NewHistory() *History {
-	return &History{byID: map[string]*Grant{}, errs: map[string]int{}}
+	return &History{byID: map[string]*Grant{}, errs: map[string]int{}, orphanReleases: map[string]int{}}
 }
 
 // Backend returns b wrapped so that worker's calls are recorded.
 func (h *History) Backend(b lock.Backend, worker int) lock.Backend {
+	return h.recorder(b, worker)
+}
+
+func (h *History) recorder(b lock.Backend, worker int) *recorder {
 	return &recorder{Backend: b, h: h, worker: worker}
+}
+
+// OrphanReleases returns the releases of lock ids no worker was granted,
+// counted by outcome, and the number of extends of such ids.
+func (h *History) OrphanReleases() (map[string]int, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]int, len(h.orphanReleases))
+	for k, v := range h.orphanReleases {
+		out[k] = v
+	}
+	return out, h.unknownIDs
 }
 
 // Ops returns a copy of the recorded calls.
@@ -119,6 +163,36 @@ func (h *History) Grants() []Grant {
 		out[i] = *g
 	}
 	return out
+}
+
+// RecordDo records a lock.Do call.
+func (h *History) RecordDo(d DoCall) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dos = append(h.dos, d)
+}
+
+// Dos returns a copy of the recorded lock.Do calls.
+func (h *History) Dos() []DoCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]DoCall(nil), h.dos...)
+}
+
+// Violation records a violation seen while the run went on (one the
+// history alone cannot show, such as a busy reply to the key's own lock
+// id).
+func (h *History) Violation(v Violation) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.found = append(h.found, v)
+}
+
+// Found returns the violations recorded with [History.Violation].
+func (h *History) Found() []Violation {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Violation(nil), h.found...)
 }
 
 // Errors returns the failed calls counted by "op: code".
@@ -155,46 +229,150 @@ func (h *History) record(op Op, err error) {
 	h.ops = append(h.ops, op)
 }
 
-// recorder is a lock.Backend that records the calls of one worker.
+// deadlineNs is ctx's deadline in Unix nanoseconds, 0 when it has none.
+func deadlineNs(ctx context.Context) int64 {
+	if d, ok := ctx.Deadline(); ok {
+		return d.UnixNano()
+	}
+	return 0
+}
+
+// recorder is a lock.Backend that records the calls of one worker. Each
+// call is recorded once, whatever the client did underneath (go-redis
+// re-sends a command whose reply was lost, up to MaxRetries times): its
+// outcome is the one the caller saw, and a failed call is Ambiguous (it
+// may have run on the server, once or more).
+//
+// It has the optional interfaces lock uses when a backend has them, so the
+// workers take the paths users take: [lock.Notifier] (a release wakes
+// waiters), [lock.BatchExtender] (batched keep-alive; each lease of a batch
+// is recorded as an Extend) and lock.IDAcquirer (one lock id for every
+// attempt of an Acquire; declared here as [idAcquirer] so that the harness
+// builds whether or not lock has it). Each forwards to the wrapped backend,
+// or says it is unsupported the way lock expects.
 type recorder struct {
 	lock.Backend
 	h      *History
 	worker int
 }
 
+// idAcquirer is lock.IDAcquirer's method set.
+type idAcquirer interface {
+	NewLockID(key string) (string, error)
+	AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error)
+}
+
+var (
+	_ lock.Notifier      = (*recorder)(nil)
+	_ lock.BatchExtender = (*recorder)(nil)
+	_ idAcquirer         = (*recorder)(nil)
+)
+
 func (r *recorder) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	return r.acquire(ctx, key, func() (lock.Lease, error) { return r.Backend.Acquire(ctx, key, ttl) })
+}
+
+// NewLockID forwards to the backend's lock.IDAcquirer.
+func (r *recorder) NewLockID(key string) (string, error) {
+	if a, ok := r.Backend.(idAcquirer); ok {
+		return a.NewLockID(key)
+	}
+	return "", fmt.Errorf("chaos: backend takes no caller-chosen lock ids: %w", errors.ErrUnsupported)
+}
+
+// AcquireID forwards to the backend's lock.IDAcquirer and is recorded as
+// an Acquire.
+func (r *recorder) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
+	a, ok := r.Backend.(idAcquirer)
+	if !ok {
+		return lock.Lease{}, fmt.Errorf("chaos: backend takes no caller-chosen lock ids: %w", errors.ErrUnsupported)
+	}
+	return r.acquire(ctx, key, func() (lock.Lease, error) { return a.AcquireID(ctx, key, id, ttl) })
+}
+
+func (r *recorder) acquire(ctx context.Context, key string, run func() (lock.Lease, error)) (lock.Lease, error) {
 	call := time.Now().UnixNano()
-	l, err := r.Backend.Acquire(ctx, key, ttl)
+	l, err := run()
 	ret := time.Now().UnixNano()
-	op := Op{Kind: Acquire, Key: key, Worker: r.worker, CallNs: call, ReturnNs: ret, Outcome: outcome(err)}
+	op := Op{Kind: Acquire, Key: key, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadlineNs(ctx), Outcome: outcome(err)}
 	r.h.mu.Lock()
 	defer r.h.mu.Unlock()
 	if err == nil {
 		op.Fence = l.Fence
-		g := &Grant{
-			Key: l.Key, Fence: l.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret,
-			AcquiredMs: l.ExpiresAt.Add(-l.TTL).UnixMilli(), ExpiresMs: l.ExpiresAt.UnixMilli(),
+		op.ExpiresMs = l.ExpiresAt.UnixMilli()
+		if g := r.h.byID[l.ID]; g != nil {
+			// The same lease again (an acquire that got its own grant
+			// back): one grant.
+			g.ExpiresMs = max(g.ExpiresMs, op.ExpiresMs)
+		} else {
+			g := &Grant{
+				Key: l.Key, Fence: l.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret,
+				AcquiredMs: l.ExpiresAt.Add(-l.TTL).UnixMilli(), ExpiresMs: l.ExpiresAt.UnixMilli(),
+			}
+			r.h.grants = append(r.h.grants, g)
+			r.h.byID[l.ID] = g
 		}
-		r.h.grants = append(r.h.grants, g)
-		r.h.byID[l.ID] = g
 	}
 	r.h.record(op, err)
 	return l, err
 }
 
+// WatchKey forwards to the backend's lock.Notifier (none: no watch).
+func (r *recorder) WatchKey(key string) (<-chan struct{}, func()) {
+	if n, ok := r.Backend.(lock.Notifier); ok {
+		return n.WatchKey(key)
+	}
+	return nil, func() {}
+}
+
 func (r *recorder) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
 	call := time.Now().UnixNano()
 	exp, err := r.Backend.Extend(ctx, id, ttl)
+	r.recordExtend(ctx, id, call, time.Now().UnixNano(), exp, err)
+	return exp, err
+}
+
+// ExtendBatch forwards to the backend's lock.BatchExtender (none: one
+// Extend per lease), and records each lease's extension as an Extend
+// spanning the whole batch.
+func (r *recorder) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	call := time.Now().UnixNano()
+	var res []lock.ExtendResult
+	if be, ok := r.Backend.(lock.BatchExtender); ok {
+		res = be.ExtendBatch(ctx, reqs)
+	} else {
+		res = make([]lock.ExtendResult, len(reqs))
+		for i, q := range reqs {
+			res[i].ExpiresAt, res[i].Err = r.Backend.Extend(ctx, q.ID, q.TTL)
+		}
+	}
 	ret := time.Now().UnixNano()
+	for i, q := range reqs {
+		rs := lock.ExtendResult{Err: errors.New("chaos: no result for this lease in the batch")}
+		if i < len(res) {
+			rs = res[i]
+		}
+		r.recordExtend(ctx, q.ID, call, ret, rs.ExpiresAt, rs.Err)
+	}
+	return res
+}
+
+func (r *recorder) recordExtend(ctx context.Context, id string, call, ret int64, exp time.Time, err error) {
 	r.h.mu.Lock()
 	defer r.h.mu.Unlock()
 	g := r.h.byID[id]
-	op := Op{Kind: Extend, Key: g.Key, Fence: g.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret, Outcome: outcome(err)}
-	if err == nil && exp.UnixMilli() > g.ExpiresMs {
-		g.ExpiresMs = exp.UnixMilli()
+	if g == nil {
+		r.h.unknownIDs++
+		return
+	}
+	op := Op{Kind: Extend, Key: g.Key, Fence: g.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadlineNs(ctx), Outcome: outcome(err)}
+	if err == nil {
+		op.ExpiresMs = exp.UnixMilli()
+		if op.ExpiresMs > g.ExpiresMs {
+			g.ExpiresMs = op.ExpiresMs
+		}
 	}
 	r.h.record(op, err)
-	return exp, err
 }
 
 func (r *recorder) Release(ctx context.Context, id string) error {
@@ -204,7 +382,14 @@ func (r *recorder) Release(ctx context.Context, id string) error {
 	r.h.mu.Lock()
 	defer r.h.mu.Unlock()
 	g := r.h.byID[id]
-	op := Op{Kind: Release, Key: g.Key, Fence: g.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret, Outcome: outcome(err)}
+	if g == nil {
+		// The id of an acquire whose outcome its caller never learned
+		// (lock.Acquire frees it when it gives up): it may free a lease
+		// no worker knew of, which no check relies on.
+		r.h.orphanReleases[[...]string{"ok", "not held", "busy", "failed"}[outcome(err)]]++
+		return err
+	}
+	op := Op{Kind: Release, Key: g.Key, Fence: g.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadlineNs(ctx), Outcome: outcome(err)}
 	if g.ReleaseCallNs == 0 {
 		g.ReleaseCallNs = call
 	}

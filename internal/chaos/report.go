@@ -26,7 +26,7 @@ type Report struct {
 	Grants int
 	// Faults counts injected faults by kind.
 	Faults map[string]int
-	// ReleaseErrors counts releases reported to OnReleaseError.
+	// ReleaseErrors counts releases reported to WithReleaseErrorHandler.
 	ReleaseErrors int
 	// SilentLoss counts lock.Do calls that returned nil although their
 	// release found the lease gone: it expired while fn ran (a pause past
@@ -45,11 +45,35 @@ type Report struct {
 	// Linearizability is the porcupine result over LinearizedOps operations.
 	Linearizability porcupine.CheckResult
 	LinearizedOps   int
+	// ScriptCalls is the number of script commands the workers gave
+	// go-redis; ScriptWrites the number of copies it wrote to a
+	// connection: re-sends included, commands that never got a connection
+	// (server down, proxy cut) not.
+	ScriptCalls, ScriptWrites int
+	// RepliesDropped is the number of script replies lost by the client
+	// half of the lost-reply fault.
+	RepliesDropped int
+	// BusyChecked counts busy acquire replies checked against the key's
+	// holder; BusyUnchecked those the observer could not check.
+	BusyChecked, BusyUnchecked int
+	// Fences is the number of fences the server issued (its counters at
+	// the end), HiddenGrants those no worker was told of: grants whose
+	// reply was lost, or that were answered busy to their own caller (-1:
+	// the counters could not be read).
+	Fences, HiddenGrants int
+	// OrphanReleases counts, by outcome, releases of lock ids no worker
+	// was granted (lock.Acquire freeing an attempt whose reply was lost);
+	// UnknownIDExtends extends of such ids.
+	OrphanReleases   map[string]int
+	UnknownIDExtends int
+	// MaxDeadlineOverrun is the longest a call outlived its context's
+	// deadline (see [CheckDeadlines]).
+	MaxDeadlineOverrun time.Duration
 	// Violations are the broken invariants; a correct lock has none.
 	Violations []Violation
 }
 
-func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]int) {
+func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]int, dos []DoCall) {
 	r.Calls = map[string]int{}
 	outcomes := [...]string{"ok", "not held", "busy", "failed"}
 	for _, op := range ops {
@@ -66,14 +90,27 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 	r.Violations = append(r.Violations, vs...)
 	r.StaleInLog = stale
 	if stale != r.Rejected {
-		r.Violations = append(r.Violations, Violation{"register",
+		r.Violations = append(r.Violations, Violation{KindRegister,
 			fmt.Sprintf("%d stale writes in the log, %d rejected", stale, r.Rejected)})
 	}
+	r.Violations = append(r.Violations, CheckFalseLeaseLost(ops)...)
+	vs, over = CheckDeadlines(ops, dos)
+	r.Violations = append(r.Violations, vs...)
+	r.MaxDeadlineOverrun = over
 	lin := CheckLinearizable(ops, grants, LinearizabilityTimeout)
 	r.Linearizability, r.LinearizedOps = lin.Result, lin.Ops
 	if lin.Result == porcupine.Illegal {
-		r.Violations = append(r.Violations, Violation{"linearizability", "the lock history is not linearizable against the mutex model"})
+		r.Violations = append(r.Violations, Violation{KindLinearizability, "the lock history is not linearizable against the mutex model"})
 	}
+}
+
+// ViolationsByKind counts the violations by [Violation.Check].
+func (r *Report) ViolationsByKind() map[string]int {
+	m := map[string]int{}
+	for _, v := range r.Violations {
+		m[v.Check]++
+	}
+	return m
 }
 
 // Operations is the number of backend calls made.
@@ -99,8 +136,16 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "lock.Do results:\n")
 	section(&b, r.Do)
-	fmt.Fprintf(&b, "grants: %d\n", r.Grants)
-	fmt.Fprintf(&b, "release failures reported to OnReleaseError: %d\n", r.ReleaseErrors)
+	fmt.Fprintf(&b, "grants: %d (fences issued by the server: %d, of which never returned to a caller: %d)\n", r.Grants, r.Fences, r.HiddenGrants)
+	fmt.Fprintf(&b, "script commands handed to go-redis: %d; copies written to a connection: %d (re-sends included, commands that got no connection not); replies lost by the client fault: %d\n",
+		r.ScriptCalls, r.ScriptWrites, r.RepliesDropped)
+	if len(r.OrphanReleases) > 0 || r.UnknownIDExtends > 0 {
+		fmt.Fprintf(&b, "releases of lock ids never granted to their caller (an acquire whose outcome was unknown, freed), by outcome; extends of such ids: %d\n", r.UnknownIDExtends)
+		section(&b, r.OrphanReleases)
+	}
+	fmt.Fprintf(&b, "busy acquire replies checked against the holder: %d (%d could not be checked)\n", r.BusyChecked, r.BusyUnchecked)
+	fmt.Fprintf(&b, "longest a call outlived its context's deadline: %v (grace %v)\n", r.MaxDeadlineOverrun.Round(time.Millisecond), DeadlineGrace)
+	fmt.Fprintf(&b, "release failures reported to WithReleaseErrorHandler: %d\n", r.ReleaseErrors)
 	fmt.Fprintf(&b, "lock.Do returned nil although its release found the lease gone (expired during fn): %d\n", r.SilentLoss)
 	n := 0
 	for _, v := range r.Faults {
@@ -114,12 +159,15 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "largest lease overlap by the server clock: %v (slack %d ms)\n", r.MaxOverlap, OverlapSlack)
 	fmt.Fprintf(&b, "linearizability (porcupine, mutex with expiring leases, %d operations): %s\n", r.LinearizedOps, result(r.Linearizability))
 	fmt.Fprintf(&b, "\nviolations: %d\n", len(r.Violations))
-	for i, v := range r.Violations {
-		if i == 20 {
-			fmt.Fprintf(&b, "  ... %d more\n", len(r.Violations)-i)
-			break
+	byKind := r.ViolationsByKind()
+	section(&b, byKind)
+	shown := map[string]int{}
+	for _, v := range r.Violations {
+		if shown[v.Check]++; shown[v.Check] <= 5 {
+			fmt.Fprintf(&b, "  %s: %s\n", v.Check, v.Detail)
+		} else if shown[v.Check] == 6 {
+			fmt.Fprintf(&b, "  %s: ... %d more\n", v.Check, byKind[v.Check]-5)
 		}
-		fmt.Fprintf(&b, "  %s: %s\n", v.Check, v.Detail)
 	}
 	return b.String()
 }

@@ -52,7 +52,15 @@ func Run(t testing.TB, cfg Config) *Report {
 	proxies := make([]*toxiproxy.Proxy, cfg.Workers)
 	backends := make([]lock.Backend, cfg.Workers)
 	gates := make([]*gate, cfg.Workers)
+	probes := make([]*probe, cfg.Workers)
 	hist := NewHistory()
+	// The observer reads the server directly (no proxy, no faults of its
+	// own) for the checks that need the server's view. It is the harness's
+	// client, not a worker's: it fails fast rather than retry.
+	observer := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1,
+		DialTimeout: 250 * time.Millisecond, ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond})
+	t.Cleanup(func() { _ = observer.Close() })
+	var pstats probeStats
 	for i := range proxies {
 		p := toxiproxy.NewProxy(api, fmt.Sprintf("worker%d", i), "127.0.0.1:0", srv.Addr())
 		if err := p.Start(); err != nil {
@@ -60,22 +68,20 @@ func Run(t testing.TB, cfg Config) *Report {
 		}
 		t.Cleanup(p.Stop)
 		proxies[i] = p
-		rdb := redis.NewClient(&redis.Options{
-			Addr:                  p.Listen,
-			DialTimeout:           cfg.TTL / 3,
-			ReadTimeout:           cfg.TTL / 3,
-			WriteTimeout:          cfg.TTL / 3,
-			PoolTimeout:           cfg.TTL / 3,
-			MaxRetries:            -1, // every call is recorded once; retries would hide ambiguity
-			PoolSize:              4,
-			ContextTimeoutEnabled: true,
-		})
+		// What users run: go-redis's default options (MaxRetries 3, so a
+		// command whose reply is lost is sent again; no context timeouts,
+		// so a call is bounded only by what the backend does with its
+		// context; 5 s dial and 3 s read/write timeouts). The hooks only
+		// observe, and inject the client half of the lost-reply fault.
+		rdb := redis.NewClient(&redis.Options{Addr: p.Listen})
+		probes[i] = &probe{worker: i, prefix: chaosPrefix + ":", observer: observer, hist: hist, stats: &pstats}
+		rdb.AddHook(probes[i])
 		t.Cleanup(func() { _ = rdb.Close() })
-		b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "chaos", Logger: slog.New(slog.DiscardHandler)})
+		b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: chaosPrefix, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatalf("chaos: %v", err)
 		}
-		gates[i] = &gate{Backend: hist.Backend(b, i)}
+		gates[i] = &gate{recorder: hist.recorder(b, i)}
 		backends[i] = gates[i]
 	}
 
@@ -90,11 +96,11 @@ func Run(t testing.TB, cfg Config) *Report {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runWorker(ctx, w, cfg, backends[w], gates[w], reg, &stats)
+			runWorker(ctx, w, cfg, backends[w], gates[w], reg, hist, &stats)
 		}()
 	}
 
-	inj := &injector{t: t, srv: srv, proxies: proxies, ttl: cfg.TTL, rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17))}
+	inj := &injector{t: t, srv: srv, proxies: proxies, probes: probes, ttl: cfg.TTL, rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17))}
 	deadline := start.Add(cfg.Duration)
 	for i := 0; ; i++ {
 		next := time.Now().Add(cfg.Gap)
@@ -116,9 +122,56 @@ func Run(t testing.TB, cfg Config) *Report {
 
 	stats.into(rep)
 	rep.Faults["worker paused past its TTL while holding"] = int(stats.pauses.Load())
+	rep.ScriptCalls, rep.ScriptWrites = int(pstats.calls.Load()), int(pstats.written.Load())
+	rep.RepliesDropped = int(pstats.dropped.Load())
+	rep.BusyChecked, rep.BusyUnchecked = int(pstats.busy.Load()), int(pstats.unchecked.Load())
 	ops, grants, writes := hist.Ops(), hist.Grants(), reg.Log()
-	rep.fill(ops, grants, writes, hist.Errors())
+	rep.HiddenGrants, rep.Fences = hiddenGrants(t, observer, cfg.Keys, grants)
+	rep.Violations = append(rep.Violations, hist.Found()...)
+	rep.OrphanReleases, rep.UnknownIDExtends = hist.OrphanReleases()
+	rep.fill(ops, grants, writes, hist.Errors(), hist.Dos())
 	return rep
+}
+
+// chaosPrefix is the backends' key prefix.
+const chaosPrefix = "chaos"
+
+// hiddenGrants counts the fences the server issued that no worker was
+// told of (an acquire whose reply was lost, or answered busy to its own
+// grant), from the fence counters left on the server (single layout:
+// prefix:fence:prefix:key). -1 when the counters cannot be read.
+func hiddenGrants(t testing.TB, observer *redis.Client, keys int, grants []Grant) (hidden, issued int) {
+	known := map[string]bool{}
+	for _, g := range grants {
+		known[g.Key+"\x00"+string(g.Fence)] = true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for k := range keys {
+		key := fmt.Sprintf("key%d", k)
+		var n int64
+		var err error
+		for try := 0; try < 20; try++ { // the last fault may have left the server restarting
+			if n, err = observer.Get(ctx, chaosPrefix+":fence:"+chaosPrefix+":"+key).Int64(); err == nil || err == redis.Nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err == redis.Nil {
+			continue
+		}
+		if err != nil {
+			t.Logf("chaos: reading the fence counter of %s: %v", key, err)
+			return -1, -1
+		}
+		issued += int(n)
+		for f := int64(1); f <= n; f++ {
+			if !known[key+"\x00"+fmt.Sprintf("%015d", f)] {
+				hidden++
+			}
+		}
+	}
+	return hidden, issued
 }
 
 // runWorker runs lock.Do on random keys until ctx ends. Inside, the
@@ -126,7 +179,12 @@ func Run(t testing.TB, cfg Config) *Report {
 // when it ends, after either a piece of work (short, or half a TTL to two
 // TTLs long, cut short when the lease is lost) or a pause past the TTL
 // during which its heartbeat is frozen too (a stop-the-world pause).
-func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, reg *Register, st *workerStats) {
+//
+// Every lock.Do gets a context with a deadline, as a request would have:
+// long enough for the acquisition timeout and the longest piece of work
+// (4 TTLs). Do must return by it (or, once fn ran, by fn's return plus the
+// release timeout); [CheckDeadlines] checks that from the recorded calls.
+func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, reg *Register, hist *History, st *workerStats) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)))
 	first := true
 	for ctx.Err() == nil {
@@ -141,7 +199,10 @@ func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, 
 		pause := cfg.PauseEvery > 0 && (rng.IntN(cfg.PauseEvery) == 0 || w == 0 && first)
 		first = false
 		goneAtRelease := false
-		err := lock.Do(ctx, b, key, func(held context.Context, l lock.Lease) error {
+		dctx, cancel := context.WithTimeout(ctx, 4*cfg.TTL)
+		call := DoCall{Worker: w, Key: key, CallNs: time.Now().UnixNano(), DeadlineNs: deadlineNs(dctx), ReleaseTimeout: cfg.TTL}
+		err := lock.Do(dctx, b, key, func(held context.Context, l lock.Lease) error {
+			defer func() { call.FnReturnNs = time.Now().UnixNano() }()
 			write := func() {
 				lost := held.Err() != nil && errors.Is(context.Cause(held), lock.ErrLeaseLost)
 				st.write(reg.Write(key, l.Fence, w, lost), lost)
@@ -160,12 +221,15 @@ func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, 
 			}
 			write()
 			return nil
-		}, lock.WithTTL(cfg.TTL), lock.WithTimeout(2*cfg.TTL), lock.WithBaseDelay(10*time.Millisecond),
+		}, lock.WithTTL(cfg.TTL), lock.WithWait(2*cfg.TTL), lock.WithBaseDelay(10*time.Millisecond),
 			lock.WithMaxDelay(100*time.Millisecond), lock.WithReleaseTimeout(cfg.TTL),
-			lock.OnReleaseError(func(_ lock.Lease, err error) {
+			lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) {
 				st.releaseErrors.Add(1)
 				goneAtRelease = errors.Is(err, lock.ErrNotHeld)
 			}))
+		call.ReturnNs = time.Now().UnixNano()
+		cancel()
+		hist.RecordDo(call)
 		st.do(ctx, err)
 		if err == nil && goneAtRelease {
 			st.silentLoss.Add(1)
@@ -178,10 +242,10 @@ func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, 
 	}
 }
 
-// gate freezes a worker's heartbeat: while frozen, Extend waits, as every
-// goroutine of a paused process would.
+// gate freezes a worker's heartbeat: while frozen, Extend and ExtendBatch
+// wait, as every goroutine of a paused process would.
 type gate struct {
-	lock.Backend
+	*recorder
 	until atomic.Int64 // unix nanos
 }
 
@@ -189,7 +253,12 @@ func (g *gate) freeze(d time.Duration) { g.until.Store(time.Now().Add(d).UnixNan
 
 func (g *gate) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
 	sleepUntil(time.Unix(0, g.until.Load()))
-	return g.Backend.Extend(ctx, id, ttl)
+	return g.recorder.Extend(ctx, id, ttl)
+}
+
+func (g *gate) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	sleepUntil(time.Unix(0, g.until.Load()))
+	return g.recorder.ExtendBatch(ctx, reqs)
 }
 
 func sleepUntil(t time.Time) {
@@ -234,6 +303,8 @@ func (s *workerStats) do(ctx context.Context, err error) {
 		out = "gave up on a busy key"
 	case ctx.Err() != nil:
 		out = "stopped at the end of the run"
+	case errors.Is(err, context.DeadlineExceeded):
+		out = "error " + string(lock.CodeOf(err)) + " (Do's context deadline)"
 	default:
 		out = "error " + string(lock.CodeOf(err))
 	}

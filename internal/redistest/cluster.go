@@ -3,8 +3,10 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -205,9 +207,9 @@ func (c *Cluster) healthy(replicas bool) error {
 		if err == nil && !strings.Contains(info, "cluster_state:ok") {
 			err = fmt.Errorf("%s: cluster_state not ok", s.addr)
 		}
-		var slots []redis.ClusterSlot
+		var slots []SlotRange
 		if err == nil {
-			slots, err = cl.ClusterSlots(ctx).Result()
+			slots, err = slotRanges(ctx, cl)
 		}
 		var repl string
 		if err == nil {
@@ -222,7 +224,7 @@ func (c *Cluster) healthy(replicas bool) error {
 		}
 		if replicas {
 			for _, sl := range slots {
-				if len(sl.Nodes) < 1+clusterReplicas {
+				if len(sl.Replicas) < clusterReplicas {
 					return fmt.Errorf("%s: slots %d-%d have no replica yet", s.addr, sl.Start, sl.End)
 				}
 			}
@@ -238,23 +240,72 @@ func (c *Cluster) healthy(replicas bool) error {
 }
 
 // slotView renders slot ranges and their masters, for comparing nodes' views.
-func slotView(slots []redis.ClusterSlot) string {
+func slotView(slots []SlotRange) string {
 	parts := make([]string, 0, len(slots))
 	for _, s := range slots {
-		m := ""
-		if len(s.Nodes) > 0 {
-			m = s.Nodes[0].Addr
-		}
-		parts = append(parts, fmt.Sprintf("%d-%d@%s", s.Start, s.End, m))
-	}
-	// CLUSTER SLOTS order is not guaranteed: sort by start.
-	for i := 1; i < len(parts); i++ {
-		for j := i; j > 0 && slots[j].Start < slots[j-1].Start; j-- {
-			parts[j], parts[j-1] = parts[j-1], parts[j]
-			slots[j], slots[j-1] = slots[j-1], slots[j]
-		}
+		parts = append(parts, fmt.Sprintf("%d-%d@%s", s.Start, s.End, s.Master))
 	}
 	return strings.Join(parts, ",")
+}
+
+// slotRanges returns the slot ranges as the node cl sees them, ordered by
+// their first slot, each with its master and its replicas that are not
+// marked failed: CLUSTER SHARDS, or on a server older than Redis 7.0,
+// which lacks it, CLUSTER SLOTS (which lists the same nodes).
+func slotRanges(ctx context.Context, cl *redis.Client) ([]SlotRange, error) {
+	shards, err := cl.ClusterShards(ctx).Result()
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown subcommand") {
+		return legacySlotRanges(ctx, cl)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r []SlotRange
+	for _, sh := range shards {
+		var master string
+		var replicas []string
+		for _, n := range sh.Nodes {
+			host := n.Endpoint
+			if host == "" || host == "?" {
+				host = n.IP
+			}
+			addr := net.JoinHostPort(host, strconv.FormatInt(n.Port, 10))
+			switch {
+			case n.Role == "master":
+				master = addr
+			case n.Health != "failed":
+				replicas = append(replicas, addr)
+			}
+		}
+		for _, sl := range sh.Slots {
+			r = append(r, SlotRange{Start: int(sl.Start), End: int(sl.End), Master: master, Replicas: replicas})
+		}
+	}
+	sort.Slice(r, func(i, j int) bool { return r[i].Start < r[j].Start })
+	return r, nil
+}
+
+// legacySlotRanges is slotRanges on a server before Redis 7.0.
+func legacySlotRanges(ctx context.Context, cl *redis.Client) ([]SlotRange, error) {
+	//lint:ignore SA1019 the fallback for servers without CLUSTER SHARDS (Redis < 7.0)
+	slots, err := cl.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	r := make([]SlotRange, 0, len(slots))
+	for _, sl := range slots {
+		sr := SlotRange{Start: int(sl.Start), End: int(sl.End)}
+		for i, n := range sl.Nodes {
+			if i == 0 {
+				sr.Master = n.Addr
+			} else {
+				sr.Replicas = append(sr.Replicas, n.Addr)
+			}
+		}
+		r = append(r, sr)
+	}
+	sort.Slice(r, func(i, j int) bool { return r[i].Start < r[j].Start })
+	return r, nil
 }
 
 func (c *Cluster) running() []*Server {
@@ -322,13 +373,14 @@ func (c *Cluster) NodeClient(t testing.TB, addr string) *redis.Client {
 
 // SlotRange is a range of hash slots served by one master.
 type SlotRange struct {
+	// Start and End are the first and last slot of the range, inclusive.
 	Start, End int
 	Master     string   // host:port
 	Replicas   []string // host:port
 }
 
 // Slots returns the cluster's slot ranges as a running node sees them
-// (CLUSTER SLOTS).
+// (CLUSTER SHARDS), ordered by their first slot.
 func (c *Cluster) Slots(t testing.TB) []SlotRange {
 	t.Helper()
 	nodes := c.running()
@@ -340,27 +392,15 @@ func (c *Cluster) Slots(t testing.TB) []SlotRange {
 	var lastErr error
 	for _, s := range nodes {
 		cl := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
-		slots, err := cl.ClusterSlots(ctx).Result()
+		r, err := slotRanges(ctx, cl)
 		_ = cl.Close()
 		if err != nil {
 			lastErr = err
 			continue
 		}
-		r := make([]SlotRange, 0, len(slots))
-		for _, sl := range slots {
-			sr := SlotRange{Start: int(sl.Start), End: int(sl.End)}
-			for i, n := range sl.Nodes {
-				if i == 0 {
-					sr.Master = n.Addr
-				} else {
-					sr.Replicas = append(sr.Replicas, n.Addr)
-				}
-			}
-			r = append(r, sr)
-		}
 		return r
 	}
-	t.Fatalf("redistest: CLUSTER SLOTS: %v", lastErr)
+	t.Fatalf("redistest: CLUSTER SHARDS: %v", lastErr)
 	return nil
 }
 

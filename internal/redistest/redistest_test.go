@@ -16,7 +16,12 @@ import (
 	"github.com/syncguard-go/syncguard/internal/redistest"
 )
 
+// The package comment (doc.go) quotes this TestMain; internal/readme checks
+// the copy.
+// README: redistest-main
 func TestMain(m *testing.M) { redistest.Main(m) }
+
+// END README
 
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -1,6 +1,7 @@
 package asynqlock
 
 import (
+	"context"
 	"time"
 	"unicode/utf8"
 
@@ -30,12 +31,13 @@ const (
 	ReleaseTimeout = lock.DefaultReleaseTimeout
 )
 
-// KeyFunc derives the lock key of a task. The key is prefixed (see
-// WithPrefix) and must then be a valid lock key: non-empty UTF-8 of at most
-// lock.MaxKeyBytes bytes after NFC normalisation. An error, or an invalid
-// key, fails the task with an error matching ErrInvalidKey and
-// asynq.SkipRetry, without a backend call.
-type KeyFunc func(*asynq.Task) (string, error)
+// KeyFunc derives the lock key of a task. ctx is the task's context, as
+// asynq gives it to handlers (asynq.GetQueueName, asynq.GetTaskID ...).
+// The key is prefixed (see WithPrefix) and must then be a valid lock key:
+// non-empty UTF-8 of at most lock.MaxKeyBytes bytes after NFC
+// normalisation. An error, or an invalid key, fails the task with an error
+// matching ErrInvalidKey and asynq.SkipRetry, without a backend call.
+type KeyFunc func(ctx context.Context, t *asynq.Task) (string, error)
 
 // Policy says what happens to a task whose key is busy.
 type Policy int
@@ -79,11 +81,14 @@ type config struct {
 	policy    Policy
 	doneTTL   time.Duration
 	onRelease func(lock.Lease, error)
+	lockOpts  []lock.Option
 }
 
 // WithKeyFunc sets how the lock key is derived from a task (default: the
-// task type, ':' and the hex SHA-256 of the payload; see DefaultKey). Tasks
-// with the same key never run at the same time.
+// queue, the task type and the hex SHA-256 of the payload; see DefaultKey).
+// Tasks with the same key never run at the same time: a key that leaves
+// the queue out (such as the id of the entity the task works on) makes
+// tasks of different queues exclude each other too.
 func WithKeyFunc(f KeyFunc) Option {
 	return optionFunc(func(c *config) { c.keyFunc = f })
 }
@@ -96,7 +101,8 @@ func WithPrefix(ns string) Option {
 }
 
 // WithTTL sets the lease duration (default DefaultTTL, 30s; at least
-// MinTTL). The lease is extended every TTL/3 while the handler runs.
+// MinTTL, so 0 is an InvalidArgument error from New, as with lock.WithTTL).
+// The lease is extended every TTL/3 while the handler runs.
 func WithTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.ttl = d })
 }
@@ -125,12 +131,23 @@ func WithDoneTTL(d time.Duration) Option {
 }
 
 // WithReleaseErrorHandler sets the function told about a failed release
-// after the handler returned (the lease then ends at its TTL, and with
-// WithDoneTTL no done marker was written). The default logs a warning
+// after the handler returned, as lock.WithReleaseErrorHandler does for
+// lock.Do (the lease then ends at its TTL, and with WithDoneTTL no done
+// marker was written); nil ignores them. The default logs a warning
 // through log/slog with the key's hash, never the raw key. A release that
 // finds an already lost lease is not reported.
 func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 	return optionFunc(func(c *config) { c.onRelease = f })
+}
+
+// WithLockOptions passes options to lock.Do, after the Guard's own (so
+// they win): for example lock.WithReleaseTimeout, lock.WithKeepOptions, or
+// lock.WithWait to wait for a busy key instead of applying the policy at
+// once (the Guard's default is a single attempt: a wait holds an asynq
+// worker). The release function stays the Guard's, which writes the done
+// marker of WithDoneTTL.
+func WithLockOptions(opts ...lock.Option) Option {
+	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }
 
 // newConfig applies opts over the defaults and validates the result.
@@ -160,6 +177,9 @@ func newConfig(b lock.Backend, opts []Option) (config, lock.Completer, error) {
 		return c, nil, lock.InvalidArgument("config", "prefix must be valid UTF-8")
 	case len(c.prefix) > MaxPrefixBytes:
 		return c, nil, lock.InvalidArgument("config", "prefix exceeds "+itoa(MaxPrefixBytes)+" bytes")
+	}
+	if err := lock.ValidateOptions(c.lockOpts...); err != nil {
+		return c, nil, err
 	}
 	if c.onRelease == nil {
 		c.onRelease = func(lock.Lease, error) {}

@@ -6,20 +6,31 @@
 // expire under a worker that is still running; a Guard instead holds a
 // lease with a fencing token for as long as the handler runs:
 //
+//	// Striped fence counters: one key per distinct payload would otherwise
+//	// leave one counter in Redis per payload, forever.
+//	backend, err := redisbackend.New(rdb, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+//	if err != nil {
+//		return err
+//	}
 //	guard, err := asynqlock.New(backend,
 //		asynqlock.WithTTL(30*time.Second),     // extended every TTL/3 while running
 //		asynqlock.WithDoneTTL(10*time.Minute), // optional: drop repeats of a finished task
 //	)
+//	if err != nil {
+//		return err
+//	}
 //	mux := asynq.NewServeMux()
 //	mux.Use(guard.Middleware())
-//	srv := asynq.NewServer(redisOpt, asynq.Config{
+//	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 //		IsFailure:      asynqlock.IsFailure,       // a requeued duplicate is not a failure
 //		RetryDelayFunc: asynqlock.RetryDelay(nil), // retry it when the holder's lease ends
+//		Logger:         guard.Logger(nil),         // no warning per dropped duplicate
 //	})
+//	return srv.Run(mux)
 //
-// The key of a task is, by default, its type and the SHA-256 of its
-// payload (DefaultKey), under the prefix "asynq:"; WithKeyFunc and
-// WithPrefix change that.
+// The key of a task is, by default, its queue, its type and the SHA-256 of
+// its payload (DefaultKey), as for asynq's own Unique option, under the
+// prefix "asynq:"; WithKeyFunc and WithPrefix change that.
 //
 // What happens to a task:
 //
@@ -36,11 +47,17 @@
 //     duplicate (asynq.RevokeTask, with DuplicateError.Done set) without
 //     running the handler. asynq.RevokeTask is used rather than a nil
 //     error so that the task is not recorded as completed (with
-//     asynq.Retention) and the ErrorHandler sees why it did not run.
+//     asynq.Retention), the ErrorHandler sees why it did not run, and
+//     middleware around the Guard does not count it as a success. asynq
+//     logs a "revoke task" warning for every task deleted so (a burst of
+//     200 copies of one task logs 199); the Guard's Logger, set as
+//     asynq.Config.Logger, leaves out those warnings only, where
+//     asynq.Config.LogLevel = asynq.ErrorLevel would silence every
+//     warning of the server.
 //   - The lock backend fails: the task fails with a retryable error
 //     wrapping the backend's (lock.CodeOf tells the cause); the handler
 //     does not run unprotected.
-//   - Otherwise the handler runs while the lease is kept alive. LeaseFrom
+//   - Otherwise the handler runs while the lease is kept alive. lock.LeaseFrom
 //     gives it the lease and its fence. If the lease is lost, the
 //     handler's context is cancelled with cause lock.ErrLeaseLost and the
 //     task fails with an error matching lock.ErrLeaseLost, so asynq
@@ -54,12 +71,22 @@
 // decorating backend (such as a tracing wrapper) that hides it makes New
 // fail rather than silently run duplicates.
 //
-// Keys and Redis memory: the backend keeps a fence counter for every key
-// it ever locked (fence counters must never be deleted, or fences would
-// repeat). The default key, one per distinct payload, therefore leaves one
-// small key in Redis per distinct task; when payloads are unbounded, prefer
-// a KeyFunc over a bounded set of keys, such as the id of the entity the
-// task works on.
+// Keys and Redis memory: fence counters are never deleted (fences would
+// repeat), and the default key, one per distinct payload, makes the key
+// space unbounded. Build the backend with striped fence counters
+// (redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes}),
+// as above: Redis then holds at most that many counters whatever the
+// number of distinct tasks, and each key's fences still strictly increase
+// (they are no longer consecutive). With one counter per key (the
+// default of redisbackend) every distinct task leaves a small key in
+// Redis forever; that suits only a bounded key set, such as a KeyFunc
+// returning the id of the entity the task works on.
+//
+// New does not warn about a per-key backend with DefaultKey: a
+// lock.Backend does not say how it counts fences (lock knows no such
+// option, and a decorator such as otellock would hide any method that
+// told), and whether payloads are unbounded is the application's
+// knowledge, not the Guard's.
 //
 // Errors from asynq's point of view: IsDuplicate recognises a duplicate in
 // an asynq.ErrorHandler; everything else is an ordinary task error.

@@ -67,17 +67,22 @@ func (e *env) guard(t *testing.T, opts ...asynqlock.Option) *asynqlock.Guard {
 	return g
 }
 
-// serve starts an asynq server on the env's queue with small poll
-// intervals, running h through g's middleware on a ServeMux; cfg's
-// RetryDelayFunc, IsFailure and ErrorHandler are kept. It is shut down in
+// serve starts an asynq server on the env's queue (cfg's Queues when set)
+// with small poll intervals, running h through g's middleware on a
+// ServeMux; cfg's RetryDelayFunc, IsFailure, ErrorHandler and Logger are
+// kept, and its LogLevel when set (else ErrorLevel). It is shut down in
 // t.Cleanup.
 func (e *env) serve(t *testing.T, g *asynqlock.Guard, h asynq.HandlerFunc, cfg asynq.Config) {
 	t.Helper()
 	cfg.Concurrency = 10
-	cfg.Queues = map[string]int{e.queue: 1}
+	if cfg.Queues == nil {
+		cfg.Queues = map[string]int{e.queue: 1}
+	}
 	cfg.TaskCheckInterval = 50 * time.Millisecond
 	cfg.DelayedTaskCheckInterval = 50 * time.Millisecond
-	cfg.LogLevel = asynq.ErrorLevel
+	if cfg.LogLevel == 0 { // unspecified
+		cfg.LogLevel = asynq.ErrorLevel
+	}
 	cfg.ShutdownTimeout = 5 * time.Second
 	mux := asynq.NewServeMux()
 	mux.Use(g.Middleware())

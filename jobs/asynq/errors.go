@@ -25,7 +25,8 @@ var ErrInvalidKey = errors.New("asynqlock: invalid lock key")
 // for when the holder's lease ends. Under policy Drop, and whenever Done is
 // true, the error also matches asynq.RevokeTask, so asynq deletes the task
 // without retrying or archiving it (asynq still passes the error to its
-// ErrorHandler, where IsDuplicate tells it apart).
+// ErrorHandler, where IsDuplicate tells it apart, and logs a warning,
+// which (*Guard).Logger leaves out).
 type DuplicateError struct {
 	// ExpiresAt is when the holder's lease expires unless extended, by the
 	// backend's clock; when the backend does not say, it is an estimate

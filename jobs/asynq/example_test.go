@@ -12,15 +12,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // Example wires a Guard into an asynq server: one run at a time per task
 // key, duplicates requeued until the holder's lease ends, and repeats of a
-// finished task dropped for ten minutes.
+// finished task dropped for ten minutes, without a log line each.
 func Example() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
-	backend, err := redisbackend.New(rdb, nil)
+	// One key per distinct payload: striped fence counters keep Redis at
+	// DefaultFenceStripes counters instead of one per payload, forever.
+	backend, err := redisbackend.New(rdb, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -35,7 +38,7 @@ func Example() {
 	mux := asynq.NewServeMux()
 	mux.Use(guard.Middleware())
 	mux.HandleFunc("report:build", func(ctx context.Context, t *asynq.Task) error {
-		lease, _ := asynqlock.LeaseFrom(ctx)
+		lease, _ := lock.LeaseFrom(ctx)
 		// Pass lease.Fence with writes; stop when ctx is cancelled.
 		_ = lease
 		return nil
@@ -44,6 +47,7 @@ func Example() {
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		IsFailure:      asynqlock.IsFailure,       // a requeued duplicate is not a failure
 		RetryDelayFunc: asynqlock.RetryDelay(nil), // and comes back when the key is free
+		Logger:         guard.Logger(nil),         // no "revoke task" warning per dropped duplicate
 	})
 	if err := srv.Run(mux); err != nil {
 		log.Fatal(err)
@@ -52,7 +56,8 @@ func Example() {
 
 // ExampleGuard_Wrap calls a wrapped handler the way asynq does: the second
 // delivery of the same task is dropped, because the first one succeeded
-// within the done TTL.
+// within the done TTL. The key is the default one: prefix, queue ("default"
+// outside a server), type and the SHA-256 of the payload.
 func ExampleGuard_Wrap() {
 	mr, err := miniredis.Run()
 	if err != nil {
@@ -61,7 +66,7 @@ func ExampleGuard_Wrap() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	backend, err := redisbackend.New(rdb, nil)
+	backend, err := redisbackend.New(rdb, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -70,8 +75,11 @@ func ExampleGuard_Wrap() {
 		log.Fatal(err)
 	}
 	h := guard.Wrap(asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		lease, _ := asynqlock.LeaseFrom(ctx)
-		fmt.Printf("building %s with fence %s\n", t.Payload(), lease.Fence)
+		lease, _ := lock.LeaseFrom(ctx)
+		fmt.Printf("building %s under %s\n", t.Payload(), lease.Key)
+		// With striped fence counters a fence starts near the server's
+		// time in milliseconds, and only grows for this key.
+		_ = lease.Fence
 		return nil
 	}))
 
@@ -81,7 +89,7 @@ func ExampleGuard_Wrap() {
 		fmt.Println(err, asynqlock.IsDuplicate(err), errors.Is(err, asynq.RevokeTask))
 	}
 	// Output:
-	// building report-7 with fence 000000000000001
+	// building report-7 under asynq:default:report:build:b5bedd9d5e6508c7dc35638a31c590c965a382033d9eea508a075c9ab4edcd32
 	// <nil> false false
 	// asynqlock: duplicate task: key already done; dropped true true
 }

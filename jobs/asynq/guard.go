@@ -23,6 +23,7 @@ type Guard struct {
 	policy    Policy
 	doneTTL   time.Duration
 	do        []lock.Option
+	drops     dropLog // tasks dropped, for Logger
 }
 
 // New returns a Guard that locks tasks on b. It returns an *lock.Error with
@@ -51,11 +52,12 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		lock.WithTTL(c.ttl),
 		// One attempt: a busy key is the policy's business, not a wait
 		// that would hold an asynq worker.
-		lock.WithTimeout(0),
+		lock.WithWait(0),
 		lock.WithReleaseTimeout(ReleaseTimeout),
-		lock.WithReleaseFunc(g.release),
-		lock.OnReleaseError(c.onRelease),
+		lock.WithReleaseErrorHandler(c.onRelease),
 	}
+	g.do = append(g.do, c.lockOpts...)
+	g.do = append(g.do, lock.WithReleaseFunc(g.release))
 	return g, nil
 }
 
@@ -69,13 +71,15 @@ func (g *Guard) Middleware() asynq.MiddlewareFunc { return g.Wrap }
 //     derived or is invalid fails the task with an error matching
 //     ErrInvalidKey and asynq.SkipRetry (archived), without a backend call.
 //   - A busy key fails the task with a *DuplicateError: retried under
-//     policy Requeue, removed (asynq.RevokeTask) under Drop.
+//     policy Requeue, removed (asynq.RevokeTask) under Drop. asynq logs a
+//     warning for every task removed so, unless its Config.Logger comes
+//     from the Guard's Logger method.
 //   - With WithDoneTTL, a key marked done is removed likewise without
 //     running h, and a successful run marks its key done as it releases.
 //   - Any other backend failure returns a retryable error wrapping the
 //     backend's (see lock.CodeOf); h never runs without the lock.
 //   - While h runs the lease is kept alive (lock.Keep); its context carries
-//     the lease (LeaseFrom) and is cancelled with a cause matching
+//     the lease (lock.LeaseFrom) and is cancelled with a cause matching
 //     lock.ErrLeaseLost when the lease is lost. The task then fails with an
 //     error matching lock.ErrLeaseLost (and h's error, if any), so asynq
 //     retries it, even if h returned nil.
@@ -89,30 +93,22 @@ func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 		panic("asynqlock: Wrap of a nil handler")
 	}
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		return g.process(ctx, h, t)
+		err := g.process(ctx, h, t)
+		g.drops.add(ctx, err)
+		return err
 	})
-}
-
-type leaseKey struct{}
-
-// LeaseFrom returns the lease under which the handler runs, from the
-// context that Wrap passes to it. Pass lease.Fence with writes to stores
-// that can reject stale holders.
-func LeaseFrom(ctx context.Context) (lock.Lease, bool) {
-	l, ok := ctx.Value(leaseKey{}).(lock.Lease)
-	return l, ok
 }
 
 // process runs h through lock.Do: one acquisition attempt, the done check
 // while holding, and a release that marks the key done after a successful
 // run (ReleaseDone, in the same script as the release).
 func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) error {
-	key, err := g.key(t)
+	key, err := g.key(ctx, t)
 	if err != nil {
 		return err
 	}
 	ran := false
-	err = lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
+	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
 		ran = true
 		if g.completer != nil {
 			done, err := g.completer.IsDone(held, key)
@@ -123,7 +119,7 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 				return &DuplicateError{Done: true, Dropped: true}
 			}
 		}
-		return h.ProcessTask(context.WithValue(held, leaseKey{}, l), t)
+		return h.ProcessTask(held, t)
 	}, g.do...)
 	switch {
 	case err == nil:

@@ -77,6 +77,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}{
 		{"nil backend", nil, nil},
 		{"zero TTL", e.backend, []asynqlock.Option{asynqlock.WithTTL(0)}},
+		{"zero TTL through lock options", e.backend, []asynqlock.Option{asynqlock.WithLockOptions(lock.WithTTL(0))}},
 		{"TTL below the minimum", e.backend, []asynqlock.Option{asynqlock.WithTTL(time.Millisecond)}},
 		{"unknown policy", e.backend, []asynqlock.Option{asynqlock.WithPolicy(asynqlock.Policy(7))}},
 		{"negative done TTL", e.backend, []asynqlock.Option{asynqlock.WithDoneTTL(-time.Second)}},
@@ -108,14 +109,14 @@ func TestInvalidKeyNeverReachesRedis(t *testing.T) {
 		desc string
 		opts []asynqlock.Option
 	}{
-		{"key func error", []asynqlock.Option{asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "", errKey })}},
-		{"empty key", []asynqlock.Option{asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "", nil })}},
-		{"too long with the prefix", []asynqlock.Option{asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) {
+		{"key func error", []asynqlock.Option{asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "", errKey })}},
+		{"empty key", []asynqlock.Option{asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "", nil })}},
+		{"too long with the prefix", []asynqlock.Option{asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) {
 			return strings.Repeat("k", lock.MaxKeyBytes-len(asynqlock.DefaultPrefix)+1), nil
 		})}},
-		{"not UTF-8", []asynqlock.Option{asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "k\xff", nil })}},
+		{"not UTF-8", []asynqlock.Option{asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "k\xff", nil })}},
 		{"reserved by the backend", []asynqlock.Option{asynqlock.WithPrefix(""),
-			asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "done:x", nil })}},
+			asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "done:x", nil })}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -141,7 +142,7 @@ func TestInvalidKeyNeverReachesRedis(t *testing.T) {
 		})
 	}
 	t.Run("key func error kept", func(t *testing.T) {
-		g := e.guard(t, asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "", errKey }))
+		g := e.guard(t, asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "", errKey }))
 		err := g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil })).
 			ProcessTask(bg(t), asynq.NewTask(taskType, nil))
 		if !errors.Is(err, errKey) {
@@ -159,12 +160,12 @@ func TestHandlerRunsUnderLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := asynq.NewTask(taskType, []byte(`{"id":1}`))
-	key, _ := asynqlock.DefaultKey(task)
+	key, _ := asynqlock.DefaultKey(bg(t), task)
 	key = asynqlock.DefaultPrefix + key
 	errWork := errors.New("work failed")
 	var seen lock.Lease
 	h := g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		l, ok := asynqlock.LeaseFrom(ctx)
+		l, ok := lock.LeaseFrom(ctx)
 		if !ok {
 			return errors.New("no lease")
 		}
@@ -186,7 +187,7 @@ func TestHandlerRunsUnderLease(t *testing.T) {
 	if r, rd := b.counts(); r != 1 || rd != 0 {
 		t.Errorf("Release %d, ReleaseDone %d; want 1, 0 (no done TTL)", r, rd)
 	}
-	if _, ok := asynqlock.LeaseFrom(context.Background()); ok {
+	if _, ok := lock.LeaseFrom(context.Background()); ok {
 		t.Error("LeaseFrom(Background) = ok")
 	}
 }
@@ -201,7 +202,7 @@ func TestPanicReleases(t *testing.T) {
 	}
 	var key string
 	h := g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		l, _ := asynqlock.LeaseFrom(ctx)
+		l, _ := lock.LeaseFrom(ctx)
 		key = l.Key
 		panic("boom")
 	}))
@@ -236,7 +237,7 @@ func TestBusyKey(t *testing.T) {
 		t.Run(tt.desc, func(t *testing.T) {
 			g := e.guard(t, asynqlock.WithPolicy(tt.policy), asynqlock.WithDoneTTL(time.Minute))
 			task := asynq.NewTask(taskType, []byte(tt.desc))
-			key, _ := asynqlock.DefaultKey(task)
+			key, _ := asynqlock.DefaultKey(bg(t), task)
 			holder, err := e.backend.Acquire(bg(t), asynqlock.DefaultPrefix+key, 10*time.Second)
 			if err != nil {
 				t.Fatal(err)
@@ -267,6 +268,40 @@ func TestBusyKey(t *testing.T) {
 	}
 }
 
+// TestLockOptions: WithLockOptions reaches lock.Do (lock.WithWait turns the
+// single attempt into a wait), but the release stays the Guard's, so the
+// done marker is still written.
+func TestLockOptions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	replaced := false
+	g := e.guard(t, asynqlock.WithDoneTTL(time.Minute), asynqlock.WithLockOptions(
+		lock.WithWait(10*time.Second), lock.WithBaseDelay(10*time.Millisecond),
+		lock.WithReleaseFunc(func(ctx context.Context, l lock.Lease, _ error) error {
+			replaced = true
+			return e.backend.Release(ctx, l.ID)
+		})))
+	task := asynq.NewTask(taskType, []byte("wait"))
+	key, _ := asynqlock.DefaultKey(bg(t), task)
+	key = asynqlock.DefaultPrefix + key
+	holder, err := e.backend.Acquire(bg(t), key, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(100*time.Millisecond, func() { _ = e.backend.Release(context.Background(), holder.ID) })
+	ran := false
+	err = g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+		ran = true
+		return nil
+	})).ProcessTask(bg(t), task)
+	if err != nil || !ran {
+		t.Fatalf("ProcessTask = %v, ran = %v; want nil, true (waited for the holder's release)", err, ran)
+	}
+	if done, err := e.backend.IsDone(bg(t), key); !done || err != nil || replaced {
+		t.Errorf("IsDone = %v, %v, release func replaced = %v; want true, nil, false", done, err, replaced)
+	}
+}
+
 func TestDoneMarker(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -283,7 +318,7 @@ func TestDoneMarker(t *testing.T) {
 		return result
 	}))
 	task := asynq.NewTask(taskType, []byte("once"))
-	key, _ := asynqlock.DefaultKey(task)
+	key, _ := asynqlock.DefaultKey(bg(t), task)
 	key = asynqlock.DefaultPrefix + key
 
 	// A failed run leaves no marker: the next delivery runs.
@@ -343,7 +378,7 @@ func TestLeaseLostAfterNilResult(t *testing.T) {
 	}
 	var cause error
 	err = g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		l, _ := asynqlock.LeaseFrom(ctx)
+		l, _ := lock.LeaseFrom(ctx)
 		if err := e.lockRC.Del(ctx, e.storageKey(t, l)).Err(); err != nil {
 			return err
 		}

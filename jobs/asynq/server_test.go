@@ -143,7 +143,7 @@ func TestLostLeaseCancelsAndRetries(t *testing.T) {
 		if r.total.Load() > 1 {
 			return nil // the retry
 		}
-		l, ok := asynqlock.LeaseFrom(ctx)
+		l, ok := lock.LeaseFrom(ctx)
 		if !ok {
 			return errors.New("no lease in the handler's context")
 		}
@@ -222,7 +222,7 @@ func TestRequeueRunsEveryDuplicateWithoutFailures(t *testing.T) {
 func TestEmptyKeyArchivesWithoutRedis(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	g := e.guard(t, asynqlock.WithKeyFunc(func(*asynq.Task) (string, error) { return "", nil }))
+	g := e.guard(t, asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "", nil }))
 	r := newRuns()
 	e.serve(t, g, func(ctx context.Context, _ *asynq.Task) error {
 		defer r.enter(ctx)()

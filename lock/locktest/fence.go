@@ -51,6 +51,10 @@ func (s *suite) testFenceIncreasing(t *testing.T, b lock.Backend) {
 // key was in between.
 func (s *suite) testFenceIndependent(t *testing.T, b lock.Backend) {
 	requireFencing(t, b)
+	if s.cfg.sharedFences {
+		s.testFenceInterleaved(t, b)
+		return
+	}
 	first := func(key string) lock.Fence {
 		t.Helper()
 		l := mustAcquire(t, b, key, longTTL)
@@ -70,5 +74,21 @@ func (s *suite) testFenceIndependent(t *testing.T, b lock.Backend) {
 	}
 	if last <= after {
 		t.Errorf("busy key's fence %s after %d grants, want greater than a fresh key's %s", last, fenceGrants, after)
+	}
+}
+
+// testFenceInterleaved (WithSharedFences): grants alternating between two
+// keys give each key strictly increasing fences.
+func (s *suite) testFenceInterleaved(t *testing.T, b lock.Backend) {
+	keys := []string{s.key(t, "a"), s.key(t, "b")}
+	last := map[string]lock.Fence{}
+	for i := range 2 * fenceGrants {
+		key := keys[i%2]
+		l := mustAcquire(t, b, key, longTTL)
+		if prev, ok := last[key]; ok && l.Fence.Compare(prev) <= 0 {
+			t.Errorf("grant %d on %s: fence %s, want greater than its last %s", i, key, l.Fence, prev)
+		}
+		last[key] = l.Fence
+		mustRelease(t, b, l)
 	}
 }

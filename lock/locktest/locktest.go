@@ -22,7 +22,8 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	expire func(t *testing.T, d time.Duration)
+	expire       func(t *testing.T, d time.Duration)
+	sharedFences bool
 }
 
 // WithExpiry sets how the suite lets d pass when it waits for leases to
@@ -33,6 +34,15 @@ type config struct {
 // as the tolerance allows.
 func WithExpiry(f func(t *testing.T, d time.Duration)) Option {
 	return optionFunc(func(c *config) { c.expire = f })
+}
+
+// WithSharedFences tells the suite that the backend's keys may take their
+// fences from shared counters (redisbackend with Options.FenceStripes): a
+// key's fences strictly increase, but grants on other keys may advance
+// them, so "independent across keys" checks instead that interleaved grants
+// on two keys give each strictly increasing fences.
+func WithSharedFences() Option {
+	return optionFunc(func(c *config) { c.sharedFences = true })
 }
 
 // Timing of the suite. Short leases keep the expiry waits (the bulk of the

@@ -11,17 +11,20 @@ import (
 )
 
 // KeyExtractor derives the lock key from a request. An error, or an empty
-// key, makes the middleware answer 400 without calling the backend.
+// key, is answered 400 (through Config.ErrorHandler) without calling the
+// backend.
 type KeyExtractor func(c echo.Context) (string, error)
 
 // BusyHandler answers a request whose key is held by someone else. Its
-// error goes to Echo like a handler's. retryAfter is the whole number of
+// error goes to Echo like a handler's (DefaultBusyHandler returns an
+// *echo.HTTPError for the application's HTTPErrorHandler to render). retryAfter is the whole number of
 // seconds (at least one) until the holder's lease expires, or the TTL when
 // that is unknown; err matches lock.ErrLocked.
 type BusyHandler func(c echo.Context, retryAfter time.Duration, err error) error
 
 // ErrorHandler answers a request that could not be locked for a reason
-// other than a busy key. Its error goes to Echo like a handler's.
+// other than a busy key. Its error goes to Echo like a handler's
+// (DefaultErrorHandler returns an *echo.HTTPError).
 // lock.CodeOf(err) tells the cases apart: lock.CodeInvalidArgument for a
 // missing or invalid key (no backend call was made), lock.CodeAborted when
 // the request's context ended while waiting, and the backend's codes (such
@@ -29,7 +32,8 @@ type BusyHandler func(c echo.Context, retryAfter time.Duration, err error) error
 type ErrorHandler func(c echo.Context, err error) error
 
 // Config configures the middleware. Zero fields take the values of
-// DefaultConfig; Backend and KeyExtractor are required.
+// DefaultConfig; Backend and one of KeyLookup or KeyExtractor are
+// required.
 type Config struct {
 	// Skipper, when it returns true, sends the request to the handler
 	// without a lock.
@@ -38,18 +42,35 @@ type Config struct {
 	BeforeFunc middleware.BeforeFunc
 	// Backend grants the leases (required).
 	Backend lock.Backend
-	// KeyExtractor reads the lock key from the request (required). See
-	// FromParam, FromHeader, FromQuery and Compose.
+	// KeyLookup names where the lock key is read from, in the syntax of
+	// Echo's own extractors: "<source>:<name>", with source one of header,
+	// param, query, form or cookie, such as "header:Idempotency-Key" or
+	// "param:id". Several parts, separated by commas (spaces around them
+	// are ignored), such as "param:tenant,header:Idempotency-Key", are
+	// joined as Compose joins them, escaping each part, so distinct tuples
+	// never share a key; a single part is used as is, the same key as its
+	// From function gives. Every part must be present and non-empty, else
+	// the request is answered 400. Echo's "header:<name>:<value prefix>"
+	// form is not accepted. ToMiddleware rejects a malformed lookup, and a
+	// Config that sets both KeyLookup and KeyExtractor.
+	KeyLookup string
+	// KeyExtractor reads the lock key from the request, for what KeyLookup
+	// cannot say. See FromParam, FromHeader, FromQuery, FromForm,
+	// FromCookie and Compose.
 	KeyExtractor KeyExtractor
 	// Prefix is a namespace prepended verbatim to every key, such as
 	// "orders:". It counts toward the 512-byte key limit.
 	Prefix string
-	// TTL is the lease duration (default 30s). The lease is kept alive
-	// while the handler runs, so the TTL bounds how long a crashed instance
-	// blocks the key, not how long a handler may take.
+	// TTL is the lease duration (at least 3ms). Zero, like every zero
+	// field here, takes DefaultConfig's value, DefaultTTL (30s); the
+	// option-based packages, which can tell an option left out from a 0,
+	// reject WithTTL(0) instead. The lease is kept alive while the handler
+	// runs, so the TTL bounds how long a crashed instance blocks the key,
+	// not how long a handler may take.
 	TTL time.Duration
 	// Wait is how long a request waits for a busy key before it is
-	// answered 409 (default 0: a single attempt). While waiting it retries
+	// answered 409: lock.WithWait, with a default of 0 here (a single
+	// attempt). While waiting it retries
 	// at most WaitMaxDelay apart, and it stops when the request's context
 	// ends.
 	Wait time.Duration
@@ -57,13 +78,17 @@ type Config struct {
 	// when the backend fails, instead of answering 503. Busy and invalid
 	// keys are answered as usual.
 	FailOpen bool
-	// BusyHandler answers a busy key (default DefaultBusyHandler).
+	// BusyHandler answers a busy key (default DefaultBusyHandler: an
+	// *echo.HTTPError with 409; ProblemBusyHandler writes a problem+json
+	// body instead).
 	BusyHandler BusyHandler
 	// ErrorHandler answers an invalid key or a backend failure (default
-	// DefaultErrorHandler).
+	// DefaultErrorHandler: an *echo.HTTPError with 400 or 503;
+	// ProblemErrorHandler writes a problem+json body instead).
 	ErrorHandler ErrorHandler
 	// LockOptions are passed to lock.Do after the middleware's own (so
-	// they win): for example lock.OnReleaseError or lock.WithKeepOptions.
+	// they win): for example lock.WithReleaseErrorHandler or
+	// lock.WithKeepOptions.
 	LockOptions []lock.Option
 }
 
@@ -76,8 +101,8 @@ const (
 	WaitMaxDelay = guard.WaitMaxDelay
 )
 
-// DefaultConfig is the default configuration. It has no Backend and no
-// KeyExtractor: those are always the caller's.
+// DefaultConfig is the default configuration. It has no Backend, no
+// KeyLookup and no KeyExtractor: those are always the caller's.
 var DefaultConfig = Config{
 	Skipper:      middleware.DefaultSkipper,
 	TTL:          DefaultTTL,
@@ -106,12 +131,22 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 }
 
 // ToMiddleware validates c and returns the middleware. It returns an error
-// with lock.CodeInvalidArgument for a nil Backend or KeyExtractor, a
-// negative TTL or Wait, or a Prefix that is not valid UTF-8 or leaves no
-// room for a key.
+// with lock.CodeInvalidArgument for a nil Backend, neither or both of
+// KeyLookup and KeyExtractor, a malformed KeyLookup, a TTL that is
+// negative or under 3ms, a negative Wait, a bad lock option, or a Prefix
+// that is not valid UTF-8 or leaves no room for a key.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
-	if c.KeyExtractor == nil {
-		return nil, lock.InvalidArgument("config", "echolock: nil KeyExtractor")
+	switch {
+	case c.KeyLookup != "" && c.KeyExtractor != nil:
+		return nil, lock.InvalidArgument("config", "echolock: KeyLookup and KeyExtractor are both set; set one")
+	case c.KeyLookup != "":
+		key, err := parseKeyLookup(c.KeyLookup)
+		if err != nil {
+			return nil, err
+		}
+		c.KeyExtractor = key
+	case c.KeyExtractor == nil:
+		return nil, lock.InvalidArgument("config", "echolock: no key: set KeyLookup (such as \"header:Idempotency-Key\") or KeyExtractor")
 	}
 	g, err := guard.New(c.Backend, guard.Config{
 		Prefix:      c.Prefix,

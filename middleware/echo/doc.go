@@ -8,25 +8,53 @@
 // It follows Echo's middleware conventions: a [Config] with Skipper and
 // BeforeFunc, [DefaultConfig], [New] and [NewWithConfig] (which panic on a
 // bad configuration, like Echo's own) and [Config.ToMiddleware] (which
-// returns the error instead).
+// returns the error instead). The key is named by Config.KeyLookup in the
+// syntax of Echo's extractors, such as "header:Idempotency-Key" or
+// "param:tenant,header:Idempotency-Key", or read by a [KeyExtractor].
 //
 // While the handler runs, the lease is kept alive by heartbeat (lock.Keep,
-// through lock.Do) and is reachable with [LeaseFrom], so the handler can
-// pass its fence to fenced writes. The request seen by the handler
+// through lock.Do) and is reachable with [LeaseFrom] (or
+// lock.LeaseFrom(c.Request().Context()) from code that does not import
+// echo), so the handler can pass its fence to fenced writes. The request seen by the handler
 // (c.Request()) carries a context that is cancelled with a cause matching
 // lock.ErrLeaseLost if the lease is lost. After the handler returns, or
 // panics, the lease is released with a context of its own, so a client
 // that hangs up does not leave the key locked until the TTL ends. The
 // handler's error is returned unchanged, for Echo's HTTPErrorHandler.
 //
-// Answers that do not reach the handler are RFC 9457 problem details
-// (application/problem+json), and each can be replaced
-// (Config.BusyHandler, Config.ErrorHandler):
+// Requests that do not reach the handler get an *echo.HTTPError, as from
+// Echo's own middleware, with the lock error as Internal, so the
+// application's HTTPErrorHandler renders them (Echo's default writes
+// {"message": ...}); the key never appears in the message:
 //
-//   - busy key: 409 Conflict with Retry-After, the seconds (rounded up)
-//     until the holder's lease expires, or the TTL when unknown;
+//   - busy key: 409 Conflict; the Retry-After header, the seconds (rounded
+//     up) until the holder's lease expires, or the TTL when unknown, is
+//     set on the response before the error is returned, since an
+//     HTTPError carries no headers;
 //   - missing or invalid key (empty, over 512 bytes after NFC, invalid
 //     UTF-8): 400 Bad Request, without any call to the backend;
 //   - backend failure: 503 Service Unavailable, or, with Config.FailOpen,
 //     the handler runs without a lease.
+//
+// Config.BusyHandler and Config.ErrorHandler replace these answers;
+// [ProblemBusyHandler] and [ProblemErrorHandler] write the RFC 9457
+// problem details (application/problem+json) that httplock answers with.
+//
+// # Unbounded keys
+//
+// A key per request, such as an Idempotency-Key, makes the key space
+// unbounded, and with a per-key fence counter (redisbackend's default)
+// every distinct key leaves a counter in Redis forever. For such keys build
+// the backend with striped counters, which bound Redis to N counters while
+// each key's fences still strictly increase:
+//
+//	backend, err := redisbackend.New(client, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+//
+// The middleware does not log a warning when a backend with per-key
+// counters meets per-request keys: it cannot know a key's cardinality (an
+// order id in "param:id" is bounded, "header:Idempotency-Key" is not, and
+// a KeyExtractor is opaque), and it sees only a lock.Backend, which does
+// not say how its fences are kept (a decorator such as otellock hides the
+// redisbackend). A warning would fire on bounded keys and miss wrapped
+// backends, so the documentation says it instead.
 package echolock

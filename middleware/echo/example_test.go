@@ -3,6 +3,7 @@ package echolock_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -43,33 +43,45 @@ func Example() {
 	rec := pay()
 	fmt.Println(rec.Code, rec.Body)
 
-	// While another instance holds the key, the request is turned away.
+	// While another instance holds the key, the request is turned away:
+	// the middleware returns an *echo.HTTPError (409, with the lock error
+	// as Internal) and sets Retry-After; e.HTTPErrorHandler renders it.
 	l, err := backend.Acquire(context.Background(), "42", 10*time.Second)
 	if err != nil {
 		panic(err)
 	}
 	rec = pay()
-	fmt.Println(rec.Code, rec.Header().Get("Content-Type"), "Retry-After:", rec.Header().Get("Retry-After"))
+	fmt.Print(rec.Code, " Retry-After: ", rec.Header().Get("Retry-After"), " ", rec.Body)
 	_ = backend.Release(context.Background(), l.ID)
 	// Output:
 	// 200 paid under fence 000000000000001
-	// 409 application/problem+json Retry-After: 10
+	// 409 Retry-After: 10 {"message":"Another request holds the lock for this resource. Retry after 10s."}
 }
 
 // A group of routes locked per tenant and Idempotency-Key, waiting up to
-// two seconds for a busy key; reads are not locked.
+// two seconds for a busy key; reads are not locked; the answers that do
+// not reach the handler are RFC 9457 problem details.
 func ExampleConfig() {
-	var backend lock.Backend // such as redisbackend.New(client, nil)
+	var client *redis.Client
 	var createPayment echo.HandlerFunc
 
+	// An Idempotency-Key per request makes the key space unbounded, and a
+	// per-key fence counter stays in Redis forever: striped counters
+	// bound them to FenceStripes (a key's fences still strictly increase).
+	backend, err := redisbackend.New(client, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	if err != nil {
+		log.Fatal(err)
+	}
 	e := echo.New()
 	g := e.Group("/tenants/:tenant", echolock.NewWithConfig(echolock.Config{
 		Backend:      backend,
-		KeyExtractor: echolock.Compose(echolock.FromParam("tenant"), echolock.FromHeader("Idempotency-Key")),
+		KeyLookup:    "param:tenant,header:Idempotency-Key",
 		Prefix:       "payments:",
 		TTL:          10 * time.Second,
 		Wait:         2 * time.Second,
 		Skipper:      func(c echo.Context) bool { return c.Request().Method == http.MethodGet },
+		BusyHandler:  echolock.ProblemBusyHandler,
+		ErrorHandler: echolock.ProblemErrorHandler,
 	}))
 	g.POST("/payments", createPayment)
 }

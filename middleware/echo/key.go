@@ -42,9 +42,39 @@ func FromQuery(name string) KeyExtractor {
 	}
 }
 
-// Compose returns a KeyExtractor joining the results of fns with ':', such
-// as Compose(FromParam("tenant"), FromHeader("Idempotency-Key")). An error
-// or an empty result from any of them is an error.
+// FromForm returns a KeyExtractor reading the form value name (echo's
+// Context.FormValue: the body of a url-encoded or multipart form, then
+// the query). A missing value is an error. Reading it parses the request
+// body, which the handler then reads through the parsed form, not raw.
+func FromForm(name string) KeyExtractor {
+	return func(c echo.Context) (string, error) {
+		v := c.FormValue(name)
+		if v == "" {
+			return "", guard.Missing("form value", name)
+		}
+		return v, nil
+	}
+}
+
+// FromCookie returns a KeyExtractor reading the value of the request
+// cookie name. A missing cookie is an error.
+func FromCookie(name string) KeyExtractor {
+	return func(c echo.Context) (string, error) {
+		ck, err := c.Cookie(name)
+		if err != nil || ck.Value == "" {
+			return "", guard.Missing("cookie", name)
+		}
+		return ck.Value, nil
+	}
+}
+
+// Compose returns a KeyExtractor joining the results of fns with ':', such as
+// Compose(FromParam("tenant"), FromHeader("Idempotency-Key")). Each part is
+// escaped first ('\' becomes `\\`, ':' becomes `\:`), so distinct tuples of
+// parts never give one key: tenant "a:b" with key "c" is `a\:b:c`, tenant
+// "a" with key "b:c" is `a:b\:c`. Parts without '\' or ':' read as
+// written ("acme" and "42" give "acme:42"). An error or an empty result
+// from any of them is an error.
 func Compose(fns ...KeyExtractor) KeyExtractor {
 	parts := make([]func(echo.Context) (string, error), len(fns))
 	for i, f := range fns {

@@ -3,7 +3,6 @@ package echolock
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -44,24 +43,10 @@ func (c Config) middleware(g *guard.Guard) echo.MiddlewareFunc {
 	}
 }
 
-// LeaseFrom returns the lease held for the request of c. It reports false
-// outside the middleware, for skipped requests, and for requests let
-// through by Config.FailOpen while the backend failed.
+// LeaseFrom returns the lease held for the request of c: lock.LeaseFrom of
+// the request's context, which data-layer code can call without echo. It
+// reports false outside the middleware, for skipped requests, and for
+// requests let through by Config.FailOpen while the backend failed.
 func LeaseFrom(c echo.Context) (lock.Lease, bool) {
-	return guard.LeaseFrom(c.Request().Context())
-}
-
-// DefaultBusyHandler answers 409 Conflict with a Retry-After header and an
-// application/problem+json body.
-func DefaultBusyHandler(c echo.Context, retryAfter time.Duration, _ error) error {
-	guard.WriteBusy(c.Response(), retryAfter)
-	return nil
-}
-
-// DefaultErrorHandler answers an application/problem+json body with 400 Bad
-// Request for a missing or invalid key (lock.CodeInvalidArgument) and 503
-// Service Unavailable otherwise. The body never contains the key.
-func DefaultErrorHandler(c echo.Context, err error) error {
-	guard.WriteError(c.Response(), err)
-	return nil
+	return lock.LeaseFrom(c.Request().Context())
 }

@@ -8,12 +8,16 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
 // TestScenarios runs the shared middleware suite through an echo.Echo
-// with Echo's Recover middleware in front.
+// with Echo's Recover middleware in front. The suite checks the
+// problem+json answers httplock gives by default, so it runs with
+// ProblemBusyHandler and ProblemErrorHandler; the default *echo.HTTPError
+// answers are tested in TestDefaultAnswersReachHTTPErrorHandler.
 func TestScenarios(t *testing.T) {
 	guardtest.Run(t, guardtest.Adapter{Build: build, RecoversPanics: true})
 }
@@ -27,6 +31,8 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 		TTL:          s.TTL,
 		Wait:         s.Wait,
 		FailOpen:     s.FailOpen,
+		BusyHandler:  echolock.ProblemBusyHandler,
+		ErrorHandler: echolock.ProblemErrorHandler,
 	}
 	if s.Custom {
 		c.BusyHandler = func(c echo.Context, retryAfter time.Duration, err error) error {
@@ -46,7 +52,10 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 		t.Fatal(err)
 	}
 	return newEcho("/*", mw, func(c echo.Context) error {
-		l, ok := echolock.LeaseFrom(c)
+		l, ok := lock.LeaseFrom(c.Request().Context())
+		if el, eok := echolock.LeaseFrom(c); el != l || eok != ok {
+			t.Errorf("echolock.LeaseFrom = %+v, %v; lock.LeaseFrom = %+v, %v; want the same", el, eok, l, ok)
+		}
 		s.Handler(c.Response(), c.Request(), l, ok)
 		return nil
 	})

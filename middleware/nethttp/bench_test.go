@@ -50,7 +50,7 @@ func BenchmarkThroughput(b *testing.B) {
 			err := lock.Do(r.Context(), bk, r.Header.Get("Idempotency-Key"), func(ctx context.Context, _ lock.Lease) error {
 				noop.ServeHTTP(w, r.WithContext(ctx))
 				return nil
-			}, lock.WithTTL(ttl), lock.WithTimeout(0))
+			}, lock.WithTTL(ttl), lock.WithWait(0))
 			if err != nil {
 				w.WriteHeader(http.StatusConflict)
 			}

@@ -46,6 +46,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	guard   guard.Config
+	ttlSet  bool // WithTTL was given: 0 is then an error, not the default
 	keyFunc KeyFunc
 	busy    BusyHandler
 	onError ErrorHandler
@@ -75,17 +76,20 @@ func WithPrefix(ns string) Option {
 	return optionFunc(func(c *config) { c.guard.Prefix = ns })
 }
 
-// WithTTL sets the lease duration (default 30s; 0 means the default). The
-// lease is kept alive while the handler runs, so the TTL bounds how long a
-// crashed instance blocks the key, not how long a handler may take.
+// WithTTL sets the lease duration (default DefaultTTL, 30s; at least 3ms).
+// As with lock.WithTTL, 0 is an InvalidArgument error from New; leave the
+// option out for the default. The lease is kept alive while the handler
+// runs, so the TTL bounds how long a crashed instance blocks the key, not
+// how long a handler may take.
 func WithTTL(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.guard.TTL = d })
+	return optionFunc(func(c *config) { c.guard.TTL, c.ttlSet = d, true })
 }
 
 // WithWait sets how long a request waits for a busy key before it is
-// answered 409 (default 0: a single attempt). While waiting it retries at
-// most WaitMaxDelay apart (from 10ms, doubling, with jitter), and the wait
-// ends early when the request's context does.
+// answered 409: lock.WithWait, with a default of 0 here (a single attempt)
+// so that a busy key is answered at once. While waiting it retries at most
+// WaitMaxDelay apart (from 10ms, doubling, with jitter), and the wait ends
+// early when the request's context does.
 func WithWait(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.guard.Wait = d })
 }
@@ -103,7 +107,7 @@ func WithErrorHandler(h ErrorHandler) Option {
 }
 
 // WithFailOpen makes a backend failure run the handler anyway, without a
-// lease (LeaseFrom reports false), instead of answering 503. The default
+// lease (lock.LeaseFrom reports false), instead of answering 503. The default
 // is fail-closed. Busy and invalid keys are answered as usual.
 func WithFailOpen(open bool) Option {
 	return optionFunc(func(c *config) { c.guard.FailOpen = open })
@@ -116,8 +120,8 @@ func WithSkipper(f func(*http.Request) bool) Option {
 }
 
 // WithLockOptions passes options to lock.Do, after the middleware's own
-// (so they win): for example lock.OnReleaseError, lock.WithReleaseTimeout
-// or lock.WithKeepOptions.
+// (so they win): for example lock.WithReleaseErrorHandler,
+// lock.WithReleaseTimeout or lock.WithKeepOptions.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.guard.LockOptions = append(c.guard.LockOptions, opts...) })
 }

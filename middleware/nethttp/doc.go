@@ -4,11 +4,15 @@
 // at a time per key, across every instance that shares the lock backend.
 //
 //	mw, err := httplock.New(backend, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	http.Handle("POST /orders", mw(ordersHandler))
 //
 // While the handler runs, the lease is kept alive by heartbeat (lock.Keep,
-// through lock.Do) and is reachable with [LeaseFrom], so the handler can
-// pass its fence to fenced writes. If the lease is lost anyway, the
+// through lock.Do) and is reachable with lock.LeaseFrom(r.Context()), so
+// the handler, or data-layer code it calls with that context, can pass its
+// fence to fenced writes. If the lease is lost anyway, the
 // request's context is cancelled with a cause matching lock.ErrLeaseLost
 // (context.Cause). After the handler returns, or panics, the lease is
 // released with a context of its own, so a client that hangs up does not
@@ -27,4 +31,23 @@
 //
 // The middleware depends on lock.Backend only, so any backend (or a
 // decorated one, such as an OpenTelemetry wrapper) plugs in.
+//
+// # Unbounded keys
+//
+// A key per request, such as an Idempotency-Key, makes the key space
+// unbounded, and with a per-key fence counter (redisbackend's default)
+// every distinct key leaves a counter in Redis forever. For such keys build
+// the backend with striped counters, which bound Redis to N counters while
+// each key's fences still strictly increase:
+//
+//	backend, err := redisbackend.New(client, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+//
+// The middleware does not log a warning when a backend with per-key
+// counters meets per-request keys: it cannot know a key function's
+// cardinality (FromPathValue("id") on an order id is bounded,
+// FromHeader("Idempotency-Key") is not, and a KeyFunc is opaque), and it
+// sees only a lock.Backend, which does not say how its fences are kept (a
+// decorator such as otellock hides the redisbackend). A warning would fire
+// on bounded keys and miss wrapped backends, so the documentation says it
+// instead.
 package httplock

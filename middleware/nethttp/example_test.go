@@ -10,6 +10,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/lock"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -20,7 +21,12 @@ func Example() {
 		panic(err)
 	}
 	defer mr.Close()
-	backend, err := redisbackend.New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), nil)
+	// An Idempotency-Key per request makes the key space unbounded, and a
+	// per-key fence counter stays in Redis forever: striped counters bound
+	// them to FenceStripes (a key's fences still strictly increase, but no
+	// longer count 1, 2, 3).
+	backend, err := redisbackend.New(redis.NewClient(&redis.Options{Addr: mr.Addr()}),
+		&redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		panic(err)
 	}
@@ -32,11 +38,13 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	var fences []lock.Fence
 	mux := http.NewServeMux()
 	mux.Handle("POST /orders", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l, _ := httplock.LeaseFrom(r.Context())
+		l, _ := lock.LeaseFrom(r.Context())
 		// Pass l.Fence along with writes so a stale holder is rejected.
-		fmt.Fprintf(w, "created under fence %s", l.Fence)
+		fences = append(fences, l.Fence)
+		fmt.Fprint(w, "created")
 	})))
 
 	post := func() *httptest.ResponseRecorder {
@@ -57,9 +65,15 @@ func Example() {
 	rec = post()
 	fmt.Println(rec.Code, rec.Header().Get("Content-Type"), "Retry-After:", rec.Header().Get("Retry-After"))
 	_ = backend.Release(context.Background(), l.ID)
+
+	rec = post()
+	fmt.Println(rec.Code, rec.Body)
+	fmt.Println("fence increased:", fences[1].Compare(fences[0]) > 0)
 	// Output:
-	// 200 created under fence 000000000000001
+	// 200 created
 	// 409 application/problem+json Retry-After: 10
+	// 200 created
+	// fence increased: true
 }
 
 func ExampleCompose() {

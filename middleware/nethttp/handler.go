@@ -12,12 +12,16 @@ import (
 
 // New returns middleware that runs each request under the lock on its key
 // in b. It returns an error with lock.CodeInvalidArgument for a bad
-// configuration: a nil backend, no key function, a negative TTL or wait, or
-// a prefix that is not valid UTF-8 or leaves no room for a key.
+// configuration: a nil backend, no key function, a TTL of 0 or under 3ms,
+// a negative wait, or a prefix that is not valid UTF-8 or leaves no room
+// for a key.
 func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error) {
 	c := newConfig(opts)
 	if c.keyFunc == nil {
 		return nil, lock.InvalidArgument("config", "no key function; use WithKeyFunc")
+	}
+	if c.ttlSet && c.guard.TTL == 0 {
+		return nil, lock.InvalidArgument("config", "TTL must be positive (leave WithTTL out for the default)")
 	}
 	g, err := guard.New(b, c.guard)
 	if err != nil {
@@ -72,11 +76,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.c.onError(w, r, err)
 	}
 }
-
-// LeaseFrom returns the lease held for the request whose context is ctx.
-// It reports false outside the middleware, for skipped requests, and for
-// requests let through by WithFailOpen while the backend failed.
-func LeaseFrom(ctx context.Context) (lock.Lease, bool) { return guard.LeaseFrom(ctx) }
 
 // DefaultBusyHandler answers 409 Conflict with a Retry-After header and an
 // application/problem+json body.

@@ -28,6 +28,7 @@ func TestNewConfigErrors(t *testing.T) {
 		{desc: "no key function", b: nopBackend{}},
 		{desc: "nil key function", b: nopBackend{}, opts: []httplock.Option{httplock.WithKeyFunc(nil)}},
 		{desc: "negative TTL", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(-time.Second)}},
+		{desc: "zero TTL", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(0)}},
 		{desc: "negative wait", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithWait(-time.Second)}},
 		{desc: "prefix not UTF-8", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithPrefix("\xff")}},
 	}
@@ -78,6 +79,9 @@ func TestKeyFuncs(t *testing.T) {
 			header: "abc", want: "orders:t1:42:abc"},
 		{desc: "compose with a missing part", keyFunc: httplock.Compose(httplock.FromPathValue("id"), httplock.FromHeader("Idempotency-Key"))},
 		{desc: "compose nothing", keyFunc: httplock.Compose()},
+		{desc: "query", keyFunc: httplock.FromQuery("order"), want: "orders:7"},
+		{desc: "empty query value", keyFunc: httplock.FromQuery("empty")},
+		{desc: "missing query", keyFunc: httplock.FromQuery("nope")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -85,10 +89,10 @@ func TestKeyFuncs(t *testing.T) {
 			mw := httplock.Must(b, httplock.WithKeyFunc(tt.keyFunc), httplock.WithPrefix("orders:"))
 			mux := http.NewServeMux()
 			mux.Handle("POST /{tenant}/orders/{id}", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				l, _ := httplock.LeaseFrom(r.Context())
+				l, _ := lock.LeaseFrom(r.Context())
 				got = l.Key
 			})))
-			req := httptest.NewRequest(http.MethodPost, "/t1/orders/42", nil)
+			req := httptest.NewRequest(http.MethodPost, "/t1/orders/42?order=7&empty=", nil)
 			if tt.header != "" {
 				req.Header.Set("Idempotency-Key", tt.header)
 			}
@@ -108,7 +112,7 @@ func TestKeyFuncs(t *testing.T) {
 }
 
 func TestLeaseFromOutsideMiddleware(t *testing.T) {
-	if l, ok := httplock.LeaseFrom(context.Background()); ok || l != (lock.Lease{}) {
+	if l, ok := lock.LeaseFrom(context.Background()); ok || l != (lock.Lease{}) {
 		t.Errorf("LeaseFrom = %+v, %v; want zero, false", l, ok)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
@@ -19,9 +20,11 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	opts := []httplock.Option{
 		httplock.WithKeyFunc(httplock.FromHeader(guardtest.Header)),
 		httplock.WithPrefix(s.Prefix),
-		httplock.WithTTL(s.TTL),
 		httplock.WithWait(s.Wait),
 		httplock.WithFailOpen(s.FailOpen),
+	}
+	if s.TTL != 0 {
+		opts = append(opts, httplock.WithTTL(s.TTL)) // WithTTL(0) is an error
 	}
 	if s.Custom {
 		opts = append(opts,
@@ -40,7 +43,7 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 		t.Fatal(err)
 	}
 	return mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l, ok := httplock.LeaseFrom(r.Context())
+		l, ok := lock.LeaseFrom(r.Context())
 		s.Handler(w, r, l, ok)
 	}))
 }

@@ -1,23 +1,24 @@
 -- Extend: replace the remaining TTL of the lease ARGV[1] with ARGV[3] ms.
--- KEYS[1] index key; ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] ttlMs
+-- KEYS[1] index key; ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] ttlMs,
+-- ARGV[4] tombstone ttlMs (see release.lua)
 -- Returns {1, newExpiresAtMs}, or 0 owned by another lease, -1 not found,
--- -2 expired.
-local time = redis.call('TIME')
-local nowMs = time[1] * 1000 + math.floor(time[2] / 1000)
+-- -2 expired (the lock is deleted and the index becomes a tombstone).
+-- Running it twice extends twice, from the server's time of each run.
+local nowMs = serverMs()
 local ttlMs = tonumber(ARGV[3])
 
 local lockKey = redis.call('GET', KEYS[1])
-if not lockKey then return -1 end
+-- No index, or a tombstone (release.lua): the lease is over.
+if not lockKey or isTomb(lockKey) then return -1 end
 local lockData = redis.call('GET', lockKey)
 if not lockData then return -1 end
 
-local ok, data = pcall(cjson.decode, lockData)
-if not ok or type(data) ~= 'table' or type(data.expiresAtMs) ~= 'number' then
-  return redis.error_reply('SYNCGUARD_CORRUPT the value at the lock key is not syncguard lock data')
-end
+local data, corrupt = decodeLock(lockData)
+if not data then return corrupt end
 if data.lockId ~= ARGV[1] then return 0 end
 if data.expiresAtMs <= nowMs - tonumber(ARGV[2]) then
-  redis.call('DEL', lockKey, KEYS[1])
+  redis.call('DEL', lockKey)
+  redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[4]))
   return -2
 end
 

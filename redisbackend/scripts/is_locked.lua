@@ -2,15 +2,12 @@
 -- KEYS[1] lock key; ARGV[1] toleranceMs, ARGV[2] "1" to clean up an expired
 -- lock, ARGV[3] the index key prefix ("<prefix>:id:").
 -- Cleanup deletes only the lock key and its index key, never a fence key.
-local time = redis.call('TIME')
-local nowMs = time[1] * 1000 + math.floor(time[2] / 1000)
+local nowMs = serverMs()
 
 local lockData = redis.call('GET', KEYS[1])
 if not lockData then return 0 end
-local ok, data = pcall(cjson.decode, lockData)
-if not ok or type(data) ~= 'table' or type(data.expiresAtMs) ~= 'number' then
-  return redis.error_reply('SYNCGUARD_CORRUPT the value at the lock key is not syncguard lock data')
-end
+local data, corrupt = decodeLock(lockData)
+if not data then return corrupt end
 if data.expiresAtMs > nowMs - tonumber(ARGV[1]) then return 1 end
 if ARGV[2] == '1' then
   redis.call('DEL', KEYS[1])

@@ -18,9 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // Reply is what the client saw.
@@ -71,6 +70,10 @@ func Send(ctx context.Context, c *http.Client, method, url string, header http.H
 // Fire sends n identical requests at the same moment and returns the
 // replies in request order.
 func Fire(ctx context.Context, c *http.Client, method, url string, header http.Header, n int) ([]Reply, error) {
+	return fire(ctx, c, method, url, header, n, nil)
+}
+
+func fire(ctx context.Context, c *http.Client, method, url string, header http.Header, n int, answered func()) ([]Reply, error) {
 	replies := make([]Reply, n)
 	errs := make([]error, n)
 	start := make(chan struct{})
@@ -79,11 +82,56 @@ func Fire(ctx context.Context, c *http.Client, method, url string, header http.H
 		wg.Go(func() {
 			<-start // all at once
 			replies[i], errs[i] = Send(ctx, c, method, url, header)
+			if answered != nil {
+				answered()
+			}
 		})
 	}
 	close(start)
 	wg.Wait()
 	return replies, errors.Join(errs...)
+}
+
+// Burst fires n duplicates at once and keeps the one that wins the lock in
+// its handler (Hold) until the n-1 others have been answered. On a loaded
+// machine the requests of a burst do not all reach the server within one
+// handler's run; without Burst a late duplicate could find the lock free
+// again and be served, which says nothing about the lock. A broken lock
+// lets every duplicate in: each then holds until the limit and is served.
+type Burst struct {
+	n     int
+	limit time.Duration
+	seen  atomic.Int64
+	done  chan struct{}
+	once  sync.Once
+}
+
+// NewBurst returns a burst of n requests whose winner holds for at most
+// limit.
+func NewBurst(n int, limit time.Duration) *Burst {
+	return &Burst{n: n, limit: limit, done: make(chan struct{})}
+}
+
+// Fire sends the burst's n requests at the same moment and returns the
+// replies in request order.
+func (b *Burst) Fire(ctx context.Context, c *http.Client, method, url string, header http.Header) ([]Reply, error) {
+	return fire(ctx, c, method, url, header, b.n, func() {
+		if b.seen.Add(1) >= int64(b.n-1) {
+			b.once.Do(func() { close(b.done) })
+		}
+	})
+}
+
+// Hold returns once n-1 requests of the burst have been answered, after
+// the limit, or when ctx ends. After the burst it returns at once.
+func (b *Burst) Hold(ctx context.Context) {
+	t := time.NewTimer(b.limit)
+	defer t.Stop()
+	select {
+	case <-b.done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // CheckBurst prints the replies to a burst of duplicates and their tally,
@@ -167,15 +215,6 @@ func (b *LeakyBackend) Acquire(ctx context.Context, key string, ttl time.Duratio
 
 // RunLeaky runs demo on an embedded miniredis behind a LeakyBackend and
 // returns demo's error, which a sound demo must not leave nil.
-func RunLeaky(ctx context.Context, w io.Writer, demo func(context.Context, io.Writer, lock.Backend) error) error {
-	rdb, closeRedis, err := demoredis.Connect(ctx, w, "")
-	if err != nil {
-		return err
-	}
-	defer closeRedis()
-	backend, err := redisbackend.New(rdb, nil)
-	if err != nil {
-		return err
-	}
-	return demo(ctx, w, &LeakyBackend{Backend: backend})
+func RunLeaky(ctx context.Context, w io.Writer, demo demorun.Func) error {
+	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return &LeakyBackend{Backend: b} }, demo)
 }

@@ -18,16 +18,10 @@ import (
 
 // Connect starts an embedded miniredis when url is empty, and otherwise
 // connects to the Redis server at url (checked with PING). It tells w
-// which one it uses. closeFn releases the client (and the miniredis).
-func Connect(ctx context.Context, w io.Writer, url string) (rdb *redis.Client, closeFn func(), err error) {
-	rdb, _, closeFn, err = ConnectMini(ctx, w, url)
-	return rdb, closeFn, err
-}
-
-// ConnectMini is Connect that also returns the embedded miniredis, or nil
-// for a real server, for demos that move its clock (miniredis never
-// expires keys on its own; see miniredis.FastForward).
-func ConnectMini(ctx context.Context, w io.Writer, url string) (*redis.Client, *miniredis.Miniredis, func(), error) {
+// which one it uses, and what the server does for fences (PrintCheck). It
+// returns the client, the embedded server (nil for a real one), and a func
+// that closes both.
+func Connect(ctx context.Context, w io.Writer, url string) (*redis.Client, *miniredis.Miniredis, func(), error) {
 	if url == "" {
 		mr, err := miniredis.Run()
 		if err != nil {
@@ -35,6 +29,7 @@ func ConnectMini(ctx context.Context, w io.Writer, url string) (*redis.Client, *
 		}
 		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 		fmt.Fprintf(w, "Redis: embedded miniredis at %s (set REDIS_URL to use a real server)\n", mr.Addr())
+		PrintCheck(ctx, w, rdb)
 		return rdb, mr, func() { rdb.Close(); mr.Close() }, nil
 	}
 	o, err := redis.ParseURL(url)
@@ -47,6 +42,7 @@ func ConnectMini(ctx context.Context, w io.Writer, url string) (*redis.Client, *
 		return nil, nil, nil, fmt.Errorf("REDIS_URL: cannot reach %s: %w", o.Addr, err)
 	}
 	fmt.Fprintf(w, "Redis: %s, db %d (from REDIS_URL)\n", o.Addr, o.DB)
+	PrintCheck(ctx, w, rdb)
 	return rdb, nil, func() { rdb.Close() }, nil
 }
 

@@ -71,7 +71,7 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 	if ttl == 0 {
 		ttl = DefaultTTL
 	}
-	opts := []lock.Option{lock.WithTTL(ttl), lock.WithTimeout(c.Wait)}
+	opts := []lock.Option{lock.WithTTL(ttl), lock.WithWait(c.Wait)}
 	if c.Wait > 0 {
 		// lock.Do's defaults (10 retries, exponential from 100ms) would give
 		// up long before a multi-second wait is over, and would leave a
@@ -83,6 +83,9 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 			lock.WithMaxDelay(WaitMaxDelay))
 	}
 	opts = append(opts, c.LockOptions...)
+	if err := lock.ValidateOptions(opts...); err != nil {
+		return nil, err
+	}
 	return &Guard{b: b, prefix: c.Prefix, ttl: ttl, failOpen: c.FailOpen, opts: opts}, nil
 }
 

@@ -38,6 +38,7 @@ func TestNewConfig(t *testing.T) {
 		{desc: "negative TTL", b: nopBackend{}, c: Config{TTL: -time.Second}, wantErr: true},
 		{desc: "TTL under a millisecond", b: nopBackend{}, c: Config{TTL: time.Microsecond}, wantErr: true},
 		{desc: "negative wait", b: nopBackend{}, c: Config{Wait: -time.Second}, wantErr: true},
+		{desc: "bad lock option", b: nopBackend{}, c: Config{LockOptions: []lock.Option{lock.WithReleaseTimeout(0)}}, wantErr: true},
 		{desc: "prefix not UTF-8", b: nopBackend{}, c: Config{Prefix: "\xff"}, wantErr: true},
 		{desc: "prefix leaves no room", b: nopBackend{}, c: Config{Prefix: strings.Repeat("p", lock.MaxKeyBytes)}, wantErr: true},
 		{desc: "longest prefix", b: nopBackend{}, c: Config{Prefix: strings.Repeat("p", lock.MaxKeyBytes-1)}},
@@ -143,7 +144,7 @@ func TestCompose(t *testing.T) {
 		wantErr error // nil with want "" means any InvalidArgument error
 	}{
 		{desc: "one", fns: []func(string) (string, error){part("a", nil)}, want: "a"},
-		{desc: "three", fns: []func(string) (string, error){part("t1", nil), part("u:2", nil), part("k", nil)}, want: "t1:u:2:k"},
+		{desc: "three", fns: []func(string) (string, error){part("t1", nil), part("u:2", nil), part("k", nil)}, want: `t1:u\:2:k`},
 		{desc: "none"},
 		{desc: "empty part", fns: []func(string) (string, error){part("a", nil), part("", nil)}},
 		{desc: "nil part", fns: []func(string) (string, error){part("a", nil), nil}},

@@ -42,16 +42,19 @@ func Missing(kind, name string) error {
 	return lock.InvalidArgument("key", kind+" "+name+" is missing or empty")
 }
 
-// Compose returns an extractor that joins the results of fns with ':'.
-// An error or an empty part from any of them is an error: an empty part
-// would let "a::b" and "a:b:" style keys collide.
+// Compose returns an extractor that joins the results of fns into one
+// key: each part is escaped ('\' becomes `\\` and ':' becomes `\:`) and
+// the escaped parts are joined with ':'. A part without '\' or ':' reads
+// as written, so ("acme", "42") gives "acme:42", while ("a:b", "c") gives
+// `a\:b:c` and ("a", "b:c") gives `a:b\:c`: distinct tuples of parts never
+// give one key. An error or an empty part from any of them is an error.
 func Compose[R any](fns ...func(R) (string, error)) func(R) (string, error) {
 	fns = append([]func(R) (string, error)(nil), fns...)
 	return func(r R) (string, error) {
 		if len(fns) == 0 {
 			return "", lock.InvalidArgument("key", "no key parts to compose")
 		}
-		parts := make([]string, len(fns))
+		var b strings.Builder
 		for i, f := range fns {
 			if f == nil {
 				return "", lock.InvalidArgument("key", "nil key part")
@@ -63,8 +66,26 @@ func Compose[R any](fns ...func(R) (string, error)) func(R) (string, error) {
 			if p == "" {
 				return "", lock.InvalidArgument("key", "a key part is empty")
 			}
-			parts[i] = p
+			if i > 0 {
+				b.WriteByte(':')
+			}
+			writeEscaped(&b, p)
 		}
-		return strings.Join(parts, ":"), nil
+		return b.String(), nil
+	}
+}
+
+// writeEscaped writes p to b with each '\' and ':' preceded by '\'. The
+// result has no unescaped ':', so the ':' between parts is unambiguous.
+func writeEscaped(b *strings.Builder, p string) {
+	if !strings.ContainsAny(p, `\:`) {
+		b.WriteString(p)
+		return
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c == '\\' || c == ':' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
 	}
 }

@@ -13,8 +13,13 @@ import (
 // Problem types (RFC 9457 "type" members) of the default responses. They
 // are URNs: stable identifiers, not documents to fetch.
 const (
-	TypeBusy        = "urn:syncguard:problem:lock-busy"
-	TypeInvalidKey  = "urn:syncguard:problem:invalid-lock-key"
+	// TypeBusy is the type of the 409 answer to a key held by another
+	// request.
+	TypeBusy = "urn:syncguard:problem:lock-busy"
+	// TypeInvalidKey is the type of the 400 answer to a missing or invalid
+	// key.
+	TypeInvalidKey = "urn:syncguard:problem:invalid-lock-key"
+	// TypeUnavailable is the type of the 503 answer to a failing backend.
 	TypeUnavailable = "urn:syncguard:problem:lock-unavailable"
 )
 
@@ -23,9 +28,13 @@ const ProblemContentType = "application/problem+json"
 
 // Problem is an RFC 9457 problem details object.
 type Problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
+	// Type identifies the kind of problem (TypeBusy, ...).
+	Type string `json:"type"`
+	// Title is a short human-readable summary of the type.
+	Title string `json:"title"`
+	// Status is the HTTP status code of the answer.
+	Status int `json:"status"`
+	// Detail explains this occurrence; it never contains the key.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -47,25 +56,33 @@ func retryAfter(err error, ttl time.Duration, now time.Time) time.Duration {
 	return max(secs, 1) * time.Second
 }
 
-// WriteBusy writes the default answer for a busy key: 409 Conflict with
-// Retry-After (whole seconds) and a problem body.
-func WriteBusy(w http.ResponseWriter, retryAfter time.Duration) {
-	secs := max(int64((retryAfter+time.Second-1)/time.Second), 1)
-	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	WriteProblem(w, Problem{
+// RetryAfterValue returns the Retry-After header value for retryAfter:
+// whole seconds, rounded up, at least one.
+func RetryAfterValue(retryAfter time.Duration) string {
+	return strconv.FormatInt(retrySeconds(retryAfter), 10)
+}
+
+func retrySeconds(d time.Duration) int64 {
+	return max(int64((d+time.Second-1)/time.Second), 1)
+}
+
+// BusyProblem describes the default answer for a busy key: 409 Conflict,
+// retry after retryAfter (whole seconds, rounded up).
+func BusyProblem(retryAfter time.Duration) Problem {
+	return Problem{
 		Type:   TypeBusy,
 		Title:  "Resource busy",
 		Status: http.StatusConflict,
 		Detail: "Another request holds the lock for this resource. Retry after " +
-			strconv.FormatInt(secs, 10) + "s.",
-	})
+			RetryAfterValue(retryAfter) + "s.",
+	}
 }
 
-// WriteError writes the default answer for err, a failure other than a
-// busy key: 400 Bad Request for a missing or invalid key
-// (lock.CodeInvalidArgument), 503 Service Unavailable otherwise. The body
-// never contains the key.
-func WriteError(w http.ResponseWriter, err error) {
+// ErrorProblem describes the default answer for err, a failure other than
+// a busy key: 400 Bad Request for a missing or invalid key
+// (lock.CodeInvalidArgument), 503 Service Unavailable otherwise. It never
+// contains the key.
+func ErrorProblem(err error) Problem {
 	if lock.CodeOf(err) == lock.CodeInvalidArgument {
 		detail := "The request does not carry a valid lock key."
 		var le *lock.Error
@@ -73,20 +90,32 @@ func WriteError(w http.ResponseWriter, err error) {
 		if errors.As(err, &le) && le.Msg != "" {
 			detail = "The request does not carry a valid lock key: " + le.Msg + "."
 		}
-		WriteProblem(w, Problem{
+		return Problem{
 			Type:   TypeInvalidKey,
 			Title:  "Invalid lock key",
 			Status: http.StatusBadRequest,
 			Detail: detail,
-		})
-		return
+		}
 	}
-	WriteProblem(w, Problem{
+	return Problem{
 		Type:   TypeUnavailable,
 		Title:  "Lock service unavailable",
 		Status: http.StatusServiceUnavailable,
 		Detail: "The lock for this request could not be taken; try again later.",
-	})
+	}
+}
+
+// WriteBusy writes the default answer for a busy key: 409 Conflict with
+// Retry-After (whole seconds) and the BusyProblem body.
+func WriteBusy(w http.ResponseWriter, retryAfter time.Duration) {
+	w.Header().Set("Retry-After", RetryAfterValue(retryAfter))
+	WriteProblem(w, BusyProblem(retryAfter))
+}
+
+// WriteError writes the default answer for err, a failure other than a
+// busy key: the ErrorProblem body with its status (400 or 503).
+func WriteError(w http.ResponseWriter, err error) {
+	WriteProblem(w, ErrorProblem(err))
 }
 
 // WriteProblem writes p as application/problem+json with status p.Status.

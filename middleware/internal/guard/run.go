@@ -8,16 +8,8 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-type leaseKey struct{}
-
-// LeaseFrom returns the lease stored in ctx by Run, if any.
-func LeaseFrom(ctx context.Context) (lock.Lease, bool) {
-	l, ok := ctx.Value(leaseKey{}).(lock.Lease)
-	return l, ok
-}
-
 // Run runs next while holding the lock on key (from [Guard.Key]), through
-// lock.Do: next's context carries the lease (see LeaseFrom) and is
+// lock.Do: next's context carries the lease (lock.LeaseFrom) and is
 // cancelled with a cause matching lock.ErrLeaseLost when the lease is lost;
 // the lease is released when next returns or panics (the panic goes on).
 //
@@ -30,9 +22,9 @@ func LeaseFrom(ctx context.Context) (lock.Lease, bool) {
 // lease instead; invalid keys and cancellations never do.
 func (g *Guard) Run(ctx context.Context, key string, next func(ctx context.Context) error) (ran bool, err error) {
 	var nextErr error
-	err = lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
+	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
 		ran = true
-		nextErr = next(context.WithValue(held, leaseKey{}, l))
+		nextErr = next(held)
 		return nextErr
 	}, g.opts...)
 	switch {

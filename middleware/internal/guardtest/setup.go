@@ -21,7 +21,7 @@ const (
 
 // Handler is the application handler of a scenario. r.Context() must be
 // the context the adapter gives the handler; l and ok are what the
-// adapter's LeaseFrom returns.
+// lock.LeaseFrom returns for r.Context().
 type Handler func(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool)
 
 // Setup is what a scenario asks the adapter to build.

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package main
-
-import "syscall"
-
-func setPdeathsig(*syscall.SysProcAttr) {}

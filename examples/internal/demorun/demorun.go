@@ -1,0 +1,131 @@
+// Package demorun is the part every example program shares: main's signal
+// handling, the Redis to run on (REDIS_URL, or an embedded miniredis, with
+// Check's findings printed; see demoredis), a key prefix of its own per
+// run, timing, and a non-zero exit when the demo fails. An example's main
+// is one call:
+//
+//	func main() { demorun.Main("quickstart", demo) }
+//
+// and its tests call [Run] with an empty url (embedded miniredis).
+package demorun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// Func is a demo: it tells its story on env.Out and returns an error when
+// the library misbehaved.
+type Func func(ctx context.Context, env *Env) error
+
+// Env is what a demo runs on.
+type Env struct {
+	// Out receives the demo's story.
+	Out io.Writer
+	// Redis is the client of the demo's server.
+	Redis *redis.Client
+	// Mini is the embedded server, or nil when REDIS_URL names a real one.
+	Mini *miniredis.Miniredis
+
+	wrap func(lock.Backend) lock.Backend // see RunBroken
+}
+
+// Backend returns a redisbackend on e.Redis whose keys go under a prefix
+// no other run shares (name:<12 hex digits>), and prints the prefix. It is
+// BackendWith(name, redisbackend.Options{}): one fence counter per key.
+func (e *Env) Backend(name string) (lock.Backend, error) {
+	return e.BackendWith(name, redisbackend.Options{})
+}
+
+// BackendWith is Backend with the options o, such as FenceStripes for a
+// demo whose keys are unbounded (an Idempotency-Key per request); the
+// prefix is always the run's own, whatever o.Prefix says. It prints the
+// number of striped fence counters when o has them.
+func (e *Env) BackendWith(name string, o redisbackend.Options) (lock.Backend, error) {
+	o.Prefix = demoredis.Prefix(name)
+	b, err := redisbackend.New(e.Redis, &o)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.Out, "Keys:  %s:*\n", o.Prefix)
+	if o.FenceStripes > 0 {
+		fmt.Fprintf(e.Out, "Fences: %d striped counters, whatever the number of keys\n", o.FenceStripes)
+	}
+	if e.wrap != nil {
+		return e.wrap(b), nil
+	}
+	return b, nil
+}
+
+// Expire returns once a lease of ttl granted now has expired: at once on
+// the embedded server, whose clock it moves (miniredis never expires keys
+// on its own), else after ttl plus lock.TimeTolerance (a lease stays live
+// that long past its expiry) or when ctx ends.
+func (e *Env) Expire(ctx context.Context, ttl time.Duration) {
+	if e.Mini != nil {
+		e.Mini.FastForward(ttl + 2*time.Second)
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(ttl + lock.TimeTolerance + 200*time.Millisecond):
+	}
+}
+
+// Main runs demo as an example's program: on the server at REDIS_URL, or
+// an embedded miniredis when it is unset, until the demo ends or the
+// process gets SIGINT or SIGTERM. It prints how long the demo took, and
+// exits 1 with "<name> FAILED" and the error when the demo fails (130 when
+// interrupted).
+func Main(name string, demo Func) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	start := time.Now()
+	err := Run(ctx, os.Stdout, os.Getenv("REDIS_URL"), demo)
+	took := time.Since(start).Round(10 * time.Millisecond)
+	interrupted := ctx.Err() != nil
+	stop()
+	switch {
+	case err != nil && interrupted:
+		fmt.Fprintf(os.Stderr, "%s: interrupted after %v: %v\n", name, took, err)
+		os.Exit(130)
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "%s FAILED after %v: %v\n", name, took, err)
+		os.Exit(1)
+	}
+	fmt.Printf("(%s took %v)\n", name, took)
+}
+
+// Run connects to the Redis server at url, or starts an embedded miniredis
+// when url is empty, and runs demo with its story going to w.
+func Run(ctx context.Context, w io.Writer, url string, demo Func) error {
+	return run(ctx, &Env{Out: w}, url, demo)
+}
+
+// RunBroken is Run on an embedded miniredis with every backend of
+// Env.Backend wrapped by wrap: tests use it to check that a demo fails,
+// and so `make demo` exits non-zero, when the lock is broken.
+func RunBroken(ctx context.Context, w io.Writer, wrap func(lock.Backend) lock.Backend, demo Func) error {
+	return run(ctx, &Env{Out: w, wrap: wrap}, "", demo)
+}
+
+func run(ctx context.Context, env *Env, url string, demo Func) error {
+	rdb, mr, closeFn, err := demoredis.Connect(ctx, env.Out, url)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	env.Redis, env.Mini = rdb, mr
+	return demo(ctx, env)
+}

@@ -1,0 +1,40 @@
+package redistest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestLaunchClose(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		Start(t) // skips, or fails under SYNCGUARD_REQUIRE_REDIS=1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	s, err := Launch("", WithArgs("--maxclients", "100"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Client(t)
+	if got, err := c.ConfigGet(ctx, "maxclients").Result(); err != nil || got["maxclients"] != "100" {
+		t.Errorf("CONFIG GET maxclients: got %v, %v; want 100 (WithArgs)", got, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := c.Ping(ctx).Err(); err == nil {
+		t.Error("PING after Close: got an answer, want none")
+	}
+	if _, err := os.Stat(s.dir); !os.IsNotExist(err) {
+		t.Errorf("data dir %s after Close: got %v, want it removed", s.dir, err)
+	}
+}
+
+func TestLaunchNoBinary(t *testing.T) {
+	if _, err := Launch("/nonexistent/redis-server"); err == nil {
+		t.Error("Launch with a missing binary: got nil error")
+	}
+}

@@ -1,0 +1,114 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// errReleased is the cause of a held context cancelled by its release: the
+// lease is no longer held, so work still running under it must stop as if
+// the lease were lost.
+var errReleased = fmt.Errorf("%w: released", ErrLeaseLost)
+
+// Hold takes the lock on key from b and keeps it until release is called:
+// it acquires with retry (see [Acquire]; the same options as [Do]), keeps
+// the lease alive with [Keep], and returns a context for the protected
+// work. held carries the lease ([LeaseFrom]) and is cancelled with a cause
+// matching [ErrLeaseLost] when the lease is lost, when release is called,
+// and when ctx ends.
+//
+// Call release once the work is done, typically deferred. It cancels held,
+// stops the heartbeat and releases the lease under a context of its own
+// (not ctx, bounded by [WithReleaseTimeout]), so a cancelled caller still
+// frees the key at once. It returns an error matching ErrLeaseLost when
+// the lease was lost before the release (the heartbeat lost it, or the
+// release found it already gone, as after a process stall past the TTL):
+// the work may not have been exclusive. A failed release goes to
+// [WithReleaseErrorHandler] and the lease then ends by its TTL. release is
+// idempotent and safe to call from any goroutine; every call returns the
+// first call's result.
+//
+// A release that is never called does not keep the lock forever unless
+// ctx lives forever: when ctx ends, the heartbeat stops, held is
+// cancelled, and the lease ends by its TTL.
+//
+// On error nothing is held, release is nil, and the errors are those of
+// [Acquire].
+func Hold(ctx context.Context, b Backend, key string, opts ...Option) (held context.Context, l Lease, release func() error, err error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, Lease{}, nil, err
+	}
+	h, err := c.hold(ctx, b, key)
+	if err != nil {
+		return nil, Lease{}, nil, err
+	}
+	return h.held, h.lease, func() error { return h.release(func(lost error) error { return lost }) }, nil
+}
+
+// holding is one lease taken by Hold or Do.
+type holding struct {
+	c      *config
+	b      Backend
+	ctx    context.Context // the caller's: the release detaches from it
+	held   context.Context
+	lease  Lease
+	cancel context.CancelCauseFunc // cancels held
+	stop   func() error            // Keep's
+
+	once sync.Once
+	lost error // the release's result
+}
+
+// hold acquires key and starts keeping the lease alive.
+func (c *config) hold(ctx context.Context, b Backend, key string) (*holding, error) {
+	l, err := c.acquire(ctx, b, key)
+	if err != nil {
+		return nil, err
+	}
+	if l.TTL <= 0 {
+		l.TTL = c.ttl // a backend that leaves TTL unset still gets a heartbeat
+	}
+	kept, stop := Keep(ctx, b, l, c.keep...)
+	// A context of our own under Keep's, so that the release cancels held
+	// with errReleased rather than a bare context.Canceled; a loss reaches
+	// it from Keep's context with Keep's cause.
+	held, cancel := context.WithCancelCause(withLease(kept, l))
+	return &holding{c: c, b: b, ctx: ctx, held: held, lease: l, cancel: cancel, stop: stop}, nil
+}
+
+// release ends the lease once: it cancels held, stops the heartbeat, and
+// releases with the configured release function, to which it passes
+// outcome(lost) (lost is the heartbeat's loss error or nil). It returns
+// the loss, including one that the release itself finds; release failures
+// go to the release error handler.
+func (h *holding) release(outcome func(lost error) error) error {
+	h.once.Do(func() {
+		h.cancel(errReleased)
+		lost := h.stop()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), h.c.releaseTimeout)
+		defer cancel()
+		var rerr error
+		if h.c.release != nil {
+			rerr = h.c.release(rctx, h.lease, outcome(lost))
+		} else {
+			rerr = h.b.Release(rctx, h.lease.ID)
+		}
+		switch {
+		case rerr == nil:
+		case errors.Is(rerr, ErrNotHeld):
+			// The lease ended before the release, unnoticed by the
+			// heartbeat when the whole process stalled past the TTL (a
+			// GC or VM pause stops the heartbeat too). That is a loss.
+			if lost == nil {
+				lost = fmt.Errorf("%w: found at release: %w", ErrLeaseLost, rerr)
+			}
+		default:
+			h.c.onReleaseError(h.lease, rerr)
+		}
+		h.lost = lost
+	})
+	return h.lost
+}

@@ -1,0 +1,73 @@
+package echolock
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// lookupSources maps a KeyLookup source to the extractor of a name.
+var lookupSources = map[string]func(name string) KeyExtractor{
+	"header": FromHeader,
+	"param":  FromParam,
+	"query":  FromQuery,
+	"form":   FromForm,
+	"cookie": FromCookie,
+}
+
+// parseKeyLookup turns Config.KeyLookup into a KeyExtractor: one part is
+// its extractor as is, several are joined by Compose. Errors have
+// lock.CodeInvalidArgument and name the part at fault.
+func parseKeyLookup(lookup string) (KeyExtractor, error) {
+	sources := strings.Split(lookup, ",")
+	parts := make([]KeyExtractor, 0, len(sources))
+	for i, src := range sources {
+		src = strings.TrimSpace(src)
+		kind, name, found := strings.Cut(src, ":")
+		from, known := lookupSources[kind]
+		var problem string
+		switch {
+		case src == "":
+			problem = fmt.Sprintf("part %d is empty", i+1)
+		case !found:
+			problem = fmt.Sprintf("part %q is not <source>:<name>, such as header:Idempotency-Key", src)
+		case !known:
+			problem = fmt.Sprintf("part %q: unknown source %q (want header, param, query, form or cookie)", src, kind)
+		case name == "":
+			problem = fmt.Sprintf("part %q has no name after %q", src, kind+":")
+		case strings.TrimSpace(name) != name:
+			problem = fmt.Sprintf("part %q: the name has leading or trailing space", src)
+		case kind == "header" && strings.Contains(name, ":"):
+			problem = fmt.Sprintf("part %q: a header value prefix (Echo's header:<name>:<prefix>) is not supported", src)
+		case kind == "header" && !isToken(name):
+			problem = fmt.Sprintf("part %q: %q is not a valid header name", src, name)
+		}
+		if problem != "" {
+			return nil, lock.InvalidArgument("config", fmt.Sprintf("echolock: KeyLookup %q: %s", lookup, problem))
+		}
+		parts = append(parts, from(name))
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return Compose(parts...), nil
+}
+
+// isToken reports whether s is an RFC 9110 token, the syntax of a header
+// field name.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

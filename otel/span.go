@@ -1,0 +1,87 @@
+package otellock
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The telemetry of one call: its span (filtered, sampled, with the static
+// attributes of WithSpanAttributes), its outcome and its duration.
+
+// call is the telemetry state of one Backend call.
+type call struct {
+	op    op
+	span  trace.Span // nil when not recording
+	timed bool       // the duration histogram is enabled
+	began time.Time  // set when timed
+}
+
+// startSpan starts the span of operation o and returns it with its
+// context, or nil and ctx unchanged when no span would record: the
+// TracerProvider is the no-op one, a Filter skips the call, or the sampler
+// drops it.
+func (w *backend) startSpan(ctx context.Context, o op) (context.Context, trace.Span) {
+	if w.tracer == nil || !w.traced(ctx, o) {
+		return ctx, nil
+	}
+	sctx, span := w.tracer.Start(ctx, spanNames[o], w.startOpts...)
+	if !span.IsRecording() {
+		span.End()
+		return ctx, nil
+	}
+	return sctx, span
+}
+
+// traced reports whether every Filter lets a call of o made with ctx have
+// a span.
+func (w *backend) traced(ctx context.Context, o op) bool {
+	for _, f := range w.filters {
+		if !f(ctx, operations[o]) {
+			return false
+		}
+	}
+	return true
+}
+
+// begin starts the telemetry of a call of operation o. The span, if one
+// records, is in the returned context.
+func (w *backend) begin(ctx context.Context, o op) (context.Context, call) {
+	c := call{op: o}
+	ctx, c.span = w.startSpan(ctx, o)
+	if w.inst.operation.Enabled(ctx) {
+		c.timed = true
+		c.began = time.Now()
+	}
+	return ctx, c
+}
+
+// end finishes the telemetry of call c: out is the outcome of a call that
+// succeeded (err == nil); attrs go on the span, with room for two more.
+// It returns the outcome.
+func (w *backend) end(ctx context.Context, c call, out outcome, err error, attrs []attribute.KeyValue) outcome {
+	if err != nil {
+		out = classify(err)
+	}
+	if c.span != nil {
+		c.span.SetAttributes(append(attrs, OutcomeKey.String(out.String()), w.inst.backend)...)
+		if out == outError {
+			setError(c.span, err)
+		}
+		c.span.End()
+	}
+	if c.timed {
+		w.recordOp(ctx, c.op, out, err, seconds(time.Since(c.began)))
+	}
+	return out
+}
+
+// setError marks span as failed with err.
+func setError(span trace.Span, err error) {
+	span.SetAttributes(ErrorTypeKey.String(errorType(err)))
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+}

@@ -1,0 +1,126 @@
+package redisbackend
+
+import (
+	"context"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// fenceMaxArg is lock.FenceMax, boxed once as the acquire script's ARGV.
+var fenceMaxArg any = string(lock.FenceMax)
+
+// Acquire takes the lock on key for ttl, once. On contention it returns a
+// *lock.LockedError (matching lock.ErrLocked) carrying the holder's expiry.
+// A fence counter past lock.FenceMax fails with lock.CodeInternal and
+// leaves no lock behind. It is AcquireID with a fresh NewLockID.
+func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	return b.acquire(ctx, key, "", ttl)
+}
+
+// NewLockID implements lock.IDAcquirer: a fresh lock id for a lease on key
+// (in the cluster layout it starts with the key's hash tag, so the id
+// alone finds the lease's slot). In the single layout the id does not
+// depend on the key, which AcquireID validates: NewLockID then does no
+// key work, keeping it off the hot path.
+func (b *Backend) NewLockID(key string) (string, error) {
+	if b.layout != LayoutCluster {
+		return lock.NewLockID(), nil
+	}
+	_, lockKey, err := b.lockKey("acquire", key)
+	if err != nil {
+		return "", err
+	}
+	return b.newLockID(lockKey), nil
+}
+
+// AcquireID implements lock.IDAcquirer: Acquire with the lock id id, which
+// must come from NewLockID(key). Sent again with the id of the live lease
+// on key, it returns that lease (same fence and expiry) instead of
+// lock.ErrLocked; once that lease was released (or id was released
+// without ever being granted), it fails with an error matching
+// lock.ErrNotHeld and takes nothing.
+func (b *Backend) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
+	if err := lock.ValidateLockID(id); err != nil {
+		return lock.Lease{}, withOp(err, "acquire")
+	}
+	return b.acquire(ctx, key, id, ttl)
+}
+
+// acquire runs the acquire script with lock id id, or a fresh one when id
+// is "".
+func (b *Backend) acquire(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
+	const op = "acquire"
+	if err := checkCtx(op, ctx); err != nil {
+		return lock.Lease{}, err
+	}
+	norm, lockKey, err := b.lockKey(op, key)
+	if err != nil {
+		return lock.Lease{}, err
+	}
+	ttlMs, err := validTTL(op, ttl)
+	if err != nil {
+		return lock.Lease{}, err
+	}
+	fenceKey, err := b.fenceKey(norm, lockKey)
+	if err != nil {
+		return lock.Lease{}, withOp(err, op)
+	}
+	own := id == "" // the caller cannot release a lock it has no id of
+	if own {
+		id = b.newLockID(lockKey)
+	} else if b.layout == LayoutCluster && id[:tagLen] != b.lockTag(lockKey) {
+		return lock.Lease{}, lock.InvalidArgument(op, "lock id was not made by NewLockID for this key (its hash tag differs)")
+	}
+	args := append(acquireScript.args(3, 6), lockKey, b.indexKey(id), fenceKey,
+		id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg)
+	res, err := b.runAcquire(ctx, args).Slice()
+	if err != nil {
+		err = mapError(ctx, op, err)
+		if own && mayHaveRun(err) {
+			// The script may have taken the lock (a lost reply): release
+			// the id, which also keeps a late copy of the command from
+			// taking the key (release.lua).
+			go b.releaseAbandoned(ctx, b.indexKey(id), id, ttl)
+		}
+		return lock.Lease{}, err
+	}
+	if len(res) < 1 {
+		return lock.Lease{}, internal(op, "unexpected reply from the acquire script")
+	}
+	status, _ := res[0].(int64)
+	switch {
+	case status == 1 && len(res) >= 3:
+	case status == 0 && len(res) >= 2:
+		exp, _ := res[1].(int64)
+		le := &lock.LockedError{}
+		if exp > 0 {
+			le.ExpiresAt = msTime(exp)
+		}
+		return lock.Lease{}, le
+	case status == -3:
+		return lock.Lease{}, internal(op, "fence counter exceeded "+string(lock.FenceMax)+"; rotate to a new key (no lock was taken)")
+	case status == -4:
+		// The id was released (by its holder, or by an attempt that gave
+		// it up, such as ReplicaAck's): it takes nothing any more.
+		return lock.Lease{}, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+	default:
+		return lock.Lease{}, internal(op, "unexpected status from the acquire script")
+	}
+	fenceStr, _ := res[1].(string)
+	exp, _ := res[2].(int64)
+	fence, warn, err := lock.CheckFence(fenceStr)
+	if err != nil || exp <= 0 {
+		// Do not leave a lock we cannot describe.
+		go b.releaseAbandoned(ctx, b.indexKey(id), id, lock.DefaultReleaseTimeout)
+		if err == nil {
+			err = internal(op, "unexpected expiry from the acquire script")
+		}
+		return lock.Lease{}, err
+	}
+	if warn {
+		b.log.Warn("syncguard: fence counter past the warning threshold; plan a key rotation",
+			"key_hash", lock.HashKey(norm), "fence", fenceStr, "threshold", string(lock.FenceWarn))
+	}
+	return lock.Lease{Key: norm, ID: id, Fence: fence, TTL: ttl, ExpiresAt: msTime(exp)}, nil
+}

@@ -1,0 +1,35 @@
+package redisbackend_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// ExampleBackend_Check asks the server what its settings mean for fences
+// and refuses to start on one that can hand out a fence twice after a
+// restart or an eviction. It needs a Redis server, so it is compiled, not
+// run, by go test.
+func ExampleBackend_Check() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer client.Close()
+	b, err := redisbackend.New(client, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	report, err := b.Check(ctx)
+	if err != nil {
+		log.Fatal(err) // Redis cannot be reached, or rejects the credentials
+	}
+	for _, f := range report.Findings {
+		fmt.Println(f) // e.g. "severe persistence: no persistence (appendonly no, save "") ..."
+	}
+	if report.Worst() == redisbackend.SeveritySevere {
+		log.Fatal("this Redis cannot keep fences; see the findings above")
+	}
+}

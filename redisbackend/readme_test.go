@@ -1,0 +1,61 @@
+package redisbackend_test
+
+import (
+	"context"
+	"errors"
+	"log"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// The README's snippets for lock.Do and lock.Hold on this backend, kept
+// compiling (they need a live Redis, so nothing calls them); internal/readme
+// checks that README.md quotes the marked regions verbatim.
+
+// The snippets are compiled, not run: referenced here so that linters
+// (staticcheck U1000) do not report them unused.
+var _ = []any{readmeUsage, readmeHold}
+
+// invoiceStore is the fenced resource of the README's Usage snippet.
+type invoiceStore interface {
+	UpdateInvoice(ctx context.Context, id int, status string, fence lock.Fence) error
+}
+
+func readmeUsage(ctx context.Context, store invoiceStore, paid string) error {
+	// README: usage
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	backend, err := redisbackend.New(rdb, nil) // prefix "syncguard"
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	err = lock.Do(ctx, backend, "invoice:42", func(ctx context.Context, l lock.Lease) error {
+		// ctx is cancelled (cause lock.ErrLeaseLost) if the lease is lost.
+		return store.UpdateInvoice(ctx, 42, paid, l.Fence) // the store rejects older fences
+	}, lock.WithTTL(30*time.Second), lock.WithWait(5*time.Second))
+
+	switch {
+	case errors.Is(err, lock.ErrLocked): // gave up waiting (CodeAcquisitionTimeout)
+	case errors.Is(err, lock.ErrLeaseLost): // the work ran but the lease was lost meanwhile
+	case err != nil: // fn's error, or a system error (*lock.Error with a Code)
+	}
+	// END README
+	return err
+}
+
+func readmeHold(ctx context.Context, backend *redisbackend.Backend, work func(context.Context, lock.Fence)) error {
+	// README: hold
+	held, l, release, err := lock.Hold(ctx, backend, "report:2026-11", lock.WithTTL(time.Minute))
+	if err != nil {
+		return err // lock.ErrLocked (CodeAcquisitionTimeout) if the key stayed busy
+	}
+	defer release() // idempotent: also frees the key if work panics
+
+	work(held, l.Fence) // held ends (cause lock.ErrLeaseLost) if the lease is lost
+	return release()    // non-nil (lock.ErrLeaseLost) if the lease was lost
+	// END README
+}

@@ -1,0 +1,49 @@
+package redisbackend
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Release frees the lease id. It returns a *lock.NotHeldError (matching
+// lock.ErrNotHeld) when the lease is gone, expired or not the owner of
+// its key; nothing is deleted then.
+func (b *Backend) Release(ctx context.Context, id string) error {
+	const op = "release"
+	if err := checkCtx(op, ctx); err != nil {
+		return err
+	}
+	idKey, err := b.idKey(op, id)
+	if err != nil {
+		return err
+	}
+	n, err := b.release(ctx, idKey, id).Int64()
+	if err != nil {
+		return mapError(ctx, op, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	return notHeld(op, n)
+}
+
+// release runs the release script for lease id (idKey its index key).
+func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
+	return b.run(ctx, releaseScript, append(releaseScript.args(1, 5), idKey, id, toleranceArg, b.channelArg, b.tombArg, b.nonce()))
+}
+
+// releaseAbandoned releases lease id, which the caller will not hand out
+// (an acquisition whose outcome cannot be used), on a context of its own,
+// so that the lock does not stay behind until its TTL. It tries for up to
+// ttl, the lease's TTL, after which the lock is gone anyway: a server that
+// stalled runs the release when it resumes, and whichever of the two runs
+// first, nothing stays locked (release.lua retires the id).
+func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl time.Duration) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(ttl, lock.DefaultReleaseTimeout))
+	defer cancel()
+	_ = b.release(rctx, idKey, id).Err()
+}
