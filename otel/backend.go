@@ -50,7 +50,8 @@ var (
 //
 // When b implements lock.Observer itself, the result forwards to it; when
 // b implements lock.Completer, so does the result (ReleaseDone is observed
-// as a release); when b implements lock.BatchExtender, so does the result
+// as a release), and it then also implements lock.Recorder (forwarding
+// when b is one, else errors.ErrUnsupported); when b implements lock.BatchExtender, so does the result
 // (one "syncguard.extend_batch" span per batch), and lock.Keep keeps its
 // leases alive from one scheduler goroutine, as it does for b. The result
 // always implements lock.IDAcquirer, forwarding to b when b is one (each

@@ -48,6 +48,25 @@ func TestWrapForwardsCompleter(t *testing.T) {
 		t.Errorf("spans = %v, want acquire then release", names)
 	}
 
+	// Records (a done marker with contents) too, observed as a release.
+	r, ok := w.(lock.Recorder)
+	if !ok {
+		t.Fatal("Wrap of a lock.Recorder is not a lock.Recorder")
+	}
+	l, err = w.Acquire(ctx, "req", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ReleaseRecord(ctx, l, []byte("201"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := r.Record(ctx, "req"); err != nil || !ok || string(got) != "201" {
+		t.Errorf("Record = %q, %v, %v; want 201", got, ok, err)
+	}
+	if n := len(rec.Ended()); n != 4 || rec.Ended()[3].Name() != "syncguard.release" {
+		t.Errorf("%d spans, want 4 ending with a release", n)
+	}
+
 	// A backend without Completer stays without it.
 	if _, ok := otellock.Wrap(plainBackend{inner}).(lock.Completer); ok {
 		t.Error("Wrap invented a lock.Completer")

@@ -2,12 +2,18 @@ package redisbackend
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-var _ lock.Completer = (*Backend)(nil)
+var (
+	_ lock.Completer = (*Backend)(nil)
+	_ lock.Recorder  = (*Backend)(nil)
+)
 
 // doneKey derives the done-marker key from the lock key, like the fence
 // key: "<prefix>:done:<lock key>", hashed when too long.
@@ -19,6 +25,24 @@ func (b *Backend) doneKey(lockKey string) (string, error) {
 // for doneTTL (the marker holds the lease's fence). It returns a
 // *lock.NotHeldError, and writes no marker, when the lease is not held.
 func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
+	return b.releaseMarked(ctx, l, nil, doneTTL)
+}
+
+// ReleaseRecord releases lease l and, in the same script, stores record
+// for l.Key for ttl, at the key of its done marker (IsDone reports it). It
+// returns a *lock.NotHeldError, and stores nothing, when the lease is not
+// held.
+func (b *Backend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
+	if record == nil {
+		record = []byte{}
+	}
+	return b.releaseMarked(ctx, l, record, ttl)
+}
+
+// releaseMarked runs release.lua with a marker key: released and marked
+// in one step. The marker holds record, or the lease's fence when record
+// is nil.
+func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
 	const op = "release"
 	if err := checkCtx(op, ctx); err != nil {
 		return err
@@ -31,7 +55,7 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 	if err != nil {
 		return err
 	}
-	ttlMs, err := validTTL(op, doneTTL)
+	ttlMs, err := validTTL(op, ttl)
 	if err != nil {
 		return err
 	}
@@ -39,9 +63,14 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 	if err != nil {
 		return withOp(err, op)
 	}
-	// release.lua with a marker key: released and marked in one step.
-	args := append(releaseScript.args(2, 7), idKey, doneKey,
-		l.ID, toleranceArg, b.channelArg, b.tombArg, b.nonce(), lockKey, ttlMs)
+	var args []any
+	if record == nil {
+		args = append(releaseScript.args(2, 7), idKey, doneKey,
+			l.ID, toleranceArg, b.channelArg, b.tombArg, b.nonce(), lockKey, ttlMs)
+	} else {
+		args = append(releaseScript.args(2, 8), idKey, doneKey,
+			l.ID, toleranceArg, b.channelArg, b.tombArg, b.nonce(), lockKey, ttlMs, record)
+	}
 	n, err := b.run(ctx, releaseScript, args).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)
@@ -50,6 +79,30 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 		return nil
 	}
 	return notHeld(op, n)
+}
+
+// Record returns the record ReleaseRecord stored for key, if any.
+func (b *Backend) Record(ctx context.Context, key string) ([]byte, bool, error) {
+	const op = "record"
+	if err := checkCtx(op, ctx); err != nil {
+		return nil, false, err
+	}
+	_, lockKey, err := b.lockKey(op, key)
+	if err != nil {
+		return nil, false, err
+	}
+	doneKey, err := b.doneKey(lockKey)
+	if err != nil {
+		return nil, false, withOp(err, op)
+	}
+	s, err := b.run(ctx, getRecordScript, append(getRecordScript.args(1, 0), doneKey)).Text()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, mapError(ctx, op, err)
+	}
+	return []byte(s), true, nil
 }
 
 // IsDone reports whether key carries a live done marker.

@@ -96,3 +96,65 @@ func TestReleaseDone(t *testing.T) {
 		t.Errorf("IsDone(\"\") err = %v, want InvalidArgument", err)
 	}
 }
+
+func TestReleaseRecord(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	b, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	if rec, ok, err := b.Record(ctx, "req:1"); err != nil || ok || rec != nil {
+		t.Fatalf("Record before any run = %q, %v, %v; want nothing", rec, ok, err)
+	}
+	l, err := b.Acquire(ctx, "req:1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Any bytes, NUL and invalid UTF-8 included, come back as stored.
+	want := []byte("HTTP 201\x00\xff{\"id\":1}")
+	if err := b.ReleaseRecord(ctx, l, want, 2*time.Second); err != nil {
+		t.Fatalf("ReleaseRecord: %v", err)
+	}
+	if locked, _ := b.IsLocked(ctx, "req:1"); locked {
+		t.Error("key still locked after ReleaseRecord")
+	}
+	rec, ok, err := b.Record(ctx, "req:1")
+	if err != nil || !ok || string(rec) != string(want) {
+		t.Errorf("Record = %q, %v, %v; want %q", rec, ok, err, want)
+	}
+	if done, err := b.IsDone(ctx, "req:1"); err != nil || !done {
+		t.Errorf("IsDone after ReleaseRecord = %v, %v; want true", done, err)
+	}
+	if pttl := rdb.PTTL(ctx, "syncguard:done:syncguard:req:1").Val(); pttl <= 0 || pttl > 2*time.Second {
+		t.Errorf("record PTTL = %v, want (0, 2s]", pttl)
+	}
+
+	// A lease that is not held stores nothing.
+	l2, err := b.Acquire(ctx, "req:2", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(ctx, l2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseRecord(ctx, l2, want, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("ReleaseRecord of a released lease = %v, want ErrNotHeld", err)
+	}
+	if _, ok, _ := b.Record(ctx, "req:2"); ok {
+		t.Error("a record was stored for a lease that was not held")
+	}
+	// An empty record is a record.
+	l3, err := b.Acquire(ctx, "req:3", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseRecord(ctx, l3, nil, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok, err := b.Record(ctx, "req:3"); err != nil || !ok || len(rec) != 0 {
+		t.Errorf("Record of an empty record = %q, %v, %v; want empty, true", rec, ok, err)
+	}
+}

@@ -30,6 +30,8 @@ var (
 	isLockedSrc string
 	//go:embed scripts/is_done.lua
 	isDoneSrc string
+	//go:embed scripts/get_record.lua
+	getRecordSrc string
 
 	acquireScript   = newScript(acquireSrc)
 	releaseScript   = newScript(releaseSrc)
@@ -38,6 +40,7 @@ var (
 	lookupKeyScript = newScript(lookupKeySrc)
 	isLockedScript  = newScript(isLockedSrc)
 	isDoneScript    = newScript(isDoneSrc)
+	getRecordScript = newScript(getRecordSrc)
 )
 
 // toleranceArg is lock.TimeToleranceMs, boxed once: every script that

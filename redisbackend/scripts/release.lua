@@ -5,7 +5,8 @@
 -- channels ("<prefix>:released:"), ARGV[4] tombstone ttlMs, ARGV[5] this call's nonce
 -- (unique per Release call, the same in every copy of its command); with
 -- KEYS[2]: ARGV[6] the lease's lock key (the marker key was derived from
--- it), ARGV[7] marker ttlMs
+-- it), ARGV[7] marker ttlMs, ARGV[8] (optional) the marker's value, a
+-- record (ReleaseRecord; the lease's fence when absent)
 -- Returns 1 released, 0 owned by another lease, -1 not found, -2 expired.
 -- A deleted lock (1 or -2) is announced on its own channel: PUBLISH
 -- ARGV[3] .. <lock key> (an empty message; notify.go subscribes to the
@@ -53,7 +54,7 @@ if data.expiresAtMs > nowMs - tonumber(ARGV[2]) then result = 1 end
 redis.call('DEL', lockKey)
 redis.call('SET', KEYS[1], tombstone(result, ARGV[5]), 'PX', tombMs)
 if result == 1 and marker then
-  redis.call('SET', marker, data.fence or '1', 'PX', tonumber(ARGV[7]))
+  redis.call('SET', marker, ARGV[8] or data.fence or '1', 'PX', tonumber(ARGV[7]))
 end
 redis.call('PUBLISH', ARGV[3] .. lockKey, '')
 return result
