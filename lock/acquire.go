@@ -68,13 +68,29 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 	// took the lock (a lost reply): unless a later attempt with the same id
 	// gets the lease back, that id is released on the way out.
 	unknown := false
+	// qw is the caller's place in the backend's queue of the key, when b
+	// is a Queuer and the call may wait; its Leave releases whatever the
+	// id holds if the call fails, which covers unknown outcomes too.
+	qw, err := joinQueue(b, key, id, c)
+	if err != nil {
+		return Lease{}, err
+	}
 	defer func() {
-		if err != nil && unknown && id != "" {
+		switch {
+		case qw != nil:
+			qw.Leave(err == nil)
+		case err != nil && unknown && id != "":
 			go releaseOrphan(context.WithoutCancel(ctx), b, id, max(c.releaseTimeout, c.ttl))
 		}
 	}()
+	if qw != nil {
+		try = qw.Attempt
+	}
 	deadline := time.Now().Add(c.wait)
-	notifier, _ := b.(Notifier)
+	var notifier Notifier
+	if qw == nil {
+		notifier, _ = b.(Notifier)
+	}
 	var (
 		timer   *time.Timer
 		timerAt time.Time // when the pending backoff timer fires; zero when none is pending
@@ -105,6 +121,15 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 				var aerr error
 				if try, id, aerr = attempter(b, key, c.ttl); aerr != nil {
 					return Lease{}, aerr
+				}
+				if qw != nil {
+					qw.Leave(false)
+					if qw, aerr = joinQueue(b, key, id, c); aerr != nil {
+						return Lease{}, aerr
+					}
+					if qw != nil {
+						try = qw.Attempt
+					}
 				}
 				unknown, idUses = false, 0
 				if obs != nil {
@@ -162,7 +187,18 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 		if obs != nil {
 			obs.Attempt(attempt, err, wait)
 		}
+		var granted <-chan Lease
+		if qw != nil {
+			granted = qw.Granted()
+		}
 		select {
+		case g := <-granted:
+			if g.ID != "" {
+				// Handed over by a release: the lease is ours.
+				return g, nil
+			}
+			// The backend asks for an attempt at once (hand-offs may have
+			// been missed); like a wake-up, it uses up no retry.
 		case <-ctx.Done():
 			return Lease{}, aborted(ctx.Err())
 		case <-timer.C:
@@ -177,6 +213,23 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 			watch, unwatch = watchKey(notifier, key)
 		}
 	}
+}
+
+// joinQueue returns the waiter of id in b's queue of key when b is a
+// [Queuer] that can queue it and the call may wait; else nil.
+func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
+	q, ok := b.(Queuer)
+	if !ok || id == "" || c.wait <= 0 {
+		return nil, nil
+	}
+	w, err := q.Join(key, id, c.ttl, c.wait)
+	if err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return w, nil
 }
 
 // attempter returns the function that makes one acquisition attempt on b:

@@ -57,7 +57,8 @@ var (
 // always implements lock.IDAcquirer, forwarding to b when b is one (each
 // AcquireID observed as an acquire) and reporting errors.ErrUnsupported
 // otherwise, so lock.Acquire uses one lock id for all its attempts exactly
-// when b can.
+// when b can; likewise lock.Queuer (each Attempt observed as an acquire),
+// so waiters keep their place in the backend's queue of the key.
 func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 	if b == nil {
 		panic("otellock: Wrap(nil)")

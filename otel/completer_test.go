@@ -76,9 +76,9 @@ func TestWrapForwardsCompleter(t *testing.T) {
 // plainBackend hides everything but lock.Backend.
 type plainBackend struct{ lock.Backend }
 
-// TestWrapForwardsNotifier: release notifications still reach waiters
-// through the wrapper.
-func TestWrapForwardsNotifier(t *testing.T) {
+// TestWrapForwardsQueuer: waiters still queue, and get the lock handed
+// over by a release, through the wrapper.
+func TestWrapForwardsQueuer(t *testing.T) {
 	rdb := redistest.Shared(t).Client(t)
 	inner, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
 	if err != nil {

@@ -15,7 +15,7 @@ var fenceMaxArg any = string(lock.FenceMax)
 // A fence counter past lock.FenceMax fails with lock.CodeInternal and
 // leaves no lock behind. It is AcquireID with a fresh NewLockID.
 func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	return b.acquire(ctx, key, "", ttl)
+	return b.acquire(ctx, key, "", ttl, nil)
 }
 
 // NewLockID implements lock.IDAcquirer: a fresh lock id for a lease on key
@@ -44,12 +44,12 @@ func (b *Backend) AcquireID(ctx context.Context, key, id string, ttl time.Durati
 	if err := lock.ValidateLockID(id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
-	return b.acquire(ctx, key, id, ttl)
+	return b.acquire(ctx, key, id, ttl, nil)
 }
 
 // acquire runs the acquire script with lock id id, or a fresh one when id
-// is "".
-func (b *Backend) acquire(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
+// is "". With a waiter q (queue.go), a busy key also queues q's entry.
+func (b *Backend) acquire(ctx context.Context, key, id string, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
 	const op = "acquire"
 	if err := checkCtx(op, ctx); err != nil {
 		return lock.Lease{}, err
@@ -72,8 +72,14 @@ func (b *Backend) acquire(ctx context.Context, key, id string, ttl time.Duration
 	} else if b.layout == LayoutCluster && id[:tagLen] != b.lockTag(lockKey) {
 		return lock.Lease{}, lock.InvalidArgument(op, "lock id was not made by NewLockID for this key (its hash tag differs)")
 	}
-	args := append(acquireScript.args(3, 6), lockKey, b.indexKey(id), fenceKey,
-		id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg)
+	var args []any
+	if q == nil {
+		args = append(acquireScript.args(3, 6), lockKey, b.indexKey(id), fenceKey,
+			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg)
+	} else {
+		args = append(acquireScript.args(4, 9), lockKey, b.indexKey(id), fenceKey, q.queueKey,
+			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL)
+	}
 	res, err := b.runAcquire(ctx, args).Slice()
 	if err != nil {
 		err = mapError(ctx, op, err)
@@ -109,14 +115,24 @@ func (b *Backend) acquire(ctx context.Context, key, id string, ttl time.Duration
 	}
 	fenceStr, _ := res[1].(string)
 	exp, _ := res[2].(int64)
-	fence, warn, err := lock.CheckFence(fenceStr)
-	if err != nil || exp <= 0 {
+	l, err := b.grantedLease(norm, id, fenceStr, exp, ttl)
+	if err != nil {
 		// Do not leave a lock we cannot describe.
 		go b.releaseAbandoned(ctx, b.indexKey(id), id, lock.DefaultReleaseTimeout)
-		if err == nil {
-			err = internal(op, "unexpected expiry from the acquire script")
-		}
+		return lock.Lease{}, withOp(err, op)
+	}
+	return l, nil
+}
+
+// grantedLease is the lease a script granted on key norm to lock id: fence
+// fenceStr, expiring at exp (server ms). It logs the fence warning.
+func (b *Backend) grantedLease(norm, id, fenceStr string, exp int64, ttl time.Duration) (lock.Lease, error) {
+	fence, warn, err := lock.CheckFence(fenceStr)
+	if err != nil {
 		return lock.Lease{}, err
+	}
+	if exp <= 0 {
+		return lock.Lease{}, internal("acquire", "unexpected expiry from the acquire script")
 	}
 	if warn {
 		b.log.Warn("syncguard: fence counter past the warning threshold; plan a key rotation",

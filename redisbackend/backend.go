@@ -109,8 +109,9 @@ type Backend struct {
 	coalesce *coalescer // nil: each call on its own round trip (coalesce.go)
 	proc     processor  // nil: only the redis.Scripter methods (scripts.go)
 	features Features   // what New turned on and why (features.go)
-	// channelArg is notify.channel boxed once, the release scripts' ARGV.
-	channelArg any
+	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
+	// key follows), boxed once for release.lua (queue.go).
+	queueArg any
 	// tombArg is the resend window in ms, boxed once (resend.go).
 	tombArg any
 	// nonceBase and calls make the release calls' nonces (resend.go).
@@ -191,7 +192,7 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	notify := newNotifier(client, prefix, o.DisableNotifications)
+	notify := newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle)
 	proc, _ := client.(processor)
 	var co *coalescer
 	if !o.DisableCoalescing {
@@ -213,7 +214,7 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 		cleanup:    o.CleanupInIsLocked,
 		log:        log,
 		notify:     notify,
-		channelArg: notify.channel,
+		queueArg:   prefix + ":queue:",
 		tombArg:    max(window.Milliseconds(), 1),
 		nonceBase:  newNonceBase(),
 		stripes:    o.FenceStripes,
@@ -247,9 +248,9 @@ func validatePrefix(p string) (string, error) {
 			"prefix must be in Unicode NFC: the TypeScript library derives fence keys from the normalised prefix")
 	}
 	for _, seg := range strings.Split(p, ":") {
-		if seg == "id" || seg == "fence" || seg == "done" {
+		if seg == "id" || seg == "fence" || seg == "done" || seg == "queue" {
 			return "", lock.InvalidArgument("config",
-				`prefix must not contain a segment "id", "fence" or "done": its lock keys could overlap internal keys`)
+				`prefix must not contain a segment "id", "fence", "done" or "queue": its lock keys could overlap internal keys`)
 		}
 	}
 	return p, nil
@@ -270,8 +271,8 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	if err != nil {
 		return "", "", withOp(err, op)
 	}
-	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") || strings.HasPrefix(norm, "done:") {
-		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:" or "done:" (reserved for index, fence and done-marker keys)`)
+	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") || strings.HasPrefix(norm, "done:") || strings.HasPrefix(norm, "queue:") {
+		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:" or "queue:" (reserved for index, fence, done-marker and queue keys)`)
 	}
 	lockKey, err = lock.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
 	if err != nil {

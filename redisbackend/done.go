@@ -65,11 +65,11 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 	}
 	var args []any
 	if record == nil {
-		args = append(releaseScript.args(2, 7), idKey, doneKey,
-			l.ID, toleranceArg, b.channelArg, b.tombArg, b.nonce(), lockKey, ttlMs)
+		args = append(releaseScript.args(2, 9), idKey, doneKey,
+			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs)
 	} else {
-		args = append(releaseScript.args(2, 8), idKey, doneKey,
-			l.ID, toleranceArg, b.channelArg, b.tombArg, b.nonce(), lockKey, ttlMs, record)
+		args = append(releaseScript.args(2, 10), idKey, doneKey,
+			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs, record)
 	}
 	n, err := b.run(ctx, releaseScript, args).Int64()
 	if err != nil {

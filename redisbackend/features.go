@@ -13,10 +13,11 @@ import (
 // feature below needs more, which every go-redis client has but a wrapper
 // that exposes only redis.Scripter does not.
 type Features struct {
-	// Notifications: lock.Acquire waits for a release notification (a
-	// subscription to "<prefix>:released:<lock key>" while it waits on the
-	// key, see WatchKey) instead of only polling with its backoff. Needs a Subscribe method; off with
-	// Options.DisableNotifications.
+	// Notifications: lock.Acquire waits in the key's queue and a release
+	// hands the lock straight to it (see Join and queue.go; the Backend
+	// subscribes to a channel of its own while it has waiters) instead of
+	// only polling with its backoff. Needs a Subscribe method; off with
+	// Options.DisableNotifications and with Options.ReplicaAck.
 	Notifications Feature
 	// Coalescing: the script calls of concurrent goroutines share
 	// pipelines (see Options.DisableCoalescing). Needs Pipeline and
@@ -88,6 +89,8 @@ func featuresOf(client any, o Options, window time.Duration, windowFrom string) 
 	switch {
 	case o.DisableNotifications:
 		f.Notifications.Why = whyOption + "DisableNotifications"
+	case o.ReplicaAck.N > 0:
+		f.Notifications.Why = whyOption + "ReplicaAck (a handed-off lease would skip the replicas' acknowledgement)"
 	case canSub:
 		f.Notifications = Feature{On: true, Why: fmt.Sprintf(whyHas, "Subscribe")}
 	default:

@@ -59,10 +59,16 @@ func TestFeatures(t *testing.T) {
 			t.Cleanup(func() { _ = b.Close() })
 			f := b.Features()
 			// What Features says is what the Backend does.
-			ch, cancel := b.WatchKey("k")
-			cancel()
-			if (ch != nil) != f.Notifications.On {
-				t.Errorf("WatchKey gave a channel: %v; Notifications.On: %v", ch != nil, f.Notifications.On)
+			id, err := b.NewLockID("k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := b.Join("k", id, time.Second, time.Second)
+			if w != nil {
+				w.Leave(true)
+			}
+			if (err == nil) != f.Notifications.On {
+				t.Errorf("Join: %v; Notifications.On: %v", err, f.Notifications.On)
 			}
 			got := want{
 				notify: f.Notifications.On, coalesce: f.Coalescing.On, batch: f.BatchExtend.On, ack: f.ReplicaAck.On,

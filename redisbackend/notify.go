@@ -2,6 +2,7 @@ package redisbackend
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -11,42 +12,31 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Release notifications.
+// Hand-off notifications.
 //
-// The release script (release.lua, also behind ReleaseDone) PUBLISHes on
-// the lock's own channel, "<prefix>:released:<lock key>", whenever it
-// deletes a lock (a release, or the cleanup of an expired lease found by a
-// release). A Backend subscribes to a key's channel while it has waiters on
-// that key, and a dispatcher goroutine hands each message to ONE waiter of
-// the key in this process, oldest first. So a release costs a message only
-// for the instances that wait on that very key: a release nobody waits on
-// is delivered to no one, however many instances share the Redis.
+// Each Backend has a channel of its own, "<prefix>:waiter:<random>", that
+// it subscribes to while it has waiters in a key's queue (queue.go), and
+// for subscriptionIdle after the last one left (so a hot key, whose waiters
+// come and go, keeps the subscription). A release that hands a lock to a
+// queued waiter (release.lua) PUBLISHes "<lock id> <fence> <expiresAtMs>"
+// on the channel of that waiter's Backend, and the dispatcher goroutine
+// passes the lease to the waiter. So a release costs at most one message,
+// to one process, however many processes share the Redis; a release of a
+// key nobody waits on costs none.
 //
-// The woken waiter (lock.Acquire) registers a new watch at the back of the
-// queue and tries to acquire; if it gets the lock, its eventual release
-// wakes the next waiter, so a hot key is handed from waiter to waiter
-// without a thundering herd.
-//
-// Subscriptions follow the waiters: the first watch of a key queues a
-// SUBSCRIBE, and a key without waiters for subscriptionIdle is unsubscribed
-// (so a hot key, whose queue empties for a moment at every hand-off, keeps
-// its subscription). A subscriber goroutine sends these in order on the
-// Backend's one pub/sub connection. Until Redis confirms a subscription a
-// release of the key reaches no one, so the confirmation wakes every waiter
-// of that key, which then tries again (as a reconnect's confirmations do):
-// no release is missed, at the cost of one spurious attempt per new watch.
+// Until Redis confirms the subscription, hand-offs to this Backend would be
+// lost: its waiters do not queue (their attempts are plain attempts) until
+// then. When the connection drops, go-redis re-subscribes on reconnecting;
+// hand-offs published meanwhile found no subscriber, and release.lua
+// dropped those waiters' entries (in the single layout, where PUBLISH
+// counts subscribers). The confirmation of the new subscription asks every
+// waiter for an attempt at once, which queues it again.
 //
 // Channels are not keys, so a channel name never aliases a lock key. In
-// Redis Cluster a PUBLISH reaches every node's subscribers; a later change
-// may switch to sharded pub/sub (SPUBLISH/SSUBSCRIBE, which needs the
-// channel in the script's hash slot).
+// Redis Cluster a PUBLISH reaches every node's subscribers.
 
-// releasedChannelPrefix is the start of a prefix's release channels, passed
-// to the release scripts, which append the lock key.
-func releasedChannelPrefix(prefix string) string { return prefix + ":released:" }
-
-// subscriptionIdle is how long a key's channel stays subscribed after its
-// last waiter left.
+// subscriptionIdle is how long the channel stays subscribed after the last
+// waiter left.
 const subscriptionIdle = time.Second
 
 // subscriber is the part of a go-redis client that pub/sub needs.
@@ -58,47 +48,36 @@ type subscriber interface {
 // connection reader and the dispatcher (which never blocks).
 const notifyBuffer = 1024
 
-// notifier holds the waiters of one Backend and its subscriptions.
+// notifier holds the queued waiters of one Backend and its subscription.
 type notifier struct {
-	sub     subscriber // nil: notifications unavailable
-	channel string     // releasedChannelPrefix
+	sub     subscriber // nil: hand-offs unavailable, waiters poll
+	channel string     // this Backend's hand-off channel
+	// live is whether release.lua may drop an entry whose channel has no
+	// subscriber (PUBLISH counts them on the one server of the single
+	// layout; in Redis Cluster it counts one node's).
+	live bool
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	pubsub  *redis.PubSub // set with started
-	done    chan struct{} // closed when the dispatcher and subscriber exit
-	kick    chan struct{} // capacity 1: ops pending, or closed
-	queues  map[string]*waitQueue
-	subs    map[string]time.Time // subscribed lock keys: since when idle (zero while waited on)
-	ops     []subOp              // SUBSCRIBE/UNSUBSCRIBE to send, in order
-}
-
-// subOp is one SUBSCRIBE (sub) or UNSUBSCRIBE of a release channel.
-type subOp struct {
-	channel string
-	sub     bool
-}
-
-// waitQueue is the FIFO of the waiters of one lock key (an intrusive
-// doubly linked list, so cancel is O(1)).
-type waitQueue struct {
-	head, tail *waiter
-}
-
-type waiter struct {
-	lockKey    string
-	ch         chan struct{} // capacity 1: at most one wake-up is ever sent
-	prev, next *waiter
-	queued     bool // in its key's queue (neither woken nor cancelled)
-	cancelled  bool
+	mu         sync.Mutex
+	started    bool
+	closed     bool
+	pubsub     *redis.PubSub // set with started
+	done       chan struct{} // closed when the dispatcher and subscriber exit
+	kick       chan struct{} // capacity 1: a (un)subscription to send, or closed
+	waiters    map[string]*queueWaiter
+	subscribed bool      // SUBSCRIBE sent (and no UNSUBSCRIBE since)
+	ready      bool      // Redis confirmed the subscription
+	lastUse    time.Time // when a waiter last registered or left
 }
 
 // newNotifier returns the notifier of a Backend on client; it does not
-// subscribe until the first watch. With disabled, or a client that cannot
-// subscribe usefully, every watch is nil and waiters poll.
-func newNotifier(client redis.Scripter, prefix string, disabled bool) *notifier {
-	n := &notifier{channel: releasedChannelPrefix(prefix), queues: map[string]*waitQueue{}, subs: map[string]time.Time{}}
+// subscribe until a waiter needs it. With disabled, or a client that
+// cannot subscribe, Join reports errors.ErrUnsupported and waiters poll.
+func newNotifier(client redis.Scripter, prefix string, disabled, live bool) *notifier {
+	n := &notifier{
+		channel: prefix + ":waiter:" + lock.NewLockID(),
+		live:    live,
+		waiters: map[string]*queueWaiter{},
+	}
 	if disabled {
 		return n
 	}
@@ -108,71 +87,75 @@ func newNotifier(client redis.Scripter, prefix string, disabled bool) *notifier 
 	return n
 }
 
-var _ lock.Notifier = (*Backend)(nil)
-
-// WatchKey implements lock.Notifier: ch receives once after a release of a
-// lease on key is published, or spuriously (after the subscription is
-// (re)established, when a wake-up is handed on by a cancelled watch, or
-// when the Backend is closed). It never blocks: the first call starts the
-// shared subscription in the background. ch is nil, so the caller polls,
-// when notifications are disabled (Options.DisableNotifications), the
-// client cannot subscribe (it lacks Subscribe), key is
-// invalid, or the Backend is closed. cancel must be called when the caller
-// stops waiting; it is idempotent.
-func (b *Backend) WatchKey(key string) (ch <-chan struct{}, cancel func()) {
-	n := b.notify
+// usable reports whether waiters can queue on this notifier.
+func (n *notifier) usable() bool {
 	if n == nil || n.sub == nil {
-		return nil, func() {}
+		return false
 	}
-	_, lockKey, err := b.lockKey("watch", key)
-	if err != nil {
-		return nil, func() {}
-	}
-	w := &waiter{lockKey: lockKey, ch: make(chan struct{}, 1)}
 	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !n.closed
+}
+
+// register adds w, which is about to attempt, to the waiters hand-offs
+// (and requests for an attempt) are delivered to, and reports whether w's
+// attempt may queue: not while the subscription is unconfirmed (it is
+// then requested, and its confirmation asks w for an attempt), nor after
+// Close.
+func (n *notifier) register(w *queueWaiter) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.closed {
-		n.mu.Unlock()
-		return nil, func() {}
+		return false
 	}
+	n.lastUse = time.Now()
+	if !w.registered {
+		w.registered = true
+		n.waiters[w.id] = w
+	}
+	if !n.ready {
+		n.startLocked()
+		return false
+	}
+	return true
+}
+
+// unregister removes w.
+func (n *notifier) unregister(w *queueWaiter) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if w.registered {
+		w.registered = false
+		delete(n.waiters, w.id)
+		n.lastUse = time.Now()
+	}
+}
+
+// startLocked starts the dispatcher and subscriber on first use, and asks
+// the subscriber to subscribe.
+func (n *notifier) startLocked() {
 	if !n.started {
 		n.started = true
 		n.done = make(chan struct{})
 		n.kick = make(chan struct{}, 1)
 		// No channel yet: this does no I/O. The dispatcher's reader
-		// connects; the subscriber sends the SUBSCRIBEs.
+		// connects; the subscriber sends the SUBSCRIBE.
 		n.pubsub = n.sub.Subscribe(context.Background())
 		go n.run()
 	}
-	q := n.queues[lockKey]
-	if q == nil {
-		q = &waitQueue{}
-		n.queues[lockKey] = q
-	}
-	q.push(w)
-	if _, ok := n.subs[lockKey]; ok {
-		n.subs[lockKey] = time.Time{}
-	} else {
-		n.subs[lockKey] = time.Time{}
-		n.ops = append(n.ops, subOp{channel: n.channel + lockKey, sub: true})
-		n.kickLocked()
-	}
-	n.mu.Unlock()
-	return w.ch, func() { n.cancel(w) }
-}
-
-// kickLocked tells the subscriber that ops are pending.
-func (n *notifier) kickLocked() {
-	select {
-	case n.kick <- struct{}{}:
-	default:
+	if !n.subscribed {
+		select {
+		case n.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// Close stops the release subscription and its dispatcher goroutine, and
-// wakes the current waiters, which then fall back to polling; later
-// watches are nil. It does not close the Redis client, and the Backend
-// keeps working otherwise. It is idempotent and safe to call concurrently
-// with anything else; it returns the error of closing the subscription.
+// Close stops the hand-off subscription and its dispatcher goroutine, and
+// asks the current waiters for an attempt at once (they then poll); later
+// waits poll. It does not close the Redis client, and the Backend keeps
+// working otherwise. It is idempotent and safe to call concurrently with
+// anything else; it returns the error of closing the subscription.
 func (b *Backend) Close() error {
 	if b.notify == nil {
 		return nil
@@ -187,8 +170,9 @@ func (n *notifier) close() error {
 		return nil
 	}
 	n.closed = true
+	n.ready = false
 	ps, done := n.pubsub, n.done
-	n.wakeAllLocked()
+	n.pokeAllLocked()
 	if n.kick != nil {
 		close(n.kick)
 	}
@@ -203,17 +187,12 @@ func (n *notifier) close() error {
 	return err
 }
 
-// run starts the subscriber and runs the dispatcher: it routes every
-// message to one waiter of its lock key, and wakes every waiter of a key
-// when Redis confirms the key's subscription (the first, and those after a
-// reconnect), since releases published while not subscribed were lost.
+// run starts the subscriber and runs the dispatcher: it passes every
+// hand-off to its waiter, and asks every waiter for an attempt when Redis
+// confirms the subscription (the first, and those after a reconnect).
 func (n *notifier) run() {
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		n.subscribe()
-	}()
+	wg.Go(n.subscribe)
 	defer func() {
 		wg.Wait()
 		close(n.done)
@@ -221,22 +200,68 @@ func (n *notifier) run() {
 	for m := range n.pubsub.ChannelWithSubscriptions(redis.WithChannelSize(notifyBuffer)) {
 		switch m := m.(type) {
 		case *redis.Message:
-			n.mu.Lock()
-			n.wakeOneLocked(strings.TrimPrefix(m.Channel, n.channel))
-			n.mu.Unlock()
+			n.deliver(m.Payload)
 		case *redis.Subscription:
-			if m.Kind == "subscribe" {
-				n.mu.Lock()
-				n.wakeKeyLocked(strings.TrimPrefix(m.Channel, n.channel))
-				n.mu.Unlock()
+			n.mu.Lock()
+			switch m.Kind {
+			case "subscribe":
+				n.ready = n.subscribed && !n.closed
+				n.pokeAllLocked()
+			case "unsubscribe":
+				n.ready = false
 			}
+			n.mu.Unlock()
 		}
 	}
 }
 
-// subscribe sends the pending SUBSCRIBEs and UNSUBSCRIBEs in order, and
-// every subscriptionIdle queues the UNSUBSCRIBE of the keys idle for that
-// long, until Close.
+// deliver passes a hand-off, "<lock id> <fence> <expiresAtMs>", to its
+// waiter. One for a waiter that has left (it lost the race with the
+// release; its Leave releases the lease) or that does not parse is
+// dropped.
+func (n *notifier) deliver(payload string) {
+	id, rest, ok1 := strings.Cut(payload, " ")
+	fence, expStr, ok2 := strings.Cut(rest, " ")
+	exp, err := strconv.ParseInt(expStr, 10, 64)
+	if !ok1 || !ok2 || err != nil {
+		return
+	}
+	n.mu.Lock()
+	w := n.waiters[id]
+	n.mu.Unlock()
+	if w == nil {
+		return
+	}
+	l, err := w.b.grantedLease(w.norm, id, fence, exp, w.ttl)
+	if err != nil {
+		return // the waiter's next attempt reports it
+	}
+	// Only the dispatcher sends on w.ch: after taking a pending request
+	// for an attempt out, the send cannot block.
+	select {
+	case w.ch <- l:
+	default:
+		select {
+		case <-w.ch:
+		default:
+		}
+		w.ch <- l
+	}
+}
+
+// pokeAllLocked asks every registered waiter for an attempt at once.
+func (n *notifier) pokeAllLocked() {
+	for _, w := range n.waiters {
+		select {
+		case w.ch <- lock.Lease{}:
+		default:
+		}
+	}
+}
+
+// subscribe sends the SUBSCRIBE when asked, and every subscriptionIdle
+// the UNSUBSCRIBE when no waiter was registered for that long, until
+// Close.
 func (n *notifier) subscribe() {
 	ticker := time.NewTicker(subscriptionIdle)
 	defer ticker.Stop()
@@ -247,114 +272,26 @@ func (n *notifier) subscribe() {
 			if !ok {
 				return
 			}
+			n.mu.Lock()
+			send := !n.subscribed && !n.closed
+			n.subscribed = n.subscribed || send
+			n.mu.Unlock()
+			if send {
+				// An error means the connection is down: go-redis
+				// subscribes the channels it holds when it reconnects,
+				// and the confirmation makes the waiters queue.
+				_ = n.pubsub.Subscribe(ctx, n.channel)
+			}
 		case now := <-ticker.C:
 			n.mu.Lock()
-			for k, idle := range n.subs {
-				if !idle.IsZero() && now.Sub(idle) >= subscriptionIdle {
-					delete(n.subs, k)
-					n.ops = append(n.ops, subOp{channel: n.channel + k})
-				}
+			send := n.subscribed && !n.closed && len(n.waiters) == 0 && now.Sub(n.lastUse) >= subscriptionIdle
+			if send {
+				n.subscribed, n.ready = false, false
 			}
 			n.mu.Unlock()
-		}
-		n.mu.Lock()
-		ops := n.ops
-		n.ops = nil
-		n.mu.Unlock()
-		for _, op := range ops {
-			// An error means the connection is down: go-redis
-			// resubscribes the channels it holds when it reconnects, and
-			// the confirmations wake their waiters.
-			if op.sub {
-				_ = n.pubsub.Subscribe(ctx, op.channel)
-			} else {
-				_ = n.pubsub.Unsubscribe(ctx, op.channel)
+			if send {
+				_ = n.pubsub.Unsubscribe(ctx, n.channel)
 			}
 		}
 	}
-}
-
-// cancel unregisters w. A wake-up sent to w that its owner did not
-// consume is handed to the next waiter of the key.
-func (n *notifier) cancel(w *waiter) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if w.cancelled {
-		return
-	}
-	w.cancelled = true
-	if w.queued {
-		n.removeLocked(w)
-		return
-	}
-	select {
-	case <-w.ch:
-		n.wakeOneLocked(w.lockKey)
-	default:
-	}
-}
-
-// wakeOneLocked wakes the oldest waiter of lockKey, if any.
-func (n *notifier) wakeOneLocked(lockKey string) {
-	q := n.queues[lockKey]
-	if q == nil {
-		return
-	}
-	w := q.head
-	n.removeLocked(w)
-	w.ch <- struct{}{} // never blocks: capacity 1, sent at most once
-}
-
-// wakeKeyLocked wakes every waiter of lockKey.
-func (n *notifier) wakeKeyLocked(lockKey string) {
-	for n.queues[lockKey] != nil {
-		n.wakeOneLocked(lockKey)
-	}
-}
-
-// wakeAllLocked wakes every waiter.
-func (n *notifier) wakeAllLocked() {
-	for k, q := range n.queues {
-		for w := q.head; w != nil; {
-			next := w.next
-			w.prev, w.next, w.queued = nil, nil, false
-			w.ch <- struct{}{}
-			w = next
-		}
-		delete(n.queues, k)
-	}
-}
-
-// removeLocked takes a queued waiter out of its queue, dropping the queue
-// when it empties.
-func (n *notifier) removeLocked(w *waiter) {
-	q := n.queues[w.lockKey]
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		q.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		q.tail = w.prev
-	}
-	w.prev, w.next, w.queued = nil, nil, false
-	if q.head == nil {
-		delete(n.queues, w.lockKey)
-		if _, ok := n.subs[w.lockKey]; ok {
-			n.subs[w.lockKey] = time.Now()
-		}
-	}
-}
-
-func (q *waitQueue) push(w *waiter) {
-	w.queued = true
-	w.prev = q.tail
-	if q.tail != nil {
-		q.tail.next = w
-	} else {
-		q.head = w
-	}
-	q.tail = w
 }

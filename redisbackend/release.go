@@ -31,9 +31,16 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	return notHeld(op, n)
 }
 
+// The modes of release.lua.
+var (
+	modeRelease any = "r" // release
+	modeDone    any = "d" // release and mark done
+	modeLeave   any = "l" // leave the queue, and release what the id holds
+)
+
 // release runs the release script for lease id (idKey its index key).
 func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
-	return b.run(ctx, releaseScript, append(releaseScript.args(1, 5), idKey, id, toleranceArg, b.channelArg, b.tombArg, b.nonce()))
+	return b.run(ctx, releaseScript, append(releaseScript.args(1, 7), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease))
 }
 
 // releaseAbandoned releases lease id, which the caller will not hand out

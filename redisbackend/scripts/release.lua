@@ -1,18 +1,31 @@
--- Release: delete the lock and its index when owned by ARGV[1]; with a
--- done-marker key (ReleaseDone), also mark the key done, in the same step.
--- KEYS[1] index key, KEYS[2] (optional) done-marker key
--- ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] the start of the release
--- channels ("<prefix>:released:"), ARGV[4] tombstone ttlMs, ARGV[5] this call's nonce
--- (unique per Release call, the same in every copy of its command); with
--- KEYS[2]: ARGV[6] the lease's lock key (the marker key was derived from
--- it), ARGV[7] marker ttlMs, ARGV[8] (optional) the marker's value, a
--- record (ReleaseRecord; the lease's fence when absent)
+-- Release: delete the lock and its index when owned by ARGV[1], or hand
+-- the lock to the head of the key's queue of waiters (queue.go); with a
+-- done marker (ReleaseDone, ReleaseRecord), also mark the key done, in the
+-- same step; when a waiter leaves its queue, take its entry out first.
+-- KEYS[1] index key; KEYS[2] the done-marker key (mode "d") or the queue
+-- key (mode "l")
+-- ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] the start of the queue keys
+-- ("<prefix>:queue:", followed by the lock key), ARGV[4] tombstone ttlMs,
+-- ARGV[5] this call's nonce (unique per Release call, the same in every
+-- copy of its command), ARGV[6] max fence, ARGV[7] mode: "r" release, "d"
+-- release and mark done: ARGV[8] the lease's lock key (the marker key was
+-- derived from it), ARGV[9] marker ttlMs, ARGV[10] (optional) the marker's
+-- value, a record (the lease's fence when absent); "l" leave the queue:
+-- ARGV[8] the waiter's queue entry.
 -- Returns 1 released, 0 owned by another lease, -1 not found, -2 expired.
--- A deleted lock (1 or -2) is announced on its own channel: PUBLISH
--- ARGV[3] .. <lock key> (an empty message; notify.go subscribes to the
--- channels of the keys it waits on), so
--- waiters wake instead of polling (channels are not keys; in Redis Cluster
--- PUBLISH reaches every node). The marker is written only on 1.
+-- The marker is written only on 1.
+--
+-- Hand-off: a lock released (1) or found expired (-2) goes to the oldest
+-- live entry of its queue: a new lease for the entry's lock id and TTL,
+-- with the next fence, announced on the entry's channel (PUBLISH "<id>
+-- <fence> <expiresAtMs>"), so that the waiter's process hands it to the
+-- waiter with no further round trip. An entry past its deadline (its score,
+-- the time it queued in microseconds, plus its wait) is dropped; so is one whose channel
+-- has no subscriber when its entry asks for that check (the single layout:
+-- its process died or lost its connection; in Redis Cluster PUBLISH counts
+-- only the node's own subscribers). A queue of dead entries is popped 16
+-- at a time; without a live entry the lock is deleted. No queue, no
+-- message: a release nobody waits on is delivered to no one.
 --
 -- Safe to run twice: the index key is not deleted but replaced, for
 -- ARGV[4] ms (the time in which a client may re-send a command), by a
@@ -25,8 +38,45 @@
 -- gone) leaves the tombstone "\0-1:<nonce>": a copy of an acquisition with
 -- that id still in flight then takes nothing.
 local nowMs = serverMs()
-local marker = KEYS[2]
+local mode = ARGV[7]
 local tombMs = tonumber(ARGV[4])
+
+-- handOff gives the lock on lockKey (user key userKey) to the oldest live
+-- entry of its queue, and reports whether it did.
+local function handOff(lockKey, userKey)
+  local queue = ARGV[3] .. lockKey
+  -- The index key of a lock id: KEYS[1] is this prefix followed by ARGV[1]
+  -- (in the cluster layout too: the ids of one lock key share its tag).
+  local idPrefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
+  for _ = 1, 16 do
+    local head = redis.call('ZPOPMIN', queue)
+    if #head == 0 then return false end
+    -- "<id> <ttlMs> <waitMs> <l|n><s|k> <channel length> <channel><fence key>"
+    local id, ttl, wait, live, striped, clen, rest =
+      string.match(head[1], '^(%S+) (%d+) (%d+) ([ln])([sk]) (%d+) (.*)$')
+    if id and tonumber(head[2]) / 1000 + tonumber(wait) > nowMs then
+      clen = tonumber(clen)
+      local n = nextFence(string.sub(rest, clen + 1), striped == 's', nowMs)
+      if n > tonumber(ARGV[6]) then
+        -- The waiter's own attempt reports the overflow.
+        return false
+      end
+      local fence = string.format('%015d', n)
+      local expiresAtMs = nowMs + tonumber(ttl)
+      local heard = redis.call('PUBLISH', string.sub(rest, 1, clen), id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs))
+      if heard > 0 or live == 'n' then
+        redis.call('SET', lockKey, lockJSON(id, expiresAtMs, nowMs, userKey, fence), 'PX', ttl)
+        redis.call('SET', idPrefix .. id, lockKey, 'PX', ttl)
+        return true
+      end
+    end
+  end
+  return false
+end
+
+if mode == 'l' then
+  redis.call('ZREM', KEYS[2], ARGV[8])
+end
 
 local lockKey = redis.call('GET', KEYS[1])
 if not lockKey then
@@ -38,7 +88,7 @@ if isTomb(lockKey) then
   if nonce == ARGV[5] then return tonumber(result) end
   return -1
 end
-if marker and lockKey ~= ARGV[6] then return 0 end
+if mode == 'd' and lockKey ~= ARGV[8] then return 0 end
 local lockData = redis.call('GET', lockKey)
 if not lockData then
   redis.call('SET', KEYS[1], tombstone(-1, ARGV[5]), 'PX', tombMs)
@@ -51,10 +101,11 @@ if not data then return corrupt end
 if data.lockId ~= ARGV[1] then return 0 end
 local result = -2
 if data.expiresAtMs > nowMs - tonumber(ARGV[2]) then result = 1 end
-redis.call('DEL', lockKey)
 redis.call('SET', KEYS[1], tombstone(result, ARGV[5]), 'PX', tombMs)
-if result == 1 and marker then
-  redis.call('SET', marker, ARGV[8] or data.fence or '1', 'PX', tonumber(ARGV[7]))
+if result == 1 and mode == 'd' then
+  redis.call('SET', KEYS[2], ARGV[10] or data.fence or '1', 'PX', tonumber(ARGV[9]))
 end
-redis.call('PUBLISH', ARGV[3] .. lockKey, '')
+if not handOff(lockKey, data.key or '') then
+  redis.call('DEL', lockKey)
+end
 return result

@@ -1,0 +1,165 @@
+package redisbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Waiter queues.
+//
+// Each lock key has a queue of waiters, the sorted set "<prefix>:queue:<lock
+// key>" (in the lock key's hash slot in the cluster layout: its first hash
+// tag is the lock key's). An entry is one waiting lock.Acquire call:
+//
+//	"<lock id> <ttl ms> <wait ms> <l|n><s|k> <channel length> <channel><fence key>"
+//
+// scored by the server time at which it first queued, in microseconds. acquire.lua queues
+// an entry when the key is busy (ZADD NX: an entry keeps its place across
+// attempts) and takes it out when its attempt gets the lock; release.lua
+// pops the oldest live entry and hands the lock to it: a new lease for the
+// entry's lock id, fenced from the entry's fence key ("s": striped), for
+// the entry's TTL, announced on the entry's channel (notify.go). An entry
+// is live until its score plus its wait, and ("l") while its channel has a
+// subscriber. A waiter that gives up takes its entry out and releases what
+// its id may have been handed (release.lua's "l" mode), so a hand-off that
+// crossed its departure is handed on, not orphaned. The queue expires when
+// nobody queued for max(wait, queueMinTTL).
+//
+// Clients that do not queue (the TypeScript library, Backend.Acquire, a
+// lock.Acquire without a wait) take the lock whenever it is free and never
+// touch the queue; so does a queued waiter whose polling attempt finds the
+// lock free (its holder let the lease expire, or released it without
+// handing it on).
+
+// queueMinTTL is the least TTL of a queue key.
+const queueMinTTL = time.Minute
+
+var _ lock.Queuer = (*Backend)(nil)
+
+// queueWaiter is one lock.Waiter.
+type queueWaiter struct {
+	b    *Backend
+	key  string // as given to Join
+	id   string
+	ttl  time.Duration
+	wait time.Duration
+
+	// Set by the first attempt that queues.
+	norm, queueKey, entry string
+	queueTTL              int64
+
+	ch         chan lock.Lease // capacity 1: a hand-off, or a request for an attempt
+	registered bool            // in the notifier's waiters (notify.go guards it)
+	queued     bool            // an attempt queued (or may have queued) the entry
+	unknown    bool            // an attempt may have taken the lock without saying so
+	left       bool
+}
+
+// Join implements lock.Queuer. It does no I/O; the waiter queues on its
+// first attempt that finds the key busy once the Backend's hand-off
+// subscription is confirmed (until then its attempts are plain ones). It
+// returns an error matching errors.ErrUnsupported when hand-offs are off:
+// Options.DisableNotifications, Options.ReplicaAck (a handed-off lease
+// would skip the replicas' acknowledgement), a client without Subscribe,
+// or a closed Backend.
+func (b *Backend) Join(key, id string, ttl, wait time.Duration) (lock.Waiter, error) {
+	if !b.notify.usable() {
+		return nil, fmt.Errorf("redisbackend: waiter queues are off (notifications disabled, ReplicaAck, no Subscribe, or closed): %w", errors.ErrUnsupported)
+	}
+	return &queueWaiter{b: b, key: key, id: id, ttl: ttl, wait: wait, ch: make(chan lock.Lease, 1)}, nil
+}
+
+// Attempt implements lock.Waiter.
+func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
+	var q *queueWaiter
+	if w.prepare() && w.b.notify.register(w) {
+		q = w
+	}
+	l, err := w.b.acquireQueued(ctx, w.key, w.id, w.ttl, q)
+	if q != nil {
+		w.queued = true
+	}
+	if err != nil && !errors.Is(err, lock.ErrLocked) && mayHaveRun(err) {
+		w.unknown = true
+	}
+	return l, err
+}
+
+// prepare computes the waiter's queue key and entry, once, and reports
+// whether it can queue (its key and TTL are valid).
+func (w *queueWaiter) prepare() bool {
+	if w.entry != "" {
+		return true
+	}
+	b := w.b
+	norm, lockKey, err := b.lockKey("acquire", w.key)
+	if err != nil || lock.ValidateLockID(w.id) != nil || w.ttl.Milliseconds() <= 0 {
+		return false // the attempt reports it
+	}
+	fenceKey, err := b.fenceKey(norm, lockKey)
+	if err != nil {
+		return false
+	}
+	flags := "n"
+	if b.notify.live {
+		flags = "l"
+	}
+	if b.stripes > 0 {
+		flags += "s"
+	} else {
+		flags += "k"
+	}
+	ch := b.notify.channel
+	w.norm = norm
+	w.queueKey = b.prefix + ":queue:" + lockKey
+	w.queueTTL = max(w.wait, queueMinTTL).Milliseconds()
+	w.entry = w.id + " " + strconv.FormatInt(w.ttl.Milliseconds(), 10) + " " +
+		strconv.FormatInt(max(w.wait.Milliseconds(), 1), 10) + " " + flags + " " +
+		strconv.Itoa(len(ch)) + " " + ch + fenceKey
+	return true
+}
+
+// acquireQueued is AcquireID that, with q, also queues q's entry when the
+// key is busy.
+func (b *Backend) acquireQueued(ctx context.Context, key, id string, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
+	if err := lock.ValidateLockID(id); err != nil {
+		return lock.Lease{}, withOp(err, "acquire")
+	}
+	return b.acquire(ctx, key, id, ttl, q)
+}
+
+// Granted implements lock.Waiter.
+func (w *queueWaiter) Granted() <-chan lock.Lease { return w.ch }
+
+// Leave implements lock.Waiter.
+func (w *queueWaiter) Leave(took bool) {
+	if w.left {
+		return
+	}
+	w.left = true
+	w.b.notify.unregister(w)
+	if took || (!w.queued && !w.unknown) {
+		return
+	}
+	go w.b.leave(w)
+}
+
+// leave takes w's entry out of its queue and releases whatever w's id
+// holds, on a context of its own, trying for up to the lease's TTL (after
+// which a lease it was handed is gone anyway).
+func (b *Backend) leave(w *queueWaiter) {
+	ctx, cancel := context.WithTimeout(context.Background(), max(w.ttl, lock.DefaultReleaseTimeout))
+	defer cancel()
+	idKey := b.indexKey(w.id)
+	if w.entry == "" || !w.queued {
+		_ = b.release(ctx, idKey, w.id).Err()
+		return
+	}
+	_ = b.run(ctx, releaseScript, append(releaseScript.args(2, 8), idKey, w.queueKey,
+		w.id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeLeave, w.entry)).Err()
+}
