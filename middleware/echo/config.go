@@ -17,9 +17,11 @@ type KeyExtractor func(c echo.Context) (string, error)
 
 // BusyHandler answers a request whose key is held by someone else. Its
 // error goes to Echo like a handler's (DefaultBusyHandler returns an
-// *echo.HTTPError for the application's HTTPErrorHandler to render). retryAfter is the whole number of
-// seconds (at least one) until the holder's lease expires, or the TTL when
-// that is unknown; err matches lock.ErrLocked.
+// *echo.HTTPError for the application's HTTPErrorHandler to render).
+// retryAfter is a whole number of seconds, at least one: the time until
+// the holder's lease expires (the TTL when that is unknown), capped by
+// the moving average of how long this route's handlers held the lock;
+// err matches lock.ErrLocked.
 type BusyHandler func(c echo.Context, retryAfter time.Duration, err error) error
 
 // ErrorHandler answers a request that could not be locked for a reason
@@ -28,7 +30,9 @@ type BusyHandler func(c echo.Context, retryAfter time.Duration, err error) error
 // lock.CodeOf(err) tells the cases apart: lock.CodeInvalidArgument for a
 // missing or invalid key (no backend call was made), lock.CodeAborted when
 // the request's context ended while waiting, and the backend's codes (such
-// as lock.CodeServiceUnavailable) otherwise.
+// as lock.CodeServiceUnavailable) otherwise. With Config.Replay, err may
+// also match ErrKeyReused, ErrRequestTooLarge, ErrRequestBody,
+// ErrFingerprint or ErrBadRecord (lock.CodeOf is then "").
 type ErrorHandler func(c echo.Context, err error) error
 
 // Config configures the middleware. Zero fields take the values of
@@ -90,6 +94,17 @@ type Config struct {
 	// they win): for example lock.WithReleaseErrorHandler or
 	// lock.WithKeepOptions.
 	LockOptions []lock.Option
+	// DisableRouteScope leaves the route out of lock keys. By default a
+	// key includes the request's route, the method and the route path
+	// (c.Path(), such as "POST /orders/:id"), after Prefix, so the key
+	// "42" on two routes is two locks; when no route matched, the escaped
+	// request path stands in. With DisableRouteScope every route under
+	// Prefix shares one key space (the keys of earlier versions), and with
+	// Replay a key reused on another route is answered 422.
+	DisableRouteScope bool
+	// Replay, when not nil, turns on replay mode for idempotent requests
+	// (see ReplayConfig): &echolock.ReplayConfig{} for the defaults.
+	Replay *ReplayConfig
 }
 
 // Defaults.
@@ -133,8 +148,10 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 // ToMiddleware validates c and returns the middleware. It returns an error
 // with lock.CodeInvalidArgument for a nil Backend, neither or both of
 // KeyLookup and KeyExtractor, a malformed KeyLookup, a TTL that is
-// negative or under 3ms, a negative Wait, a bad lock option, or a Prefix
-// that is not valid UTF-8 or leaves no room for a key.
+// negative or under 3ms, a negative Wait, a bad lock option, a Prefix
+// that is not valid UTF-8 or leaves no room for a key; with Replay, a
+// Backend that is not a lock.Recorder, a replay TTL under 1ms, a negative
+// limit or a header that cannot be replayed.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	switch {
 	case c.KeyLookup != "" && c.KeyExtractor != nil:
@@ -154,6 +171,8 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 		Wait:        c.Wait,
 		FailOpen:    c.FailOpen,
 		LockOptions: c.LockOptions,
+		Unscoped:    c.DisableRouteScope,
+		Replay:      c.Replay.guard(),
 	})
 	if err != nil {
 		return nil, err

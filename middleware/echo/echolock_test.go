@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +21,12 @@ import (
 // never called.
 type nopBackend struct{ lock.Backend }
 
+// recorder is a nopBackend that is a lock.Recorder.
+type recorder struct {
+	nopBackend
+	lock.Recorder
+}
+
 func TestToMiddlewareErrors(t *testing.T) {
 	valid := echolock.DefaultConfig
 	valid.Backend = nopBackend{}
@@ -33,6 +40,15 @@ func TestToMiddlewareErrors(t *testing.T) {
 		{"negative TTL", func(c *echolock.Config) { c.TTL = -time.Second }},
 		{"negative wait", func(c *echolock.Config) { c.Wait = -time.Second }},
 		{"prefix not UTF-8", func(c *echolock.Config) { c.Prefix = "\xff" }},
+		{"replay on a backend that is not a lock.Recorder", func(c *echolock.Config) { c.Replay = &echolock.ReplayConfig{} }},
+		{"negative replay TTL", func(c *echolock.Config) {
+			c.Backend = recorder{}
+			c.Replay = &echolock.ReplayConfig{TTL: -time.Second}
+		}},
+		{"replay header Transfer-Encoding", func(c *echolock.Config) {
+			c.Backend = recorder{}
+			c.Replay = &echolock.ReplayConfig{Headers: []string{"Transfer-Encoding"}}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -47,6 +63,17 @@ func TestToMiddlewareErrors(t *testing.T) {
 	}
 	mustPanic(t, "New(nil, ...)", func() { echolock.New(nil, echolock.FromParam("id")) })
 	mustPanic(t, "New(b, nil)", func() { echolock.New(nopBackend{}, nil) })
+	t.Run("replay needs a lock.Recorder, and says so", func(t *testing.T) {
+		c := valid
+		c.Replay = &echolock.ReplayConfig{}
+		if _, err := c.ToMiddleware(); err == nil || !strings.Contains(err.Error(), "lock.Recorder") {
+			t.Errorf("ToMiddleware = %v, want an error naming lock.Recorder", err)
+		}
+		c.Backend = recorder{}
+		if _, err := c.ToMiddleware(); err != nil {
+			t.Errorf("ToMiddleware on a Recorder: %v", err)
+		}
+	})
 	t.Run("zero config fields take defaults", func(t *testing.T) {
 		if _, err := (echolock.Config{Backend: nopBackend{}, KeyExtractor: echolock.FromParam("id")}).ToMiddleware(); err != nil {
 			t.Errorf("ToMiddleware: %v", err)
@@ -130,6 +157,7 @@ func TestHandlerErrorIsNotALockError(t *testing.T) {
 // through routes, and that the request is restored after the handler.
 func TestExtractorsAndHooks(t *testing.T) {
 	const route = "/:tenant/orders/:id"
+	const scope = `orders:POST /\:tenant/orders/\:id:` // the prefix, the route (escaped) and ':'
 	b := newBackend(t)
 	tests := []struct {
 		desc   string
@@ -137,13 +165,13 @@ func TestExtractorsAndHooks(t *testing.T) {
 		target string
 		want   string // the lease's key; "" means 400
 	}{
-		{desc: "param", key: echolock.FromParam("id"), target: "/acme/orders/42", want: "orders:42"},
+		{desc: "param", key: echolock.FromParam("id"), target: "/acme/orders/42", want: scope + "42"},
 		{desc: "missing param", key: echolock.FromParam("nope"), target: "/acme/orders/42"},
-		{desc: "query", key: echolock.FromQuery("ref"), target: "/acme/orders/42?ref=r1", want: "orders:r1"},
+		{desc: "query", key: echolock.FromQuery("ref"), target: "/acme/orders/42?ref=r1", want: scope + "r1"},
 		{desc: "missing query", key: echolock.FromQuery("ref"), target: "/acme/orders/42"},
-		{desc: "header", key: echolock.FromHeader("Idempotency-Key"), target: "/acme/orders/42", want: "orders:ik"},
+		{desc: "header", key: echolock.FromHeader("Idempotency-Key"), target: "/acme/orders/42", want: scope + "ik"},
 		{desc: "compose", key: echolock.Compose(echolock.FromParam("tenant"), echolock.FromParam("id"), echolock.FromHeader("Idempotency-Key")),
-			target: "/acme/orders/42", want: "orders:acme:42:ik"},
+			target: "/acme/orders/42", want: scope + "acme:42:ik"},
 		{desc: "compose with a missing part", key: echolock.Compose(echolock.FromParam("id"), echolock.FromQuery("ref")), target: "/acme/orders/42"},
 	}
 	for _, tt := range tests {

@@ -46,7 +46,10 @@ func Example() {
 	// While another instance holds the key, the request is turned away:
 	// the middleware returns an *echo.HTTPError (409, with the lock error
 	// as Internal) and sets Retry-After; e.HTTPErrorHandler renders it.
-	l, err := backend.Acquire(context.Background(), "42", 10*time.Second)
+	// The lock key is the route (':' escaped) and the id. Retry-After is 1:
+	// the holder's lease has 10s left, but this route's handlers hold the
+	// lock for well under a second.
+	l, err := backend.Acquire(context.Background(), `POST /orders/\:id/pay:42`, 10*time.Second)
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +58,7 @@ func Example() {
 	_ = backend.Release(context.Background(), l.ID)
 	// Output:
 	// 200 paid under fence 000000000000001
-	// 409 Retry-After: 10 {"message":"Another request holds the lock for this resource. Retry after 10s."}
+	// 409 Retry-After: 1 {"message":"Another request holds the lock for this resource. Retry after 1s."}
 }
 
 // A group of routes locked per tenant and Idempotency-Key, waiting up to

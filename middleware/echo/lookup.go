@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
 // lookupSources maps a KeyLookup source to the extractor of a name.
@@ -40,7 +41,7 @@ func parseKeyLookup(lookup string) (KeyExtractor, error) {
 			problem = fmt.Sprintf("part %q: the name has leading or trailing space", src)
 		case kind == "header" && strings.Contains(name, ":"):
 			problem = fmt.Sprintf("part %q: a header value prefix (Echo's header:<name>:<prefix>) is not supported", src)
-		case kind == "header" && !isToken(name):
+		case kind == "header" && !guard.ValidHeaderName(name):
 			problem = fmt.Sprintf("part %q: %q is not a valid header name", src, name)
 		}
 		if problem != "" {
@@ -52,22 +53,4 @@ func parseKeyLookup(lookup string) (KeyExtractor, error) {
 		return parts[0], nil
 	}
 	return Compose(parts...), nil
-}
-
-// isToken reports whether s is an RFC 9110 token, the syntax of a header
-// field name.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -59,7 +59,8 @@ func TestKeyLookup(t *testing.T) {
 		t.Run(tt.desc, func(t *testing.T) {
 			b := &keyRecorder{Backend: nopBackend{}}
 			var seen error
-			mw, err := echolock.Config{Backend: b, KeyLookup: tt.lookup}.ToMiddleware()
+			// Unscoped: the key is what the lookup read.
+			mw, err := echolock.Config{Backend: b, KeyLookup: tt.lookup, DisableRouteScope: true}.ToMiddleware()
 			if err != nil {
 				t.Fatalf("ToMiddleware: %v", err)
 			}

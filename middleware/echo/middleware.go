@@ -3,6 +3,7 @@ package echolock
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,23 +20,41 @@ func (c Config) middleware(g *guard.Guard) echo.MiddlewareFunc {
 			if c.BeforeFunc != nil {
 				c.BeforeFunc(ec)
 			}
-			key, err := g.Key(c.KeyExtractor(ec))
-			if err != nil {
-				return c.ErrorHandler(ec, err)
-			}
 			req := ec.Request()
-			ran, err := g.Run(req.Context(), key, func(ctx context.Context) error {
-				// Later middleware and upstream code see the request they
-				// passed in once the lock is gone.
-				defer ec.SetRequest(req)
-				ec.SetRequest(req.WithContext(ctx))
-				return next(ec)
-			})
+			x := guard.Exchange{
+				W:     ec.Response(),
+				R:     req,
+				Route: guard.Route(req.Method, ec.Path(), req.URL.EscapedPath()),
+				Key:   func() (string, error) { return c.KeyExtractor(ec) },
+				Next: func(ctx context.Context, wrap func(http.ResponseWriter) http.ResponseWriter) error {
+					// Later middleware and upstream code see the request
+					// and writer they passed in once the lock is gone.
+					res := ec.Response()
+					w := res.Writer
+					defer func() { ec.SetRequest(req); res.Writer = w }()
+					ec.SetRequest(req.WithContext(ctx))
+					res.Writer = wrap(w)
+					err := next(ec)
+					if err != nil && g.Replays() {
+						// Rendered now, so the answer is captured (and
+						// not stored if it is a 5xx); Echo's
+						// HTTPErrorHandler skips a committed response.
+						ec.Error(err)
+					}
+					return err
+				},
+			}
+			if c.Replay != nil && c.Replay.Fingerprint != nil {
+				x.Fingerprint = func() (string, error) { return c.Replay.Fingerprint(ec) }
+			}
+			out, err := g.Serve(x)
 			switch {
-			case ran:
+			case out == guard.Ran:
 				return err
+			case out == guard.Replayed:
+				return nil
 			case errors.Is(err, lock.ErrLocked):
-				return c.BusyHandler(ec, g.RetryAfter(err), err)
+				return c.BusyHandler(ec, g.RetryAfter(x.Route, err), err)
 			default:
 				return c.ErrorHandler(ec, err)
 			}

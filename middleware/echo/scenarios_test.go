@@ -47,11 +47,18 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	if s.Skip != nil {
 		c.Skipper = func(c echo.Context) bool { return s.Skip(c.Request()) }
 	}
+	c.DisableRouteScope = s.Unscoped
+	if r := s.Replay; r != nil {
+		c.Replay = &echolock.ReplayConfig{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody}
+		if r.Fingerprint != nil {
+			c.Replay.Fingerprint = func(c echo.Context) (string, error) { return r.Fingerprint(c.Request()) }
+		}
+	}
 	mw, err := c.ToMiddleware()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEcho("/*", mw, func(c echo.Context) error {
+	return newEchoOn(guardtest.RoutesOf(s), mw, func(c echo.Context) error {
 		l, ok := lock.LeaseFrom(c.Request().Context())
 		if el, eok := echolock.LeaseFrom(c); el != l || eok != ok {
 			t.Errorf("echolock.LeaseFrom = %+v, %v; lock.LeaseFrom = %+v, %v; want the same", el, eok, l, ok)
@@ -64,9 +71,16 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 // newEcho serves h behind Echo's Recover middleware and mw on route, for
 // every method.
 func newEcho(route string, mw echo.MiddlewareFunc, h echo.HandlerFunc) *echo.Echo {
+	return newEchoOn([]string{route}, mw, h)
+}
+
+// newEchoOn is newEcho on several routes.
+func newEchoOn(routes []string, mw echo.MiddlewareFunc, h echo.HandlerFunc) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}))
-	e.Any(route, h, mw)
+	for _, route := range routes {
+		e.Any(route, h, mw)
+	}
 	return e
 }

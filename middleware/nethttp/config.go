@@ -22,9 +22,11 @@ const (
 type KeyFunc func(*http.Request) (string, error)
 
 // BusyHandler answers a request whose key is held by someone else.
-// retryAfter is the whole number of seconds (at least one) until the
-// holder's lease expires, or the TTL when that is unknown; err matches
-// lock.ErrLocked (and lock.CodeAcquisitionTimeout after a wait).
+// retryAfter is a whole number of seconds, at least one: the time until
+// the holder's lease expires (the TTL when that is unknown), capped by
+// the moving average of how long this route's handlers held the lock;
+// err matches lock.ErrLocked (and lock.CodeAcquisitionTimeout after a
+// wait).
 type BusyHandler func(w http.ResponseWriter, r *http.Request, retryAfter time.Duration, err error)
 
 // ErrorHandler answers a request that could not be locked for a reason
@@ -32,7 +34,9 @@ type BusyHandler func(w http.ResponseWriter, r *http.Request, retryAfter time.Du
 // lock.CodeInvalidArgument for a missing or invalid key (no backend call
 // was made), lock.CodeAborted when the request's context ended while
 // waiting, and the backend's codes (such as lock.CodeServiceUnavailable)
-// otherwise.
+// otherwise. With WithReplay, err may also match ErrKeyReused,
+// ErrRequestTooLarge, ErrRequestBody, ErrFingerprint or ErrBadRecord
+// (lock.CodeOf is then "").
 type ErrorHandler func(w http.ResponseWriter, r *http.Request, err error)
 
 // Option configures the middleware built by New.
@@ -45,12 +49,16 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	guard   guard.Config
-	ttlSet  bool // WithTTL was given: 0 is then an error, not the default
-	keyFunc KeyFunc
-	busy    BusyHandler
-	onError ErrorHandler
-	skipper func(*http.Request) bool
+	guard       guard.Config
+	ttlSet      bool // WithTTL was given: 0 is then an error, not the default
+	keyFunc     KeyFunc
+	busy        BusyHandler
+	onError     ErrorHandler
+	skipper     func(*http.Request) bool
+	replay      guard.ReplayConfig
+	replayOn    bool   // WithReplay was given
+	replayTuned string // the name of a replay option given, for the error without WithReplay
+	fingerprint FingerprintFunc
 }
 
 func newConfig(opts []Option) config {
@@ -70,8 +78,8 @@ func WithKeyFunc(f KeyFunc) Option {
 }
 
 // WithPrefix sets a namespace prepended verbatim to every key, such as
-// "orders:", so that routes sharing a backend do not share keys. The
-// prefix counts toward the 512-byte key limit.
+// "orders:", so that middleware sharing a backend does not share keys.
+// The prefix counts toward the 512-byte key limit.
 func WithPrefix(ns string) Option {
 	return optionFunc(func(c *config) { c.guard.Prefix = ns })
 }

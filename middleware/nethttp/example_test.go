@@ -58,7 +58,10 @@ func Example() {
 	fmt.Println(rec.Code, rec.Body)
 
 	// While another instance holds the key, the request is turned away.
-	l, err := backend.Acquire(context.Background(), "orders:3f6c", 10*time.Second)
+	// The lock key is the prefix, the route and the Idempotency-Key.
+	// Retry-After is 1: the holder's lease has 10s left, but this route's
+	// handlers hold the lock for well under a second.
+	l, err := backend.Acquire(context.Background(), "orders:POST /orders:3f6c", 10*time.Second)
 	if err != nil {
 		panic(err)
 	}
@@ -71,7 +74,7 @@ func Example() {
 	fmt.Println("fence increased:", fences[1].Compare(fences[0]) > 0)
 	// Output:
 	// 200 created
-	// 409 application/problem+json Retry-After: 10
+	// 409 application/problem+json Retry-After: 1
 	// 200 created
 	// fence increased: true
 }

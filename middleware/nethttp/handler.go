@@ -13,8 +13,10 @@ import (
 // New returns middleware that runs each request under the lock on its key
 // in b. It returns an error with lock.CodeInvalidArgument for a bad
 // configuration: a nil backend, no key function, a TTL of 0 or under 3ms,
-// a negative wait, or a prefix that is not valid UTF-8 or leaves no room
-// for a key.
+// a negative wait, a prefix that is not valid UTF-8 or leaves no room for
+// a key; with WithReplay, a backend that is not a lock.Recorder, a replay
+// TTL of 0 or under 1ms, a negative limit or a header that cannot be
+// replayed; a replay option without WithReplay.
 func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error) {
 	c := newConfig(opts)
 	if c.keyFunc == nil {
@@ -22,6 +24,14 @@ func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error
 	}
 	if c.ttlSet && c.guard.TTL == 0 {
 		return nil, lock.InvalidArgument("config", "TTL must be positive (leave WithTTL out for the default)")
+	}
+	switch {
+	case c.replayOn && c.replay.TTL == 0:
+		return nil, lock.InvalidArgument("config", "replay TTL must be positive (httplock.DefaultReplayTTL is 24h)")
+	case !c.replayOn && c.replayTuned != "":
+		return nil, lock.InvalidArgument("config", c.replayTuned+" needs WithReplay")
+	case c.replayOn:
+		c.guard.Replay = &c.replay
 	}
 	g, err := guard.New(b, c.guard)
 	if err != nil {
@@ -53,25 +63,30 @@ type handler struct {
 	next http.Handler
 }
 
-// ServeHTTP locks the request's key around the next handler.
+// ServeHTTP locks the request's key around the next handler, or replays.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.c.skipper != nil && h.c.skipper(r) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	key, err := h.g.Key(h.c.keyFunc(r))
-	if err != nil {
-		h.c.onError(w, r, err)
-		return
+	x := guard.Exchange{
+		W:     w,
+		R:     r,
+		Route: route(r),
+		Key:   func() (string, error) { return h.c.keyFunc(r) },
+		Next: func(ctx context.Context, wrap func(http.ResponseWriter) http.ResponseWriter) error {
+			h.next.ServeHTTP(wrap(w), r.WithContext(ctx))
+			return nil
+		},
 	}
-	ran, err := h.g.Run(r.Context(), key, func(ctx context.Context) error {
-		h.next.ServeHTTP(w, r.WithContext(ctx))
-		return nil
-	})
+	if h.c.fingerprint != nil {
+		x.Fingerprint = func() (string, error) { return h.c.fingerprint(r) }
+	}
+	out, err := h.g.Serve(x)
 	switch {
-	case ran:
+	case out != guard.Refused:
 	case errors.Is(err, lock.ErrLocked):
-		h.c.busy(w, r, h.g.RetryAfter(err), err)
+		h.c.busy(w, r, h.g.RetryAfter(x.Route, err), err)
 	default:
 		h.c.onError(w, r, err)
 	}
@@ -84,8 +99,11 @@ func DefaultBusyHandler(w http.ResponseWriter, _ *http.Request, retryAfter time.
 }
 
 // DefaultErrorHandler answers an application/problem+json body with 400 Bad
-// Request for a missing or invalid key (lock.CodeInvalidArgument) and 503
-// Service Unavailable otherwise. The body never contains the key.
+// Request for a missing or invalid key (lock.CodeInvalidArgument), with
+// the statuses of the replay errors (422 ErrKeyReused, 413
+// ErrRequestTooLarge, 400 ErrRequestBody and ErrFingerprint, 500
+// ErrBadRecord), and 503 Service Unavailable otherwise. The body never
+// contains the key.
 func DefaultErrorHandler(w http.ResponseWriter, _ *http.Request, err error) {
 	guard.WriteError(w, err)
 }

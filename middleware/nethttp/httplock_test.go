@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,25 @@ import (
 // nopBackend is a non-nil lock.Backend for configuration tests; it is
 // never called.
 type nopBackend struct{ lock.Backend }
+
+// recorder is a nopBackend that is a lock.Recorder.
+type recorder struct {
+	nopBackend
+	lock.Recorder
+}
+
+// TestReplayNeedsRecorder: the error names what is missing.
+func TestReplayNeedsRecorder(t *testing.T) {
+	_, err := httplock.New(nopBackend{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour))
+	if err == nil || !strings.Contains(err.Error(), "lock.Recorder") {
+		t.Errorf("New = %v, want an error naming lock.Recorder", err)
+	}
+	if _, err := httplock.New(recorder{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour),
+		httplock.WithReplayHeaders("X-Order"), httplock.WithReplayMaxBody(10), httplock.WithReplayMaxRequestBody(10),
+		httplock.WithFingerprint(func(*http.Request) (string, error) { return "", nil })); err != nil {
+		t.Errorf("New with every replay option: %v", err)
+	}
+}
 
 func TestNewConfigErrors(t *testing.T) {
 	key := httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key"))
@@ -31,6 +51,10 @@ func TestNewConfigErrors(t *testing.T) {
 		{desc: "zero TTL", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(0)}},
 		{desc: "negative wait", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithWait(-time.Second)}},
 		{desc: "prefix not UTF-8", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithPrefix("\xff")}},
+		{desc: "replay on a backend that is not a lock.Recorder", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
+		{desc: "replay TTL 0", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(0)}},
+		{desc: "replay header Content-Length", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.WithReplayHeaders("Content-Length")}},
+		{desc: "replay option without WithReplay", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplayMaxBody(10)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -63,8 +87,9 @@ func newBackend(t *testing.T) *redisbackend.Backend {
 }
 
 // TestKeyFuncs routes requests through a Go 1.22 ServeMux and checks the
-// key each KeyFunc locks.
+// key each KeyFunc locks: the prefix, the route, ':' and the key.
 func TestKeyFuncs(t *testing.T) {
+	const scope = "orders:POST /{tenant}/orders/{id}:"
 	b := newBackend(t)
 	tests := []struct {
 		desc    string
@@ -72,14 +97,14 @@ func TestKeyFuncs(t *testing.T) {
 		header  string
 		want    string // the lease's key; "" means 400
 	}{
-		{desc: "path value", keyFunc: httplock.FromPathValue("id"), want: "orders:42"},
+		{desc: "path value", keyFunc: httplock.FromPathValue("id"), want: scope + "42"},
 		{desc: "missing path value", keyFunc: httplock.FromPathValue("nope")},
-		{desc: "header", keyFunc: httplock.FromHeader("Idempotency-Key"), header: "abc", want: "orders:abc"},
+		{desc: "header", keyFunc: httplock.FromHeader("Idempotency-Key"), header: "abc", want: scope + "abc"},
 		{desc: "compose", keyFunc: httplock.Compose(httplock.FromPathValue("tenant"), httplock.FromPathValue("id"), httplock.FromHeader("Idempotency-Key")),
-			header: "abc", want: "orders:t1:42:abc"},
+			header: "abc", want: scope + "t1:42:abc"},
 		{desc: "compose with a missing part", keyFunc: httplock.Compose(httplock.FromPathValue("id"), httplock.FromHeader("Idempotency-Key"))},
 		{desc: "compose nothing", keyFunc: httplock.Compose()},
-		{desc: "query", keyFunc: httplock.FromQuery("order"), want: "orders:7"},
+		{desc: "query", keyFunc: httplock.FromQuery("order"), want: scope + "7"},
 		{desc: "empty query value", keyFunc: httplock.FromQuery("empty")},
 		{desc: "missing query", keyFunc: httplock.FromQuery("nope")},
 	}

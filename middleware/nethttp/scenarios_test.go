@@ -38,12 +38,39 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	if s.Skip != nil {
 		opts = append(opts, httplock.WithSkipper(s.Skip))
 	}
+	if s.Unscoped {
+		opts = append(opts, httplock.WithRouteScope(false))
+	}
+	if r := s.Replay; r != nil {
+		ttl := r.TTL
+		if ttl == 0 {
+			ttl = httplock.DefaultReplayTTL
+		}
+		opts = append(opts, httplock.WithReplay(ttl))
+		if r.Headers != nil {
+			opts = append(opts, httplock.WithReplayHeaders(r.Headers...))
+		}
+		if r.MaxBody != 0 {
+			opts = append(opts, httplock.WithReplayMaxBody(r.MaxBody))
+		}
+		if r.MaxRequestBody != 0 {
+			opts = append(opts, httplock.WithReplayMaxRequestBody(r.MaxRequestBody))
+		}
+		if r.Fingerprint != nil {
+			opts = append(opts, httplock.WithFingerprint(r.Fingerprint))
+		}
+	}
 	mw, err := httplock.New(s.Backend, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l, ok := lock.LeaseFrom(r.Context())
 		s.Handler(w, r, l, ok)
 	}))
+	mux := http.NewServeMux()
+	for _, route := range guardtest.RoutesOf(s) {
+		mux.Handle(route, h) // r.Pattern: the route, for the key's scope
+	}
+	return mux
 }

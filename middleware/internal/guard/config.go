@@ -38,6 +38,12 @@ type Config struct {
 	// LockOptions are appended to the options given to lock.Do, so they
 	// override the middleware's.
 	LockOptions []lock.Option
+	// Unscoped leaves the route out of lock keys, so every route under
+	// the prefix shares one key space (see [Guard.Key]).
+	Unscoped bool
+	// Replay, when not nil, turns replay mode on (see [Guard.Serve]); the
+	// backend must then be a lock.Recorder.
+	Replay *ReplayConfig
 }
 
 // Guard runs handlers under per-request locks. It is safe for concurrent
@@ -47,11 +53,15 @@ type Guard struct {
 	prefix   string
 	ttl      time.Duration
 	failOpen bool
+	scoped   bool
 	opts     []lock.Option
+	holds    holdTimes
+	replay   *replay // nil: replay mode off
 }
 
 // New validates c and returns a Guard on b. Errors are *lock.Error values
-// with lock.CodeInvalidArgument and Op "config".
+// with lock.CodeInvalidArgument and Op "config"; with c.Replay, also when b
+// is not a lock.Recorder or the replay settings are bad.
 func New(b lock.Backend, c Config) (*Guard, error) {
 	switch {
 	case b == nil:
@@ -86,8 +96,19 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 	if err := lock.ValidateOptions(opts...); err != nil {
 		return nil, err
 	}
-	return &Guard{b: b, prefix: c.Prefix, ttl: ttl, failOpen: c.FailOpen, opts: opts}, nil
+	g := &Guard{b: b, prefix: c.Prefix, ttl: ttl, failOpen: c.FailOpen, scoped: !c.Unscoped, opts: opts}
+	if c.Replay != nil {
+		rp, err := newReplay(b, *c.Replay)
+		if err != nil {
+			return nil, err
+		}
+		g.replay = rp
+	}
+	return g, nil
 }
 
 // TTL returns the lease duration in use.
 func (g *Guard) TTL() time.Duration { return g.ttl }
+
+// Replays reports whether replay mode is on.
+func (g *Guard) Replays() bool { return g.replay != nil }

@@ -84,8 +84,8 @@ func TestKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			g := newGuard(t, Config{Prefix: tt.prefix})
-			got, err := g.Key(tt.raw, tt.extractErr)
+			g := newGuard(t, Config{Prefix: tt.prefix, Unscoped: true})
+			got, err := g.Key("POST /", tt.raw, tt.extractErr)
 			if tt.want != "" {
 				if err != nil || got != tt.want {
 					t.Errorf("Key = %q, %v; want %q", got, err, tt.want)
@@ -116,7 +116,7 @@ func FuzzKey(f *testing.F) {
 		if err != nil {
 			return
 		}
-		key, err := g.Key(raw, nil)
+		key, err := g.Key(Route("POST", "/orders/{id}", ""), raw, nil)
 		if err != nil {
 			if lock.CodeOf(err) != lock.CodeInvalidArgument {
 				t.Fatalf("Key(%q) error %v is not InvalidArgument", raw, err)
@@ -176,6 +176,7 @@ func TestRetryAfter(t *testing.T) {
 		desc string
 		err  error
 		ttl  time.Duration
+		est  time.Duration // the route's average hold time; 0 means none
 		want time.Duration
 	}{
 		{desc: "rounds up", err: locked(2200 * time.Millisecond), ttl: 30 * time.Second, want: 3 * time.Second},
@@ -185,10 +186,18 @@ func TestRetryAfter(t *testing.T) {
 		{desc: "unknown expiry: the TTL", err: &lock.LockedError{}, ttl: 30 * time.Second, want: 30 * time.Second},
 		{desc: "unknown expiry: TTL rounded up", err: lock.ErrLocked, ttl: 1500 * time.Millisecond, want: 2 * time.Second},
 		{desc: "after a wait", err: &lock.Error{Code: lock.CodeAcquisitionTimeout, Err: locked(7 * time.Second)}, ttl: time.Second, want: 7 * time.Second},
+		{desc: "capped by the hold time", err: locked(30 * time.Second), ttl: 30 * time.Second, est: 2500 * time.Millisecond, want: 3 * time.Second},
+		{desc: "short holds: one second", err: locked(30 * time.Second), ttl: 30 * time.Second, est: 35 * time.Millisecond, want: time.Second},
+		{desc: "hold time over the lease left", err: locked(4 * time.Second), ttl: 30 * time.Second, est: 20 * time.Second, want: 4 * time.Second},
+		{desc: "hold time caps the TTL", err: lock.ErrLocked, ttl: 30 * time.Second, est: 5 * time.Second, want: 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			if got := retryAfter(tt.err, tt.ttl, now); got != tt.want {
+			est := tt.est
+			if est == 0 {
+				est = -1
+			}
+			if got := retryAfter(tt.err, tt.ttl, est, now); got != tt.want {
 				t.Errorf("retryAfter = %v, want %v", got, tt.want)
 			}
 		})

@@ -7,11 +7,12 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Key turns the key extractor's result into the lock key: the prefix plus
-// raw, validated with lock.NormalizeKey. extractErr is the extractor's
-// error. Every error has lock.CodeInvalidArgument and Op "key"; none
-// contains the key.
-func (g *Guard) Key(raw string, extractErr error) (string, error) {
+// Key turns the key extractor's result into the lock key: the prefix, the
+// route (see [Route]; escaped, and left out when the Guard is unscoped)
+// and ':', then raw, validated with lock.NormalizeKey. extractErr is the
+// extractor's error. Every error has lock.CodeInvalidArgument and Op
+// "key"; none contains the key.
+func (g *Guard) Key(route, raw string, extractErr error) (string, error) {
 	if extractErr != nil {
 		var le *lock.Error
 		if errors.As(extractErr, &le) && le.Code == lock.CodeInvalidArgument {
@@ -23,7 +24,11 @@ func (g *Guard) Key(raw string, extractErr error) (string, error) {
 	if raw == "" {
 		return "", lock.InvalidArgument("key", "the lock key is empty")
 	}
-	key, err := lock.NormalizeKey(g.prefix + raw)
+	full := g.prefix + raw
+	if g.scoped {
+		full = g.prefix + scope(route) + ":" + raw
+	}
+	key, err := lock.NormalizeKey(full)
 	if err != nil {
 		var le *lock.Error
 		if errors.As(err, &le) {

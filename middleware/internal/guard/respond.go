@@ -21,6 +21,19 @@ const (
 	TypeInvalidKey = "urn:syncguard:problem:invalid-lock-key"
 	// TypeUnavailable is the type of the 503 answer to a failing backend.
 	TypeUnavailable = "urn:syncguard:problem:lock-unavailable"
+	// TypeKeyReused is the type of the 422 answer to a key whose stored
+	// response belongs to a different request (ErrKeyReused).
+	TypeKeyReused = "urn:syncguard:problem:idempotency-key-reused"
+	// TypeRequestTooLarge is the type of the 413 answer to a request body
+	// over the replay limit (ErrRequestTooLarge).
+	TypeRequestTooLarge = "urn:syncguard:problem:request-too-large"
+	// TypeBadRequestBody is the type of the 400 answer to a request body
+	// that could not be read or fingerprinted (ErrRequestBody,
+	// ErrFingerprint).
+	TypeBadRequestBody = "urn:syncguard:problem:bad-request-body"
+	// TypeBadRecord is the type of the 500 answer to a stored response
+	// that cannot be read (ErrBadRecord).
+	TypeBadRecord = "urn:syncguard:problem:replay-record-unreadable"
 )
 
 // ProblemContentType is the media type of RFC 9457 problem details.
@@ -39,18 +52,31 @@ type Problem struct {
 }
 
 // RetryAfter returns how long a client should wait before retrying after
-// err (an error matching lock.ErrLocked): the whole seconds, rounded up,
-// until the holder's lease expires by err's *lock.LockedError; the TTL when
-// that is unknown; at least one second.
-func (g *Guard) RetryAfter(err error) time.Duration {
-	return retryAfter(err, g.ttl, time.Now())
+// err (an error matching lock.ErrLocked) on route: the time until the
+// holder's lease expires by err's *lock.LockedError (the TTL when that is
+// unknown), capped by the moving average of how long this route's
+// handlers held the lock (when one has run here), in whole seconds,
+// rounded up, at least one. The lease alone would say the full TTL (the
+// heartbeat keeps extending it) while most holders finish in a fraction
+// of it.
+func (g *Guard) RetryAfter(route string, err error) time.Duration {
+	est, ok := g.holds.estimate(route)
+	if !ok {
+		est = -1
+	}
+	return retryAfter(err, g.ttl, est, time.Now())
 }
 
-func retryAfter(err error, ttl time.Duration, now time.Time) time.Duration {
+// retryAfter is RetryAfter at now, with the hold-time estimate est (< 0:
+// none).
+func retryAfter(err error, ttl, est time.Duration, now time.Time) time.Duration {
 	d := ttl
 	var le *lock.LockedError
 	if errors.As(err, &le) && !le.ExpiresAt.IsZero() {
 		d = le.ExpiresAt.Sub(now)
+	}
+	if est >= 0 && est < d {
+		d = est
 	}
 	secs := (d + time.Second - 1) / time.Second
 	return max(secs, 1) * time.Second
@@ -80,9 +106,25 @@ func BusyProblem(retryAfter time.Duration) Problem {
 
 // ErrorProblem describes the default answer for err, a failure other than
 // a busy key: 400 Bad Request for a missing or invalid key
-// (lock.CodeInvalidArgument), 503 Service Unavailable otherwise. It never
-// contains the key.
+// (lock.CodeInvalidArgument), the replay errors' own statuses (422
+// ErrKeyReused, 413 ErrRequestTooLarge, 400 ErrRequestBody and
+// ErrFingerprint, 500 ErrBadRecord), 503 Service Unavailable otherwise.
+// It never contains the key.
 func ErrorProblem(err error) Problem {
+	switch {
+	case errors.Is(err, ErrKeyReused):
+		return Problem{Type: TypeKeyReused, Title: "Idempotency key reused", Status: http.StatusUnprocessableEntity,
+			Detail: "A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
+	case errors.Is(err, ErrRequestTooLarge):
+		return Problem{Type: TypeRequestTooLarge, Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
+			Detail: "The request body is over the limit for requests with an idempotency key."}
+	case errors.Is(err, ErrRequestBody), errors.Is(err, ErrFingerprint):
+		return Problem{Type: TypeBadRequestBody, Title: "Bad request", Status: http.StatusBadRequest,
+			Detail: "The request could not be read to fingerprint it."}
+	case errors.Is(err, ErrBadRecord):
+		return Problem{Type: TypeBadRecord, Title: "Stored response unreadable", Status: http.StatusInternalServerError,
+			Detail: "The response stored for this key cannot be read; it was not replayed and the request was not run."}
+	}
 	if lock.CodeOf(err) == lock.CodeInvalidArgument {
 		detail := "The request does not carry a valid lock key."
 		var le *lock.Error

@@ -61,7 +61,13 @@ func (e *env) isLocked(t *testing.T, k string) bool {
 
 // serve sends one POST / with the key header (none when key is nil) to h.
 func serve(h http.Handler, key *string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	return send(h, "/", key, "")
+}
+
+// send sends one POST to path with the key header (none when key is nil)
+// and body to h.
+func send(h http.Handler, path string, key *string, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 	if key != nil {
 		req.Header.Set(Header, *key)
 	}

@@ -18,11 +18,13 @@ import (
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
-// ns is the middleware key namespace of the scenarios, and key their
-// request key.
+// ns is the middleware key namespace of the scenarios, key their request
+// key, and lk the lock key the middleware makes of it on the default
+// route, "/" (Setup.Routes): the namespace, the route, ':' and the key.
 const (
 	ns  = "orders:"
 	key = "order-7f3a9c"
+	lk  = ns + "POST /:" + key
 )
 
 // scenarios is the suite. Each runs in parallel with the others, on its own
@@ -45,11 +47,13 @@ var scenarios = []struct {
 	{"custom busy and error responses", customResponses},
 	{"the lease and its fence reach the handler", leaseReachable},
 	{"skipper bypasses the lock", skipper},
+	{"routes do not share keys unless unscoped", routeScope},
+	{"Retry-After is capped by the route's hold time", retryAfterEstimate},
 }
 
 // Run runs every scenario against a.
 func Run(t *testing.T, a Adapter) {
-	for _, sc := range scenarios {
+	for _, sc := range append(scenarios, replayScenarios...) {
 		t.Run(sc.desc, func(t *testing.T) {
 			t.Parallel()
 			sc.run(t, a)
@@ -253,8 +257,8 @@ func leaseLost(t *testing.T, a Adapter) {
 		t.Fatal("the request did not reach its handler")
 	}
 	deleted := time.Now()
-	if n, err := e.rdb.Del(context.Background(), e.lockKey(ns+key)).Result(); err != nil || n != 1 {
-		t.Fatalf("DEL %s = %d, %v; want 1", e.lockKey(ns+key), n, err)
+	if n, err := e.rdb.Del(context.Background(), e.lockKey(lk)).Result(); err != nil || n != 1 {
+		t.Fatalf("DEL %s = %d, %v; want 1", e.lockKey(lk), n, err)
 	}
 	o := <-done
 	// ErrNotHeld: the heartbeat found the lease gone; a lease that merely
@@ -302,7 +306,7 @@ func clientDisconnect(t *testing.T, a Adapter) {
 	if !wait(entered.ch, 5*time.Second) {
 		t.Fatal("the request did not reach its handler")
 	}
-	if !e.isLocked(t, ns+key) {
+	if !e.isLocked(t, lk) {
 		t.Fatal("key not locked while the handler runs")
 	}
 	cancel()
@@ -313,7 +317,7 @@ func clientDisconnect(t *testing.T, a Adapter) {
 		t.Error("the handler's context was not cancelled when the client hung up")
 	}
 	// Free right after, not at the 30s TTL.
-	for deadline := time.Now().Add(time.Second); e.isLocked(t, ns+key); {
+	for deadline := time.Now().Add(time.Second); e.isLocked(t, lk); {
 		if time.Now().After(deadline) {
 			t.Fatal("key still locked 1s after the client hung up")
 		}
@@ -348,7 +352,7 @@ func handlerPanic(t *testing.T, a Adapter) {
 	case recovered != errPanic:
 		t.Errorf("recovered %v, want the handler's panic %v", recovered, errPanic)
 	}
-	if e.isLocked(t, ns+key) {
+	if e.isLocked(t, lk) {
 		t.Error("key still locked after the handler panicked")
 	}
 }
@@ -361,19 +365,22 @@ func invalidKeys(t *testing.T, a Adapter) {
 		// backendRule marks a key that only the backend rejects (before
 		// any I/O): the middleware passes it on, Redis sees nothing.
 		backendRule bool
+		// unscoped leaves the route out of the key, so that the key
+		// starts with what the client sent.
+		unscoped bool
 	}{
 		{desc: "missing header", prefix: ns},
 		{desc: "empty header", prefix: ns, key: ptr("")},
 		{desc: "513 bytes", prefix: "", key: ptr(strings.Repeat("k", lock.MaxKeyBytes+1))},
 		{desc: "512 bytes plus the namespace", prefix: ns, key: ptr(strings.Repeat("k", lock.MaxKeyBytes))},
 		{desc: "invalid UTF-8", prefix: ns, key: ptr("order-\xff\xfe")},
-		{desc: "reserved id: prefix", prefix: "", key: ptr("id:0123456789abcdefghijkl"), backendRule: true},
+		{desc: "reserved id: prefix", prefix: "", key: ptr("id:0123456789abcdefghijkl"), backendRule: true, unscoped: true},
 	}
 	e := newEnv(t)
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			b := &countingBackend{Backend: e.b}
-			h := a.Build(t, Setup{Backend: b, Prefix: tt.prefix, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
+			h := a.Build(t, Setup{Backend: b, Prefix: tt.prefix, Unscoped: tt.unscoped, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 				t.Error("handler ran for an invalid key")
 				ok(w)
 			}})
@@ -450,7 +457,7 @@ func hold(t *testing.T, e *env, k string, ttl time.Duration) lock.Lease {
 
 func retryAfterFromHolder(t *testing.T, a Adapter) {
 	e := newEnv(t)
-	hold(t, e, ns+key, 10*time.Second) // shorter than the middleware's 30s TTL
+	hold(t, e, lk, 10*time.Second) // shorter than the middleware's 30s TTL
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 		t.Error("handler ran on a held key")
 	}})
@@ -462,7 +469,7 @@ func retryAfterFromHolder(t *testing.T, a Adapter) {
 func waitGivesUp(t *testing.T, a Adapter) {
 	const w = 300 * time.Millisecond
 	e := newEnv(t)
-	hold(t, e, ns+key, 10*time.Second)
+	hold(t, e, lk, 10*time.Second)
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Wait: w, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 		t.Error("handler ran on a held key")
 	}})
@@ -482,7 +489,7 @@ func waitGivesUp(t *testing.T, a Adapter) {
 
 func customResponses(t *testing.T, a Adapter) {
 	e := newEnv(t)
-	hold(t, e, ns+key, 10*time.Second)
+	hold(t, e, lk, 10*time.Second)
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Custom: true, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 		t.Error("handler ran")
 	}})
@@ -505,7 +512,7 @@ func leaseReachable(t *testing.T, a Adapter) {
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool) {
 		got, gotOK = l, ok
 		var err error
-		if info, err = e.b.LookupKey(r.Context(), ns+key); err != nil {
+		if info, err = e.b.LookupKey(r.Context(), lk); err != nil {
 			t.Errorf("LookupKey: %v", err)
 		}
 		w.WriteHeader(http.StatusOK)
@@ -513,13 +520,13 @@ func leaseReachable(t *testing.T, a Adapter) {
 	if rec := serve(h, ptr(key)); rec.Code != http.StatusOK {
 		t.Fatalf("status %d, want 200", rec.Code)
 	}
-	if !gotOK || got.Key != ns+key || got.ID == "" || got.Fence == "" {
-		t.Fatalf("LeaseFrom = %+v, %v; want the lease on %q with a fence", got, gotOK, ns+key)
+	if !gotOK || got.Key != lk || got.ID == "" || got.Fence == "" {
+		t.Fatalf("LeaseFrom = %+v, %v; want the lease on %q with a fence", got, gotOK, lk)
 	}
 	if info == nil || info.Fence != got.Fence {
 		t.Errorf("lock on the backend = %+v, want fence %s", info, got.Fence)
 	}
-	if e.isLocked(t, ns+key) {
+	if e.isLocked(t, lk) {
 		t.Error("key still locked after the handler returned")
 	}
 }
@@ -547,4 +554,73 @@ func skipper(t *testing.T, a Adapter) {
 	if rec := serve(h, nil); rec.Code != http.StatusBadRequest {
 		t.Errorf("not skipped, no key: status %d, want 400", rec.Code)
 	}
+}
+
+// routeScope: by default the same key on two routes is two locks; with
+// Unscoped, one.
+func routeScope(t *testing.T, a Adapter) {
+	for _, unscoped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unscoped=%v", unscoped), func(t *testing.T) {
+			e := newEnv(t)
+			entered := newCloseOnce()
+			release := make(chan struct{})
+			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Unscoped: unscoped, Routes: []string{"/orders", "/accounts"},
+				Handler: func(w http.ResponseWriter, r *http.Request, l lock.Lease, _ bool) {
+					if r.URL.Path == "/orders" {
+						entered.close()
+						<-release
+					}
+					ok(w)
+				}})
+			first := make(chan int)
+			go func() { first <- send(h, "/orders", ptr(key), "").Code }()
+			if !wait(entered.ch, 5*time.Second) {
+				close(release)
+				t.Fatal("the first request did not reach its handler")
+			}
+			other := send(h, "/accounts", ptr(key), "")
+			close(release)
+			if code := <-first; code != http.StatusOK {
+				t.Errorf("/orders: status %d, want 200", code)
+			}
+			want := http.StatusOK
+			if unscoped {
+				want = http.StatusConflict
+			}
+			if other.Code != want {
+				t.Errorf("/accounts with the key held on /orders: status %d, want %d", other.Code, want)
+			}
+		})
+	}
+}
+
+// retryAfterEstimate: after short runs on a route, a request that finds
+// the key busy is told to retry in 1 s, not in the holder's 30 s.
+func retryAfterEstimate(t *testing.T, a Adapter) {
+	e := newEnv(t)
+	entered := newCloseOnce()
+	release := make(chan struct{})
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
+		if r.Header.Get(Header) == key {
+			entered.close()
+			<-release
+		}
+		ok(w)
+	}})
+	for i := range 3 { // short runs on other keys: the route's hold time
+		if rec := serve(h, ptr(fmt.Sprint("warm-", i))); rec.Code != http.StatusOK {
+			t.Fatalf("warm-up: status %d", rec.Code)
+		}
+	}
+	first := make(chan int)
+	go func() { first <- serve(h, ptr(key)).Code }()
+	if !wait(entered.ch, 5*time.Second) {
+		close(release)
+		t.Fatal("the holder did not reach its handler")
+	}
+	rec := serve(h, ptr(key))
+	close(release)
+	<-first
+	checkProblem(t, rec, http.StatusConflict, key)
+	checkRetryAfter(t, rec, 1, 1)
 }

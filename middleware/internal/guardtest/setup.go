@@ -35,14 +35,44 @@ type Setup struct {
 	// and WriteCustomError.
 	Custom bool
 	// Skip, when not nil, is the skipper.
-	Skip    func(*http.Request) bool
+	Skip func(*http.Request) bool
+	// Routes are the paths served, each for every method; nil means
+	// {"/"}. Use paths that read the same to every router ("/orders").
+	Routes []string
+	// Unscoped turns route scoping off (httplock.WithRouteScope(false),
+	// echolock.Config.DisableRouteScope).
+	Unscoped bool
+	// Replay, when not nil, turns replay mode on.
+	Replay  *Replay
 	Handler Handler
+}
+
+// Replay is the replay mode a scenario asks for. Zero fields take the
+// adapter's defaults (for httplock, WithReplay(DefaultReplayTTL)).
+type Replay struct {
+	TTL            time.Duration
+	Headers        []string // nil: the default allow-list
+	MaxBody        int64
+	MaxRequestBody int64
+	// Fingerprint, when not nil, is the application's part of the
+	// fingerprint, read from the request.
+	Fingerprint func(*http.Request) (string, error)
+}
+
+// RoutesOf returns s.Routes, or {"/"} when it is empty.
+func RoutesOf(s Setup) []string {
+	if len(s.Routes) == 0 {
+		return []string{"/"}
+	}
+	return s.Routes
 }
 
 // Adapter builds the handler under test.
 type Adapter struct {
-	// Build returns an http.Handler serving every path and method with
-	// the middleware configured from s in front of s.Handler.
+	// Build returns an http.Handler serving the paths RoutesOf(s) for
+	// every method, each as a route of its own (a ServeMux pattern, an
+	// Echo route), with the middleware configured from s in front of
+	// s.Handler.
 	Build func(t *testing.T, s Setup) http.Handler
 	// RecoversPanics is true when Build's handler turns a handler panic
 	// into a 500 response (Echo with its Recover middleware); otherwise

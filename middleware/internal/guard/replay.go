@@ -1,0 +1,179 @@
+package guard
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Replay defaults and the response headers of replay mode.
+const (
+	// DefaultReplayTTL is how long a stored response is replayed when the
+	// replay TTL is left at zero.
+	DefaultReplayTTL = 24 * time.Hour
+	// DefaultReplayMaxBody is the largest response body stored for replay
+	// (1 MiB); a larger response is sent, not stored, and marked with
+	// HeaderNotStored.
+	DefaultReplayMaxBody = 1 << 20
+	// DefaultReplayMaxRequestBody is the largest request body read for the
+	// fingerprint (1 MiB); a larger one is answered 413.
+	DefaultReplayMaxRequestBody = 1 << 20
+	// MinReplayTTL is the shortest replay TTL accepted.
+	MinReplayTTL = time.Millisecond
+	// HeaderReplayed marks a replayed response, with the value "true".
+	HeaderReplayed = "Idempotent-Replayed"
+	// HeaderNotStored marks a first response that was not stored, so a
+	// retry runs the handler again; its value says why
+	// (NotStoredTooLarge).
+	HeaderNotStored = "Idempotent-Not-Stored"
+	// NotStoredTooLarge is the HeaderNotStored value of a response whose
+	// body passed the size limit.
+	NotStoredTooLarge = "response-too-large"
+)
+
+// defaultReplayHeaders are the response headers replayed when none are
+// configured: the representation's metadata and where it lives, never
+// Set-Cookie or anything else about the client or the connection.
+var defaultReplayHeaders = []string{
+	"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language",
+	"Content-Location", "Content-Type", "Etag", "Expires", "Last-Modified", "Link",
+	"Location", "Retry-After", "Vary",
+}
+
+// DefaultReplayHeaders returns (a copy of) the response headers replayed
+// by default: Cache-Control, Content-Disposition, Content-Encoding,
+// Content-Language, Content-Location, Content-Type, ETag (canonically
+// "Etag"), Expires, Last-Modified, Link, Location, Retry-After and Vary.
+func DefaultReplayHeaders() []string { return slices.Clone(defaultReplayHeaders) }
+
+// neverReplayed are headers the replay computes itself or that describe
+// the connection: they cannot be allow-listed.
+var neverReplayed = []string{
+	"Connection", "Content-Length", "Keep-Alive", "Proxy-Connection", "Te",
+	"Trailer", "Transfer-Encoding", "Upgrade", HeaderReplayed, HeaderNotStored,
+}
+
+// ReplayConfig configures replay mode. Zero fields take the defaults.
+type ReplayConfig struct {
+	// TTL is how long a stored response is replayed (DefaultReplayTTL
+	// when zero; at least MinReplayTTL).
+	TTL time.Duration
+	// Headers are the response headers stored and replayed (any case);
+	// nil means DefaultReplayHeaders, an empty non-nil slice none.
+	Headers []string
+	// MaxBody is the largest response body stored (DefaultReplayMaxBody
+	// when zero).
+	MaxBody int64
+	// MaxRequestBody is the largest request body read for the fingerprint
+	// (DefaultReplayMaxRequestBody when zero).
+	MaxRequestBody int64
+}
+
+// replay is a validated ReplayConfig and the backend's Recorder.
+type replay struct {
+	rec        lock.Recorder
+	ttl        time.Duration
+	maxBody    int64
+	maxReqBody int64
+	headers    map[string]bool // canonical names
+}
+
+func newReplay(b lock.Backend, c ReplayConfig) (*replay, error) {
+	rec, ok := b.(lock.Recorder)
+	if !ok && b != nil {
+		return nil, lock.InvalidArgument("config", fmt.Sprintf(
+			"replay needs a backend that stores responses (lock.Recorder, such as redisbackend.Backend or otellock.Wrap of one); %T is not one", b))
+	}
+	switch {
+	case c.TTL < 0:
+		return nil, lock.InvalidArgument("config", "replay TTL must not be negative")
+	case c.TTL > 0 && c.TTL < MinReplayTTL:
+		return nil, lock.InvalidArgument("config", "replay TTL must be at least "+MinReplayTTL.String())
+	case c.MaxBody < 0:
+		return nil, lock.InvalidArgument("config", "replay body limit must not be negative")
+	case c.MaxRequestBody < 0:
+		return nil, lock.InvalidArgument("config", "replay request body limit must not be negative")
+	}
+	rp := &replay{rec: rec, ttl: c.TTL, maxBody: c.MaxBody, maxReqBody: c.MaxRequestBody, headers: map[string]bool{}}
+	if rp.ttl == 0 {
+		rp.ttl = DefaultReplayTTL
+	}
+	if rp.maxBody == 0 {
+		rp.maxBody = DefaultReplayMaxBody
+	}
+	if rp.maxReqBody == 0 {
+		rp.maxReqBody = DefaultReplayMaxRequestBody
+	}
+	names := c.Headers
+	if names == nil {
+		names = defaultReplayHeaders
+	}
+	for _, n := range names {
+		if !ValidHeaderName(n) {
+			return nil, lock.InvalidArgument("config", fmt.Sprintf("replay header %q is not a valid header name", n))
+		}
+		cn := http.CanonicalHeaderKey(n)
+		if slices.Contains(neverReplayed, cn) {
+			return nil, lock.InvalidArgument("config", fmt.Sprintf("replay header %q cannot be replayed (the replay sets it, or it belongs to the connection)", n))
+		}
+		rp.headers[cn] = true
+	}
+	return rp, nil
+}
+
+// writeReplay writes the stored response r to w, byte for byte, with
+// HeaderReplayed: the status, the stored headers that are still allowed,
+// and the body. Headers already on w that the response does not store
+// (set by middleware in front, such as a request id) stay.
+func (rp *replay) writeReplay(w http.ResponseWriter, r *record) {
+	h := w.Header()
+	for name, vs := range r.header {
+		if rp.headers[name] {
+			h[name] = slices.Clone(vs)
+		}
+	}
+	h.Set(HeaderReplayed, "true")
+	h.Set("Content-Length", strconv.Itoa(len(r.body)))
+	w.WriteHeader(r.status)
+	_, _ = w.Write(r.body)
+}
+
+// ValidHeaderName reports whether s is an RFC 9110 token, the syntax of a
+// header field name.
+func ValidHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c < 0x80 && isTokenPunct[c]:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+var isTokenPunct = func() (t [0x80]bool) {
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// validHeaderValue reports whether s can be sent as a header field value:
+// no control characters other than tab.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
