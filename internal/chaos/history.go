@@ -293,8 +293,19 @@ func (r *recorder) AcquireID(ctx context.Context, key, id string, ttl time.Durat
 func (r *recorder) acquire(ctx context.Context, key string, run func() (lock.Lease, error)) (lock.Lease, error) {
 	call := time.Now().UnixNano()
 	l, err := run()
+	return r.record(call, key, deadlineNs(ctx), l, err)
+}
+
+// acquireAt records a lease handed over to a waiter that began waiting at
+// call as an Acquire that returned now.
+func (r *recorder) acquireAt(call int64, key string, l lock.Lease) (lock.Lease, error) {
+	return r.record(call, key, 0, l, nil)
+}
+
+// record records an Acquire called at call that returned now with l, err.
+func (r *recorder) record(call int64, key string, deadline int64, l lock.Lease, err error) (lock.Lease, error) {
 	ret := time.Now().UnixNano()
-	op := Op{Kind: Acquire, Key: key, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadlineNs(ctx), Outcome: outcome(err)}
+	op := Op{Kind: Acquire, Key: key, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadline, Outcome: outcome(err)}
 	r.h.mu.Lock()
 	defer r.h.mu.Unlock()
 	if err == nil {
