@@ -6,5 +6,9 @@ import (
 	"github.com/syncguard-go/syncguard/internal/redistest"
 )
 
-// TestMain stops the package's shared redis-server after the tests.
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain stops the package's shared redis-server after the tests. In a
+// worker process of the fleet test it runs the worker instead.
+func TestMain(m *testing.M) {
+	fleetWorker()
+	redistest.Main(m)
+}
