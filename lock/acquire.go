@@ -12,7 +12,15 @@ import (
 // to the time left of the wait ([WithWait]), at most MaxRetries retries
 // (see [Option]). Every wait ends at once when ctx is done.
 //
-// When b is a [Notifier], a release of key wakes the waiter early: on the
+// When b is a [Queuer] (redisbackend is) and the wait is not zero, the
+// caller waits in the backend's queue of the key: every attempt is
+// Waiter.Attempt (which, when the key is busy, takes or keeps the caller's
+// place in the queue), and a release hands the lock to the oldest waiter,
+// which Acquire returns as soon as it arrives. The backoff timer keeps
+// running as the polling fallback (a holder whose lease expires, a client
+// that does not queue), and Acquire always leaves the queue on its way
+// out. Otherwise, when b is a [Notifier], a release of key wakes the
+// waiter early: on the
 // first contention Acquire watches the key and tries once more at once
 // (that re-check closes the gap between the failed attempt and the watch
 // and does not count as a retry), then waits for a wake-up, the backoff
