@@ -6,6 +6,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -87,4 +88,48 @@ func ExampleConfig() {
 		ErrorHandler: echolock.ProblemErrorHandler,
 	}))
 	g.POST("/payments", createPayment)
+}
+
+// Replay mode: the first request with an Idempotency-Key runs and its
+// response is stored; retries get it back without running the handler;
+// the same key with another body is refused.
+func ExampleReplayConfig() {
+	mr, err := miniredis.Run() // an embedded Redis; use a real one in production
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	backend, err := redisbackend.New(redis.NewClient(&redis.Options{Addr: mr.Addr()}),
+		&redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	if err != nil {
+		panic(err)
+	}
+	runs := 0
+	e := echo.New()
+	e.POST("/orders", func(c echo.Context) error {
+		runs++
+		c.Response().Header().Set(echo.HeaderLocation, "/orders/1")
+		return c.JSON(http.StatusCreated, map[string]int{"id": 1, "run": runs})
+	}, echolock.NewWithConfig(echolock.Config{
+		Backend:      backend,
+		KeyLookup:    "header:Idempotency-Key",
+		Replay:       &echolock.ReplayConfig{}, // 24h, the default headers and limits
+		ErrorHandler: echolock.ProblemErrorHandler,
+	}))
+	post := func(body string) {
+		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
+		req.Header.Set("Idempotency-Key", "3f6c")
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		fmt.Print(rec.Code, " ", rec.Header().Get(echolock.HeaderReplayed), " ", rec.Body)
+	}
+	post(`{"item":"book"}`) // runs
+	post(`{"item":"book"}`) // a retry: replayed
+	post(`{"item":"pen"}`)  // the key reused for another request: 422
+	fmt.Println("handler runs:", runs)
+	// Output:
+	// 201  {"id":1,"run":1}
+	// 201 true {"id":1,"run":1}
+	// 422  {"type":"urn:syncguard:problem:idempotency-key-reused","title":"Idempotency key reused","status":422,"detail":"A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
+	// handler runs: 1
 }

@@ -3,8 +3,10 @@ package httplock_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -89,4 +91,70 @@ func ExampleCompose() {
 	})
 	mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPut, "/acme/orders/42", nil))
 	// Output: acme:42 <nil>
+}
+
+// Replay mode: the first request with an Idempotency-Key runs and its
+// response is stored; retries get it back without running the handler;
+// the same key with another body is refused.
+func ExampleWithReplay() {
+	mr, err := miniredis.Run() // an embedded Redis; use a real one in production
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	backend, err := redisbackend.New(redis.NewClient(&redis.Options{Addr: mr.Addr()}),
+		&redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	if err != nil {
+		panic(err)
+	}
+	mw, err := httplock.New(backend,
+		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
+		httplock.WithReplay(httplock.DefaultReplayTTL))
+	if err != nil {
+		panic(err)
+	}
+	runs := 0
+	mux := http.NewServeMux()
+	mux.Handle("POST /orders", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Location", "/orders/1")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"id":1,"run":%d}`, runs)
+	})))
+	post := func(body string) {
+		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
+		req.Header.Set("Idempotency-Key", "3f6c")
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		fmt.Println(rec.Code, rec.Header().Get("Location"), rec.Header().Get(httplock.HeaderReplayed), rec.Body)
+	}
+	post(`{"item":"book"}`) // runs
+	post(`{"item":"book"}`) // a retry: replayed
+	post(`{"item":"pen"}`)  // the key reused for another request: 422
+	fmt.Println("handler runs:", runs)
+	// Output:
+	// 201 /orders/1  {"id":1,"run":1}
+	// 201 /orders/1 true {"id":1,"run":1}
+	// 422   {"type":"urn:syncguard:problem:idempotency-key-reused","title":"Idempotency key reused","status":422,"detail":"A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
+	//
+	// handler runs: 1
+}
+
+// Keys include the route by default; WithRouteScope(false) shares one key
+// space across the routes under the prefix.
+func ExampleWithRouteScope() {
+	var backend lock.Backend // your backend
+	var deposit, withdraw http.Handler
+
+	mw, err := httplock.New(backend,
+		httplock.WithKeyFunc(httplock.FromPathValue("account")),
+		httplock.WithPrefix("account:"),
+		httplock.WithRouteScope(false)) // deposits and withdrawals on one account exclude each other
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /accounts/{account}/deposit", mw(deposit))
+	mux.Handle("POST /accounts/{account}/withdraw", mw(withdraw))
 }
