@@ -101,6 +101,39 @@ var slowPolling = []lock.Option{
 	lock.WithMaxRetries(1000),
 }
 
+// holdAndQueue takes key on holder and starts a lock.Acquire of key on
+// waiter with opts (slowPolling by default); it returns once key's queue
+// has n entries.
+func holdAndQueue(t *testing.T, rdb redis.Cmdable, holder, waiter *Backend, key string, n int64, opts ...lock.Option) (lock.Lease, <-chan acquireResult) {
+	t.Helper()
+	l, err := holder.Acquire(context.Background(), key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts) == 0 {
+		opts = slowPolling
+	}
+	res := acquireAsync(context.Background(), waiter, key, opts...)
+	waitFor(t, "the waiter's queue entry", 5*time.Second, func() bool { return queueLen(t, rdb, holder, key) == n })
+	return l, res
+}
+
+// expectGrant waits up to within for res and fails with what if it does
+// not come or failed.
+func expectGrant(t *testing.T, res <-chan acquireResult, within time.Duration, what string) acquireResult {
+	t.Helper()
+	select {
+	case r := <-res:
+		if r.err != nil {
+			t.Fatalf("%s: %v", what, r.err)
+		}
+		return r
+	case <-time.After(within):
+		t.Fatal(what)
+	}
+	return acquireResult{}
+}
+
 // TestHandOffToWaiter: a release hands the lock to the queued waiter (the
 // lock key holds the waiter's lease before the waiter's process even
 // hears of it), which returns it without another script: one script to
@@ -116,12 +149,7 @@ func TestHandOffToWaiter(t *testing.T) {
 	waiter := newQueueBackend(t, wc, Options{Prefix: prefix})
 	ctx := context.Background()
 
-	l, err := holder.Acquire(ctx, "hot", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := acquireAsync(ctx, waiter, "hot", slowPolling...)
-	waitFor(t, "the waiter's queue entry", 5*time.Second, func() bool { return queueLen(t, rdb, holder, "hot") == 1 })
+	l, res := holdAndQueue(t, rdb, holder, waiter, "hot", 1)
 	before := counter.Scripts.Load()
 
 	if err := holder.Release(ctx, l.ID); err != nil {
@@ -337,14 +365,7 @@ func TestDeadWaiterSkipped(t *testing.T) {
 	if err := holder.Release(ctx, l.ID); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case r := <-live:
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatalf("the live waiter did not get the lock (held by %q; the dead one's id is %q)", holderID(t, rdb, holder, "k"), id)
-	}
+	expectGrant(t, live, 2*time.Second, "the live waiter did not get the lock; the dead one's id is "+id)
 }
 
 // TestExpiredEntrySkipped: an entry past its deadline (queued time plus
@@ -382,12 +403,7 @@ func TestPlainAcquireTakesFreeLock(t *testing.T) {
 	rdb := srv.Client(t)
 	b := newQueueBackend(t, srv.Client(t), Options{})
 	ctx := context.Background()
-	l, err := b.Acquire(ctx, "k", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	queued := acquireAsync(ctx, b, "k", slowPolling...)
-	waitFor(t, "the entry", 5*time.Second, func() bool { return queueLen(t, rdb, b, "k") == 1 })
+	l, queued := holdAndQueue(t, rdb, b, b, "k", 1)
 	// The holder's lease goes without a release (as a TypeScript
 	// client's release does: it knows nothing of queues).
 	_, lockKey, _ := b.lockKey("test", "k")
@@ -403,14 +419,7 @@ func TestPlainAcquireTakesFreeLock(t *testing.T) {
 	if err := b.Release(ctx, plain.ID); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case r := <-queued:
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("the queued waiter did not get the lock from the plain holder's release")
-	}
+	expectGrant(t, queued, 2*time.Second, "the queued waiter did not get the lock from the plain holder's release")
 }
 
 // TestPubSubKilledFallsBackToPolling: with the hand-off subscription's
@@ -467,23 +476,11 @@ func TestQueueMiniredis(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	b := newQueueBackend(t, rdb, Options{Prefix: "mini"})
 	ctx := context.Background()
-	l, err := b.Acquire(ctx, "k", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := acquireAsync(ctx, b, "k", slowPolling...)
-	waitFor(t, "the entry", 5*time.Second, func() bool { return queueLen(t, rdb, b, "k") == 1 })
+	l, res := holdAndQueue(t, rdb, b, b, "k", 1)
 	if err := b.Release(ctx, l.ID); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case r := <-res:
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("no hand-off on miniredis")
-	}
+	expectGrant(t, res, 2*time.Second, "no hand-off on miniredis")
 }
 
 // TestQueueOff: with DisableNotifications, with ReplicaAck, and on a
@@ -563,12 +560,7 @@ func TestCloseStopsDispatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	l, err := b.Acquire(ctx, "k", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := acquireAsync(ctx, b, "k", lock.WithBaseDelay(100*time.Millisecond), lock.WithWait(10*time.Second))
-	waitFor(t, "the entry", 5*time.Second, func() bool { return queueLen(t, rdb, b, "k") == 1 })
+	l, res := holdAndQueue(t, rdb, b, b, "k", 1, lock.WithBaseDelay(100*time.Millisecond), lock.WithWait(10*time.Second))
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
