@@ -9,6 +9,10 @@
 //  2. Waiting, on PATCH /orders/:id (Config.Wait = 3s): 5 concurrent
 //     requests on one order wait their turn and are all served, one at a
 //     time, under strictly increasing fences.
+//  3. Replay, on POST /orders (locked on the Idempotency-Key header, with
+//     Config.Replay): the first request runs (201); 3 retries get its
+//     response back (Idempotent-Replayed: true) without running the
+//     handler; the same key with another body is answered 422.
 //
 // It needs no set-up: by default it runs on an embedded Redis (miniredis).
 //
@@ -23,8 +27,9 @@
 //
 // It exits non-zero when the library misbehaves: any tally other than
 // exactly one 200 and nine 409s in the burst, a waiting request not
-// served, two handlers of one order overlapping, or fences that do not
-// increase.
+// served, two handlers of one order overlapping, fences that do not
+// increase, a retry that is not a replay, a reused key not answered 422,
+// or a replayed handler that ran more than once.
 package main
 
 import (
@@ -34,6 +39,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
@@ -52,6 +58,8 @@ const (
 	work       = 200 * time.Millisecond // how long a handler takes
 	ttl        = 10 * time.Second       // lease TTL, kept alive while a handler runs
 	wait       = 3 * time.Second        // part 2's wait for a busy key
+	retries    = 3                      // part 3's retries
+	idemKey    = "order-7-attempt-1"    // part 3's Idempotency-Key
 )
 
 func main() { demorun.Main("echo demo", demo) }
@@ -136,6 +144,22 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		TTL:       ttl,
 		Wait:      wait,
 	}))
+	// Replay: the first response per Idempotency-Key is stored (for 24h,
+	// the default) and replayed to retries; a key reused with another
+	// request is answered 422. Idempotency keys are unbounded: in
+	// production, give the backend striped fence counters, as
+	// examples/nethttp does.
+	var created atomic.Int32
+	e.POST("/orders", func(c echo.Context) error {
+		created.Add(1)
+		l, _ := echolock.LeaseFrom(c)
+		return c.JSON(http.StatusCreated, result{Order: "7", Fence: l.Fence})
+	}, echolock.NewWithConfig(echolock.Config{
+		Backend:   backend,
+		KeyLookup: "header:Idempotency-Key",
+		TTL:       ttl,
+		Replay:    &echolock.ReplayConfig{},
+	}))
 	srv := httptest.NewServer(e) // a real listener on 127.0.0.1; in production, e.Start(addr)
 	defer srv.Close()
 	c := srv.Client()
@@ -144,16 +168,16 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	payURL := srv.URL + "/orders/42/pay"
 	fmt.Fprintf(w, "\n== Part 1: no wait (POST %s, TTL %v) ==\n", payURL, ttl)
 	fmt.Fprintf(w, "%d concurrent duplicates:\n", burst)
-	replies, err := pays.burst.Fire(ctx, c, http.MethodPost, payURL, nil)
+	replies, err := pays.burst.Fire(ctx, c, http.MethodPost, payURL, nil, "")
 	if err != nil {
 		return err
 	}
-	won, err := demohttp.CheckBurst(w, replies)
+	won, err := demohttp.CheckBurst(w, replies, http.StatusOK)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%d sequential duplicates (lock free again):\n", sequential)
-	if err := demohttp.Sequential(ctx, w, c, http.MethodPost, payURL, nil, sequential, won); err != nil {
+	if err := demohttp.Sequential(ctx, w, c, http.MethodPost, payURL, nil, sequential, won.Fence); err != nil {
 		return err
 	}
 	if err := pays.check(w, 1+sequential); err != nil {
@@ -181,7 +205,36 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		return fmt.Errorf("part 2: %w", err)
 	}
 
-	fmt.Fprintf(w, "\nOK: one payment per burst, every waiting request served in turn, fences strictly increasing\n")
+	// Part 3: replay.
+	ordersURL := srv.URL + "/orders"
+	header := http.Header{"Idempotency-Key": {idemKey}}
+	const order = `{"item":"book"}`
+	fmt.Fprintf(w, "\n== Part 3: replay (POST %s, Idempotency-Key: %s) ==\n", ordersURL, idemKey)
+	first, err := demohttp.SendBody(ctx, c, http.MethodPost, ordersURL, header, order)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  request:  %s\n", first)
+	if first.Status != http.StatusCreated || first.Replayed {
+		return fmt.Errorf("replay: first request %s, want a run's 201", first)
+	}
+	if err := demohttp.Replays(ctx, w, c, http.MethodPost, ordersURL, header, order, retries, first); err != nil {
+		return err
+	}
+	reused, err := demohttp.SendBody(ctx, c, http.MethodPost, ordersURL, header, `{"item":"pen"}`)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  another body: %s\n", reused)
+	if reused.Status != http.StatusUnprocessableEntity {
+		return fmt.Errorf("replay: reused key %s, want 422", reused)
+	}
+	fmt.Fprintf(w, "Handler ran %d time(s) for %d requests\n", created.Load(), retries+2)
+	if n := created.Load(); n != 1 {
+		return fmt.Errorf("replay: handler ran %d times, want 1", n)
+	}
+
+	fmt.Fprintf(w, "\nOK: one payment per burst, every waiting request served in turn, fences strictly increasing, retries replayed\n")
 	return nil
 }
 

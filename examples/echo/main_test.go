@@ -47,6 +47,19 @@ func TestDemo(t *testing.T) {
 			t.Errorf("part 2 lacks %q; got:\n%s", want, got)
 		}
 	}
+	_, part3, _ := strings.Cut(part2, "== Part 3")
+	for _, want := range []string{
+		"request:  201 Created, fence 000000000000001\n",
+		"retry  1: 201 Created, fence 000000000000001, replayed",
+		"retry  3: 201 Created, fence 000000000000001, replayed",
+		"another body: 422 Unprocessable Entity",
+		"Handler ran 1 time(s) for 5 requests",
+	} {
+		if !strings.Contains(part3, want) {
+			t.Errorf("part 3 lacks %q; got:\n%s", want, got)
+		}
+	}
+	part2, _, _ = strings.Cut(part2, "== Part 3")
 	if strings.Contains(part2, "409 Conflict") { // not "409": the port may hold those digits
 		t.Errorf("part 2 has a 409; output:\n%s", got)
 	}

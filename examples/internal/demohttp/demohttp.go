@@ -25,26 +25,36 @@ import (
 // Reply is what the client saw.
 type Reply struct {
 	Status     int
-	Fence      lock.Fence // on 200
+	Fence      lock.Fence // on 200 and 201
 	RetryAfter string     // on 409
+	Replayed   bool       // Idempotent-Replayed: true (replay mode)
 }
 
-// String formats r as "200 OK, fence …" or "409 Conflict, Retry-After: …".
+// String formats r as "200 OK, fence …", "201 Created, fence …, replayed"
+// or "409 Conflict, Retry-After: …".
 func (r Reply) String() string {
 	s := fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
 	switch r.Status {
-	case http.StatusOK:
+	case http.StatusOK, http.StatusCreated:
 		s += ", fence " + string(r.Fence)
 	case http.StatusConflict:
 		s += ", Retry-After: " + r.RetryAfter
+	}
+	if r.Replayed {
+		s += ", replayed"
 	}
 	return s
 }
 
 // Send sends one request with the given headers (which may be nil) and,
-// on a 200, reads the fence from the JSON body's "fence" field.
+// on a 200 or 201, reads the fence from the JSON body's "fence" field.
 func Send(ctx context.Context, c *http.Client, method, url string, header http.Header) (Reply, error) {
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	return SendBody(ctx, c, method, url, header, "")
+}
+
+// SendBody is Send with a request body.
+func SendBody(ctx context.Context, c *http.Client, method, url string, header http.Header, body string) (Reply, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return Reply{}, err
 	}
@@ -54,13 +64,14 @@ func Send(ctx context.Context, c *http.Client, method, url string, header http.H
 		return Reply{}, err
 	}
 	defer resp.Body.Close()
-	r := Reply{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
-	if resp.StatusCode == http.StatusOK {
+	r := Reply{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"),
+		Replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
+	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
 		var body struct {
 			Fence lock.Fence `json:"fence"`
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-			return Reply{}, fmt.Errorf("200 body: %w", err)
+			return Reply{}, fmt.Errorf("%d body: %w", resp.StatusCode, err)
 		}
 		r.Fence = body.Fence
 	}
@@ -70,10 +81,10 @@ func Send(ctx context.Context, c *http.Client, method, url string, header http.H
 // Fire sends n identical requests at the same moment and returns the
 // replies in request order.
 func Fire(ctx context.Context, c *http.Client, method, url string, header http.Header, n int) ([]Reply, error) {
-	return fire(ctx, c, method, url, header, n, nil)
+	return fire(ctx, c, method, url, header, "", n, nil)
 }
 
-func fire(ctx context.Context, c *http.Client, method, url string, header http.Header, n int, answered func()) ([]Reply, error) {
+func fire(ctx context.Context, c *http.Client, method, url string, header http.Header, body string, n int, answered func()) ([]Reply, error) {
 	replies := make([]Reply, n)
 	errs := make([]error, n)
 	start := make(chan struct{})
@@ -81,7 +92,7 @@ func fire(ctx context.Context, c *http.Client, method, url string, header http.H
 	for i := range n {
 		wg.Go(func() {
 			<-start // all at once
-			replies[i], errs[i] = Send(ctx, c, method, url, header)
+			replies[i], errs[i] = SendBody(ctx, c, method, url, header, body)
 			if answered != nil {
 				answered()
 			}
@@ -112,10 +123,10 @@ func NewBurst(n int, limit time.Duration) *Burst {
 	return &Burst{n: n, limit: limit, done: make(chan struct{})}
 }
 
-// Fire sends the burst's n requests at the same moment and returns the
-// replies in request order.
-func (b *Burst) Fire(ctx context.Context, c *http.Client, method, url string, header http.Header) ([]Reply, error) {
-	return fire(ctx, c, method, url, header, b.n, func() {
+// Fire sends the burst's n requests, with body, at the same moment and
+// returns the replies in request order.
+func (b *Burst) Fire(ctx context.Context, c *http.Client, method, url string, header http.Header, body string) ([]Reply, error) {
+	return fire(ctx, c, method, url, header, body, b.n, func() {
 		if b.seen.Add(1) >= int64(b.n-1) {
 			b.once.Do(func() { close(b.done) })
 		}
@@ -135,27 +146,45 @@ func (b *Burst) Hold(ctx context.Context) {
 }
 
 // CheckBurst prints the replies to a burst of duplicates and their tally,
-// and checks that exactly one was served and every other one was answered
-// 409 with a Retry-After header. It returns the served request's fence.
-func CheckBurst(w io.Writer, replies []Reply) (lock.Fence, error) {
-	var won lock.Fence
+// and checks that exactly one was served (with status served) and every
+// other one was answered 409 with a Retry-After header. It returns the
+// served request's reply.
+func CheckBurst(w io.Writer, replies []Reply, served int) (Reply, error) {
+	var won Reply
 	for i, r := range replies {
 		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
-		if r.Status == http.StatusOK {
-			won = r.Fence
+		if r.Status == served {
+			won = r
 		}
 	}
 	got := Tally(replies)
 	fmt.Fprintf(w, "  tally: %s\n", got)
-	if want := fmt.Sprintf("200: 1, 409: %d", len(replies)-1); got != want {
-		return "", fmt.Errorf("burst: tally %q, want %q", got, want)
+	if want := fmt.Sprintf("%d: 1, 409: %d", served, len(replies)-1); got != want {
+		return Reply{}, fmt.Errorf("burst: tally %q, want %q", got, want)
 	}
 	for i, r := range replies {
 		if r.Status == http.StatusConflict && r.RetryAfter == "" {
-			return "", fmt.Errorf("burst: request %d: 409 without Retry-After", i+1)
+			return Reply{}, fmt.Errorf("burst: request %d: 409 without Retry-After", i+1)
 		}
 	}
 	return won, nil
+}
+
+// Replays sends n identical requests with body one after the other,
+// prints the replies, and checks that each is a replay of first: the same
+// status and fence, marked Idempotent-Replayed.
+func Replays(ctx context.Context, w io.Writer, c *http.Client, method, url string, header http.Header, body string, n int, first Reply) error {
+	for i := range n {
+		r, err := SendBody(ctx, c, method, url, header, body)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  retry %2d: %s\n", i+1, r)
+		if !r.Replayed || r.Status != first.Status || r.Fence != first.Fence {
+			return fmt.Errorf("retry %d: %s, want a replay of %s", i+1, r, first)
+		}
+	}
+	return nil
 }
 
 // Sequential sends n identical requests one after the other, prints the
@@ -211,6 +240,17 @@ type LeakyBackend struct {
 // Acquire acquires a fresh key made from key and a counter.
 func (b *LeakyBackend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
 	return b.Backend.Acquire(ctx, fmt.Sprintf("%s#%d", key, b.n.Add(1)), ttl)
+}
+
+// ReleaseRecord stores the record under the lease's fresh key, where
+// Record never looks: the broken lock replays nothing either.
+func (b *LeakyBackend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
+	return b.Backend.(lock.Recorder).ReleaseRecord(ctx, l, record, ttl)
+}
+
+// Record reads the record of key from the wrapped backend.
+func (b *LeakyBackend) Record(ctx context.Context, key string) ([]byte, bool, error) {
+	return b.Backend.(lock.Recorder).Record(ctx, key)
 }
 
 // RunLeaky runs demo on an embedded miniredis behind a LeakyBackend and
