@@ -38,7 +38,7 @@ func TestDemo(t *testing.T) {
 	}
 	// Every retry replays the one run's fence.
 	ran := regexp.MustCompile(`Handlers ran 1 time\(s\), under fence ` + fence).FindStringSubmatch(got)
-	for _, m := range regexp.MustCompile(`retry +\d: 201 Created, fence ` + fence).FindAllStringSubmatch(got, -1) {
+	for _, m := range regexp.MustCompile(`retry +\d: 201 Created, fence `+fence).FindAllStringSubmatch(got, -1) {
 		if ran == nil || m[1] != ran[1] {
 			t.Errorf("retry replayed fence %s, want the run's %v", m[1], ran)
 		}
