@@ -22,19 +22,42 @@
 // that hangs up does not leave the key locked until the TTL ends. The
 // handler's error is returned unchanged, for Echo's HTTPErrorHandler.
 //
+// The lock key is Prefix, the request's route (the method and c.Path(),
+// such as "POST /orders/:id") and the extracted key, so two routes never
+// share a key (Config.DisableRouteScope turns that off).
+//
+// # Idempotent requests
+//
+// By itself the middleware serialises requests with one key and rejects
+// concurrent duplicates; it does not make them idempotent: a retry after
+// the first request finished runs the handler again. Config.Replay (a
+// [ReplayConfig]) does: the first response is stored, atomically with the
+// release, and later requests with the key get it back byte for byte
+// (marked Idempotent-Replayed: true) without running the handler; the key
+// reused for a different request is answered 422 ([ErrKeyReused]):
+//
+//	e.POST("/orders", createOrder, echolock.NewWithConfig(echolock.Config{
+//		Backend:   backend,
+//		KeyLookup: "header:Idempotency-Key",
+//		Replay:    &echolock.ReplayConfig{}, // 24h, default headers and limits
+//	}))
+//
 // Requests that do not reach the handler get an *echo.HTTPError, as from
 // Echo's own middleware, with the lock error as Internal, so the
 // application's HTTPErrorHandler renders them (Echo's default writes
 // {"message": ...}); the key never appears in the message:
 //
-//   - busy key: 409 Conflict; the Retry-After header, the seconds (rounded
-//     up) until the holder's lease expires, or the TTL when unknown, is
-//     set on the response before the error is returned, since an
-//     HTTPError carries no headers;
+//   - busy key: 409 Conflict; the Retry-After header is set on the
+//     response before the error is returned, since an HTTPError carries
+//     no headers: the seconds (rounded up, at least one) until the
+//     holder's lease expires (the TTL when unknown), capped by the moving
+//     average of how long this route's handlers held the lock;
 //   - missing or invalid key (empty, over 512 bytes after NFC, invalid
 //     UTF-8): 400 Bad Request, without any call to the backend;
 //   - backend failure: 503 Service Unavailable, or, with Config.FailOpen,
-//     the handler runs without a lease.
+//     the handler runs without a lease;
+//   - with replay: 422 for a reused key, 413 for a request body over the
+//     limit, 500 for a stored value that cannot be read ([ErrBadRecord]).
 //
 // Config.BusyHandler and Config.ErrorHandler replace these answers;
 // [ProblemBusyHandler] and [ProblemErrorHandler] write the RFC 9457

@@ -31,3 +31,13 @@ func docEchoStripes(client *redis.Client) (*redisbackend.Backend, error) {
 	// END README
 	return backend, err
 }
+
+func docEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerFunc) {
+	// README: echo-doc-replay
+	e.POST("/orders", createOrder, echolock.NewWithConfig(echolock.Config{
+		Backend:   backend,
+		KeyLookup: "header:Idempotency-Key",
+		Replay:    &echolock.ReplayConfig{}, // 24h, default headers and limits
+	}))
+	// END README
+}

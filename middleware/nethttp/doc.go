@@ -18,16 +18,42 @@
 // released with a context of its own, so a client that hangs up does not
 // leave the key locked until the TTL ends.
 //
+// The lock key is the prefix, the request's route (the method and the
+// ServeMux pattern, such as "POST /orders/{id}") and the key function's
+// result, so two routes never share a key ([WithRouteScope](false) turns
+// that off). Wrap the handlers you register, not the ServeMux: in front of
+// the mux no pattern has matched yet, and the escaped request path stands
+// in for it.
+//
+// # Idempotent requests
+//
+// By itself the middleware serialises requests with one key and rejects
+// concurrent duplicates; it does not make them idempotent: a retry after
+// the first request finished runs the handler again. [WithReplay] does:
+// the first response is stored, atomically with the release, and later
+// requests with the key get it back byte for byte (marked
+// Idempotent-Replayed: true) without running the handler; the key reused
+// for a different request is answered 422:
+//
+//	mw, err := httplock.New(backend,
+//		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
+//		httplock.WithReplay(httplock.DefaultReplayTTL)) // 24h
+//
 // Answers that do not reach the handler are RFC 9457 problem details
 // (application/problem+json), and each can be replaced
 // ([WithBusyHandler], [WithErrorHandler]):
 //
-//   - busy key: 409 Conflict with Retry-After, the seconds (rounded up)
-//     until the holder's lease expires, or the TTL when unknown;
+//   - busy key: 409 Conflict with Retry-After: the seconds (rounded up, at
+//     least one) until the holder's lease expires (the TTL when unknown),
+//     capped by the moving average of how long this route's handlers held
+//     the lock, so a client is not told to wait 30s for a 35ms handler;
 //   - missing or invalid key (empty, over 512 bytes after NFC, invalid
 //     UTF-8): 400 Bad Request, without any call to the backend;
 //   - backend failure: 503 Service Unavailable, or, with
-//     [WithFailOpen](true), the handler runs without a lease.
+//     [WithFailOpen](true), the handler runs without a lease;
+//   - with replay: 422 for a reused key ([ErrKeyReused]), 413 for a
+//     request body over the limit, 500 for a stored value that cannot be
+//     read ([ErrBadRecord]).
 //
 // The middleware depends on lock.Backend only, so any backend (or a
 // decorated one, such as an OpenTelemetry wrapper) plugs in.

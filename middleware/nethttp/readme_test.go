@@ -45,3 +45,12 @@ func docNetHTTPStripes(client *redis.Client) (*redisbackend.Backend, error) {
 	// END README
 	return backend, err
 }
+
+func docNetHTTPReplay(backend lock.Backend) (func(http.Handler) http.Handler, error) {
+	// README: nethttp-doc-replay
+	mw, err := httplock.New(backend,
+		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
+		httplock.WithReplay(httplock.DefaultReplayTTL)) // 24h
+	// END README
+	return mw, err
+}
