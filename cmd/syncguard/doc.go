@@ -1,0 +1,52 @@
+// Syncguard is the operator's command for syncguard-go locks on Redis: it
+// lists the live locks, shows one key in full, watches the lock traffic,
+// checks what the server does for fences, and force-releases a stuck key.
+//
+//	go install github.com/syncguard-go/syncguard/cmd/syncguard@latest
+//
+// Usage:
+//
+//	syncguard [flags] ls [--match GLOB] [--json]
+//	syncguard [flags] show [--json] KEY
+//	syncguard [flags] release --force [--yes] KEY
+//	syncguard [flags] watch [--match GLOB] [--interval 1s] [--count N] [--top 3]
+//	syncguard [flags] doctor [--json] [--samples 100]
+//
+// The flags, before or after the command:
+//
+//	--redis URL        redis://[user:password@]host:port[/db] or rediss://...; repeat it
+//	                   for a Redis Cluster (one URL of a cluster node works too);
+//	                   default $REDIS_URL (comma-separated for several), else
+//	                   redis://127.0.0.1:6379
+//	--prefix P         the application's redisbackend.Options.Prefix (default "syncguard")
+//	--layout L         auto, single or cluster: its Options.Layout (auto: cluster on a cluster)
+//	--fence-stripes N  its Options.FenceStripes (names the keys in the cluster layout,
+//	                   and the fence counters in show)
+//
+// KEY is the key as the application locks it ("invoice:42"), as ls prints
+// it. Raw keys appear in the output, lock ids never: a holder is shown as
+// lock.HashKey of its lock id, as lock.Info.IDHash, since the id itself
+// releases the lock. Times are the Redis server's (TIME), as the locks'.
+//
+// ls scans with SCAN (every master of a cluster) and prints each page of
+// locks as it goes, so it holds one page at a time whatever the number of
+// keys; it tells lock keys from index keys, fence counters, done markers
+// and waiter queues by name, and skips values that are not syncguard lock
+// data. watch samples the same way every interval and compares fences
+// between samples, so the application needs no change. release --force
+// evicts the holder through redisbackend's ForceRelease: the lock and its
+// index key go, the fence counter stays, waiters are woken as by a release;
+// the holder is not told, and its fence is now stale. doctor prints the
+// findings of redisbackend's Check and one on the fence counters (count and
+// MEMORY USAGE).
+//
+// Errors are one line on stderr. Exit status: 0 ok, 1 failure (Redis
+// unreachable, credentials refused, not syncguard data, nothing to
+// release), 2 usage error, 3 doctor found a severe finding. The commands
+// themselves are in internal/cli, whose Run the tests call.
+package main
+
+// The package comment's blocks are shell commands and usage, not Go:
+// NOT GO: go install github.com/syncguard-go/syncguard/cmd/syncguard@latest
+// NOT GO: syncguard [flags] ls [--match GLOB] [--json]
+// NOT GO: --redis URL        redis://[user:password@]host:port[/db] or rediss://...; repeat it

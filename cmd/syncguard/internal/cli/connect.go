@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// defaultURL is the Redis used without --redis and REDIS_URL, as
+// redis-cli's default.
+const defaultURL = "redis://127.0.0.1:6379"
+
+// connectTimeout bounds the first round trip, which tells an unreachable
+// server or refused credentials apart before any command runs.
+const connectTimeout = 10 * time.Second
+
+// session is a connection to the Redis of the locks and a Backend on it.
+type session struct {
+	client  redis.UniversalClient // *redis.Client or *redis.ClusterClient
+	cluster *redis.ClusterClient  // nil for one server
+	backend *redisbackend.Backend
+	names   namer
+	where   string // the server's address, or the cluster's first seed, for messages
+	env     Env
+}
+
+func (s *session) close() {
+	_ = s.backend.Close()
+	_ = s.client.Close()
+}
+
+// connect opens the Redis of o.urls (else REDIS_URL, else defaultURL):
+// one server, or a cluster when several URLs are given or the one server is
+// a cluster node. It checks the connection with PING, so that an
+// unreachable server or refused credentials fail here with one clear line.
+func connect(ctx context.Context, o *options, env Env) (*session, error) {
+	urls := []string(o.urls)
+	if len(urls) == 0 {
+		for _, u := range strings.Split(env.Getenv("REDIS_URL"), ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				urls = append(urls, u)
+			}
+		}
+	}
+	if len(urls) == 0 {
+		urls = []string{defaultURL}
+	}
+	opts := make([]*redis.Options, len(urls))
+	for i, u := range urls {
+		opt, err := redis.ParseURL(u)
+		var uerr *url.Error
+		switch {
+		case errors.As(err, &uerr):
+			// Its message quotes the URL, which may hold a password.
+			return nil, usageErrorf("--redis: not a valid URL: %v", uerr.Err)
+		case err != nil:
+			return nil, usageErrorf("--redis %s: %s", redact(u), strings.TrimPrefix(err.Error(), "redis: "))
+		}
+		opts[i] = opt
+	}
+	layout, err := parseLayout(o.layout)
+	if err != nil {
+		return nil, err
+	}
+	if o.stripes < 0 || o.stripes > redisbackend.MaxFenceStripes {
+		return nil, usageErrorf("--fence-stripes must be between 0 and %d", redisbackend.MaxFenceStripes)
+	}
+	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	s := &session{where: opts[0].Addr, env: env}
+	if len(opts) == 1 {
+		c := redis.NewClient(opts[0])
+		if err := c.Ping(pctx).Err(); err != nil {
+			_ = c.Close()
+			return nil, tlsHint(opts[0], connError(ctx, opts[0].Addr, err))
+		}
+		if !isClusterNode(pctx, c) {
+			s.client = c
+		} else {
+			_ = c.Close()
+			s.cluster = redis.NewClusterClient(clusterOptions(opts))
+			s.client = s.cluster
+		}
+	} else {
+		for _, opt := range opts {
+			if opt.DB != 0 {
+				return nil, usageErrorf("--redis %s: a Redis Cluster has only database 0", opt.Addr)
+			}
+		}
+		s.cluster = redis.NewClusterClient(clusterOptions(opts))
+		s.client = s.cluster
+	}
+	if s.cluster != nil {
+		err := s.cluster.ForEachMaster(pctx, func(ctx context.Context, n *redis.Client) error {
+			if err := n.Ping(ctx).Err(); err != nil {
+				return &nodeError{addr: n.Options().Addr, err: err}
+			}
+			return nil
+		})
+		if err != nil {
+			_ = s.client.Close()
+			addr := opts[0].Addr
+			var ne *nodeError
+			if errors.As(err, &ne) {
+				addr, err = ne.addr, ne.err
+			}
+			return nil, connError(ctx, addr, err)
+		}
+	}
+	b, err := redisbackend.New(s.client, &redisbackend.Options{
+		Prefix:               o.prefix,
+		Layout:               layout,
+		FenceStripes:         o.stripes,
+		DisableNotifications: true, // a release still publishes; nothing here waits
+		DisableCoalescing:    true,
+		Logger:               slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		_ = s.client.Close()
+		return nil, usageErrorf("%s", message(err))
+	}
+	s.backend = b
+	s.names = namer{prefix: b.Prefix(), cluster: b.Layout() == redisbackend.LayoutCluster}
+	return s, nil
+}
+
+type nodeError struct {
+	addr string
+	err  error
+}
+
+func (e *nodeError) Error() string { return e.addr + ": " + e.err.Error() }
+func (e *nodeError) Unwrap() error { return e.err }
+
+func parseLayout(s string) (redisbackend.Layout, error) {
+	switch s {
+	case "auto", "":
+		return redisbackend.LayoutAuto, nil
+	case "single":
+		return redisbackend.LayoutSingle, nil
+	case "cluster":
+		return redisbackend.LayoutCluster, nil
+	}
+	return 0, usageErrorf("--layout %q: want auto, single or cluster", s)
+}
+
+// clusterOptions takes the seeds' addresses and the first URL's
+// credentials and TLS settings.
+func clusterOptions(opts []*redis.Options) *redis.ClusterOptions {
+	first := opts[0]
+	co := &redis.ClusterOptions{
+		Username:  first.Username,
+		Password:  first.Password,
+		TLSConfig: first.TLSConfig,
+	}
+	for _, o := range opts {
+		co.Addrs = append(co.Addrs, o.Addr)
+	}
+	return co
+}
+
+// isClusterNode reports whether the server says it is in cluster mode
+// (INFO cluster); a server without INFO, such as miniredis, is not.
+func isClusterNode(ctx context.Context, c *redis.Client) bool {
+	info, err := c.Info(ctx, "cluster").Result()
+	return err == nil && strings.Contains(info, "cluster_enabled:1")
+}
+
+// tlsHint adds to a timeout on a rediss:// URL that the server may not
+// speak TLS: the handshake then waits for an answer that never comes.
+func tlsHint(o *redis.Options, err error) error {
+	var ex *exitError
+	if o.TLSConfig != nil && errors.As(err, &ex) && strings.Contains(ex.msg, "did not answer") {
+		ex.msg += " (a rediss:// URL needs a server that speaks TLS on that port)"
+	}
+	return err
+}
+
+// redact returns u with its password replaced by "xxxxx", or a
+// placeholder when u does not parse as a URL (it may hold one anyway).
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	return p.Redacted()
+}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// TestDoctorSevere runs doctor on a server without persistence that evicts
+// any key: both are severe, and the status says so.
+func TestDoctorSevere(t *testing.T) {
+	srv := redistest.Start(t) // --save "" --appendonly no
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := syncguard(t, "doctor", "--redis", urlOf(srv))
+	if r.code != ExitSevere || r.err != "" {
+		t.Errorf("doctor: status %d, stderr %q; want %d", r.code, r.err, ExitSevere)
+	}
+	for _, want := range []string{"severe persistence: no persistence", "severe eviction: maxmemory-policy allkeys-lru",
+		"ok fences: no fence counters", "doctor: 2 severe"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, r.out)
+		}
+	}
+}
+
+// TestDoctorPasses runs doctor on a server with AOF always and
+// noeviction, holding fence counters.
+func TestDoctorPasses(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	for _, kv := range [][2]string{{"appendonly", "yes"}, {"appendfsync", "always"}, {"maxmemory-policy", "noeviction"}} {
+		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Turning the AOF on rewrites it in the background; a server stopped
+	// during that takes the full stop timeout (10 s) to go.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		info := rdb.Info(ctx, "persistence").Val()
+		if strings.Contains(info, "aof_rewrite_in_progress:0") && strings.Contains(info, "aof_rewrite_scheduled:0") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the AOF rewrite did not end:\n%s", info)
+		}
+	}
+	b := newBackend(t, rdb, redisbackend.Options{})
+	for i := range 5 {
+		if _, err := b.Acquire(ctx, fmt.Sprint("k", i), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	striped := newBackend(t, rdb, redisbackend.Options{FenceStripes: 4})
+	if _, err := striped.Acquire(ctx, "s", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r := syncguard(t, "doctor", "--redis", urlOf(srv), "--json")
+	if r.code != 0 || r.err != "" {
+		t.Fatalf("doctor: status %d, stderr %q\n%s", r.code, r.err, r.out)
+	}
+	var got struct {
+		Findings []struct{ Name, Severity, Message string }
+		Worst    string
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatal(err)
+	}
+	sev := map[string]string{}
+	for _, f := range got.Findings {
+		sev[f.Name] = f.Severity
+		if f.Name == CheckFences && !strings.HasPrefix(f.Message, "6 fence counters under syncguard:fence:* (5 per key, 1 striped), about ") {
+			t.Errorf("fences finding %q, want 6 counters with their memory", f.Message)
+		}
+	}
+	if sev["persistence"] != "ok" || sev["eviction"] != "ok" || sev[CheckFences] != "ok" || got.Worst == "severe" {
+		t.Errorf("doctor findings %v (worst %s), want persistence, eviction and fences ok", sev, got.Worst)
+	}
+}
+
+func TestFenceFindingThresholds(t *testing.T) {
+	for _, tc := range []struct {
+		perKey, striped int64
+		want            redisbackend.Severity
+	}{
+		{0, 0, redisbackend.SeverityOK},
+		{99_999, 1024, redisbackend.SeverityOK},
+		{100_000, 0, redisbackend.SeverityInfo},
+		{1_000_000, 0, redisbackend.SeverityWarning},
+	} {
+		f := fenceCount{perKey: tc.perKey, striped: tc.striped}.finding("p:fence:*")
+		if f.Severity != tc.want || (tc.want != redisbackend.SeverityOK) != (f.Advice != "") {
+			t.Errorf("%d per key, %d striped: %s %q -> %q; want %s with advice when not ok", tc.perKey, tc.striped, f.Severity, f.Message, f.Advice, tc.want)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// scanCount is the COUNT hint of every SCAN: about the number of keys a
+// page holds, and so what a scan holds in memory at once.
+const scanCount = 1000
+
+// nodes returns the servers that hold keys: the one server, or every
+// master of the cluster, in address order.
+func (s *session) nodes(ctx context.Context) ([]*redis.Client, error) {
+	if s.cluster == nil {
+		return []*redis.Client{s.client.(*redis.Client)}, nil
+	}
+	var (
+		mu    sync.Mutex
+		nodes []*redis.Client
+	)
+	err := s.cluster.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		mu.Lock()
+		nodes = append(nodes, n)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, redisError(ctx, s.where, err)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Options().Addr < nodes[j].Options().Addr })
+	return nodes, nil
+}
+
+// scanKeys calls fn with each page of the keys matching pattern on node
+// (SCAN, never KEYS). A key may come twice if the server rehashes meanwhile.
+func scanKeys(ctx context.Context, node *redis.Client, pattern string, fn func(keys []string) error) error {
+	var cursor uint64
+	for {
+		keys, next, err := node.Scan(ctx, cursor, pattern, scanCount).Result()
+		if err != nil {
+			return redisError(ctx, node.Options().Addr, err)
+		}
+		if len(keys) > 0 {
+			if err := fn(keys); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// tally counts the keys a scan saw, by what they are.
+type tally struct {
+	Scanned int64 `json:"scanned"` // keys the SCAN returned
+	Locks   int64 `json:"locks"`   // live locks
+	Expired int64 `json:"expired"` // lock data past its expiry, not yet removed
+	Index   int64 `json:"index"`   // index keys (and release tombstones)
+	Fence   int64 `json:"fence"`   // fence counters
+	Done    int64 `json:"done"`    // done markers and stored records
+	Queue   int64 `json:"queue"`   // waiter queues
+	Other   int64 `json:"other"`   // not syncguard data of this prefix and layout
+}
+
+// found is a live lock found by a scan.
+type found struct {
+	redisKey string
+	data     lockData
+}
+
+// page is the live locks of one SCAN page.
+type page struct {
+	node  *redis.Client
+	nowMs int64 // the node's TIME when the page's values were read
+	locks []found
+}
+
+// scanLocks calls fn with the live locks of each SCAN page of the lock keys
+// whose key matches glob, node after node, and counts every key it sees in
+// t. It reads each page's candidates and the server's TIME in one
+// pipeline, and keeps one page at a time, whatever the number of keys.
+func (s *session) scanLocks(ctx context.Context, glob string, t *tally, fn func(p page) error) error {
+	nodes, err := s.nodes(ctx)
+	if err != nil {
+		return err
+	}
+	pattern := s.names.lockPattern(glob)
+	for _, node := range nodes {
+		err := scanKeys(ctx, node, pattern, func(keys []string) error {
+			p, err := s.readPage(ctx, node, keys, t)
+			if err != nil {
+				return err
+			}
+			return fn(p)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPage classifies keys by name and reads the candidates' values.
+func (s *session) readPage(ctx context.Context, node *redis.Client, keys []string, t *tally) (page, error) {
+	t.Scanned += int64(len(keys))
+	candidates := keys[:0:0]
+	for _, k := range keys {
+		switch s.names.classify(k) {
+		case kindLock:
+			candidates = append(candidates, k)
+		case kindIndex:
+			t.Index++
+		case kindFence:
+			t.Fence++
+		case kindDone:
+			t.Done++
+		case kindQueue:
+			t.Queue++
+		}
+	}
+	pipe := node.Pipeline()
+	gets := make([]*redis.StringCmd, len(candidates))
+	for i, k := range candidates {
+		gets[i] = pipe.Get(ctx, k)
+	}
+	now := pipe.Time(ctx)
+	_, _ = pipe.Exec(ctx) // each command's error is read below
+	if err := now.Err(); err != nil {
+		return page{}, redisError(ctx, node.Options().Addr, err)
+	}
+	p := page{node: node, nowMs: now.Val().UnixMilli()}
+	for i, k := range candidates {
+		raw, err := gets[i].Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			continue // expired or deleted since the SCAN
+		case err != nil && !isReply(err):
+			return page{}, redisError(ctx, node.Options().Addr, err)
+		case err != nil: // WRONGTYPE: a hash, a set...
+			t.Other++
+			continue
+		}
+		d, err := decodeLock(raw)
+		if err != nil || !s.names.isLockOf(k, d.key) {
+			t.Other++
+			continue
+		}
+		if !d.live(p.nowMs) {
+			t.Expired++
+			continue
+		}
+		t.Locks++
+		p.locks = append(p.locks, found{redisKey: k, data: d})
+	}
+	return p, nil
+}
+
+// isReply reports whether err is the server's answer to one command (such
+// as WRONGTYPE) rather than a failure to get an answer.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}

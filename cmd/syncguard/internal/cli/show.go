@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+var showCommand = &command{
+	name:    "show",
+	args:    "[--json] KEY",
+	summary: "one key in full: its lock, fence counter, done marker or stored record, waiters",
+	detail: "KEY is the key as the application locks it (as ls prints it), not the Redis key. A lock key\n" +
+		"holding anything but syncguard lock data for KEY is an error (exit status 1).",
+	flags: func(fs *flag.FlagSet, o *options) {
+		fs.BoolVar(&o.json, "json", false, "print one JSON object")
+	},
+	run: runShow,
+}
+
+// state is what show reads about one key.
+type state struct {
+	Key      string `json:"key"`
+	LockKey  string `json:"lockKey"`
+	Locked   bool   `json:"locked"`
+	Expired  bool   `json:"expired,omitempty"` // lock data past its expiry, not yet removed
+	Lock     *lsRow `json:"lock,omitempty"`
+	FenceKey string `json:"fenceKey"`
+	// Counter is the fence counter's value, "" when it does not exist.
+	Counter string `json:"fenceCounter"`
+	DoneKey string `json:"doneKey"`
+	// Done is the done marker's value (a fence) or the stored record;
+	// DoneTTLMs its time left. Nil when there is none.
+	Done      *string `json:"done,omitempty"`
+	DoneTTLMs int64   `json:"doneTtlMs,omitempty"`
+	// Waiters is the number of waiters queued in Redis for the key.
+	Waiters int64 `json:"waiters"`
+
+	nowMs int64
+}
+
+func runShow(ctx context.Context, s *session, o *options, args []string) error {
+	key, err := oneKey("show", args)
+	if err != nil {
+		return err
+	}
+	st, err := s.read(ctx, key)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(s.env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	st.print(s.env.Stdout)
+	return nil
+}
+
+// oneKey returns the KEY argument of show and release.
+func oneKey(cmd string, args []string) (string, error) {
+	switch len(args) {
+	case 0:
+		return "", usageErrorf("%s needs a KEY (the key as the application locks it, as ls prints it)", cmd)
+	case 1:
+		return args[0], nil
+	}
+	return "", usageErrorf("%s takes one KEY, got %d arguments (quote a key with spaces)", cmd, len(args))
+}
+
+// read reads everything about key in one pipeline to the server holding
+// it (the master of its slot on a cluster). It fails when the lock key
+// holds something that is not a syncguard lock of key.
+func (s *session) read(ctx context.Context, key string) (*state, error) {
+	keys, err := s.backend.StorageKeys(key)
+	if err != nil {
+		return nil, usageErrorf("%s", message(err))
+	}
+	node, err := s.nodeOf(ctx, keys.Lock)
+	if err != nil {
+		return nil, err
+	}
+	norm, _ := lock.NormalizeKey(key) // StorageKeys accepted it
+	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done}
+	pipe := node.Pipeline()
+	get := pipe.Get(ctx, keys.Lock)
+	typ := pipe.Type(ctx, keys.Lock)
+	counter := pipe.Get(ctx, keys.Fence)
+	done := pipe.Get(ctx, keys.Done)
+	doneTTL := pipe.PTTL(ctx, keys.Done)
+	waiters := pipe.ZCard(ctx, s.names.queueKey(keys.Lock))
+	now := pipe.Time(ctx)
+	_, _ = pipe.Exec(ctx)
+	addr := node.Options().Addr
+	if err := now.Err(); err != nil {
+		return nil, redisError(ctx, addr, err)
+	}
+	st.nowMs = now.Val().UnixMilli()
+	raw, err := get.Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+	case err != nil && isReply(err):
+		return nil, failf("%s holds a %s, not syncguard lock data", display(keys.Lock), typ.Val())
+	case err != nil:
+		return nil, redisError(ctx, addr, err)
+	default:
+		d, err := decodeLock(raw)
+		if err != nil || d.key != norm {
+			return nil, failf("%s holds a value that is not syncguard lock data for this key", display(keys.Lock))
+		}
+		if d.live(st.nowMs) {
+			st.Locked = true
+			st.Lock = &lsRow{Key: d.key, RedisKey: keys.Lock, Fence: d.fence, Holder: d.holder(),
+				AcquiredAt: msTime(d.acquiredAtMs), ExpiresAt: msTime(d.expiresAtMs),
+				AgeMs: st.nowMs - d.acquiredAtMs, TTLMs: d.expiresAtMs - st.nowMs}
+		} else {
+			st.Expired = true
+		}
+	}
+	if v, err := counter.Result(); err == nil {
+		st.Counter = v
+	} else if !errors.Is(err, redis.Nil) && !isReply(err) {
+		return nil, redisError(ctx, addr, err)
+	}
+	if v, err := done.Result(); err == nil {
+		st.Done = &v
+		st.DoneTTLMs = doneTTL.Val().Milliseconds()
+	}
+	st.Waiters = waiters.Val() // 0 when there is no queue (or it is not a sorted set)
+	return st, nil
+}
+
+// nodeOf returns the server holding key.
+func (s *session) nodeOf(ctx context.Context, key string) (*redis.Client, error) {
+	if s.cluster == nil {
+		return s.client.(*redis.Client), nil
+	}
+	n, err := s.cluster.MasterForKey(ctx, key)
+	if err != nil {
+		return nil, redisError(ctx, s.where, err)
+	}
+	return n, nil
+}
+
+func (st *state) print(w io.Writer) {
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(w, "%-14s %s\n", name, fmt.Sprintf(format, args...))
+	}
+	row("key", "%s", display(st.Key))
+	row("lock key", "%s", display(st.LockKey))
+	switch {
+	case st.Locked:
+		l := st.Lock
+		row("state", "locked")
+		row("fence", "%s", l.Fence)
+		row("holder", "%s (hash of its lock id)", l.Holder)
+		row("acquired", "%s (%s ago)", timestamp(l.AcquiredAt), duration(ms(l.AgeMs)))
+		row("expires", "%s (in %s)", timestamp(l.ExpiresAt), duration(ms(l.TTLMs)))
+	case st.Expired:
+		row("state", "free (expired lock data not yet removed)")
+	default:
+		row("state", "free")
+	}
+	switch {
+	case st.Counter != "":
+		row("fence counter", "%s = %s", display(st.FenceKey), st.Counter)
+	case st.Locked:
+		row("fence counter", "%s: MISSING while the key is locked (evicted, or lost in a restart): run syncguard doctor", display(st.FenceKey))
+	default:
+		row("fence counter", "%s: none yet", display(st.FenceKey))
+	}
+	if st.Done == nil {
+		row("done marker", "none")
+	} else if f, err := lock.ParseFence(*st.Done); err == nil {
+		row("done marker", "%s: done by fence %s, for %s more", display(st.DoneKey), f, duration(ms(st.DoneTTLMs)))
+	} else {
+		row("record", "%s: %d bytes, for %s more: %s", display(st.DoneKey), len(*st.Done), duration(ms(st.DoneTTLMs)), preview(*st.Done))
+	}
+	row("waiters", "%d", st.Waiters)
+}
+
+// preview quotes the start of a stored record.
+func preview(v string) string {
+	const n = 60
+	if len(v) <= n {
+		return strconv.Quote(v)
+	}
+	return strconv.Quote(strings.ToValidUTF8(v[:n], "")) + "..."
+}

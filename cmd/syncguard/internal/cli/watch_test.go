@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+var watchRe = regexp.MustCompile(`^\d\d:\d\d:\d\d  locks (\d+)  acquired/s ([0-9.]+)  released/s ([0-9.]+)  waiters (\d+)  busiest: (.*)$`)
+
+// TestWatch samples a key that changes hands all the time next to one
+// that is held throughout, with a waiter queued.
+func TestWatch(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	p := prefix(t)
+	b := newBackend(t, rdb, redisbackend.Options{Prefix: p})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	if _, err := b.Acquire(ctx, "idle", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wg.Add(2)
+	go func() { // one waiter queued on "idle" throughout
+		defer wg.Done()
+		_, _ = lock.Acquire(ctx, b, "idle", lock.WithWait(time.Minute))
+	}()
+	go func() { // "hot" changes hands every 10 ms or so, and is held nearly always
+		defer wg.Done()
+		for ctx.Err() == nil {
+			l, err := b.Acquire(ctx, "hot", time.Minute)
+			if err != nil {
+				continue
+			}
+			time.Sleep(10 * time.Millisecond)
+			_ = b.Release(context.Background(), l.ID)
+		}
+	}()
+
+	r := syncguard(t, "watch", "--redis", urlOf(srv), "--prefix", p, "--interval", "300ms", "--count", "2")
+	out := lines(r.out)
+	if r.code != 0 || len(out) != 3 || !strings.HasPrefix(out[0], "watching "+p+":* every 300ms") {
+		t.Fatalf("watch: status %d, stderr %q, output:\n%s", r.code, r.err, r.out)
+	}
+	for _, line := range out[1:] {
+		m := watchRe.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("watch line %q does not match %v", line, watchRe)
+		}
+		acquired, _ := strconv.ParseFloat(m[2], 64)
+		// About 100 grants a second: with a counter per key the fence
+		// difference counts them all, not only the holders sampled.
+		if acquired < 10 || !strings.HasPrefix(m[5], "hot ") || m[4] != "1" || !strings.HasSuffix(m[5], ", idle 0.0/s (1 waiting)") {
+			t.Errorf("watch line %q: want the hot key's grants (tens a second), then the idle key's waiter", line)
+		}
+	}
+}
+
+// TestWatchEndsOnSignal checks that a watch without --count ends, with
+// status 0, when its context is cancelled (as main's is on SIGINT or
+// SIGTERM).
+func TestWatchEndsOnSignal(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r := syncguardCtx(ctx, Env{}, "watch", "--redis", urlOf(srv), "--prefix", prefix(t), "--interval", "100ms")
+	if d := time.Since(start); r.code != 0 || d > 3*time.Second {
+		t.Errorf("watch after cancel: status %d after %v, stderr %q", r.code, d, r.err)
+	}
+	if n := len(lines(r.out)); n < 2 {
+		t.Errorf("watch printed %d lines in 500ms at 100ms intervals:\n%s", n, r.out)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	gone := func(s sample, key, counter string) sample {
+		s.gone = map[string]lock.Fence{key: lock.Fence(counter)}
+		return s
+	}
+	s := func(nowMs int64, fences map[string]string) sample {
+		m := map[string]held{}
+		for k, f := range fences {
+			m[k] = held{key: k, fence: lock.Fence(f)}
+		}
+		return sample{nowMs: nowMs, locks: m}
+	}
+	for _, tc := range []struct {
+		desc               string
+		prev, cur          sample
+		perKey             bool
+		acquired, released int64
+	}{
+		{"nothing changed", s(0, map[string]string{"a": "000000000000001"}), s(1000, map[string]string{"a": "000000000000001"}), true, 0, 0},
+		{"acquired", s(0, nil), s(1000, map[string]string{"a": "000000000000001"}), true, 1, 0},
+		{"released", s(0, map[string]string{"a": "000000000000001"}), s(1000, nil), true, 0, 1},
+		{"per-key fences count the grants between", s(0, map[string]string{"a": "000000000000001"}), s(1000, map[string]string{"a": "000000000000005"}), true, 4, 4},
+		{"striped fences count one", s(0, map[string]string{"a": "001700000000000"}), s(1000, map[string]string{"a": "001700000000900"}), false, 1, 1},
+		{"vanished: the counter counts the grants since", s(0, map[string]string{"a": "000000000000001"}), gone(s(1000, nil), "a", "000000000000005"), true, 4, 5},
+		{"back: the fence counts the grants since it vanished", gone(s(0, nil), "a", "000000000000005"), s(1000, map[string]string{"a": "000000000000008"}), true, 3, 2},
+		{"back, striped", gone(s(0, nil), "a", "000000000000005"), s(1000, map[string]string{"a": "000000000000008"}), false, 1, 0},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			acq, rel, _ := compare(tc.prev, tc.cur, tc.perKey)
+			if acq != tc.acquired || rel != tc.released {
+				t.Errorf("compare = %d acquired, %d released; want %d, %d", acq, rel, tc.acquired, tc.released)
+			}
+		})
+	}
+}
