@@ -12,6 +12,10 @@
 //	└─ syncguard.release
 //	   └─ evalsha
 //
+// When the request's attempt found the lock busy, it queued, and the job's
+// release usually hands the lock over (no attempt of its own: the last
+// acquire says locked, the wait says acquired, with the fence).
+//
 // The spans go to stdout as pretty-printed JSON (stdouttrace), or over
 // OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set (for example
 // http://localhost:4318 for a local Jaeger or an OpenTelemetry Collector).
