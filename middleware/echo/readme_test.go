@@ -1,6 +1,8 @@
 package echolock_test
 
 import (
+	"time"
+
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
@@ -38,6 +40,18 @@ func docEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerF
 		Backend:   backend,
 		KeyLookup: "header:Idempotency-Key",
 		Replay:    &echolock.ReplayConfig{}, // 24h, default headers and limits
+	}))
+	// END README
+}
+
+// The README's replay snippet.
+func readmeEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerFunc) {
+	// README: echo-replay
+	e.POST("/orders", createOrder, echolock.NewWithConfig(echolock.Config{
+		Backend:   backend,
+		KeyLookup: "header:Idempotency-Key",
+		Wait:      5 * time.Second,
+		Replay:    &echolock.ReplayConfig{TTL: 24 * time.Hour}, // zero fields: the defaults
 	}))
 	// END README
 }

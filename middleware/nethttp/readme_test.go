@@ -3,6 +3,7 @@ package httplock_test
 import (
 	"log"
 	"net/http"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -53,4 +54,19 @@ func docNetHTTPReplay(backend lock.Backend) (func(http.Handler) http.Handler, er
 		httplock.WithReplay(httplock.DefaultReplayTTL)) // 24h
 	// END README
 	return mw, err
+}
+
+// The README's replay snippet.
+func readmeNetHTTPReplay(backend lock.Backend, mux *http.ServeMux, createOrder http.HandlerFunc) {
+	// README: nethttp-replay
+	mw, err := httplock.New(backend,
+		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
+		httplock.WithReplay(24*time.Hour), // how long a response is replayed
+		httplock.WithWait(5*time.Second),  // a concurrent duplicate waits, then gets the replay
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux.Handle("POST /orders", mw(createOrder))
+	// END README
 }
