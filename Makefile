@@ -41,7 +41,8 @@ fuzz:
 	  fi; \
 	done
 
-## demo: the showcase on embedded Redis (set REDIS_URL to use a real server)
+## demo: the showcase on embedded Redis (set REDIS_URL to use a real server), ending with
+## `syncguard ls` on an embedded Redis of its own
 demo:
 	$(GO) run ./examples/quickstart
 	@echo
@@ -52,6 +53,8 @@ demo:
 	$(GO) run ./examples/echo
 	@echo
 	$(GO) run ./examples/otel -tree
+	@echo
+	$(GO) run ./cmd/syncguard/internal/demo
 
 ## bench: syncguard-go vs bsm/redislock, redsync and raw SET NX PX + DEL on one redis-server
 ## (the bench/ module, < 5 min); writes bench/RESULTS.md and bench/chart-*.png

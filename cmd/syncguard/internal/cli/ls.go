@@ -87,10 +87,10 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 
 // totals is ls's last line.
 func totals(t tally, pattern string) string {
-	s := fmt.Sprintf("%d %s (scanned %d keys matching %s: %d index, %d fence counters, %d done markers, %d waiter queues",
-		t.Locks, plural(t.Locks, "lock", "locks"), t.Scanned, pattern, t.Index, t.Fence, t.Done, t.Queue)
+	s := fmt.Sprintf("%s (scanned %s matching %s: %s, %s, %s, %s", count(t.Locks, "lock"), count(t.Scanned, "key"), pattern,
+		count(t.Index, "index key"), count(t.Fence, "fence counter"), count(t.Done, "done marker"), count(t.Queue, "waiter queue"))
 	if t.Expired > 0 {
-		s += fmt.Sprintf(", %d expired locks", t.Expired)
+		s += ", " + count(t.Expired, "expired lock")
 	}
 	if t.Other > 0 {
 		s += fmt.Sprintf(", %d not syncguard locks", t.Other)
@@ -98,9 +98,10 @@ func totals(t tally, pattern string) string {
 	return s + ")"
 }
 
-func plural(n int64, one, many string) string {
+// count is "1 lock", "2 locks".
+func count(n int64, noun string) string {
 	if n == 1 {
-		return one
+		return "1 " + noun
 	}
-	return many
+	return fmt.Sprintf("%d %ss", n, noun)
 }
