@@ -34,14 +34,26 @@ var watchCommand = &command{
 }
 
 // sample is what one scan saw: the live locks by lock key, and the fence
-// counters of the keys that were locked in the previous sample and are
-// not now.
+// counters of the keys that were locked in one of the last goneSamples
+// samples and are not now.
 type sample struct {
 	nowMs   int64
 	locks   map[string]held
-	gone    map[string]lock.Fence // lock key -> its fence counter, with a counter per key
+	gone    map[string]gone // by lock key, with a fence counter per key
 	waiters int64
 }
+
+// gone is a key seen locked before and free now.
+type gone struct {
+	key     string
+	counter lock.Fence // its fence counter
+	age     int        // samples since it was last seen locked, minus one
+}
+
+// goneSamples is how many samples watch keeps reading the counter of a key
+// it saw locked, so that the grants of a key that is free at every sample
+// (held briefly, often) still count.
+const goneSamples = 30
 
 // held is a live lock in a sample.
 type held struct {
@@ -110,7 +122,7 @@ func quietIfDone(ctx context.Context, err error) error {
 // locked in prev and free now, so the grants that came and went on them
 // since prev are counted too.
 func (s *session) sample(ctx context.Context, glob string, prev sample, perKey bool) (sample, error) {
-	cur := sample{locks: map[string]held{}, gone: map[string]lock.Fence{}}
+	cur := sample{locks: map[string]held{}, gone: map[string]gone{}}
 	var t tally
 	err := s.scanLocks(ctx, glob, &t, func(p page) error {
 		cur.nowMs = max(cur.nowMs, p.nowMs)
@@ -151,20 +163,29 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 	return cur, nil
 }
 
-// readGone reads the fence counters of the keys locked in prev and not in
-// cur into cur.gone, in one pipeline.
+// readGone reads into cur.gone the fence counters of the keys locked in
+// prev, or gone in prev for less than goneSamples samples, that are not
+// locked in cur, in one pipeline.
 func (s *session) readGone(ctx context.Context, prev sample, cur *sample) error {
 	pipe := s.client.Pipeline()
 	reads := map[string]*redis.StringCmd{}
+	next := map[string]gone{}
+	read := func(lockKey, key string, age int) {
+		if _, ok := cur.locks[lockKey]; ok || age >= goneSamples {
+			return
+		}
+		keys, err := s.backend.StorageKeys(key)
+		if err != nil || keys.Lock != lockKey {
+			return // not named as this layout names it: its release counts once
+		}
+		reads[lockKey] = pipe.Get(ctx, keys.Fence)
+		next[lockKey] = gone{key: key, age: age}
+	}
 	for k, p := range prev.locks {
-		if _, ok := cur.locks[k]; ok {
-			continue
-		}
-		keys, err := s.backend.StorageKeys(p.key)
-		if err != nil || keys.Lock != k {
-			continue // not named as this layout names it: count it as released once
-		}
-		reads[k] = pipe.Get(ctx, keys.Fence)
+		read(k, p.key, 0)
+	}
+	for k, g := range prev.gone {
+		read(k, g.key, g.age+1)
 	}
 	if len(reads) == 0 {
 		return nil
@@ -173,10 +194,13 @@ func (s *session) readGone(ctx context.Context, prev sample, cur *sample) error 
 		return redisError(ctx, s.where, err)
 	}
 	for k, cmd := range reads {
-		if f, err := lock.ParseFence(cmd.Val()); err == nil {
-			cur.gone[k] = f
-		} else if n, err := strconv.ParseUint(cmd.Val(), 10, 64); err == nil {
-			cur.gone[k], _ = lock.FormatFence(n)
+		n, err := strconv.ParseUint(cmd.Val(), 10, 64)
+		if err != nil {
+			continue
+		}
+		g := next[k]
+		if g.counter, err = lock.FormatFence(n); err == nil {
+			cur.gone[k] = g
 		}
 	}
 	return nil
@@ -187,9 +211,9 @@ func (s *session) readGone(ctx context.Context, prev sample, cur *sample) error 
 // whose fence changed was released and acquired again. With a fence
 // counter per key the fences count the grants that came and went between
 // the samples too: on a key held in both, by the difference of the fences;
-// on a key that vanished, by its counter (sample.gone) against its last
-// fence; on a key that vanished and came back, by its fence against that
-// counter. With striped counters each change counts once.
+// on a key free in one or both, by its counter (sample.gone) against the
+// fence or counter of the other. With striped counters each change counts
+// once.
 func compare(prev, cur sample, perKey bool) (acquired, released int64, busy []activity) {
 	grants := func(to, from lock.Fence) int64 { // grants after the one of fence from, up to to
 		if !perKey {
@@ -202,6 +226,11 @@ func compare(prev, cur sample, perKey bool) (acquired, released int64, busy []ac
 		}
 		return int64(a - b)
 	}
+	add := func(key string, n, waiters int64) {
+		if n > 0 || waiters > 0 {
+			busy = append(busy, activity{key: key, acquired: n, waiters: waiters})
+		}
+	}
 	for k, c := range cur.locks {
 		var n int64
 		if p, was := prev.locks[k]; was {
@@ -210,26 +239,34 @@ func compare(prev, cur sample, perKey bool) (acquired, released int64, busy []ac
 				released += n // the holder of p.fence and those between
 			}
 		} else if g, ok := prev.gone[k]; ok && perKey {
-			n = grants(c.fence, g)
-			released += n - 1 // those between; the holder of g counted before
+			n = grants(c.fence, g.counter)
+			released += n - 1 // those between; the holder of g's fence counted before
 		} else {
 			n = 1
 		}
 		acquired += n
-		if n > 0 || c.waiters > 0 {
-			busy = append(busy, activity{key: c.key, acquired: n, waiters: c.waiters})
-		}
+		add(c.key, n, c.waiters)
 	}
-	for k, p := range prev.locks {
-		if _, ok := cur.locks[k]; ok {
-			continue
-		}
-		released++ // the holder of p.fence
-		if g, ok := cur.gone[k]; ok && g != p.fence {
-			n := grants(g, p.fence)
-			acquired += n
+	for k, g := range cur.gone {
+		var n int64
+		if p, was := prev.locks[k]; was {
+			released++ // the holder of p.fence
+			if g.counter != p.fence {
+				n = grants(g.counter, p.fence)
+				released += n
+			}
+		} else if pg, ok := prev.gone[k]; ok && pg.counter != g.counter {
+			n = grants(g.counter, pg.counter)
 			released += n
-			busy = append(busy, activity{key: p.key, acquired: n})
+		}
+		acquired += n
+		add(g.key, n, 0)
+	}
+	for k := range prev.locks {
+		if _, ok := cur.locks[k]; !ok {
+			if _, ok := cur.gone[k]; !ok {
+				released++ // vanished, counter unknown (striped, or not read)
+			}
 		}
 	}
 	sort.Slice(busy, func(i, j int) bool {

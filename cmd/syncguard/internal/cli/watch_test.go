@@ -85,7 +85,7 @@ func TestWatchEndsOnSignal(t *testing.T) {
 
 func TestCompare(t *testing.T) {
 	gone := func(s sample, key, counter string) sample {
-		s.gone = map[string]lock.Fence{key: lock.Fence(counter)}
+		s.gone = map[string]gone{key: {key: key, counter: lock.Fence(counter)}}
 		return s
 	}
 	s := func(nowMs int64, fences map[string]string) sample {
@@ -109,6 +109,8 @@ func TestCompare(t *testing.T) {
 		{"vanished: the counter counts the grants since", s(0, map[string]string{"a": "000000000000001"}), gone(s(1000, nil), "a", "000000000000005"), true, 4, 5},
 		{"back: the fence counts the grants since it vanished", gone(s(0, nil), "a", "000000000000005"), s(1000, map[string]string{"a": "000000000000008"}), true, 3, 2},
 		{"back, striped", gone(s(0, nil), "a", "000000000000005"), s(1000, map[string]string{"a": "000000000000008"}), false, 1, 0},
+		{"free at both samples: the counter counts the grants between", gone(s(0, nil), "a", "000000000000005"), gone(s(1000, nil), "a", "000000000000009"), true, 4, 4},
+		{"free at both samples, nothing happened", gone(s(0, nil), "a", "000000000000005"), gone(s(1000, nil), "a", "000000000000005"), true, 0, 0},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			acq, rel, _ := compare(tc.prev, tc.cur, tc.perKey)
