@@ -73,6 +73,21 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 	if o.stripes < 0 || o.stripes > redisbackend.MaxFenceStripes {
 		return nil, usageErrorf("--fence-stripes must be between 0 and %d", redisbackend.MaxFenceStripes)
 	}
+	bopts := &redisbackend.Options{
+		Prefix:               o.prefix,
+		Layout:               layout,
+		FenceStripes:         o.stripes,
+		DisableNotifications: true, // a release still publishes and hands on; nothing here waits
+		DisableCoalescing:    true,
+		Logger:               slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	// A bad prefix is a usage error before any I/O (New does none).
+	probe := redis.NewClient(&redis.Options{})
+	_, err = redisbackend.New(probe, bopts)
+	_ = probe.Close()
+	if err != nil {
+		return nil, usageErrorf("--prefix %q: %s", o.prefix, message(err))
+	}
 	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	s := &session{where: opts[0].Addr, env: env}
@@ -115,14 +130,7 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 			return nil, connError(ctx, addr, err)
 		}
 	}
-	b, err := redisbackend.New(s.client, &redisbackend.Options{
-		Prefix:               o.prefix,
-		Layout:               layout,
-		FenceStripes:         o.stripes,
-		DisableNotifications: true, // a release still publishes; nothing here waits
-		DisableCoalescing:    true,
-		Logger:               slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	b, err := redisbackend.New(s.client, bopts)
 	if err != nil {
 		_ = s.client.Close()
 		return nil, usageErrorf("%s", message(err))

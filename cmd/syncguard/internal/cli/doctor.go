@@ -23,6 +23,12 @@ var doctorCommand = &command{
 		fs.BoolVar(&o.json, "json", false, "print one JSON object: {findings, worst}")
 		fs.IntVar(&o.samples, "samples", 100, "fence counters per server whose MEMORY USAGE is read")
 	},
+	check: func(o *options, args []string) error {
+		if o.samples < 0 {
+			return usageErrorf("--samples must not be negative")
+		}
+		return noArgs("doctor", "")(o, args)
+	},
 	run: runDoctor,
 }
 
@@ -37,12 +43,6 @@ const (
 )
 
 func runDoctor(ctx context.Context, s *session, o *options, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("doctor takes no arguments (got %q)", args[0])
-	}
-	if o.samples < 0 {
-		return usageErrorf("--samples must not be negative")
-	}
 	report, err := s.backend.Check(ctx)
 	if err != nil {
 		return failf("check: %s", message(err))

@@ -22,7 +22,8 @@ var lsCommand = &command{
 		fs.StringVar(&o.match, "match", "*", "only keys matching this Redis glob (* ? [abc] \\x)")
 		fs.BoolVar(&o.json, "json", false, "one JSON object per line: a lock each, then {\"totals\": ...}")
 	},
-	run: runLs,
+	check: noArgs("ls", "; filter with --match GLOB"),
+	run:   runLs,
 }
 
 // lsRow is one lock of ls --json.
@@ -43,9 +44,6 @@ const lsHeader = "FENCE            AGE       TTL       HOLDER                   
 // runLs streams the live locks, a page at a time: its memory does not grow
 // with the number of keys.
 func runLs(ctx context.Context, s *session, o *options, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("ls takes no arguments (got %q); filter with --match GLOB", args[0])
-	}
 	w := bufio.NewWriter(s.env.Stdout)
 	defer w.Flush()
 	enc := json.NewEncoder(w)

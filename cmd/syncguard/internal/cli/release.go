@@ -22,6 +22,15 @@ var releaseCommand = &command{
 		fs.BoolVar(&o.force, "force", false, "required: release a lock this command does not hold")
 		fs.BoolVar(&o.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
 	},
+	check: func(o *options, args []string) error {
+		if _, err := oneKey("release", args); err != nil {
+			return err
+		}
+		if !o.force {
+			return usageErrorf("release needs --force: it evicts a holder that may still be working (see syncguard help release)")
+		}
+		return nil
+	},
 	run: runRelease,
 }
 
@@ -29,9 +38,6 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 	key, err := oneKey("release", args)
 	if err != nil {
 		return err
-	}
-	if !o.force {
-		return usageErrorf("release needs --force: it evicts a holder that may still be working (see syncguard help release)")
 	}
 	st, err := s.read(ctx, key)
 	if err != nil {

@@ -58,10 +58,22 @@ type command struct {
 	name, args, summary string // summary: one line for the command list
 	detail              string // more, for syncguard help <command>
 	flags               func(fs *flag.FlagSet, o *options)
-	run                 func(ctx context.Context, c *session, o *options, args []string) error
+	// check validates the flags and arguments before any I/O.
+	check func(o *options, args []string) error
+	run   func(ctx context.Context, c *session, o *options, args []string) error
 }
 
 var commands = []*command{lsCommand, showCommand, releaseCommand, watchCommand, doctorCommand}
+
+// noArgs is the check of a command that takes no arguments.
+func noArgs(name, hint string) func(*options, []string) error {
+	return func(_ *options, args []string) error {
+		if len(args) > 0 {
+			return usageErrorf("%s takes no arguments (got %q)%s", name, args[0], hint)
+		}
+		return nil
+	}
+}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -136,6 +148,9 @@ func run(ctx context.Context, args []string, env Env) error {
 	}
 	if err != nil {
 		return usageErrorf("%s: %v (see syncguard help %s)", name, err, name)
+	}
+	if err := cmd.check(&o, pos); err != nil {
+		return err
 	}
 	s, err := connect(ctx, &o, env)
 	if err != nil {

@@ -24,6 +24,10 @@ var showCommand = &command{
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	},
+	check: func(o *options, args []string) error {
+		_, err := oneKey("show", args)
+		return err
+	},
 	run: runShow,
 }
 

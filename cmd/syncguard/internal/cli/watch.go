@@ -30,6 +30,12 @@ var watchCommand = &command{
 		fs.IntVar(&o.count, "count", 0, "stop after this many lines (0: until interrupted)")
 		fs.IntVar(&o.top, "top", 3, "how many of the busiest keys to name")
 	},
+	check: func(o *options, args []string) error {
+		if o.interval <= 0 || o.count < 0 || o.top < 0 {
+			return usageErrorf("watch needs --interval > 0, --count >= 0 and --top >= 0")
+		}
+		return noArgs("watch", "; filter with --match GLOB")(o, args)
+	},
 	run: runWatch,
 }
 
@@ -70,12 +76,6 @@ type activity struct {
 }
 
 func runWatch(ctx context.Context, s *session, o *options, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("watch takes no arguments (got %q); filter with --match GLOB", args[0])
-	}
-	if o.interval <= 0 || o.count < 0 || o.top < 0 {
-		return usageErrorf("watch needs --interval > 0, --count >= 0 and --top >= 0")
-	}
 	w := bufio.NewWriter(s.env.Stdout)
 	defer w.Flush()
 	fmt.Fprintf(w, "watching %s every %v: acquisitions and releases counted by comparing fences between samples (an expiry counts as a release)\n",
