@@ -45,11 +45,12 @@ type Options struct {
 	// Logger receives the fence-threshold warning (with the key's hash,
 	// never the raw key). Default: slog.Default().
 	Logger *slog.Logger
-	// DisableNotifications turns off waiting for release notifications:
-	// the Backend never subscribes and lock.Acquire polls with its backoff
-	// alone. Releases still publish, so other processes' waiters wake.
-	// Notifications are also off, without this option, for a client that
-	// has no Subscribe method (see WatchKey).
+	// DisableNotifications turns off the waiter queue for this Backend:
+	// it never subscribes, Join reports errors.ErrUnsupported, and
+	// lock.Acquire polls with its backoff alone. Its releases still hand
+	// the lock to other Backends' queued waiters. Queueing is also off,
+	// without this option, for a client that has no Subscribe method and
+	// with ReplicaAck (see Join).
 	DisableNotifications bool
 	// Layout selects the key layout (see Layout and layout.go). The
 	// default, LayoutAuto, picks LayoutCluster for a *redis.ClusterClient
@@ -94,9 +95,10 @@ type Options struct {
 }
 
 // Backend is a lock.Backend on Redis. It is safe for concurrent use. It
-// also implements lock.Notifier, so lock.Acquire and lock.Do wake on a
-// release instead of polling (see WatchKey; Features tells whether the
-// client allows it); Close ends the subscription that this opens.
+// also implements lock.Queuer, so lock.Acquire and lock.Do wait in the
+// key's queue and a release hands them the lock instead of leaving them to
+// poll (see Join and queue.go; Features tells whether the client allows
+// it); Close ends the subscription that this opens.
 type Backend struct {
 	client   redis.Scripter
 	prefix   string

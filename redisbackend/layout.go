@@ -20,7 +20,8 @@ import (
 //	fence key        <prefix>:fence:<lock key>              <prefix>:{T}:fence:<lock key>
 //	done marker      <prefix>:done:<lock key>               <prefix>:{T}:done:<lock key>
 //	lock id          22 random base64url chars (128 bits)   T + 19 random base64url chars (114 bits)
-//	release channel  <prefix>:released:<lock key>           <prefix>:released:<lock key>
+//	waiter queue     <prefix>:queue:<lock key>              <prefix>:queue:<lock key> (first tag: the lock key's)
+//	hand-off channel <prefix>:waiter:<random>, per Backend  the same
 //
 // T, the hash tag, is the first 3 characters of the unpadded base64url
 // SHA-256 of "<prefix>:<normalised key>" (18 bits, so the tags spread over

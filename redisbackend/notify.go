@@ -97,6 +97,13 @@ func (n *notifier) usable() bool {
 	return !n.closed
 }
 
+// isReady reports whether Redis confirmed the subscription.
+func (n *notifier) isReady() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ready && !n.closed
+}
+
 // register adds w, which is about to attempt, to the waiters hand-offs
 // (and requests for an attempt) are delivered to, and reports whether w's
 // attempt may queue: not while the subscription is unconfirmed (it is

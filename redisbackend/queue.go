@@ -54,7 +54,7 @@ type queueWaiter struct {
 	queueTTL              int64
 
 	ch         chan lock.Lease // capacity 1: a hand-off, or a request for an attempt
-	registered bool            // in the notifier's waiters (notify.go guards it)
+	registered bool            // in the notifier's waiters (written under its lock, by the waiter's goroutine only)
 	queued     bool            // an attempt queued (or may have queued) the entry
 	unknown    bool            // an attempt may have taken the lock without saying so
 	left       bool
@@ -74,13 +74,24 @@ func (b *Backend) Join(key, id string, ttl, wait time.Duration) (lock.Waiter, er
 	return &queueWaiter{b: b, key: key, id: id, ttl: ttl, wait: wait, ch: make(chan lock.Lease, 1)}, nil
 }
 
-// Attempt implements lock.Waiter.
+// Attempt implements lock.Waiter. While the key has not been found busy
+// and this Backend has no confirmed subscription (a process that is not
+// waiting on anything), it is a plain attempt: an uncontended acquisition
+// pays for no queue and starts no subscription. The first contention
+// registers the waiter (subscribing if need be) and, when the subscription
+// is already up, queues it at once; otherwise its confirmation asks the
+// waiter for the attempt that queues it.
 func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
+	n := w.b.notify
 	var q *queueWaiter
-	if w.prepare() && w.b.notify.register(w) {
+	if (w.registered || n.isReady()) && w.prepare() && n.register(w) {
 		q = w
 	}
 	l, err := w.b.acquireQueued(ctx, w.key, w.id, w.ttl, q)
+	if q == nil && errors.Is(err, lock.ErrLocked) && w.prepare() && n.register(w) {
+		q = w
+		l, err = w.b.acquireQueued(ctx, w.key, w.id, w.ttl, q)
+	}
 	if q != nil {
 		w.queued = true
 	}
@@ -142,7 +153,9 @@ func (w *queueWaiter) Leave(took bool) {
 		return
 	}
 	w.left = true
-	w.b.notify.unregister(w)
+	if w.registered {
+		w.b.notify.unregister(w)
+	}
 	if took || (!w.queued && !w.unknown) {
 		return
 	}

@@ -118,6 +118,28 @@ func holdAndQueue(t *testing.T, rdb redis.Cmdable, holder, waiter *Backend, key 
 	return l, res
 }
 
+// joinQueued joins b's queue of the busy key with a new lock id (TTL 1
+// minute) and attempts until the waiter is the queue's only entry.
+func joinQueued(t *testing.T, rdb redis.Cmdable, b *Backend, key string, wait time.Duration) (string, lock.Waiter) {
+	t.Helper()
+	id, err := b.NewLockID(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Join(key, id, time.Minute, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attempt until it queues (the first one subscribes).
+	waitFor(t, "the waiter's entry", 5*time.Second, func() bool {
+		if _, err := w.Attempt(context.Background()); !errors.Is(err, lock.ErrLocked) {
+			t.Fatalf("Attempt: %v, want ErrLocked", err)
+		}
+		return queueLen(t, rdb, b, key) == 1
+	})
+	return id, w
+}
+
 // expectGrant waits up to within for res and fails with what if it does
 // not come or failed.
 func expectGrant(t *testing.T, res <-chan acquireResult, within time.Duration, what string) acquireResult {
@@ -191,6 +213,30 @@ func TestHandOffToWaiter(t *testing.T) {
 	}
 }
 
+// TestUncontendedAcquireDoesNotSubscribe: acquisitions that never meet a
+// busy key (with lock.Acquire's default wait) neither queue nor open the
+// hand-off subscription.
+func TestUncontendedAcquireDoesNotSubscribe(t *testing.T) {
+	srv := redistest.Shared(t)
+	b := newQueueBackend(t, srv.Client(t), Options{})
+	ctx := context.Background()
+	for i := range 20 {
+		l, err := lock.Acquire(ctx, b, fmt.Sprint("free", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Release(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.notify.mu.Lock()
+	started, waiters := b.notify.started, len(b.notify.waiters)
+	b.notify.mu.Unlock()
+	if started || waiters != 0 {
+		t.Errorf("after 20 uncontended acquisitions: subscription started %v, %d waiters registered; want neither", started, waiters)
+	}
+}
+
 // TestHandOffFIFO: waiters on four Backends (separate clients) get a hot
 // key in the order they queued, whichever Backend they run on.
 func TestHandOffFIFO(t *testing.T) {
@@ -257,18 +303,7 @@ func TestCancelledWaiterGrantedReleases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _ := wb.NewLockID("k")
-	w, err := wb.Join("k", id, time.Minute, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Attempt until it queues (the first one subscribes).
-	waitFor(t, "the entry", 5*time.Second, func() bool {
-		if _, err := w.Attempt(ctx); !errors.Is(err, lock.ErrLocked) {
-			t.Fatalf("Attempt: %v, want ErrLocked", err)
-		}
-		return queueLen(t, rdb, holder, "k") == 1
-	})
+	id, w := joinQueued(t, rdb, wb, "k", 10*time.Second)
 	// A second waiter, queued behind it.
 	next := acquireAsync(ctx, holder, "k", slowPolling...)
 	waitFor(t, "the second entry", 5*time.Second, func() bool { return queueLen(t, rdb, holder, "k") == 2 })
@@ -344,15 +379,7 @@ func TestDeadWaiterSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _ := dead.NewLockID("k")
-	w, err := dead.Join("k", id, time.Minute, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the dead waiter's entry", 5*time.Second, func() bool {
-		_, _ = w.Attempt(ctx)
-		return queueLen(t, rdb, holder, "k") == 1
-	})
+	id, _ := joinQueued(t, rdb, dead, "k", 30*time.Second)
 	// The process dies: no Leave, its subscription goes.
 	if err := dead.Close(); err != nil {
 		t.Fatal(err)
