@@ -68,7 +68,7 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 	if err := ctx.Err(); err != nil {
 		return Lease{}, aborted(err)
 	}
-	try, id, err := attempter(b, key, c.ttl)
+	try, id, err := c.attempter(b, key)
 	if err != nil {
 		return Lease{}, err
 	}
@@ -119,6 +119,10 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 		if err == nil {
 			return l, nil
 		}
+		if c.limitSet && errors.Is(err, errors.ErrUnsupported) && CodeOf(err) == "" {
+			// A decorator of a backend without limits (see Limiter).
+			return Lease{}, errNoLimits()
+		}
 		locked := errors.Is(err, ErrLocked)
 		if !locked {
 			if id != "" && idUses > 1 && errors.Is(err, ErrNotHeld) {
@@ -127,7 +131,7 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 				// and takes nothing any more. Try again at once with a new
 				// one; that attempt's outcome is the one to report.
 				var aerr error
-				if try, id, aerr = attempter(b, key, c.ttl); aerr != nil {
+				if try, id, aerr = c.attempter(b, key); aerr != nil {
 					return Lease{}, aerr
 				}
 				if qw != nil {
@@ -224,13 +228,29 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 }
 
 // joinQueue returns the waiter of id in b's queue of key when b is a
-// [Queuer] that can queue it and the call may wait; else nil.
+// [Queuer] (a [SlotQueuer] for a limit) that can queue it and the call may
+// wait; else nil.
 func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
-	q, ok := b.(Queuer)
-	if !ok || id == "" || c.wait <= 0 {
+	if id == "" || c.wait <= 0 {
 		return nil, nil
 	}
-	w, err := q.Join(key, id, c.ttl, c.wait)
+	var (
+		w   Waiter
+		err error
+	)
+	if c.limitSet {
+		q, ok := b.(SlotQueuer)
+		if !ok {
+			return nil, nil
+		}
+		w, err = q.JoinSlot(key, id, c.limit, c.ttl, c.wait)
+	} else {
+		q, ok := b.(Queuer)
+		if !ok {
+			return nil, nil
+		}
+		w, err = q.Join(key, id, c.ttl, c.wait)
+	}
 	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
 			return nil, nil
@@ -241,9 +261,26 @@ func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
 }
 
 // attempter returns the function that makes one acquisition attempt on b:
-// with one lock id for every attempt when b is an [IDAcquirer] (id is that
-// id), else Backend.Acquire (id "").
-func attempter(b Backend, key string, ttl time.Duration) (try func(ctx context.Context) (Lease, error), id string, err error) {
+// a slot's with [WithLimit] (b must be a [Limiter]); else with one lock id
+// for every attempt when b is an [IDAcquirer] (id is that id), else
+// Backend.Acquire (id "").
+func (c *config) attempter(b Backend, key string) (try func(ctx context.Context) (Lease, error), id string, err error) {
+	ttl := c.ttl
+	lim, err := c.limiter(b)
+	if err != nil {
+		return nil, "", err
+	}
+	if lim != nil {
+		id, err := lim.NewLockID(key)
+		if err != nil {
+			if errors.Is(err, errors.ErrUnsupported) && CodeOf(err) == "" {
+				return nil, "", errNoLimits()
+			}
+			return nil, "", err
+		}
+		n := c.limit
+		return func(ctx context.Context) (Lease, error) { return lim.AcquireSlot(ctx, key, id, n, ttl) }, id, nil
+	}
 	if ia, ok := b.(IDAcquirer); ok {
 		id, err := ia.NewLockID(key)
 		switch {

@@ -71,6 +71,8 @@ type config struct {
 	onReleaseError func(Lease, error)
 	release        func(ctx context.Context, l Lease, err error) error
 	keep           []KeepOption
+	limit          int  // WithLimit's n
+	limitSet       bool // WithLimit was given
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -102,6 +104,8 @@ func newConfig(opts []Option) (config, error) {
 		return c, invalid("config", "unknown backoff")
 	case c.jitter != JitterEqual && c.jitter != JitterFull && c.jitter != JitterNone:
 		return c, invalid("config", "unknown jitter")
+	case c.limitSet && (c.limit < 1 || c.limit > MaxLimit):
+		return c, invalid("config", "limit must be between 1 and "+itoa(MaxLimit))
 	}
 	if c.onReleaseError == nil {
 		c.onReleaseError = func(Lease, error) {}

@@ -1,0 +1,34 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+func TestWithLimitValidation(t *testing.T) {
+	for _, n := range []int{-1, 0, lock.MaxLimit + 1} {
+		err := lock.ValidateOptions(lock.WithLimit(n))
+		if lock.CodeOf(err) != lock.CodeInvalidArgument {
+			t.Errorf("WithLimit(%d): %v, want InvalidArgument", n, err)
+		}
+	}
+	for _, n := range []int{1, 3, lock.MaxLimit} {
+		if err := lock.ValidateOptions(lock.WithLimit(n)); err != nil {
+			t.Errorf("WithLimit(%d): %v", n, err)
+		}
+	}
+}
+
+func TestWithLimitNeedsLimiter(t *testing.T) {
+	f := newFake()
+	_, err := lock.Acquire(context.Background(), f, "k", lock.WithLimit(2))
+	if lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Acquire with a limit on a backend without limits: %v", err)
+	}
+	if n := f.count("Acquire") + f.count("AcquireID"); n != 0 {
+		t.Fatalf("%d acquisitions reached the backend, want 0", n)
+	}
+}
