@@ -26,6 +26,22 @@ func (b stubBackend) Acquire(context.Context, string, time.Duration) (lock.Lease
 	return lock.Lease{}, b.err
 }
 
+// stubLimiter answers every slot acquisition with err.
+type stubLimiter struct {
+	stubBackend
+	lock.Limiter
+}
+
+func (b stubLimiter) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	return b.stubBackend.Acquire(ctx, key, ttl)
+}
+
+func (b stubLimiter) NewLockID(string) (string, error) { return lock.NewLockID(), nil }
+
+func (b stubLimiter) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
+	return lock.Lease{}, b.err
+}
+
 // TestDefaultAnswersReachHTTPErrorHandler checks that the default answers
 // to a busy key, a bad key and a failing backend are *echo.HTTPError
 // values with the lock error as Internal, seen by the application's
@@ -35,14 +51,20 @@ func TestDefaultAnswersReachHTTPErrorHandler(t *testing.T) {
 	const secret = "the-key-itself"
 	busy := stubBackend{err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}
 	down := stubBackend{err: &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}}
+	full := stubLimiter{stubBackend: stubBackend{err: &lock.LockedError{ExpiresAt: time.Now().Add(7 * time.Second)}}}
 	tests := []struct {
 		desc       string
 		b          lock.Backend
+		limit      int
 		header     string // the Idempotency-Key sent; "" sends none
 		wantStatus int
 		wantRetry  string
 		wantErr    func(error) bool // of Internal
 	}{
+		{desc: "limit reached", b: full, limit: 3, header: secret, wantStatus: http.StatusTooManyRequests, wantRetry: "7",
+			wantErr: func(err error) bool {
+				return errors.Is(err, lock.ErrLocked) && errors.Is(err, echolock.ErrLimitReached)
+			}},
 		{desc: "busy key", b: busy, header: secret, wantStatus: http.StatusConflict, wantRetry: "10",
 			wantErr: func(err error) bool { return errors.Is(err, lock.ErrLocked) }},
 		{desc: "missing key", b: busy, wantStatus: http.StatusBadRequest,
@@ -62,7 +84,7 @@ func TestDefaultAnswersReachHTTPErrorHandler(t *testing.T) {
 			e.ServeHTTP(rec, req)
 			return rec
 		}
-		mw := echolock.NewWithConfig(echolock.Config{Backend: tt.b, KeyLookup: "header:Idempotency-Key"})
+		mw := echolock.NewWithConfig(echolock.Config{Backend: tt.b, KeyLookup: "header:Idempotency-Key", Limit: tt.limit})
 		handler := func(c echo.Context) error {
 			t.Error("the handler ran")
 			return nil
@@ -139,21 +161,24 @@ func TestFailOpenDefault(t *testing.T) {
 func TestProblemHandlers(t *testing.T) {
 	busy := stubBackend{err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}
 	down := stubBackend{err: &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}}
+	full := stubLimiter{stubBackend: stubBackend{err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}}
 	tests := []struct {
 		desc       string
 		b          lock.Backend
+		limit      int
 		header     string
 		wantStatus int
 		wantType   string
 		wantRetry  string
 	}{
-		{"busy key", busy, "k", http.StatusConflict, "urn:syncguard:problem:lock-busy", "10"},
-		{"missing key", busy, "", http.StatusBadRequest, "urn:syncguard:problem:invalid-lock-key", ""},
-		{"backend down", down, "k", http.StatusServiceUnavailable, "urn:syncguard:problem:lock-unavailable", ""},
+		{"busy key", busy, 0, "k", http.StatusConflict, "urn:syncguard:problem:lock-busy", "10"},
+		{"limit reached", full, 3, "k", http.StatusTooManyRequests, "urn:syncguard:problem:concurrency-limit-reached", "10"},
+		{"missing key", busy, 0, "", http.StatusBadRequest, "urn:syncguard:problem:invalid-lock-key", ""},
+		{"backend down", down, 0, "k", http.StatusServiceUnavailable, "urn:syncguard:problem:lock-unavailable", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			mw := echolock.NewWithConfig(echolock.Config{Backend: tt.b, KeyLookup: "header:K",
+			mw := echolock.NewWithConfig(echolock.Config{Backend: tt.b, KeyLookup: "header:K", Limit: tt.limit,
 				BusyHandler: echolock.ProblemBusyHandler, ErrorHandler: echolock.ProblemErrorHandler})
 			e := newEcho("/", mw, func(echo.Context) error { t.Error("the handler ran"); return nil })
 			e.HTTPErrorHandler = func(err error, c echo.Context) { t.Errorf("HTTPErrorHandler got %v", err) }

@@ -15,13 +15,15 @@ import (
 // backend.
 type KeyExtractor func(c echo.Context) (string, error)
 
-// BusyHandler answers a request whose key is held by someone else. Its
-// error goes to Echo like a handler's (DefaultBusyHandler returns an
-// *echo.HTTPError for the application's HTTPErrorHandler to render).
-// retryAfter is a whole number of seconds, at least one: the time until
-// the holder's lease expires (the TTL when that is unknown), capped by
-// the moving average of how long this route's handlers held the lock;
-// err matches lock.ErrLocked.
+// BusyHandler answers a request whose key is held by someone else, or,
+// with Config.Limit, whose key's slots are all taken. Its error goes to
+// Echo like a handler's (DefaultBusyHandler returns an *echo.HTTPError
+// for the application's HTTPErrorHandler to render). retryAfter is a
+// whole number of seconds, at least one: the time until the holder's
+// lease expires (for a limit, the earliest expiry among the holders; the
+// TTL when that is unknown), capped by the moving average of how long
+// this route's handlers held the lock; err matches lock.ErrLocked, and
+// ErrLimitReached when the limit is reached.
 type BusyHandler func(c echo.Context, retryAfter time.Duration, err error) error
 
 // ErrorHandler answers a request that could not be locked for a reason
@@ -72,8 +74,8 @@ type Config struct {
 	// runs, so the TTL bounds how long a crashed instance blocks the key,
 	// not how long a handler may take.
 	TTL time.Duration
-	// Wait is how long a request waits for a busy key before it is
-	// answered 409: lock.WithWait, with a default of 0 here (a single
+	// Wait is how long a request waits for a busy key (or a free slot,
+	// with Limit) before it is answered 409 (429): lock.WithWait, with a default of 0 here (a single
 	// attempt). While waiting it retries
 	// at most WaitMaxDelay apart, and it stops when the request's context
 	// ends.
@@ -105,6 +107,26 @@ type Config struct {
 	// Replay, when not nil, turns on replay mode for idempotent requests
 	// (see ReplayConfig): &echolock.ReplayConfig{} for the defaults.
 	Replay *ReplayConfig
+	// Limit, when not 0, makes the key a concurrency limit instead of a
+	// lock: at most Limit requests with one key run the handler at once,
+	// across every instance sharing the backend, each under a slot of its
+	// own (an ordinary lease, with its own fence; see lock.WithLimit). A
+	// request that finds every slot taken, after Wait, gets the
+	// BusyHandler with an error matching ErrLimitReached: by default an
+	// *echo.HTTPError with 429 Too Many Requests, Retry-After set on the
+	// response. For "at most 3 exports per user", key the requests by
+	// user (KeyLookup: "header:X-User") and set Limit: 3.
+	//
+	// Limit must be between 0 and lock.MaxLimit; with a limit, Backend
+	// must be a lock.Limiter (redisbackend.Backend is; otellock.Wrap
+	// forwards it) and Replay must be nil: replay stores one response per
+	// key for requests that must run once, while a limit lets several run
+	// at once. ToMiddleware returns an error otherwise. Each key is either
+	// a lock or a limit: a key locked elsewhere as a plain lock is
+	// answered 500 (lock.ErrKindMismatch) until that lock ends. Set Limit
+	// rather than lock.WithLimit in LockOptions, which would give 409
+	// answers.
+	Limit int
 }
 
 // Defaults.
@@ -151,7 +173,9 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 // negative or under 3ms, a negative Wait, a bad lock option, a Prefix
 // that is not valid UTF-8 or leaves no room for a key; with Replay, a
 // Backend that is not a lock.Recorder, a replay TTL under 1ms, a negative
-// limit or a header that cannot be replayed.
+// limit or a header that cannot be replayed; a Limit outside 0 to
+// lock.MaxLimit; with a Limit, a Backend that is not a lock.Limiter (the
+// error then also matches errors.ErrUnsupported) or Replay set.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	switch {
 	case c.KeyLookup != "" && c.KeyExtractor != nil:
@@ -173,6 +197,7 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 		LockOptions: c.LockOptions,
 		Unscoped:    c.DisableRouteScope,
 		Replay:      c.Replay.guard(),
+		Limit:       c.Limit,
 	})
 	if err != nil {
 		return nil, err

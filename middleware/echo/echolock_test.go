@@ -27,6 +27,13 @@ type recorder struct {
 	lock.Recorder
 }
 
+// limiter is a lock.Limiter (and a lock.Recorder) for configuration tests;
+// it is never called.
+type limiter struct {
+	lock.Limiter
+	lock.Recorder
+}
+
 func TestToMiddlewareErrors(t *testing.T) {
 	valid := echolock.DefaultConfig
 	valid.Backend = nopBackend{}
@@ -48,6 +55,13 @@ func TestToMiddlewareErrors(t *testing.T) {
 		{"replay header Transfer-Encoding", func(c *echolock.Config) {
 			c.Backend = recorder{}
 			c.Replay = &echolock.ReplayConfig{Headers: []string{"Transfer-Encoding"}}
+		}},
+		{"negative limit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, -1 }},
+		{"limit over lock.MaxLimit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, lock.MaxLimit+1 }},
+		{"limit on a backend that is not a lock.Limiter", func(c *echolock.Config) { c.Backend, c.Limit = recorder{}, 3 }},
+		{"limit with replay", func(c *echolock.Config) {
+			c.Backend, c.Limit = limiter{}, 3
+			c.Replay = &echolock.ReplayConfig{}
 		}},
 	}
 	for _, tt := range tests {
@@ -72,6 +86,15 @@ func TestToMiddlewareErrors(t *testing.T) {
 		c.Backend = recorder{}
 		if _, err := c.ToMiddleware(); err != nil {
 			t.Errorf("ToMiddleware on a Recorder: %v", err)
+		}
+	})
+	t.Run("limits 1 and lock.MaxLimit on a lock.Limiter", func(t *testing.T) {
+		for _, n := range []int{1, lock.MaxLimit} {
+			c := valid
+			c.Backend, c.Limit = limiter{}, n
+			if _, err := c.ToMiddleware(); err != nil {
+				t.Errorf("ToMiddleware with Limit %d: %v", n, err)
+			}
 		}
 	})
 	t.Run("zero config fields take defaults", func(t *testing.T) {

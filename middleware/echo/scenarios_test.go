@@ -48,6 +48,7 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 		c.Skipper = func(c echo.Context) bool { return s.Skip(c.Request()) }
 	}
 	c.DisableRouteScope = s.Unscoped
+	c.Limit = s.Limit
 	if r := s.Replay; r != nil {
 		c.Replay = &echolock.ReplayConfig{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody}
 		if r.Fingerprint != nil {

@@ -21,12 +21,14 @@ const (
 // makes the middleware answer 400 without calling the backend.
 type KeyFunc func(*http.Request) (string, error)
 
-// BusyHandler answers a request whose key is held by someone else.
-// retryAfter is a whole number of seconds, at least one: the time until
-// the holder's lease expires (the TTL when that is unknown), capped by
-// the moving average of how long this route's handlers held the lock;
-// err matches lock.ErrLocked (and lock.CodeAcquisitionTimeout after a
-// wait).
+// BusyHandler answers a request whose key is held by someone else, or,
+// with WithLimit, whose key's slots are all taken. retryAfter is a whole
+// number of seconds, at least one: the time until the holder's lease
+// expires (for a limit, the earliest expiry among the holders; the TTL
+// when that is unknown), capped by the moving average of how long this
+// route's handlers held the lock; err matches lock.ErrLocked (and
+// lock.CodeAcquisitionTimeout after a wait), and ErrLimitReached when the
+// limit is reached.
 type BusyHandler func(w http.ResponseWriter, r *http.Request, retryAfter time.Duration, err error)
 
 // ErrorHandler answers a request that could not be locked for a reason
@@ -51,6 +53,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	guard       guard.Config
 	ttlSet      bool // WithTTL was given: 0 is then an error, not the default
+	limitSet    bool // WithLimit was given: 0 is then an error, not "no limit"
 	keyFunc     KeyFunc
 	busy        BusyHandler
 	onError     ErrorHandler
@@ -93,8 +96,8 @@ func WithTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.guard.TTL, c.ttlSet = d, true })
 }
 
-// WithWait sets how long a request waits for a busy key before it is
-// answered 409: lock.WithWait, with a default of 0 here (a single attempt)
+// WithWait sets how long a request waits for a busy key (or a free slot,
+// with WithLimit) before it is answered 409 (429): lock.WithWait, with a default of 0 here (a single attempt)
 // so that a busy key is answered at once. While waiting it retries at most
 // WaitMaxDelay apart (from 10ms, doubling, with jitter), and the wait ends
 // early when the request's context does.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -16,7 +17,9 @@ import (
 // a negative wait, a prefix that is not valid UTF-8 or leaves no room for
 // a key; with WithReplay, a backend that is not a lock.Recorder, a replay
 // TTL of 0 or under 1ms, a negative limit or a header that cannot be
-// replayed; a replay option without WithReplay.
+// replayed; a replay option without WithReplay; with WithLimit, a limit
+// outside 1 to lock.MaxLimit, a backend that is not a lock.Limiter (the
+// error then also matches errors.ErrUnsupported), or WithReplay as well.
 func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error) {
 	c := newConfig(opts)
 	if c.keyFunc == nil {
@@ -30,6 +33,8 @@ func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error
 		return nil, lock.InvalidArgument("config", "replay TTL must be positive (httplock.DefaultReplayTTL is 24h)")
 	case !c.replayOn && c.replayTuned != "":
 		return nil, lock.InvalidArgument("config", c.replayTuned+" needs WithReplay")
+	case c.limitSet && c.guard.Limit == 0:
+		return nil, lock.InvalidArgument("config", "limit must be between 1 and "+strconv.Itoa(lock.MaxLimit)+" (leave WithLimit out for no limit)")
 	case c.replayOn:
 		c.guard.Replay = &c.replay
 	}
@@ -92,14 +97,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// DefaultBusyHandler answers 409 Conflict with a Retry-After header and an
-// application/problem+json body.
-func DefaultBusyHandler(w http.ResponseWriter, _ *http.Request, retryAfter time.Duration, _ error) {
-	guard.WriteBusy(w, retryAfter)
+// DefaultBusyHandler answers 409 Conflict (429 Too Many Requests when err
+// matches ErrLimitReached) with a Retry-After header and an
+// application/problem+json body (of type
+// urn:syncguard:problem:lock-busy, or
+// urn:syncguard:problem:concurrency-limit-reached for 429).
+func DefaultBusyHandler(w http.ResponseWriter, _ *http.Request, retryAfter time.Duration, err error) {
+	guard.WriteBusy(w, retryAfter, err)
 }
 
 // DefaultErrorHandler answers an application/problem+json body with 400 Bad
-// Request for a missing or invalid key (lock.CodeInvalidArgument), with
+// Request for a missing or invalid key (lock.CodeInvalidArgument), 500
+// Internal Server Error for a limit the backend cannot keep (an error
+// matching errors.ErrUnsupported or lock.ErrKindMismatch), with
 // the statuses of the replay errors (422 ErrKeyReused, 413
 // ErrRequestTooLarge, 400 ErrRequestBody and ErrFingerprint, 500
 // ErrBadRecord), and 503 Service Unavailable otherwise. The body never

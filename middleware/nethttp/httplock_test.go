@@ -24,6 +24,13 @@ type recorder struct {
 	lock.Recorder
 }
 
+// limiter is a lock.Limiter (and a lock.Recorder) for configuration tests;
+// it is never called.
+type limiter struct {
+	lock.Limiter
+	lock.Recorder
+}
+
 // TestReplayNeedsRecorder: the error names what is missing.
 func TestReplayNeedsRecorder(t *testing.T) {
 	_, err := httplock.New(nopBackend{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour))
@@ -55,6 +62,11 @@ func TestNewConfigErrors(t *testing.T) {
 		{desc: "replay TTL 0", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(0)}},
 		{desc: "replay header Content-Length", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.WithReplayHeaders("Content-Length")}},
 		{desc: "replay option without WithReplay", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplayMaxBody(10)}},
+		{desc: "limit 0", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(0)}},
+		{desc: "negative limit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(-1)}},
+		{desc: "limit over lock.MaxLimit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(lock.MaxLimit + 1)}},
+		{desc: "limit on a backend that is not a lock.Limiter", b: recorder{}, opts: []httplock.Option{key, httplock.WithLimit(3)}},
+		{desc: "limit with replay", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(3), httplock.WithReplay(time.Hour)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -70,6 +82,13 @@ func TestNewConfigErrors(t *testing.T) {
 			httplock.Must(tt.b, tt.opts...)
 		})
 	}
+	t.Run("limits 1 and lock.MaxLimit on a lock.Limiter", func(t *testing.T) {
+		for _, n := range []int{1, lock.MaxLimit} {
+			if _, err := httplock.New(limiter{}, key, httplock.WithLimit(n)); err != nil {
+				t.Errorf("New with WithLimit(%d): %v", n, err)
+			}
+		}
+	})
 	t.Run("nil options are ignored", func(t *testing.T) {
 		if _, err := httplock.New(nopBackend{}, nil, key, nil); err != nil {
 			t.Errorf("New: %v", err)

@@ -41,6 +41,9 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	if s.Unscoped {
 		opts = append(opts, httplock.WithRouteScope(false))
 	}
+	if s.Limit != 0 {
+		opts = append(opts, httplock.WithLimit(s.Limit)) // WithLimit(0) is an error
+	}
 	if r := s.Replay; r != nil {
 		ttl := r.TTL
 		if ttl == 0 {

@@ -44,6 +44,12 @@ type Config struct {
 	// Replay, when not nil, turns replay mode on (see [Guard.Serve]); the
 	// backend must then be a lock.Recorder.
 	Replay *ReplayConfig
+	// Limit, when not 0, makes the key a concurrency limit: at most Limit
+	// requests (1 to lock.MaxLimit) hold it at once, each with a slot of
+	// its own (lock.WithLimit, given after LockOptions so it wins), and a
+	// request that finds every slot taken gets ErrLimitReached. The
+	// backend must then be a lock.Limiter, and Replay must be nil.
+	Limit int
 }
 
 // Guard runs handlers under per-request locks. It is safe for concurrent
@@ -57,11 +63,14 @@ type Guard struct {
 	opts     []lock.Option
 	holds    holdTimes
 	replay   *replay // nil: replay mode off
+	limit    int     // 0: no limit
 }
 
 // New validates c and returns a Guard on b. Errors are *lock.Error values
 // with lock.CodeInvalidArgument and Op "config"; with c.Replay, also when b
-// is not a lock.Recorder or the replay settings are bad.
+// is not a lock.Recorder or the replay settings are bad; with c.Limit, also
+// when it is out of range, b is not a lock.Limiter (the error then matches
+// errors.ErrUnsupported) or c.Replay is set.
 func New(b lock.Backend, c Config) (*Guard, error) {
 	switch {
 	case b == nil:
@@ -93,10 +102,16 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 			lock.WithMaxDelay(WaitMaxDelay))
 	}
 	opts = append(opts, c.LockOptions...)
+	if c.Limit != 0 {
+		opts = append(opts, lock.WithLimit(c.Limit))
+	}
 	if err := lock.ValidateOptions(opts...); err != nil {
 		return nil, err
 	}
-	g := &Guard{b: b, prefix: c.Prefix, ttl: ttl, failOpen: c.FailOpen, scoped: !c.Unscoped, opts: opts}
+	if err := checkLimit(b, c); err != nil {
+		return nil, err
+	}
+	g := &Guard{b: b, prefix: c.Prefix, ttl: ttl, failOpen: c.FailOpen, scoped: !c.Unscoped, opts: opts, limit: c.Limit}
 	if c.Replay != nil {
 		rp, err := newReplay(b, *c.Replay)
 		if err != nil {
@@ -109,6 +124,9 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 
 // TTL returns the lease duration in use.
 func (g *Guard) TTL() time.Duration { return g.ttl }
+
+// Limit returns the concurrency limit of the key, 0 when there is none.
+func (g *Guard) Limit() int { return g.limit }
 
 // Replays reports whether replay mode is on.
 func (g *Guard) Replays() bool { return g.replay != nil }

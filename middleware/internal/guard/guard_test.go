@@ -212,8 +212,18 @@ func TestWriteResponses(t *testing.T) {
 		wantType   string
 		wantRetry  string
 	}{
-		{"busy", func(w http.ResponseWriter) { WriteBusy(w, 3*time.Second) }, http.StatusConflict, TypeBusy, "3"},
-		{"busy under a second", func(w http.ResponseWriter) { WriteBusy(w, 0) }, http.StatusConflict, TypeBusy, "1"},
+		{"busy", func(w http.ResponseWriter) { WriteBusy(w, 3*time.Second, &lock.LockedError{}) }, http.StatusConflict, TypeBusy, "3"},
+		{"busy under a second", func(w http.ResponseWriter) { WriteBusy(w, 0, lock.ErrLocked) }, http.StatusConflict, TypeBusy, "1"},
+		{"limit reached", func(w http.ResponseWriter) { WriteBusy(w, 2*time.Second, limited(&lock.LockedError{})) }, http.StatusTooManyRequests, TypeLimitReached, "2"},
+		{"limit reached after a wait", func(w http.ResponseWriter) {
+			WriteBusy(w, 0, limited(&lock.Error{Code: lock.CodeAcquisitionTimeout, Err: &lock.LockedError{}}))
+		}, http.StatusTooManyRequests, TypeLimitReached, "1"},
+		{"limit on a backend without limits", func(w http.ResponseWriter) {
+			WriteError(w, &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire", Err: errors.ErrUnsupported})
+		}, http.StatusInternalServerError, TypeMisconfigured, ""},
+		{"key used as a lock and as a limit", func(w http.ResponseWriter) {
+			WriteError(w, &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire", Err: lock.ErrKindMismatch})
+		}, http.StatusInternalServerError, TypeMisconfigured, ""},
 		{"invalid key", func(w http.ResponseWriter) { WriteError(w, Missing("header", "Idempotency-Key")) }, http.StatusBadRequest, TypeInvalidKey, ""},
 		{"unavailable", func(w http.ResponseWriter) {
 			WriteError(w, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"})

@@ -16,6 +16,13 @@ const (
 	// TypeBusy is the type of the 409 answer to a key held by another
 	// request.
 	TypeBusy = "urn:syncguard:problem:lock-busy"
+	// TypeLimitReached is the type of the 429 answer to a key whose
+	// concurrency limit is reached (ErrLimitReached).
+	TypeLimitReached = "urn:syncguard:problem:concurrency-limit-reached"
+	// TypeMisconfigured is the type of the 500 answer to a lock the
+	// program asks for wrongly: a limit on a backend without limits, or a
+	// key used both as a lock and as a limit (lock.ErrKindMismatch).
+	TypeMisconfigured = "urn:syncguard:problem:lock-misconfigured"
 	// TypeInvalidKey is the type of the 400 answer to a missing or invalid
 	// key.
 	TypeInvalidKey = "urn:syncguard:problem:invalid-lock-key"
@@ -53,8 +60,9 @@ type Problem struct {
 
 // RetryAfter returns how long a client should wait before retrying after
 // err (an error matching lock.ErrLocked) on route: the time until the
-// holder's lease expires by err's *lock.LockedError (the TTL when that is
-// unknown), capped by the moving average of how long this route's
+// holder's lease expires by err's *lock.LockedError (for a limit, the
+// earliest expiry among the slots' holders, the latest time one frees;
+// the TTL when that is unknown), capped by the moving average of how long this route's
 // handlers held the lock (when one has run here), in whole seconds,
 // rounded up, at least one. The lease alone would say the full TTL (the
 // heartbeat keeps extending it) while most holders finish in a fraction
@@ -92,9 +100,19 @@ func retrySeconds(d time.Duration) int64 {
 	return max(int64((d+time.Second-1)/time.Second), 1)
 }
 
-// BusyProblem describes the default answer for a busy key: 409 Conflict,
-// retry after retryAfter (whole seconds, rounded up).
-func BusyProblem(retryAfter time.Duration) Problem {
+// BusyProblem describes the default answer for a busy key, err (matching
+// lock.ErrLocked): 409 Conflict, or 429 Too Many Requests when err matches
+// ErrLimitReached, retry after retryAfter (whole seconds, rounded up).
+func BusyProblem(retryAfter time.Duration, err error) Problem {
+	if errors.Is(err, ErrLimitReached) {
+		return Problem{
+			Type:   TypeLimitReached,
+			Title:  "Too many concurrent requests",
+			Status: http.StatusTooManyRequests,
+			Detail: "The limit of concurrent requests for this resource is reached. Retry after " +
+				RetryAfterValue(retryAfter) + "s.",
+		}
+	}
 	return Problem{
 		Type:   TypeBusy,
 		Title:  "Resource busy",
@@ -105,11 +123,14 @@ func BusyProblem(retryAfter time.Duration) Problem {
 }
 
 // ErrorProblem describes the default answer for err, a failure other than
-// a busy key: 400 Bad Request for a missing or invalid key
-// (lock.CodeInvalidArgument), the replay errors' own statuses (422
-// ErrKeyReused, 413 ErrRequestTooLarge, 400 ErrRequestBody and
-// ErrFingerprint, 500 ErrBadRecord), 503 Service Unavailable otherwise.
-// It never contains the key.
+// a busy key: 500 Internal Server Error for a lock the program asks for
+// wrongly (errors.ErrUnsupported: a limit on a backend without limits;
+// lock.ErrKindMismatch: a key used both as a lock and as a limit), 400 Bad
+// Request for a missing or invalid key (other lock.CodeInvalidArgument
+// errors), the replay errors' own statuses (422 ErrKeyReused, 413
+// ErrRequestTooLarge, 400 ErrRequestBody and ErrFingerprint, 500
+// ErrBadRecord), 503 Service Unavailable otherwise. It never contains the
+// key.
 func ErrorProblem(err error) Problem {
 	switch {
 	case errors.Is(err, ErrKeyReused):
@@ -124,6 +145,9 @@ func ErrorProblem(err error) Problem {
 	case errors.Is(err, ErrBadRecord):
 		return Problem{Type: TypeBadRecord, Title: "Stored response unreadable", Status: http.StatusInternalServerError,
 			Detail: "The response stored for this key cannot be read; it was not replayed and the request was not run."}
+	case errors.Is(err, errors.ErrUnsupported), errors.Is(err, lock.ErrKindMismatch):
+		return Problem{Type: TypeMisconfigured, Title: "Lock misconfigured", Status: http.StatusInternalServerError,
+			Detail: "The server asks for this resource's lock in a way its lock backend does not support; the request was not run."}
 	}
 	if lock.CodeOf(err) == lock.CodeInvalidArgument {
 		detail := "The request does not carry a valid lock key."
@@ -147,15 +171,16 @@ func ErrorProblem(err error) Problem {
 	}
 }
 
-// WriteBusy writes the default answer for a busy key: 409 Conflict with
-// Retry-After (whole seconds) and the BusyProblem body.
-func WriteBusy(w http.ResponseWriter, retryAfter time.Duration) {
+// WriteBusy writes the default answer for a busy key, err: 409 Conflict
+// (429 Too Many Requests for ErrLimitReached) with Retry-After (whole
+// seconds) and the BusyProblem body.
+func WriteBusy(w http.ResponseWriter, retryAfter time.Duration, err error) {
 	w.Header().Set("Retry-After", RetryAfterValue(retryAfter))
-	WriteProblem(w, BusyProblem(retryAfter))
+	WriteProblem(w, BusyProblem(retryAfter, err))
 }
 
 // WriteError writes the default answer for err, a failure other than a
-// busy key: the ErrorProblem body with its status (400 or 503).
+// busy key: the ErrorProblem body with its status.
 func WriteError(w http.ResponseWriter, err error) {
 	WriteProblem(w, ErrorProblem(err))
 }

@@ -39,6 +39,8 @@ func (g *Guard) Run(ctx context.Context, key string, next func(ctx context.Conte
 		return false, lock.InvalidArgument("do", "lock.Do returned without running the handler")
 	case g.failOpen && failsOpen(err):
 		return true, next(ctx)
+	case g.limit != 0 && errors.Is(err, lock.ErrLocked):
+		return false, limited(err)
 	}
 	return false, err
 }

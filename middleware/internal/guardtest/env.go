@@ -78,6 +78,23 @@ func send(h http.Handler, path string, key *string, body string) *httptest.Respo
 
 func ptr(s string) *string { return &s }
 
+// fire runs do n times concurrently, all released at once, and returns
+// the answers in order.
+func fire(n int, do func() *httptest.ResponseRecorder) []*httptest.ResponseRecorder {
+	recs := make([]*httptest.ResponseRecorder, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			recs[i] = do()
+		})
+	}
+	close(start)
+	wg.Wait()
+	return recs
+}
+
 // maxGauge tracks how many handlers are inside at once, and the peak.
 type maxGauge struct{ cur, peak atomic.Int32 }
 

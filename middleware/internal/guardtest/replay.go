@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,10 +21,7 @@ import (
 
 // replayScenarios are the scenarios of replay mode; Run runs them with the
 // others.
-var replayScenarios = []struct {
-	desc string
-	run  func(t *testing.T, a Adapter)
-}{
+var replayScenarios = []scenario{
 	{"replay: 100 retries after a 201 run the handler once", replaySequential},
 	{"replay: a reused key with another body is 422, another route runs", replayMismatch},
 	{"replay: 20 concurrent with a wait run once, 19 replays", replayConcurrent},
@@ -194,17 +190,7 @@ func replayConcurrent(t *testing.T, a Adapter) {
 			time.Sleep(50 * time.Millisecond) // the work, while the others wait
 			o.handle(w, r, l, ok)
 		}})
-	recs := make([]*httptest.ResponseRecorder, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			recs[i] = send(h, "/orders", ptr(key), "same")
-		})
-	}
-	close(start)
-	wg.Wait()
+	recs := fire(n, func() *httptest.ResponseRecorder { return send(h, "/orders", ptr(key), "same") })
 	var first *httptest.ResponseRecorder
 	for _, rec := range recs {
 		if rec.Header().Get("Idempotent-Replayed") == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,12 +28,15 @@ const (
 	lk  = ns + "POST /:" + key
 )
 
-// scenarios is the suite. Each runs in parallel with the others, on its own
-// key prefix.
-var scenarios = []struct {
+// scenario is one behaviour of the suite, run against an adapter.
+type scenario struct {
 	desc string
 	run  func(t *testing.T, a Adapter)
-}{
+}
+
+// scenarios is the suite. Each runs in parallel with the others, on its own
+// key prefix.
+var scenarios = []scenario{
 	{"busy key without wait: one runs, 19 get 409", busyNoWait},
 	{"busy key with wait: all run, one at a time", busyWait},
 	{"different keys run in parallel", differentKeys},
@@ -53,7 +57,7 @@ var scenarios = []struct {
 
 // Run runs every scenario against a.
 func Run(t *testing.T, a Adapter) {
-	for _, sc := range append(scenarios, replayScenarios...) {
+	for _, sc := range slices.Concat(scenarios, replayScenarios, limitScenarios) {
 		t.Run(sc.desc, func(t *testing.T) {
 			t.Parallel()
 			sc.run(t, a)

@@ -43,7 +43,10 @@ type Setup struct {
 	// echolock.Config.DisableRouteScope).
 	Unscoped bool
 	// Replay, when not nil, turns replay mode on.
-	Replay  *Replay
+	Replay *Replay
+	// Limit, when not 0, makes the key a concurrency limit of Limit slots
+	// (httplock.WithLimit, echolock.Config.Limit).
+	Limit   int
 	Handler Handler
 }
 

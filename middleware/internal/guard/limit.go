@@ -1,0 +1,39 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// ErrLimitReached reports that a request found every slot of its key's
+// concurrency limit taken (Config.Limit). Serve returns it joined with
+// the lock error (which matches lock.ErrLocked and carries the
+// *lock.LockedError), so errors.Is matches both; BusyProblem answers it
+// 429 instead of 409.
+var ErrLimitReached = errors.New("syncguard: the concurrency limit of the key is reached")
+
+// checkLimit validates the limit part of c for backend b: Limit 0 is no
+// limit; otherwise b must be a lock.Limiter and replay must be off (n
+// requests running at once under one key cannot have one response to
+// replay). The range of Limit is checked by lock.ValidateOptions.
+func checkLimit(b lock.Backend, c Config) error {
+	if c.Limit == 0 {
+		return nil
+	}
+	if c.Replay != nil {
+		return lock.InvalidArgument("config",
+			"a concurrency limit cannot be combined with replay mode: replay is for requests that run once per key, a limit lets several run at once")
+	}
+	if _, ok := b.(lock.Limiter); !ok && b != nil {
+		return &lock.Error{Code: lock.CodeInvalidArgument, Op: "config",
+			Msg: fmt.Sprintf("a concurrency limit needs a backend that implements lock.Limiter (such as redisbackend.Backend or otellock.Wrap of one); %T is not one", b),
+			Err: errors.ErrUnsupported}
+	}
+	return nil
+}
+
+// limited marks err, a contention error of a Guard with a limit, as
+// ErrLimitReached.
+func limited(err error) error { return fmt.Errorf("%w: %w", ErrLimitReached, err) }
