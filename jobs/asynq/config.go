@@ -77,27 +77,32 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	keyFunc   KeyFunc
 	prefix    string
+	prefixSet bool // WithPrefix was given
 	ttl       time.Duration
 	policy    Policy
 	doneTTL   time.Duration
+	limit     int // WithLimit's n; 0 when not given
+	limitSet  bool
 	onRelease func(lock.Lease, error)
 	lockOpts  []lock.Option
 }
 
 // WithKeyFunc sets how the lock key is derived from a task (default: the
-// queue, the task type and the hex SHA-256 of the payload; see DefaultKey).
-// Tasks with the same key never run at the same time: a key that leaves
-// the queue out (such as the id of the entity the task works on) makes
-// tasks of different queues exclude each other too.
+// queue, the task type and the hex SHA-256 of the payload; see DefaultKey;
+// with WithLimit, the task type; see TypeKey). Tasks with the same key
+// never run at the same time (more than n at a time with WithLimit): a key
+// that leaves the queue out (such as the id of the entity the task works
+// on) makes tasks of different queues exclude each other too.
 func WithKeyFunc(f KeyFunc) Option {
 	return optionFunc(func(c *config) { c.keyFunc = f })
 }
 
 // WithPrefix sets the namespace prepended verbatim to every key (default
-// DefaultPrefix, "asynq:"; "" for none). The prefix counts toward the
+// DefaultPrefix, "asynq:", or DefaultLimitPrefix, "asynq-limit:", with
+// WithLimit; "" for none). The prefix counts toward the
 // lock.MaxKeyBytes key limit and may be at most MaxPrefixBytes long.
 func WithPrefix(ns string) Option {
-	return optionFunc(func(c *config) { c.prefix = ns })
+	return optionFunc(func(c *config) { c.prefix, c.prefixSet = ns, true })
 }
 
 // WithTTL sets the lease duration (default DefaultTTL, 30s; at least
@@ -152,11 +157,20 @@ func WithLockOptions(opts ...lock.Option) Option {
 
 // newConfig applies opts over the defaults and validates the result.
 func newConfig(b lock.Backend, opts []Option) (config, lock.Completer, error) {
-	c := config{prefix: DefaultPrefix, ttl: DefaultTTL, onRelease: logReleaseError}
+	c := config{ttl: DefaultTTL, onRelease: logReleaseError}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
 		}
+	}
+	if !c.prefixSet {
+		c.prefix = DefaultPrefix
+		if c.limitSet {
+			c.prefix = DefaultLimitPrefix
+		}
+	}
+	if err := c.checkLimit(b); err != nil {
+		return c, nil, err
 	}
 	completer, _ := b.(lock.Completer)
 	switch {

@@ -58,15 +58,72 @@ func (e *DuplicateError) Error() string {
 
 // Unwrap returns lock.ErrLocked for a busy key and asynq.RevokeTask when
 // the task is dropped, so errors.Is matches either.
-func (e *DuplicateError) Unwrap() []error {
+func (e *DuplicateError) Unwrap() []error { return notRun(!e.Done, e.Dropped) }
+
+// notRun is what the error of a task the Guard did not run matches:
+// lock.ErrLocked when its key was busy, asynq.RevokeTask when it is
+// dropped.
+func notRun(busy, dropped bool) []error {
 	errs := make([]error, 0, 2)
-	if !e.Done {
+	if busy {
 		errs = append(errs, lock.ErrLocked)
 	}
-	if e.Dropped {
+	if dropped {
 		errs = append(errs, asynq.RevokeTask)
 	}
 	return errs
+}
+
+// dropped reports whether err is a task the Guard dropped (it matches
+// asynq.RevokeTask because of the Guard, not the handler).
+func dropped(err error) bool {
+	var d *DuplicateError
+	var l *LimitError
+	return errors.As(err, &d) && d.Dropped || errors.As(err, &l) && l.Dropped
+}
+
+// LimitError is the error of a task that did not run because every slot
+// of its key's concurrency limit was taken (see WithLimit).
+//
+// Under policy Requeue asynq retries the task: IsFailure keeps that retry
+// from counting as a failure and RetryDelay brings it back after a short
+// random delay. Under policy Drop the error also matches asynq.RevokeTask,
+// so asynq deletes the task without retrying or archiving it (IsLimited
+// tells it apart in an ErrorHandler; (*Guard).Logger leaves out asynq's
+// warning). It always matches lock.ErrLocked.
+type LimitError struct {
+	// Limit is the Guard's n: how many tasks with the key may run at once.
+	Limit int
+	// ExpiresAt is the earliest expiry among the leases holding the
+	// slots, by the backend's clock: a slot frees by then at the latest
+	// unless its holder extends its lease, which a running task does
+	// every TTL/3. When the backend does not say, it is an estimate (the
+	// local time plus the Guard's TTL).
+	ExpiresAt time.Time
+	// Dropped is true when the task is removed (the error matches
+	// asynq.RevokeTask) rather than retried.
+	Dropped bool
+}
+
+// Error implements error.
+func (e *LimitError) Error() string {
+	s := "asynqlock: concurrency limit reached: " + itoa(e.Limit) + " tasks with this key running" +
+		" (earliest lease ends " + e.ExpiresAt.UTC().Format(time.RFC3339Nano) + ")"
+	if e.Dropped {
+		return s + "; dropped"
+	}
+	return s + "; requeued"
+}
+
+// Unwrap returns lock.ErrLocked, and asynq.RevokeTask when the task is
+// dropped, so errors.Is matches either.
+func (e *LimitError) Unwrap() []error { return notRun(true, e.Dropped) }
+
+// IsLimited reports whether err (or an error it wraps) is a *LimitError:
+// the task did not run because its key's concurrency limit was reached.
+func IsLimited(err error) bool {
+	var l *LimitError
+	return errors.As(err, &l)
 }
 
 // IsDuplicate reports whether err (or an error it wraps) is a
@@ -77,12 +134,14 @@ func IsDuplicate(err error) bool {
 	return errors.As(err, &d)
 }
 
-// IsFailure is an asynq.Config.IsFailure function: a duplicate is not a
-// failure, any other non-nil error is. asynq does not count a non-failure
-// in the queue's failed and processed stats nor in the task's retry count,
-// so a requeued duplicate is never archived for running out of retries.
+// IsFailure is an asynq.Config.IsFailure function: a duplicate (a
+// *DuplicateError) and a task over its concurrency limit (a *LimitError)
+// are not failures, any other non-nil error is. asynq does not count a
+// non-failure in the queue's failed and processed stats nor in the task's
+// retry count, so a requeued task is never archived for running out of
+// retries.
 func IsFailure(err error) bool {
-	return err != nil && !IsDuplicate(err)
+	return err != nil && !IsDuplicate(err) && !IsLimited(err)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

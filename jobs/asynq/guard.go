@@ -12,8 +12,9 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Guard runs asynq handlers under a lock per task key. It is safe for
-// concurrent use; one Guard may wrap any number of handlers.
+// Guard runs asynq handlers under a lock per task key (with WithLimit, one
+// of n slots per key). It is safe for concurrent use; one Guard may wrap
+// any number of handlers.
 type Guard struct {
 	b         lock.Backend
 	completer lock.Completer // nil unless WithDoneTTL
@@ -22,6 +23,7 @@ type Guard struct {
 	ttl       time.Duration
 	policy    Policy
 	doneTTL   time.Duration
+	limit     int // 0 unless WithLimit
 	do        []lock.Option
 	drops     dropLog // tasks dropped, for Logger
 }
@@ -29,14 +31,20 @@ type Guard struct {
 // New returns a Guard that locks tasks on b. It returns an *lock.Error with
 // lock.CodeInvalidArgument (Op "config") for a nil backend or a bad option,
 // including WithDoneTTL on a backend that does not implement
-// lock.Completer.
+// lock.Completer, WithLimit on one that does not implement lock.Limiter
+// (the error then also matches errors.ErrUnsupported), and WithLimit with
+// WithDoneTTL.
 func New(b lock.Backend, opts ...Option) (*Guard, error) {
 	c, completer, err := newConfig(b, opts)
 	if err != nil {
 		return nil, err
 	}
 	keyFunc := c.keyFunc
-	if keyFunc == nil {
+	switch {
+	case keyFunc != nil:
+	case c.limitSet:
+		keyFunc = TypeKey
+	default:
 		keyFunc = DefaultKey
 	}
 	g := &Guard{
@@ -47,6 +55,7 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		ttl:       c.ttl,
 		policy:    c.policy,
 		doneTTL:   c.doneTTL,
+		limit:     c.limit,
 	}
 	g.do = []lock.Option{
 		lock.WithTTL(c.ttl),
@@ -57,6 +66,9 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		lock.WithReleaseErrorHandler(c.onRelease),
 	}
 	g.do = append(g.do, c.lockOpts...)
+	if c.limitSet {
+		g.do = append(g.do, lock.WithLimit(c.limit))
+	}
 	g.do = append(g.do, lock.WithReleaseFunc(g.release))
 	return g, nil
 }
@@ -70,10 +82,14 @@ func (g *Guard) Middleware() asynq.MiddlewareFunc { return g.Wrap }
 //   - The key comes from the KeyFunc and the prefix. A key that cannot be
 //     derived or is invalid fails the task with an error matching
 //     ErrInvalidKey and asynq.SkipRetry (archived), without a backend call.
-//   - A busy key fails the task with a *DuplicateError: retried under
-//     policy Requeue, removed (asynq.RevokeTask) under Drop. asynq logs a
-//     warning for every task removed so, unless its Config.Logger comes
-//     from the Guard's Logger method.
+//   - A busy key fails the task with a *DuplicateError (with WithLimit:
+//     every slot taken, a *LimitError): retried under policy Requeue,
+//     removed (asynq.RevokeTask) under Drop. asynq logs a warning for
+//     every task removed so, unless its Config.Logger comes from the
+//     Guard's Logger method.
+//   - A key held as the other kind (a lock where the Guard wants a limit,
+//     or the reverse: lock.ErrKindMismatch), or a backend that turns out
+//     to have no limits, fails the task with asynq.SkipRetry (archived).
 //   - With WithDoneTTL, a key marked done is removed likewise without
 //     running h, and a successful run marks its key done as it releases.
 //   - Any other backend failure returns a retryable error wrapping the
@@ -159,7 +175,16 @@ func (g *Guard) notAcquired(ctx context.Context, key string, err error) error {
 		if exp.IsZero() {
 			exp = time.Now().Add(g.ttl)
 		}
+		if g.limit > 0 {
+			return &LimitError{Limit: g.limit, ExpiresAt: exp, Dropped: g.policy == Drop}
+		}
 		return &DuplicateError{ExpiresAt: exp, Dropped: g.policy == Drop}
+	case errors.Is(err, lock.ErrKindMismatch), errors.Is(err, errors.ErrUnsupported):
+		// A key used both as a lock and as a limit (a deduplicating and a
+		// limiting Guard given the same prefix and key), or a decorating
+		// backend whose backend has no limits: a mistake in the program,
+		// not in the task's key, and not one a retry mends.
+		return fmt.Errorf("asynqlock: acquire: %w: %w", err, asynq.SkipRetry)
 	case lock.CodeOf(err) == lock.CodeInvalidArgument:
 		// The backend's own key rules (such as reserved prefixes), checked
 		// before any I/O: retrying cannot help.

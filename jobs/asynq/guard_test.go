@@ -85,6 +85,10 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"done TTL on a backend without Completer", hidden{e.backend}, []asynqlock.Option{asynqlock.WithDoneTTL(time.Minute)}},
 		{"prefix not UTF-8", e.backend, []asynqlock.Option{asynqlock.WithPrefix("jobs\xff:")}},
 		{"prefix too long", e.backend, []asynqlock.Option{asynqlock.WithPrefix(strings.Repeat("p", asynqlock.MaxPrefixBytes+1))}},
+		{"limit 0", e.backend, []asynqlock.Option{asynqlock.WithLimit(0)}},
+		{"limit above lock.MaxLimit", e.backend, []asynqlock.Option{asynqlock.WithLimit(lock.MaxLimit + 1)}},
+		{"limit with a done TTL", e.backend, []asynqlock.Option{asynqlock.WithLimit(2), asynqlock.WithDoneTTL(time.Minute)}},
+		{"limit on a backend without lock.Limiter", hidden{e.backend}, []asynqlock.Option{asynqlock.WithLimit(2)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -93,6 +97,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 				t.Errorf("New = %v, %v; want nil and an InvalidArgument error", g, err)
 			}
 		})
+	}
+	if _, err := asynqlock.New(hidden{e.backend}, asynqlock.WithLimit(2)); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("New(WithLimit) on a backend without limits = %v, want an error matching errors.ErrUnsupported", err)
 	}
 	// The same options are fine where they make sense.
 	if _, err := asynqlock.New(hidden{e.backend}, asynqlock.WithTTL(asynqlock.MinTTL), nil,

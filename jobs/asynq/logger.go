@@ -2,7 +2,6 @@ package asynqlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	stdlog "log"
 	"os"
@@ -22,13 +21,14 @@ const revokeLine = "revoke task id="
 
 // Logger returns an asynq.Logger for asynq.Config.Logger that passes every
 // line to base, except asynq's "revoke task id=<id>" warning for a task
-// that this Guard dropped as a duplicate (policy Drop, or a done key with
-// WithDoneTTL), which it leaves out: asynq logs one such warning per
+// that this Guard dropped (a duplicate under policy Drop or with a done key
+// and WithDoneTTL, or a task over its limit under policy Drop with
+// WithLimit), which it leaves out: asynq logs one such warning per
 // dropped task, so a burst of duplicates floods the worker's log with an
 // outcome that is normal for a deduplicating queue. The drop itself is
-// unchanged: the task still fails with a *DuplicateError matching
-// asynq.RevokeTask, asynq deletes it, and the ErrorHandler still sees it
-// (IsDuplicate), so count drops there. Tasks revoked by the handler
+// unchanged: the task still fails with a *DuplicateError (or *LimitError)
+// matching asynq.RevokeTask, asynq deletes it, and the ErrorHandler still
+// sees it (IsDuplicate, IsLimited), so count drops there. Tasks revoked by the handler
 // itself, and every other line, are logged as before.
 //
 // A nil base writes to standard error in the format of asynq's default
@@ -89,11 +89,10 @@ const (
 	dropLogSweep = 1024
 )
 
-// add records the task of ctx when err drops it (a *DuplicateError with
-// Dropped) and Logger is in use.
+// add records the task of ctx when err drops it (a *DuplicateError or a
+// *LimitError with Dropped) and Logger is in use.
 func (d *dropLog) add(ctx context.Context, err error) {
-	var dup *DuplicateError
-	if !d.on.Load() || !errors.As(err, &dup) || !dup.Dropped {
+	if !d.on.Load() || !dropped(err) {
 		return
 	}
 	id, ok := asynq.GetTaskID(ctx)

@@ -8,25 +8,52 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// MinRetryDelay is the shortest delay RetryDelay gives a busy duplicate.
+// MinRetryDelay is the shortest delay RetryDelay gives a busy duplicate or
+// a task over its concurrency limit.
 const MinRetryDelay = 100 * time.Millisecond
 
-// RetryDelay returns an asynq.RetryDelayFunc for asynq.Config: a busy
-// duplicate (a *DuplicateError) is retried when the holder's lease
-// expires, at least MinRetryDelay from now, plus up to a tenth more of
-// random jitter so that duplicates do not all return at once; every other
-// error gets fallback's delay (asynq.DefaultRetryDelayFunc when nil).
+// MaxLimitRetryDelay is the longest delay RetryDelay gives a task over its
+// concurrency limit (a *LimitError).
+const MaxLimitRetryDelay = 2 * time.Second
+
+// RetryDelay returns an asynq.RetryDelayFunc for asynq.Config; every error
+// other than the two below gets fallback's delay (asynq.DefaultRetryDelayFunc
+// when nil).
 //
-// The holder's expiry is by the backend's clock and is compared with the
-// local one. asynq schedules retries to the whole second and forwards them
-// every Config.DelayedTaskCheckInterval (5s by default), so the retry may
-// come somewhat later, or, within the same second, earlier; an early retry
+// A busy duplicate (a *DuplicateError) is retried when the holder's lease
+// expires, at least MinRetryDelay from now, plus up to a tenth more of
+// random jitter so that duplicates do not all return at once.
+//
+// A task over its concurrency limit (a *LimitError) is retried after a
+// random delay, uniform between MinRetryDelay and MaxLimitRetryDelay, or
+// the earliest expiry among the slot holders when that is sooner. Running
+// holders extend their leases every TTL/3, so that expiry says when a slot
+// frees only if a holder died; otherwise a slot frees when a task ends,
+// which nothing knows in advance. A short delay takes a freed slot within
+// about a second; spreading it over the whole range sends the waiting
+// tasks back one after another rather than all at once. The price is
+// polling: each waiting task costs an asynq retry and one acquisition
+// attempt about once a second. With many long tasks waiting, give them a
+// longer delay (check IsLimited in a RetryDelayFunc of your own before
+// calling this one), or let them wait in the backend's queue for the next
+// freed slot, holding their worker, with
+// WithLockOptions(lock.WithWait(d)).
+//
+// Expiries are by the backend's clock and are compared with the local
+// one. asynq schedules retries to the whole second and forwards them every
+// Config.DelayedTaskCheckInterval (5s by default), so the retry may come
+// somewhat later, or, within the same second, earlier; an early retry
 // finds the key busy and is requeued again.
 func RetryDelay(fallback asynq.RetryDelayFunc) asynq.RetryDelayFunc {
 	if fallback == nil {
 		fallback = asynq.DefaultRetryDelayFunc
 	}
 	return func(n int, err error, t *asynq.Task) time.Duration {
+		var l *LimitError
+		if errors.As(err, &l) {
+			bound := min(max(time.Until(l.ExpiresAt), MinRetryDelay), MaxLimitRetryDelay)
+			return MinRetryDelay + rand.N(bound-MinRetryDelay+1)
+		}
 		var d *DuplicateError
 		if !errors.As(err, &d) || d.Done {
 			return fallback(n, err, t)
