@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -15,7 +17,7 @@ var fenceMaxArg any = string(lock.FenceMax)
 // A fence counter past lock.FenceMax fails with lock.CodeInternal and
 // leaves no lock behind. It is AcquireID with a fresh NewLockID.
 func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	return b.acquire(ctx, key, "", ttl, nil)
+	return b.acquire(ctx, key, "", 0, ttl, nil)
 }
 
 // NewLockID implements lock.IDAcquirer: a fresh lock id for a lease on key
@@ -44,12 +46,13 @@ func (b *Backend) AcquireID(ctx context.Context, key, id string, ttl time.Durati
 	if err := lock.ValidateLockID(id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
-	return b.acquire(ctx, key, id, ttl, nil)
+	return b.acquire(ctx, key, id, 0, ttl, nil)
 }
 
 // acquire runs the acquire script with lock id id, or a fresh one when id
-// is "". With a waiter q (queue.go), a busy key also queues q's entry.
-func (b *Backend) acquire(ctx context.Context, key, id string, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
+// is "": for the lock, or for a slot among n when n > 0 (limit.go). With a
+// waiter q (queue.go), a busy key also queues q's entry.
+func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
 	const op = "acquire"
 	if err := checkCtx(op, ctx); err != nil {
 		return lock.Lease{}, err
@@ -72,15 +75,22 @@ func (b *Backend) acquire(ctx context.Context, key, id string, ttl time.Duration
 	} else if b.layout == LayoutCluster && id[:tagLen] != b.lockTag(lockKey) {
 		return lock.Lease{}, lock.InvalidArgument(op, "lock id was not made by NewLockID for this key (its hash tag differs)")
 	}
-	var args []any
-	if q == nil {
-		args = append(acquireScript.args(3, 6), lockKey, b.indexKey(id), fenceKey,
-			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg)
-	} else {
-		args = append(acquireScript.args(4, 9), lockKey, b.indexKey(id), fenceKey, q.queueKey,
-			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL)
+	var cmd *redis.Cmd
+	switch {
+	case n > 0 && q == nil:
+		cmd = b.run(ctx, acquireSlotScript, append(acquireSlotScript.args(3, 8), lockKey, b.indexKey(id), fenceKey,
+			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, n, b.queueArg))
+	case n > 0:
+		cmd = b.run(ctx, acquireSlotScript, append(acquireSlotScript.args(4, 11), lockKey, b.indexKey(id), fenceKey, q.queueKey,
+			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, n, b.queueArg, q.entry, boolArg(q.queued), q.queueTTL))
+	case q == nil:
+		cmd = b.runAcquire(ctx, append(acquireScript.args(3, 6), lockKey, b.indexKey(id), fenceKey,
+			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg))
+	default:
+		cmd = b.runAcquire(ctx, append(acquireScript.args(4, 9), lockKey, b.indexKey(id), fenceKey, q.queueKey,
+			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL))
 	}
-	res, err := b.runAcquire(ctx, args).Slice()
+	res, err := cmd.Slice()
 	if err != nil {
 		err = mapError(ctx, op, err)
 		if own && mayHaveRun(err) {

@@ -18,6 +18,10 @@ import (
 // something other than syncguard lock data.
 const corruptPrefix = "SYNCGUARD_CORRUPT"
 
+// kindPrefix starts the error our scripts return for a key used as a lock
+// and as a limit at once (lock.ErrKindMismatch).
+const kindPrefix = "SYNCGUARD_KIND"
+
 // mapError turns a go-redis error into a *lock.Error with the syncguard
 // code for it. It classifies by Go error types and go-redis's typed error
 // predicates, falling back to the Redis error prefix (the first word of
@@ -25,6 +29,9 @@ const corruptPrefix = "SYNCGUARD_CORRUPT"
 func mapError(ctx context.Context, op string, err error) error {
 	if le := (*lock.Error)(nil); errors.As(err, &le) {
 		return err // already mapped (e.g. by runAcquire)
+	}
+	if redis.HasErrorPrefix(err, kindPrefix) {
+		return &lock.Error{Code: lock.CodeInvalidArgument, Op: op, Err: lock.ErrKindMismatch}
 	}
 	code, msg := classify(ctx, err)
 	if code == lock.CodeAborted && !errors.Is(err, ctx.Err()) {

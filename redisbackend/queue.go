@@ -16,7 +16,7 @@ import (
 // key>" (in the lock key's hash slot in the cluster layout: its first hash
 // tag is the lock key's). An entry is one waiting lock.Acquire call:
 //
-//	"<lock id> <ttl ms> <wait ms> <l|n><s|k> <channel length> <channel><fence key>"
+//	"<lock id> <ttl ms> <wait ms> <l|n><s|k>[m<n>] <channel length> <channel><fence key>"
 //
 // scored by the server time at which it first queued, in microseconds. acquire.lua queues
 // an entry when the key is busy (ZADD NX: an entry keeps its place across
@@ -25,7 +25,9 @@ import (
 // entry's lock id, fenced from the entry's fence key ("s": striped), for
 // the entry's TTL, announced on the entry's channel (notify.go). An entry
 // is live until its score plus its wait, and ("l") while its channel has a
-// subscriber. A waiter that gives up takes its entry out and releases what
+// subscriber. A waiter for a slot among n (limit.go) has "m<n>" after its
+// flags: a release of a slot grants free slots to the oldest entries whose
+// n admits them. A waiter that gives up takes its entry out and releases what
 // its id may have been handed (release.lua's "l" mode), so a hand-off that
 // crossed its departure is handed on, not orphaned. The queue expires when
 // nobody queued for max(wait, queueMinTTL).
@@ -48,6 +50,7 @@ type queueWaiter struct {
 	id   string
 	ttl  time.Duration
 	wait time.Duration
+	n    int // a slot among n (limit.go); 0 for the lock
 
 	// Set by the first attempt that queues.
 	norm, queueKey, entry string
@@ -87,10 +90,10 @@ func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 	if (w.registered || n.isReady()) && w.prepare() && n.register(w) {
 		q = w
 	}
-	l, err := w.b.acquireQueued(ctx, w.key, w.id, w.ttl, q)
+	l, err := w.b.acquireQueued(ctx, w, q)
 	if q == nil && errors.Is(err, lock.ErrLocked) && w.prepare() && n.register(w) {
 		q = w
-		l, err = w.b.acquireQueued(ctx, w.key, w.id, w.ttl, q)
+		l, err = w.b.acquireQueued(ctx, w, q)
 	}
 	if q != nil {
 		w.queued = true
@@ -125,6 +128,11 @@ func (w *queueWaiter) prepare() bool {
 	} else {
 		flags += "k"
 	}
+	if w.n > 0 {
+		// A slot's entry (grantSlots in prelude.lua); release.lua's lock
+		// hand-off drops it.
+		flags += "m" + strconv.Itoa(w.n)
+	}
 	ch := b.notify.channel
 	w.norm = norm
 	w.queueKey = b.prefix + ":queue:" + lockKey
@@ -135,13 +143,13 @@ func (w *queueWaiter) prepare() bool {
 	return true
 }
 
-// acquireQueued is AcquireID that, with q, also queues q's entry when the
-// key is busy.
-func (b *Backend) acquireQueued(ctx context.Context, key, id string, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
-	if err := lock.ValidateLockID(id); err != nil {
+// acquireQueued is w's AcquireID (AcquireSlot for a slot) that, with q,
+// also queues q's entry when the key is busy.
+func (b *Backend) acquireQueued(ctx context.Context, w, q *queueWaiter) (lock.Lease, error) {
+	if err := lock.ValidateLockID(w.id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
-	return b.acquire(ctx, key, id, ttl, q)
+	return b.acquire(ctx, w.key, w.id, w.n, w.ttl, q)
 }
 
 // Granted implements lock.Waiter.

@@ -32,6 +32,10 @@ var (
 	isDoneSrc string
 	//go:embed scripts/get_record.lua
 	getRecordSrc string
+	//go:embed scripts/acquire_slot.lua
+	acquireSlotSrc string
+	//go:embed scripts/lookup_limit.lua
+	lookupLimitSrc string
 
 	acquireScript   = newScript(acquireSrc)
 	releaseScript   = newScript(releaseSrc)
@@ -41,6 +45,9 @@ var (
 	isLockedScript  = newScript(isLockedSrc)
 	isDoneScript    = newScript(isDoneSrc)
 	getRecordScript = newScript(getRecordSrc)
+
+	acquireSlotScript = newScript(acquireSlotSrc)
+	lookupLimitScript = newScript(lookupLimitSrc)
 )
 
 // toleranceArg is lock.TimeToleranceMs, boxed once: every script that

@@ -12,7 +12,9 @@
 -- Returns {1, fence, expiresAtMs} on success; {0, holderExpiresAtMs} on
 -- contention; {-3, fence} when the fence counter passed the maximum (nothing
 -- is written but the counter, which only ever grows); {-4} when the lock id
--- was released or retired (its index key holds a tombstone, see release.lua).
+-- was released or retired (its index key holds a tombstone, see release.lua);
+-- the SYNCGUARD_KIND error while live slots of a limit hold the key
+-- (limit.go).
 --
 -- Safe to run twice: a second run with the lock id of the live lease on
 -- KEYS[1] (a command re-sent after its reply was lost, the next attempt of
@@ -25,7 +27,12 @@ local nowMs, nowUs = serverMs()
 local ttlMs = tonumber(ARGV[2])
 local queue = KEYS[4]
 
-local existing = redis.call('GET', KEYS[1])
+local existing, slots = typed('GET', KEYS[1])
+if slots then
+  -- Not a string: a limit's slots (limit.go). Refuse while one is live.
+  reclaimSlots(KEYS[1], nowMs - tonumber(ARGV[3]))
+  if redis.call('EXISTS', KEYS[1]) == 1 then return kindError() end
+end
 if existing then
   local data, corrupt = decodeLock(existing)
   if not data then return corrupt end

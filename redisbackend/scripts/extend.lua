@@ -10,7 +10,21 @@ local ttlMs = tonumber(ARGV[3])
 local lockKey = redis.call('GET', KEYS[1])
 -- No index, or a tombstone (release.lua): the lease is over.
 if not lockKey or isTomb(lockKey) then return -1 end
-local lockData = redis.call('GET', lockKey)
+if isSlot(lockKey) then
+  -- A slot of a limit (limit.go).
+  local _, _, _, slotKey = parseSlot(lockKey)
+  local expiresAtMs = slotKey and typed('ZSCORE', slotKey, ARGV[1])
+  if not expiresAtMs then return -1 end
+  if tonumber(expiresAtMs) <= nowMs - tonumber(ARGV[2]) then
+    redis.call('ZREM', slotKey, ARGV[1])
+    redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[4]))
+    return -2
+  end
+  local newExpiresAtMs = nowMs + ttlMs
+  addSlot(slotKey, KEYS[1], ARGV[1], newExpiresAtMs, ttlMs, tonumber(ARGV[2]), lockKey)
+  return {1, newExpiresAtMs}
+end
+local lockData = typed('GET', lockKey)
 if not lockData then return -1 end
 
 local data, corrupt = decodeLock(lockData)

@@ -4,7 +4,12 @@
 -- Cleanup deletes only the lock key and its index key, never a fence key.
 local nowMs = serverMs()
 
-local lockData = redis.call('GET', KEYS[1])
+local lockData, slots = typed('GET', KEYS[1])
+if slots then
+  -- A limit's slots (limit.go): a mismatch while one is live.
+  if redis.call('ZCOUNT', KEYS[1], string.format('(%d', nowMs - tonumber(ARGV[1])), '+inf') > 0 then return kindError() end
+  return 0
+end
 if not lockData then return 0 end
 local data, corrupt = decodeLock(lockData)
 if not data then return corrupt end

@@ -5,7 +5,16 @@ local nowMs = serverMs()
 local lockKey = redis.call('GET', KEYS[1])
 -- No index, or a tombstone (release.lua): no live lease.
 if not lockKey or isTomb(lockKey) then return nil end
-local lockData = redis.call('GET', lockKey)
+if isSlot(lockKey) then
+  -- A slot of a limit (limit.go): its lock data, as a lock's would be.
+  local fence, acquiredAtMs, _, slotKey, userKey = parseSlot(lockKey)
+  local expiresAtMs = slotKey and typed('ZSCORE', slotKey, ARGV[1])
+  if not expiresAtMs then return nil end
+  expiresAtMs = tonumber(expiresAtMs)
+  if expiresAtMs <= nowMs - tonumber(ARGV[2]) then return nil end
+  return lockJSON(ARGV[1], expiresAtMs, acquiredAtMs, userKey, fence)
+end
+local lockData = typed('GET', lockKey)
 if not lockData then return nil end
 
 local data, corrupt = decodeLock(lockData)

@@ -2,7 +2,12 @@
 -- KEYS[1] lock key; ARGV[1] toleranceMs
 local nowMs = serverMs()
 
-local lockData = redis.call('GET', KEYS[1])
+local lockData, slots = typed('GET', KEYS[1])
+if slots then
+  -- A limit's slots (limit.go): a mismatch while one is live.
+  if redis.call('ZCOUNT', KEYS[1], string.format('(%d', nowMs - tonumber(ARGV[1])), '+inf') > 0 then return kindError() end
+  return nil
+end
 if not lockData then return nil end
 local data, corrupt = decodeLock(lockData)
 if not data then return corrupt end

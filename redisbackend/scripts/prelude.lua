@@ -65,3 +65,93 @@ local function lockJSON(lockId, expiresAtMs, nowMs, key, fence)
     ',"acquiredAtMs":' .. string.format('%d', nowMs) .. ',"key":' .. cjson.encode(key) ..
     ',"fence":"' .. fence .. '"}'
 end
+
+-- Concurrency limits (limit.go). The lock key of a limit is a sorted set
+-- of its slots, lock id -> expiresAtMs; a slot's index key holds
+-- slotIndex(...) ("\1" first: neither a key name nor a tombstone) instead
+-- of the lock key. A key is a lock (a string) or a limit (a sorted set),
+-- never both: the other kind's scripts answer kindError while it is live.
+local function kindError()
+  return redis.error_reply('SYNCGUARD_KIND the key is held as a lock and asked for as a concurrency limit, or the reverse')
+end
+
+-- typed: redis.call(...) and false, or nil and true when Redis answers
+-- WRONGTYPE (a key of the other kind). Any other error is raised as
+-- redis.call raises it (the command is sent again to raise it: only
+-- read-only commands, and ones that failed, go through typed).
+local function typed(...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, 'WRONGTYPE', 1, true) then return nil, true end
+    return redis.call(...), false
+  end
+  return r, false
+end
+
+local function isSlot(v)
+  return string.byte(v, 1) == 1
+end
+
+-- slotIndex: "\1<fence> <acquiredAtMs> <n> <lock key length> <lock key><user key>".
+local function slotIndex(fence, nowMs, n, lockKey, userKey)
+  return '\1' .. fence .. ' ' .. string.format('%d', nowMs) .. ' ' .. n .. ' ' .. #lockKey .. ' ' .. lockKey .. userKey
+end
+
+-- parseSlot: fence, acquiredAtMs, n, lock key, user key of a slotIndex value.
+local function parseSlot(v)
+  local fence, acq, n, klen, rest = string.match(v, '^\1(%d+) (%d+) (%d+) (%d+) (.*)$')
+  if not fence then return nil end
+  klen = tonumber(klen)
+  return fence, tonumber(acq), n, string.sub(rest, 1, klen), string.sub(rest, klen + 1)
+end
+
+-- reclaimSlots removes the expired slots of a limit's lock key (expiry by
+-- the server's clock, less the tolerance) and returns how many it
+-- removed; or nil when the key holds something else (a lock).
+local function reclaimSlots(lockKey, cutoff)
+  return (typed('ZREMRANGEBYSCORE', lockKey, '-inf', cutoff))
+end
+
+-- addSlot writes a slot of lockKey for lock id id (index key idKey) until
+-- expiresAtMs, and keeps the sorted set alive as long as its last slot.
+local function addSlot(lockKey, idKey, id, expiresAtMs, ttlMs, tolMs, index)
+  redis.call('ZADD', lockKey, expiresAtMs, id)
+  if redis.call('PTTL', lockKey) < ttlMs then
+    redis.call('PEXPIRE', lockKey, ttlMs)
+  end
+  -- The index outlives the slot by the tolerance, within which the slot
+  -- still counts as live.
+  redis.call('SET', idKey, index, 'PX', ttlMs + tolMs)
+end
+
+-- grantSlots hands free slots of lockKey (user key userKey) to the oldest
+-- live entries of its queue whose n admits them (queue.go: a slot entry's
+-- flags end in "m<n>"), up to 16 entries read; entries of another kind or
+-- past their wait are dropped, entries whose n is reached stay.
+local function grantSlots(lockKey, queue, idPrefix, userKey, nowMs, tolMs, fenceMax)
+  local entries = redis.call('ZRANGE', queue, 0, 15, 'WITHSCORES')
+  if #entries == 0 then return end
+  local count = redis.call('ZCARD', lockKey)
+  local done = {}
+  for i = 1, #entries, 2 do
+    local e = entries[i]
+    local id, ttl, wait, live, striped, n, clen, rest =
+      string.match(e, '^(%S+) (%d+) (%d+) ([ln])([sk])m(%d+) (%d+) (.*)$')
+    if not id or tonumber(entries[i + 1]) / 1000 + tonumber(wait) <= nowMs then
+      done[#done + 1] = e
+    elseif count < tonumber(n) then
+      clen = tonumber(clen)
+      local f = nextFence(string.sub(rest, clen + 1), striped == 's', nowMs)
+      if f > fenceMax then break end -- the waiter's own attempt reports it
+      local fence = string.format('%015d', f)
+      local expiresAtMs = nowMs + tonumber(ttl)
+      done[#done + 1] = e
+      local heard = redis.call('PUBLISH', string.sub(rest, 1, clen), id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs))
+      if heard > 0 or live == 'n' then
+        addSlot(lockKey, idPrefix .. id, id, expiresAtMs, tonumber(ttl), tolMs, slotIndex(fence, nowMs, n, lockKey, userKey))
+        count = count + 1
+      end
+    end
+  end
+  if #done > 0 then redis.call('ZREM', queue, unpack(done)) end
+end

@@ -1,0 +1,158 @@
+package redisbackend
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Concurrency limits (lock.WithLimit).
+//
+// The lock key of a limit is a sorted set of its slots, lock id ->
+// expiresAtMs (server time), with a Redis TTL as long as its last slot's.
+// A slot's index key holds
+//
+//	"\x01<fence> <acquiredAtMs> <n> <lock key length> <lock key><user key>"
+//
+// instead of the lock key, so Release, Extend, LookupID and ExtendBatch
+// find a slot by its id as they find a lock. Every grant takes the next
+// value of the key's fence counter (the lock's, striped or not), so a
+// key's grants strictly increase in grant order whether they are slots or
+// locks. Expired slots are removed by the scripts (acquire_slot.lua,
+// release.lua) by the server's clock. A key is a lock or a limit, never
+// both at once: while a live lease of one kind holds it, the other kind's
+// operations fail with lock.ErrKindMismatch; an expired one is cleared by
+// the other kind's acquisition. The TypeScript library knows only locks:
+// on a key held as a limit its scripts fail with Redis's WRONGTYPE error.
+//
+// Waiters (lock.SlotQueuer) share the key's queue (queue.go); a release
+// hands the freed slot, and any expired ones, to the oldest waiters whose
+// n admits them, one hand-off per free slot.
+
+var (
+	_ lock.Limiter    = (*Backend)(nil)
+	_ lock.SlotQueuer = (*Backend)(nil)
+)
+
+// AcquireSlot implements lock.Limiter: one attempt to take a slot of key
+// among n with lock id id (from NewLockID(key)) for ttl. When n live slots
+// (or more) hold the key it returns a *lock.LockedError whose ExpiresAt is
+// the earliest of their expiries. Safe to repeat like AcquireID. With
+// Options.ReplicaAck it fails with an error matching errors.ErrUnsupported:
+// slots are not acknowledged by replicas.
+func (b *Backend) AcquireSlot(ctx context.Context, key, id string, n int, ttl time.Duration) (lock.Lease, error) {
+	if err := b.slotsUsable(n); err != nil {
+		return lock.Lease{}, err
+	}
+	if err := lock.ValidateLockID(id); err != nil {
+		return lock.Lease{}, withOp(err, "acquire")
+	}
+	return b.acquire(ctx, key, id, n, ttl, nil)
+}
+
+// JoinSlot implements lock.SlotQueuer: Join for a slot of key among n.
+func (b *Backend) JoinSlot(key, id string, n int, ttl, wait time.Duration) (lock.Waiter, error) {
+	if err := b.slotsUsable(n); err != nil {
+		return nil, err
+	}
+	w, err := b.Join(key, id, ttl, wait)
+	if err != nil {
+		return nil, err
+	}
+	w.(*queueWaiter).n = n
+	return w, nil
+}
+
+// slotsUsable checks n and that this Backend can grant slots.
+func (b *Backend) slotsUsable(n int) error {
+	if b.ack.N > 0 {
+		return &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire",
+			Msg: "concurrency limits are not available with Options.ReplicaAck", Err: errors.ErrUnsupported}
+	}
+	if n < 1 || n > lock.MaxLimit {
+		return lock.InvalidArgument("acquire", "limit must be between 1 and "+strconv.Itoa(lock.MaxLimit))
+	}
+	return nil
+}
+
+// LookupLimit implements lock.Limiter: the live slots of key, or nil, nil
+// when none is held. Holders come earliest expiry first, as hashes only.
+func (b *Backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo, error) {
+	const op = "lookup"
+	if err := checkCtx(op, ctx); err != nil {
+		return nil, err
+	}
+	norm, lockKey, err := b.lockKey(op, key)
+	if err != nil {
+		return nil, err
+	}
+	res, err := b.run(ctx, lookupLimitScript, append(lookupLimitScript.args(1, 2), lockKey, toleranceArg, b.indexPrefix(lockKey))).Slice()
+	if err != nil {
+		return nil, mapError(ctx, op, err)
+	}
+	if len(res) == 0 {
+		return nil, nil
+	}
+	info := &lock.LimitInfo{KeyHash: lock.HashKey(norm)}
+	var latest int64
+	for i := 0; i+2 < len(res); i += 3 {
+		id, _ := res[i].(string)
+		score, _ := res[i+1].(string)
+		idx, _ := res[i+2].(string)
+		exp, err := strconv.ParseFloat(score, 64)
+		if err != nil {
+			return nil, internal(op, "unexpected slot expiry")
+		}
+		s, ok := parseSlotIndex(idx)
+		if !ok {
+			// The index ended within the tolerance: a slot about to go.
+			continue
+		}
+		info.Holders = append(info.Holders, lock.Info{
+			KeyHash:    info.KeyHash,
+			IDHash:     lock.HashKey(id),
+			Fence:      s.fence,
+			AcquiredAt: msTime(s.acquiredAtMs),
+			ExpiresAt:  msTime(int64(exp)),
+		})
+		if s.acquiredAtMs >= latest {
+			latest, info.Limit = s.acquiredAtMs, s.n
+		}
+	}
+	if len(info.Holders) == 0 {
+		return nil, nil
+	}
+	return info, nil
+}
+
+// slotIndex is a parsed slot index value (see above).
+type slotIndex struct {
+	fence        lock.Fence
+	acquiredAtMs int64
+	n            int
+}
+
+// parseSlotIndex parses the value of a slot's index key.
+func parseSlotIndex(v string) (slotIndex, bool) {
+	if !strings.HasPrefix(v, "\x01") {
+		return slotIndex{}, false
+	}
+	f := strings.SplitN(v[1:], " ", 4)
+	if len(f) < 4 {
+		return slotIndex{}, false
+	}
+	fence, err := lock.ParseFence(f[0])
+	if err != nil {
+		return slotIndex{}, false
+	}
+	acq, err1 := strconv.ParseInt(f[1], 10, 64)
+	n, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return slotIndex{}, false
+	}
+	return slotIndex{fence: fence, acquiredAtMs: acq, n: n}, true
+}

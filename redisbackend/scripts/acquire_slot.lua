@@ -1,0 +1,68 @@
+-- AcquireSlot: take one of n slots of a limit (limit.go) when fewer than n
+-- live slots hold it, with a fence from the key's counter; when n are
+-- held and the caller waits in the key's queue (queue.go), take or keep
+-- the caller's place there.
+-- KEYS[1] lock key (the sorted set of slots), KEYS[2] index key, KEYS[3]
+-- fence key, KEYS[4] (optional) the key's queue of waiters
+-- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] toleranceMs, ARGV[4] user key,
+-- ARGV[5] max fence, ARGV[6] "1" for a striped fence counter, ARGV[7] n,
+-- ARGV[8] the start of the queue keys ("<prefix>:queue:"); with KEYS[4]:
+-- ARGV[9] the caller's queue entry, ARGV[10] "1" when it may be queued
+-- already, ARGV[11] the queue's TTL in ms.
+-- Returns acquire.lua's replies ({0, earliest slot expiry} when n are
+-- held), and SYNCGUARD_KIND while a live lock holds the key.
+--
+-- Safe to run twice like acquire.lua: the id of a live slot gets that slot
+-- back; after its release the tombstone on the index key takes nothing.
+local nowMs, nowUs = serverMs()
+local ttlMs = tonumber(ARGV[2])
+local tolMs = tonumber(ARGV[3])
+local n = tonumber(ARGV[7])
+local lockKey = KEYS[1]
+local queue = KEYS[4]
+
+local freed = reclaimSlots(lockKey, nowMs - tolMs)
+if not freed then
+  -- A lock's JSON: refuse while it is live, take the key when it expired.
+  local data, corrupt = decodeLock(redis.call('GET', lockKey))
+  if not data then return corrupt end
+  if data.expiresAtMs > nowMs - tolMs then return kindError() end
+  redis.call('DEL', lockKey)
+  freed = 0
+end
+
+local mine = redis.call('ZSCORE', lockKey, ARGV[1])
+local idx = redis.call('GET', KEYS[2])
+if mine and idx and isSlot(idx) then
+  local fence = parseSlot(idx)
+  return {1, fence, tonumber(mine)}
+end
+if idx and isTomb(idx) then
+  return {-4}
+end
+
+local idPrefix = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1])
+if freed > 0 then
+  -- Slots that expired go to the waiters first.
+  grantSlots(lockKey, ARGV[8] .. lockKey, idPrefix, ARGV[4], nowMs, tolMs, tonumber(ARGV[5]))
+end
+if redis.call('ZCARD', lockKey) >= n then
+  if queue then
+    redis.call('ZADD', queue, 'NX', nowUs, ARGV[9])
+    redis.call('PEXPIRE', queue, ARGV[11])
+  end
+  local first = redis.call('ZRANGE', lockKey, 0, 0, 'WITHSCORES')
+  return {0, tonumber(first[2])}
+end
+
+local f = nextFence(KEYS[3], ARGV[6] == '1', nowMs)
+local fence = string.format('%015d', f)
+if f > tonumber(ARGV[5]) then
+  return {-3, fence}
+end
+local expiresAtMs = nowMs + ttlMs
+addSlot(lockKey, KEYS[2], ARGV[1], expiresAtMs, ttlMs, tolMs, slotIndex(fence, nowMs, n, lockKey, ARGV[4]))
+if queue and ARGV[10] == '1' then
+  redis.call('ZREM', queue, ARGV[9])
+end
+return {1, fence, expiresAtMs}
