@@ -24,13 +24,16 @@ const (
 	fleetAddrEnv   = "SYNCGUARD_FLEET_WORKER_ADDR"
 	fleetPrefixEnv = "SYNCGUARD_FLEET_WORKER_PREFIX"
 	fleetRoundsEnv = "SYNCGUARD_FLEET_WORKER_ROUNDS"
+	fleetLimitEnv  = "SYNCGUARD_FLEET_WORKER_LIMIT" // a slot among n (lock.WithLimit) instead of the lock
 )
 
 // fleetWorker, in a worker process, takes the hot key rounds times with
 // lock.Acquire on a Backend of its own (go-redis's default options) and,
 // inside the critical section, INCRs and DECRs a counter on the server: a
-// value other than 1 after the INCR means two holders at once. It prints
-// "ok" or the violations and exits.
+// value other than 1 after the INCR means two holders at once. With a
+// limit n (fleetLimitEnv) it takes a slot among n instead, holds it 1ms,
+// and a value above n is the violation. It prints "ok <highest value
+// seen>" or the violations and exits.
 func fleetWorker() {
 	addr := os.Getenv(fleetAddrEnv)
 	if addr == "" {
@@ -45,15 +48,25 @@ func fleetWorker() {
 	}
 	ctx := context.Background()
 	counter := os.Getenv(fleetPrefixEnv) + ":inside"
-	bad := 0
+	opts := []lock.Option{lock.WithTTL(10 * time.Second), lock.WithWait(30 * time.Second)}
+	limit, _ := strconv.Atoi(os.Getenv(fleetLimitEnv))
+	if limit > 0 {
+		opts = append(opts, lock.WithLimit(limit))
+	}
+	bad, peak := 0, int64(0)
 	for range rounds {
-		l, err := lock.Acquire(ctx, b, "hot", lock.WithTTL(10*time.Second), lock.WithWait(30*time.Second))
+		l, err := lock.Acquire(ctx, b, "hot", opts...)
 		if err != nil {
 			fmt.Println("Acquire:", err)
 			os.Exit(2)
 		}
-		if n := rdb.Incr(ctx, counter).Val(); n != 1 {
+		n := rdb.Incr(ctx, counter).Val()
+		if n > int64(max(limit, 1)) {
 			bad++
+		}
+		peak = max(peak, n)
+		if limit > 0 {
+			time.Sleep(time.Millisecond)
 		}
 		rdb.Decr(ctx, counter)
 		if err := b.Release(ctx, l.ID); err != nil {
@@ -66,7 +79,7 @@ func fleetWorker() {
 		fmt.Println("overlaps:", bad)
 		os.Exit(1)
 	}
-	fmt.Println("ok")
+	fmt.Println("ok", peak)
 	os.Exit(0)
 }
 
@@ -79,23 +92,7 @@ func TestFleetMutualExclusion(t *testing.T) {
 	srv := redistest.Start(t)
 	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
 	const procs, rounds = 4, 150
-	cmds := make([]*exec.Cmd, procs)
-	outs := make([]*strings.Builder, procs)
-	for i := range cmds {
-		outs[i] = &strings.Builder{}
-		c := exec.Command(os.Args[0], "-test.run=^$")
-		c.Env = append(os.Environ(), fleetAddrEnv+"="+srv.Addr(), fleetPrefixEnv+"="+prefix, fleetRoundsEnv+"="+strconv.Itoa(rounds))
-		c.Stdout, c.Stderr = outs[i], outs[i]
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds[i] = c
-	}
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Errorf("worker %d: %v: %s", i, err, outs[i])
-		}
-	}
+	runFleet(t, srv, prefix, procs, rounds, 0)
 	rdb := srv.Client(t)
 	ctx := context.Background()
 	// Every grant took a fence: 600 of them, one key.
@@ -105,6 +102,64 @@ func TestFleetMutualExclusion(t *testing.T) {
 	}
 	if n := rdb.Exists(ctx, prefix+":hot").Val(); n != 0 {
 		t.Error("the hot key is still locked after every worker released")
+	}
+	if stats := rdb.Info(ctx, "commandstats").Val(); !strings.Contains(stats, "cmdstat_publish:") {
+		t.Error("no hand-off was published: the workers never queued")
+	}
+}
+
+// runFleet runs procs worker processes of rounds acquisitions each (slots
+// among limit when limit > 0) and returns the highest number of holders
+// any of them saw at once.
+func runFleet(t *testing.T, srv *redistest.Server, prefix string, procs, rounds, limit int) int {
+	t.Helper()
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]*strings.Builder, procs)
+	for i := range cmds {
+		outs[i] = &strings.Builder{}
+		c := exec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(os.Environ(), fleetAddrEnv+"="+srv.Addr(), fleetPrefixEnv+"="+prefix,
+			fleetRoundsEnv+"="+strconv.Itoa(rounds), fleetLimitEnv+"="+strconv.Itoa(limit))
+		c.Stdout, c.Stderr = outs[i], outs[i]
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = c
+	}
+	peak := 0
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("worker %d: %v: %s", i, err, outs[i])
+			continue
+		}
+		var p int
+		if _, err := fmt.Sscanf(outs[i].String(), "ok %d", &p); err != nil {
+			t.Errorf("worker %d said %q", i, outs[i])
+		}
+		peak = max(peak, p)
+	}
+	return peak
+}
+
+// TestFleetLimit: 4 OS processes take slots of one key among 2, 100 times
+// each, holding each 1ms: never more than 2 holders at once, both slots
+// used, and every acquisition within its wait (hand-offs of freed slots
+// across processes).
+func TestFleetLimit(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
+	const procs, rounds, limit = 4, 100, 2
+	if peak := runFleet(t, srv, prefix, procs, rounds, limit); peak != limit {
+		t.Errorf("at most %d holders were seen at once, want %d", peak, limit)
+	}
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	fence := rdb.Get(ctx, prefix+":fence:"+prefix+":hot").Val()
+	if fence != strconv.Itoa(procs*rounds) {
+		t.Errorf("fence counter %q, want %d (one per grant)", fence, procs*rounds)
+	}
+	if n := rdb.Exists(ctx, prefix+":hot").Val(); n != 0 {
+		t.Error("the limit key still holds slots after every worker released")
 	}
 	if stats := rdb.Info(ctx, "commandstats").Val(); !strings.Contains(stats, "cmdstat_publish:") {
 		t.Error("no hand-off was published: the workers never queued")
