@@ -1,5 +1,6 @@
-// Asynq shows asynqlock deduplicating asynq jobs: duplicate "send invoice"
-// tasks are enqueued, an asynq server runs them through an
+// Asynq shows asynqlock deduplicating asynq jobs, then limiting them.
+// Duplicate "send invoice" tasks are enqueued, an asynq server runs them
+// through an
 // asynqlock.Guard (policy Requeue, done TTL one minute), and every invoice
 // is sent exactly once. Duplicates that arrive while an invoice is being
 // sent are requeued; those that arrive after it was sent are dropped.
@@ -18,7 +19,13 @@
 //
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/asynq
 //
-// It exits non-zero when an invoice is sent more or less than once.
+// Then a batch of report jobs runs on more workers than it may use: an
+// asynqlock.Guard with WithLimit(2) lets at most 2 report jobs run at
+// once (the key is the task type); the others are requeued, not as
+// failures, until a slot is free. It prints the peak concurrency it saw.
+//
+// It exits non-zero when an invoice is sent more or less than once, when a
+// report does not run, or when more than 2 reports ran at once.
 package main
 
 import (
@@ -50,7 +57,8 @@ var duplicates = map[string]int{"42": 5, "43": 3}
 func main() { demorun.Main("asynq demo", run) }
 
 // run runs the demo on env's Redis and checks that every invoice was sent
-// exactly once.
+// exactly once, then the report part (see reports) and that every report
+// ran with at most reportLimit at once.
 func run(ctx context.Context, env *demorun.Env) error {
 	s, err := demo(ctx, env.Out, env.Redis)
 	if err != nil {
@@ -64,7 +72,12 @@ func run(ctx context.Context, env *demorun.Env) error {
 	if s.ran != want || s.dropped != enqueued-want {
 		return fmt.Errorf("%d tasks ran and %d were dropped, want %d and %d", s.ran, s.dropped, want, enqueued-want)
 	}
-	return nil
+	fmt.Fprintln(env.Out)
+	rs, err := reports(ctx, env)
+	if err != nil {
+		return err
+	}
+	return checkReports(rs)
 }
 
 // stats counts what happened to the tasks.
@@ -81,7 +94,6 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 	var rnd [6]byte
 	rand.Read(rnd[:]) // never fails (Go 1.24+)
 	id := hex.EncodeToString(rnd[:])
-	queue := "asynqlock-demo-" + id
 
 	// Striped fence counters: a job key space grows without bound (invoice
 	// ids here, payload hashes with asynqlock.DefaultKey), and fence
@@ -120,25 +132,57 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 			return context.Cause(ctx)
 		}
 	})
+	err = runQueue(ctx, rdb, guard, 5, mux, func(err error) {
+		var d *asynqlock.DuplicateError
+		switch {
+		case errors.As(err, &d) && d.Dropped:
+			dropped.Add(1)
+		case errors.As(err, &d):
+			requeued.Add(1)
+		default:
+			fmt.Fprintf(w, "  task failed: %v\n", err)
+		}
+	}, func(client *asynq.Client, queue string) error {
+		enqueued := 0
+		for _, invoice := range []string{"42", "43"} {
+			for range duplicates[invoice] {
+				if _, err := client.EnqueueContext(ctx, asynq.NewTask(taskType, []byte(invoice)), asynq.Queue(queue)); err != nil {
+					return err
+				}
+				enqueued++
+			}
+		}
+		fmt.Fprintf(w, "Enqueued %d tasks: invoice 42 x%d, invoice 43 x%d\n", enqueued, duplicates["42"], duplicates["43"])
+		return nil
+	})
+	if err != nil {
+		return stats{}, err
+	}
+	s := stats{ran: ran.Load(), dropped: dropped.Load(), requeued: requeued.Load()}
+	fmt.Fprintf(w, "Done: %d ran, %d dropped (already sent), %d requeues (invoice being sent)\n", s.ran, s.dropped, s.requeued)
+	return s, nil
+}
+
+// runQueue runs an asynq server with concurrency workers on a queue of
+// its own (random, deleted at the end), handling tasks with mux (which
+// uses guard's middleware); it calls enqueue to fill the queue, passes
+// every task error to onErr, and returns once the queue is empty.
+func runQueue(ctx context.Context, rdb *redis.Client, guard *asynqlock.Guard, concurrency int, mux *asynq.ServeMux,
+	onErr func(error), enqueue func(client *asynq.Client, queue string) error) error {
+	var rnd [6]byte
+	rand.Read(rnd[:]) // never fails (Go 1.24+)
+	queue := "asynqlock-demo-" + hex.EncodeToString(rnd[:])
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency:              5,
+		Concurrency:              concurrency,
 		Queues:                   map[string]int{queue: 1},
-		IsFailure:                asynqlock.IsFailure,       // a requeued duplicate is not a failure
-		RetryDelayFunc:           asynqlock.RetryDelay(nil), // it comes back when the holder's lease ends
+		IsFailure:                asynqlock.IsFailure,       // a requeued task is not a failure
+		RetryDelayFunc:           asynqlock.RetryDelay(nil), // it comes back when the key (or a slot) is likely free
 		TaskCheckInterval:        100 * time.Millisecond,
 		DelayedTaskCheckInterval: 100 * time.Millisecond,
 		Logger:                   guard.Logger(nil), // without a "revoke task" warning per dropped duplicate
 		LogLevel:                 asynq.WarnLevel,   // nor asynq's start and stop lines
 		ErrorHandler: asynq.ErrorHandlerFunc(func(_ context.Context, _ *asynq.Task, err error) {
-			var d *asynqlock.DuplicateError
-			switch {
-			case errors.As(err, &d) && d.Dropped:
-				dropped.Add(1)
-			case errors.As(err, &d):
-				requeued.Add(1)
-			default:
-				fmt.Fprintf(w, "  task failed: %v\n", err)
-			}
+			onErr(err)
 		}),
 	})
 	client := asynq.NewClientFromRedisClient(rdb)
@@ -147,27 +191,13 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 	defer insp.Close()
 	defer insp.DeleteQueue(queue, true) // after the server's shutdown
 	if err := srv.Start(mux); err != nil {
-		return stats{}, err
+		return err
 	}
 	defer srv.Shutdown()
-
-	enqueued := 0
-	for _, invoice := range []string{"42", "43"} {
-		for range duplicates[invoice] {
-			if _, err := client.EnqueueContext(ctx, asynq.NewTask(taskType, []byte(invoice)), asynq.Queue(queue)); err != nil {
-				return stats{}, err
-			}
-			enqueued++
-		}
+	if err := enqueue(client, queue); err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "Enqueued %d tasks: invoice 42 x%d, invoice 43 x%d\n", enqueued, duplicates["42"], duplicates["43"])
-
-	if err := waitDrained(ctx, insp, queue, 30*time.Second); err != nil {
-		return stats{}, err
-	}
-	s := stats{ran: ran.Load(), dropped: dropped.Load(), requeued: requeued.Load()}
-	fmt.Fprintf(w, "Done: %d ran, %d dropped (already sent), %d requeues (invoice being sent)\n", s.ran, s.dropped, s.requeued)
-	return s, nil
+	return waitDrained(ctx, insp, queue, 30*time.Second)
 }
 
 // waitDrained polls the queue until no task is pending, running or due

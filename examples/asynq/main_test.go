@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 func TestDemo(t *testing.T) {
@@ -24,6 +26,7 @@ func TestDemo(t *testing.T) {
 		regexp.MustCompile(`sending invoice 42 \(fence \d{15}\)`),
 		regexp.MustCompile(`sending invoice 43 \(fence \d{15}\)`),
 		regexp.MustCompile(`Done: 2 ran, 6 dropped \(already sent\)`),
+		regexp.MustCompile(`Reports: 12 done, peak [12] running at once \(limit 2\)`),
 	} {
 		if !want.MatchString(got) {
 			t.Errorf("output lacks %q; got:\n%s", want, got)
@@ -32,4 +35,38 @@ func TestDemo(t *testing.T) {
 	if n := strings.Count(got, "sending invoice"); n != 2 {
 		t.Errorf("invoices sent: got %d, want 2; output:\n%s", n, got)
 	}
+	if n := strings.Count(got, "building report-"); n != reportBatch {
+		t.Errorf("reports built: got %d, want %d; output:\n%s", n, reportBatch, got)
+	}
+	for _, m := range regexp.MustCompile(`\((\d+) running\)`).FindAllStringSubmatch(got, -1) {
+		if n, _ := strconv.Atoi(m[1]); n > reportLimit {
+			t.Errorf("a report was built with %d running, limit %d; output:\n%s", n, reportLimit, got)
+		}
+	}
+}
+
+// TestReportsFailOverTheLimit: with a backend that grants more slots than
+// asked for, more than 2 reports run at once and the demo says so.
+func TestReportsFailOverTheLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	var out bytes.Buffer
+	err := demorun.RunBroken(ctx, &out, func(b lock.Backend) lock.Backend { return loose{b.(lock.Limiter)} },
+		func(ctx context.Context, env *demorun.Env) error {
+			s, err := reports(ctx, env)
+			if err != nil {
+				return err
+			}
+			return checkReports(s)
+		})
+	if err == nil || !strings.Contains(err.Error(), "report jobs ran at once, limit 2") {
+		t.Errorf("run with a loose limit: %v, want the peak reported; output:\n%s", err, &out)
+	}
+}
+
+// loose is a lock.Limiter that grants 4 more slots than asked for.
+type loose struct{ lock.Limiter }
+
+func (l loose) AcquireSlot(ctx context.Context, key, id string, n int, ttl time.Duration) (lock.Lease, error) {
+	return l.Limiter.AcquireSlot(ctx, key, id, n+4, ttl)
 }

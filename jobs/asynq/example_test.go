@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -59,17 +62,8 @@ func Example() {
 // within the done TTL. The key is the default one: prefix, queue ("default"
 // outside a server), type and the SHA-256 of the payload.
 func ExampleGuard_Wrap() {
-	mr, err := miniredis.Run()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer mr.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	defer rdb.Close()
-	backend, err := redisbackend.New(rdb, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
-	if err != nil {
-		log.Fatal(err)
-	}
+	backend, stop := embeddedBackend(&redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	defer stop()
 	guard, err := asynqlock.New(backend, asynqlock.WithDoneTTL(time.Minute))
 	if err != nil {
 		log.Fatal(err)
@@ -92,4 +86,73 @@ func ExampleGuard_Wrap() {
 	// building report-7 under asynq:default:report:build:b5bedd9d5e6508c7dc35638a31c590c965a382033d9eea508a075c9ab4edcd32
 	// <nil> false false
 	// asynqlock: duplicate task: key already done; dropped true true
+}
+
+// ExampleWithLimit runs at most two report tasks at a time: with two
+// running, a third is turned away with a *LimitError (which asynq requeues,
+// not as a failure, when the server uses IsFailure and RetryDelay), and it
+// runs once a slot is free. The key is the task type, under
+// DefaultLimitPrefix.
+func ExampleWithLimit() {
+	backend, stop := embeddedBackend(nil)
+	defer stop()
+	guard, err := asynqlock.New(backend, asynqlock.WithLimit(2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	running, finish := make(chan string), make(chan struct{})
+	h := guard.Wrap(asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		lease, _ := lock.LeaseFrom(ctx) // a slot: an ordinary lease, with a fence
+		running <- string(t.Payload()) + " under " + lease.Key
+		<-finish
+		return nil
+	}))
+
+	var wg sync.WaitGroup
+	for _, report := range []string{"report-1", "report-2"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = h.ProcessTask(context.Background(), asynq.NewTask("report:build", []byte(report)))
+		}()
+	}
+	started := []string{<-running, <-running}
+	slices.Sort(started)
+	fmt.Println(strings.Join(started, "\n"))
+
+	third := asynq.NewTask("report:build", []byte("report-3"))
+	err = h.ProcessTask(context.Background(), third)
+	fmt.Println(asynqlock.IsLimited(err), asynqlock.IsFailure(err))
+
+	close(finish) // the two running tasks end and free their slots
+	wg.Wait()
+	result := make(chan error)
+	go func() { result <- h.ProcessTask(context.Background(), third) }()
+	fmt.Println(<-running)
+	fmt.Println(<-result)
+	// Output:
+	// report-1 under asynq-limit:report:build
+	// report-2 under asynq-limit:report:build
+	// true false
+	// report-3 under asynq-limit:report:build
+	// <nil>
+}
+
+// embeddedBackend returns a backend on an embedded Redis (miniredis) for
+// the examples, and the function that stops it; a program passes its
+// Redis client to redisbackend.New instead.
+func embeddedBackend(o *redisbackend.Options) (*redisbackend.Backend, func()) {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	backend, err := redisbackend.New(rdb, o)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return backend, func() {
+		rdb.Close()
+		mr.Close()
+	}
 }

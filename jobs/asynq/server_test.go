@@ -3,6 +3,7 @@ package asynqlock_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -181,41 +182,65 @@ func TestLostLeaseCancelsAndRetries(t *testing.T) {
 	}
 }
 
-func TestRequeueRunsEveryDuplicateWithoutFailures(t *testing.T) {
+// TestRequeueRunsEveryTaskWithoutFailures: tasks that find their key busy
+// (duplicates) or full (a limit) on 10 workers are requeued until they
+// run: never more at once than the key allows, every task exactly once,
+// and no requeue counts as a failure.
+func TestRequeueRunsEveryTaskWithoutFailures(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	const n = 8
-	g := e.guard(t, asynqlock.WithTTL(300*time.Millisecond))
-	r := newRuns()
-	errs := &errorLog{}
-	e.serve(t, g, func(ctx context.Context, _ *asynq.Task) error {
-		defer r.enter(ctx)()
-		time.Sleep(50 * time.Millisecond)
-		return nil
-	}, asynq.Config{RetryDelayFunc: asynqlock.RetryDelay(quickRetry), IsFailure: asynqlock.IsFailure, ErrorHandler: errs})
+	tests := []struct {
+		desc     string
+		opts     []asynqlock.Option
+		n        int   // tasks, all of one type and payload
+		peak     int64 // handler runs at once
+		requeued func(error) bool
+	}{
+		{"duplicates", nil, 8, 1, busyDup},
+		// 100 tasks of one type, at most 2 running (issue 16).
+		{"limit 2", []asynqlock.Option{asynqlock.WithLimit(2)}, 100, 2, asynqlock.IsLimited},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			// A short TTL keeps RetryDelay's delays short: they are bounded
+			// by the holder's (the earliest holder's) expiry.
+			g := e.guard(t, append([]asynqlock.Option{asynqlock.WithTTL(300 * time.Millisecond)}, tt.opts...)...)
+			r := newRuns()
+			errs := &errorLog{}
+			e.serve(t, g, func(ctx context.Context, _ *asynq.Task) error {
+				defer r.enter(ctx)()
+				time.Sleep(10 * time.Millisecond)
+				return nil
+			}, asynq.Config{RetryDelayFunc: asynqlock.RetryDelay(quickRetry), IsFailure: asynqlock.IsFailure, ErrorHandler: errs})
 
-	e.enqueue(t, "same", n, "rq")
-	qi := e.waitQueue(t, 30*time.Second, "every duplicate run", func(qi *asynq.QueueInfo) bool {
-		return drained(qi) && r.total.Load() == n
-	})
+			e.enqueue(t, "same", tt.n, "rq")
+			qi := e.waitQueue(t, 60*time.Second, "every task run", func(qi *asynq.QueueInfo) bool {
+				return drained(qi) && r.total.Load() == int64(tt.n)
+			})
 
-	if got := r.maxActive.Load(); got != 1 {
-		t.Errorf("max concurrent handler runs = %d, want 1", got)
-	}
-	for id, s := range r.byTask() {
-		if len(s) != 1 {
-			t.Errorf("task %s ran %d times, want 1", id, len(s))
-		}
-	}
-	if got := errs.count(busyDup); got == 0 {
-		t.Errorf("no task was requeued as a busy duplicate; the test did not exercise Requeue")
-	}
-	if other := len(errs.all()) - errs.count(busyDup); other != 0 {
-		t.Errorf("%d errors other than busy duplicates: %v", other, errs.all())
-	}
-	// IsFailure keeps requeues out of the stats and the retry counts.
-	if qi.FailedTotal != 0 || qi.ProcessedTotal != n || qi.Archived != 0 {
-		t.Errorf("failed %d, processed %d, archived %d; want 0, %d, 0", qi.FailedTotal, qi.ProcessedTotal, qi.Archived, n)
+			if got := r.maxActive.Load(); got != tt.peak {
+				t.Errorf("max concurrent handler runs = %d, want %d", got, tt.peak)
+			}
+			spans := r.byTask()
+			for i := range tt.n {
+				if id := "rq-" + strconv.Itoa(i); len(spans[id]) != 1 {
+					t.Errorf("task %s ran %d times, want 1", id, len(spans[id]))
+				}
+			}
+			requeued := errs.count(tt.requeued)
+			if requeued == 0 {
+				t.Errorf("no task was requeued; the test did not exercise Requeue")
+			}
+			if other := len(errs.all()) - requeued; other != 0 {
+				t.Errorf("%d errors other than the expected requeues: %v", other, errs.all())
+			}
+			// IsFailure keeps requeues out of the stats and the retry counts.
+			if qi.FailedTotal != 0 || qi.ProcessedTotal != tt.n || qi.Archived != 0 {
+				t.Errorf("failed %d, processed %d, archived %d; want 0, %d, 0", qi.FailedTotal, qi.ProcessedTotal, qi.Archived, tt.n)
+			}
+			t.Logf("%d tasks, %d requeues", tt.n, requeued)
+		})
 	}
 }
 
