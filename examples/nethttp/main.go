@@ -10,6 +10,13 @@
 //     back (201, the same fence, Idempotent-Replayed: true) without
 //     running the handler.
 //  3. The same key with a different body: 422, the handler does not run.
+//  4. At most 3 exports per user (httplock.WithLimit(3) on POST
+//     /exports, keyed by the X-User header): 10 exports of one user fire
+//     at once; 3 run, the other 7 are answered 429 Too Many Requests with
+//     Retry-After, and the peak number of exports running at once is
+//     printed.
+//  5. The same burst on a route that waits for a slot (WithWait): all 10
+//     are served, never more than 3 at once.
 //
 // An Idempotency-Key per request makes the key space unbounded, so the
 // backend has striped fence counters (redisbackend.Options.FenceStripes):
@@ -32,13 +39,16 @@
 // It exits non-zero when the library misbehaves: any tally other than
 // exactly one 201 and nine 409s in the burst, a retry that is not a
 // replay of the first response, a reused key not answered 422, or a
-// handler that ran more than once.
+// handler that ran more than once; more than 3 exports of a user running
+// at once, an answer other than 200 or 429 to an export (a 429 without
+// Retry-After), or a waiting export not served.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -60,6 +70,12 @@ const (
 	replayTTL = time.Hour              // how long the first response is replayed
 	idemKey   = "pay-42-attempt-1"     // the Idempotency-Key of every request
 	body      = `{"amount":"12.50"}`   // the payment every request asks for
+
+	exports     = 10                    // concurrent exports of one user in parts 4 and 5
+	exportLimit = 3                     // at most this many exports per user at once
+	exportWork  = 50 * time.Millisecond // how long an export takes in part 5
+	exportWait  = 10 * time.Second      // how long an export waits for a slot in part 5
+	user        = "alice"               // the X-User of every export
 )
 
 func main() { demorun.Main("nethttp demo", demo) }
@@ -67,6 +83,12 @@ func main() { demorun.Main("nethttp demo", demo) }
 // payment is the body of a 201 answer.
 type payment struct {
 	Order string     `json:"order"`
+	Fence lock.Fence `json:"fence"`
+}
+
+// export is the body of a 200 answer to an export.
+type export struct {
+	User  string     `json:"user"`
 	Fence lock.Fence `json:"fence"`
 }
 
@@ -157,11 +179,84 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	}
 
 	mu.Lock()
-	defer mu.Unlock()
-	fmt.Fprintf(w, "\nHandlers ran %d time(s), under fence %s\n", len(fences), demohttp.JoinFences(fences))
-	if len(fences) != 1 {
-		return fmt.Errorf("handlers ran %d times, want 1", len(fences))
+	ran := len(fences)
+	fmt.Fprintf(w, "\nHandlers ran %d time(s), under fence %s\n", ran, demohttp.JoinFences(fences))
+	mu.Unlock()
+	if ran != 1 {
+		return fmt.Errorf("handlers ran %d times, want 1", ran)
 	}
 	fmt.Fprintf(w, "OK: one payment for %d requests, every 409 with Retry-After, retries replayed, the reused key refused\n", burst+retries+1)
+
+	if err := limitDemo(ctx, w, backend); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "OK: never more than %d exports of a user at once, every 429 with Retry-After, every waiting export served\n", exportLimit)
+	return nil
+}
+
+// limitDemo is parts 4 and 5: at most exportLimit exports per user, on
+// the same backend, answered 429 (part 4) or queued (part 5) over it.
+func limitDemo(ctx context.Context, w io.Writer, backend lock.Backend) error {
+	limited := func(opts ...httplock.Option) (func(http.Handler) http.Handler, error) {
+		return httplock.New(backend, append([]httplock.Option{
+			httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+			httplock.WithPrefix("exports:"),
+			httplock.WithTTL(ttl),
+			httplock.WithLimit(exportLimit), // a slot per export: at most 3 per user, across every instance
+		}, opts...)...)
+	}
+	now, err := limited() // no wait: the 4th concurrent export is answered 429 at once
+	if err != nil {
+		return err
+	}
+	queued, err := limited(httplock.WithWait(exportWait)) // waits for a slot instead
+	if err != nil {
+		return err
+	}
+	// Part 4's winners hold their slots until the others have been
+	// answered (demohttp.Burst), however loaded the machine.
+	b := demohttp.NewLimitBurst(exports, exportLimit, 2*time.Second)
+	var nowRuns, queuedRuns demohttp.Gauge
+	exporter := func(g *demohttp.Gauge, hold func(r *http.Request)) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer g.Enter()()
+			l, _ := lock.LeaseFrom(r.Context()) // the slot: a lease with a fence of its own
+			hold(r)                             // export the user's data
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(export{User: r.Header.Get("X-User"), Fence: l.Fence})
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /exports", now(exporter(&nowRuns, func(r *http.Request) { b.Hold(r.Context()) })))
+	mux.Handle("POST /exports/queued", queued(exporter(&queuedRuns, func(r *http.Request) {
+		select {
+		case <-time.After(exportWork):
+		case <-r.Context().Done():
+		}
+	})))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	header := http.Header{"X-User": {user}}
+
+	fmt.Fprintf(w, "\n== Part 4: %d concurrent exports of one user (X-User: %s), at most %d at once ==\n", exports, user, exportLimit)
+	replies, err := b.Fire(ctx, srv.Client(), http.MethodPost, srv.URL+"/exports", header, "")
+	if err != nil {
+		return err
+	}
+	if err := demohttp.CheckLimited(w, replies, exportLimit, nowRuns.Peak()); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "\n== Part 5: %d concurrent exports of one user, waiting up to %v for a slot ==\n", exports, exportWait)
+	replies, err = demohttp.Fire(ctx, srv.Client(), http.MethodPost, srv.URL+"/exports/queued", header, exports)
+	if err != nil {
+		return err
+	}
+	if err := demohttp.CheckLimited(w, replies, exportLimit, queuedRuns.Peak()); err != nil {
+		return err
+	}
+	if got, want := demohttp.Tally(replies), fmt.Sprintf("200: %d", exports); got != want {
+		return fmt.Errorf("waiting exports: tally %q, want %q", got, want)
+	}
 	return nil
 }

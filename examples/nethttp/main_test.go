@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,49 @@ func TestDemo(t *testing.T) {
 	}
 	if n := strings.Count(got, "409 Conflict, Retry-After: 10\n"); n != burst-1 {
 		t.Errorf("409s with Retry-After: 10: got %d, want %d; output:\n%s", n, burst-1, got)
+	}
+	checkLimits(t, got)
+}
+
+// checkLimits checks parts 4 and 5 by facts that hold however the
+// requests were timed: never more than the limit running at once, every
+// export answered 200 or 429 (each 429 with a Retry-After), all the
+// waiting ones served.
+func checkLimits(t *testing.T, got string) {
+	t.Helper()
+	peaks := regexp.MustCompile(`peak concurrency in the handler: (\d+) \(limit (\d+)\)`).FindAllStringSubmatch(got, -1)
+	tallies := regexp.MustCompile(`(?m)^  tally: 200: (\d+)(?:, 429: (\d+))?$`).FindAllStringSubmatch(got, -1)
+	if len(peaks) != 2 || len(tallies) != 2 {
+		t.Fatalf("want the peak and the tally of parts 4 and 5, got %q and %q; output:\n%s", peaks, tallies, got)
+	}
+	for i, p := range peaks {
+		peak, _ := strconv.Atoi(p[1])
+		if p[2] != strconv.Itoa(exportLimit) || peak < 1 || peak > exportLimit {
+			t.Errorf("part %d: peak %s with limit %s, want 1 to %d", 4+i, p[1], p[2], exportLimit)
+		}
+	}
+	served, _ := strconv.Atoi(tallies[0][1])
+	refused, _ := strconv.Atoi(tallies[0][2])
+	if served < 1 || served+refused != exports {
+		t.Errorf("part 4: %d served and %d refused, want at least one served and %d in all", served, refused, exports)
+	}
+	if n := len(regexp.MustCompile(`429 Too Many Requests, Retry-After: \d+\n`).FindAllString(got, -1)); n != refused {
+		t.Errorf("part 4: %d answers 429 with a Retry-After, want all %d refused", n, refused)
+	}
+	if tallies[1][1] != strconv.Itoa(exports) || tallies[1][2] != "" {
+		t.Errorf("part 5: tally %q, want all %d served", tallies[1][0], exports)
+	}
+}
+
+// The demo must fail loudly when the limit lets more exports in than it
+// should.
+func TestDemoFailsWhenLimitLeaks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	var out bytes.Buffer
+	err := demohttp.RunLeakyLimits(ctx, &out, demo)
+	if err == nil || !strings.Contains(err.Error(), "limit: peak concurrency") {
+		t.Errorf("demo on a leaky limit: got error %v, want the peak over the limit; output:\n%s", err, &out)
 	}
 }
 

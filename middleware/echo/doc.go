@@ -52,16 +52,45 @@
 //     no headers: the seconds (rounded up, at least one) until the
 //     holder's lease expires (the TTL when unknown), capped by the moving
 //     average of how long this route's handlers held the lock;
+//   - with Config.Limit, every slot of the key taken: 429 Too Many
+//     Requests, Retry-After set the same way, from the earliest expiry
+//     among the holders;
 //   - missing or invalid key (empty, over 512 bytes after NFC, invalid
 //     UTF-8): 400 Bad Request, without any call to the backend;
 //   - backend failure: 503 Service Unavailable, or, with Config.FailOpen,
 //     the handler runs without a lease;
 //   - with replay: 422 for a reused key, 413 for a request body over the
-//     limit, 500 for a stored value that cannot be read ([ErrBadRecord]).
+//     limit, 500 for a stored value that cannot be read ([ErrBadRecord]);
+//   - with a limit, a key held elsewhere as a plain lock
+//     (lock.ErrKindMismatch): 500 Internal Server Error.
 //
 // Config.BusyHandler and Config.ErrorHandler replace these answers;
 // [ProblemBusyHandler] and [ProblemErrorHandler] write the RFC 9457
 // problem details (application/problem+json) that httplock answers with.
+//
+// # Concurrency limits
+//
+// Config.Limit makes the key a concurrency limit instead of a lock: at
+// most Limit requests with one key run the handler at once, across every
+// instance, such as at most 3 exports per user:
+//
+//	e.POST("/users/:user/exports", export, echolock.NewWithConfig(echolock.Config{
+//		Backend:   backend,
+//		KeyLookup: "param:user",
+//		Limit:     3,
+//	}))
+//
+// Each request in the handler holds a slot of its own: an ordinary lease,
+// with its own fence, kept alive, reachable and released as a lock is. A
+// request that finds every slot taken, after Config.Wait if set (a freed
+// slot goes to the oldest waiter), gets the BusyHandler with an error
+// matching [ErrLimitReached]: by default an *echo.HTTPError with 429;
+// [ProblemBusyHandler] writes a problem+json body of type
+// urn:syncguard:problem:concurrency-limit-reached. A limit does not
+// combine with replay mode: ToMiddleware rejects Limit with Replay,
+// because replay stores one response per key for requests that must run
+// once, while a limit lets several run at once. A key is either a lock or
+// a limit at a time: give limits a prefix or route of their own.
 //
 // # Unbounded keys
 //

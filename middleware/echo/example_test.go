@@ -133,3 +133,55 @@ func ExampleReplayConfig() {
 	// 422  {"type":"urn:syncguard:problem:idempotency-key-reused","title":"Idempotency key reused","status":422,"detail":"A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
 	// handler runs: 1
 }
+
+// At most two exports per user at once, across every instance: a third
+// concurrent export of the same user gets an *echo.HTTPError with 429 Too
+// Many Requests (Retry-After set on the response), which Echo's
+// HTTPErrorHandler renders; another user has slots of their own.
+func ExampleConfig_limit() {
+	mr, err := miniredis.Run() // an embedded Redis; use a real one in production
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	backend, err := redisbackend.New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), nil)
+	if err != nil {
+		panic(err)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	e := echo.New()
+	e.POST("/users/:user/exports", func(c echo.Context) error {
+		if c.Param("user") == "alice" {
+			inside <- struct{}{}
+			<-release // a long export
+		}
+		return c.String(http.StatusOK, "exported")
+	}, echolock.NewWithConfig(echolock.Config{
+		Backend:   backend,
+		KeyLookup: "param:user",
+		TTL:       10 * time.Second,
+		Limit:     2,
+	}))
+	export := func(user string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/users/"+user+"/exports", nil))
+		return rec
+	}
+
+	done := make(chan int)
+	for range 2 { // alice's two exports take both her slots
+		go func() { done <- export("alice").Code }()
+	}
+	<-inside
+	<-inside
+	rec := export("alice") // a third one
+	fmt.Print(rec.Code, " Retry-After: ", rec.Header().Get("Retry-After"), " ", rec.Body)
+	rec = export("bob")
+	fmt.Println("bob:", rec.Code, rec.Body)
+	close(release)
+	fmt.Println("alice:", <-done, <-done)
+	// Output:
+	// 429 Retry-After: 10 {"message":"The limit of concurrent requests for this resource is reached. Retry after 10s."}
+	// bob: 200 exported
+	// alice: 200 200
+}

@@ -44,6 +44,28 @@ func docEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerF
 	// END README
 }
 
+func docEchoLimit(backend lock.Backend, e *echo.Echo, export echo.HandlerFunc) {
+	// README: echo-doc-limit
+	e.POST("/users/:user/exports", export, echolock.NewWithConfig(echolock.Config{
+		Backend:   backend,
+		KeyLookup: "param:user",
+		Limit:     3,
+	}))
+	// END README
+}
+
+// The README's limit snippet.
+func readmeEchoLimit(backend lock.Backend, e *echo.Echo, export echo.HandlerFunc) {
+	// README: echo-limit
+	e.POST("/users/:user/exports", export, echolock.NewWithConfig(echolock.Config{
+		Backend:   backend,
+		KeyLookup: "param:user",
+		Prefix:    "exports:",
+		Limit:     3, // at most 3 exports per user at once; the 4th: *echo.HTTPError 429
+	}))
+	// END README
+}
+
 // The README's replay snippet.
 func readmeEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerFunc) {
 	// README: echo-replay

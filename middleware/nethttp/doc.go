@@ -47,13 +47,40 @@
 //     least one) until the holder's lease expires (the TTL when unknown),
 //     capped by the moving average of how long this route's handlers held
 //     the lock, so a client is not told to wait 30s for a 35ms handler;
+//   - with [WithLimit], every slot of the key taken: 429 Too Many
+//     Requests with Retry-After, computed as for 409 from the earliest
+//     expiry among the holders;
 //   - missing or invalid key (empty, over 512 bytes after NFC, invalid
 //     UTF-8): 400 Bad Request, without any call to the backend;
 //   - backend failure: 503 Service Unavailable, or, with
 //     [WithFailOpen](true), the handler runs without a lease;
 //   - with replay: 422 for a reused key ([ErrKeyReused]), 413 for a
 //     request body over the limit, 500 for a stored value that cannot be
-//     read ([ErrBadRecord]).
+//     read ([ErrBadRecord]);
+//   - with a limit, a key held elsewhere as a plain lock
+//     (lock.ErrKindMismatch): 500 Internal Server Error.
+//
+// # Concurrency limits
+//
+// [WithLimit](n) makes the key a concurrency limit instead of a lock: at
+// most n requests with one key run the handler at once, across every
+// instance, such as at most 3 exports per user:
+//
+//	mw, err := httplock.New(backend,
+//		httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+//		httplock.WithLimit(3))
+//
+// Each request in the handler holds a slot of its own: an ordinary lease,
+// with its own fence, kept alive, reachable and released as a lock is. A
+// request that finds every slot taken, after [WithWait] if given (a freed
+// slot goes to the oldest waiter), is answered 429 with a problem type of
+// its own, urn:syncguard:problem:concurrency-limit-reached; a
+// [BusyHandler] tells it from a busy lock with errors.Is(err,
+// [ErrLimitReached]). A limit does not combine with replay mode: New
+// rejects WithLimit with WithReplay, because replay stores one response
+// per key for requests that must run once, while a limit lets n run at
+// once. A key is either a lock or a limit at a time: give limits a prefix
+// or route of their own.
 //
 // The middleware depends on lock.Backend only, so any backend (or a
 // decorated one, such as an OpenTelemetry wrapper) plugs in.

@@ -158,3 +158,61 @@ func ExampleWithRouteScope() {
 	mux.Handle("POST /accounts/{account}/deposit", mw(deposit))
 	mux.Handle("POST /accounts/{account}/withdraw", mw(withdraw))
 }
+
+// At most two exports per user at once, across every instance: a third
+// concurrent export of the same user is answered 429 Too Many Requests,
+// while another user has slots of their own.
+func ExampleWithLimit() {
+	mr, err := miniredis.Run() // an embedded Redis; use a real one in production
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	backend, err := redisbackend.New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), nil)
+	if err != nil {
+		panic(err)
+	}
+	mw, err := httplock.New(backend,
+		httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+		httplock.WithTTL(10*time.Second),
+		httplock.WithLimit(2))
+	if err != nil {
+		panic(err)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("POST /exports", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-User") == "alice" {
+			inside <- struct{}{}
+			<-release // a long export
+		}
+		fmt.Fprint(w, "exported")
+	})))
+	export := func(user string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/exports", nil)
+		req.Header.Set("X-User", user)
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		return rec
+	}
+
+	done := make(chan int)
+	for range 2 { // alice's two exports take both her slots
+		go func() { done <- export("alice").Code }()
+	}
+	<-inside
+	<-inside
+	rec := export("alice") // a third one
+	fmt.Println(rec.Code, rec.Header().Get("Content-Type"), "Retry-After:", rec.Header().Get("Retry-After"))
+	fmt.Println(rec.Body)
+	rec = export("bob")
+	fmt.Println("bob:", rec.Code, rec.Body)
+	close(release)
+	fmt.Println("alice:", <-done, <-done)
+	// Output:
+	// 429 application/problem+json Retry-After: 10
+	// {"type":"urn:syncguard:problem:concurrency-limit-reached","title":"Too many concurrent requests","status":429,"detail":"The limit of concurrent requests for this resource is reached. Retry after 10s."}
+	//
+	// bob: 200 exported
+	// alice: 200 200
+}

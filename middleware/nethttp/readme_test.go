@@ -56,6 +56,30 @@ func docNetHTTPReplay(backend lock.Backend) (func(http.Handler) http.Handler, er
 	return mw, err
 }
 
+func docNetHTTPLimit(backend lock.Backend) (func(http.Handler) http.Handler, error) {
+	// README: nethttp-doc-limit
+	mw, err := httplock.New(backend,
+		httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+		httplock.WithLimit(3))
+	// END README
+	return mw, err
+}
+
+// The README's limit snippet.
+func readmeNetHTTPLimit(backend lock.Backend, mux *http.ServeMux, export http.HandlerFunc) {
+	// README: nethttp-limit
+	mw, err := httplock.New(backend,
+		httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+		httplock.WithPrefix("exports:"),
+		httplock.WithLimit(3), // at most 3 exports per user at once, across every instance
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux.Handle("POST /exports", mw(export)) // the 4th concurrent export of a user: 429 with Retry-After
+	// END README
+}
+
 // The README's replay snippet.
 func readmeNetHTTPReplay(backend lock.Backend, mux *http.ServeMux, createOrder http.HandlerFunc) {
 	// README: nethttp-replay

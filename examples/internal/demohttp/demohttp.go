@@ -26,18 +26,18 @@ import (
 type Reply struct {
 	Status     int
 	Fence      lock.Fence // on 200 and 201
-	RetryAfter string     // on 409
+	RetryAfter string     // on 409 and 429
 	Replayed   bool       // Idempotent-Replayed: true (replay mode)
 }
 
-// String formats r as "200 OK, fence …", "201 Created, fence …, replayed"
-// or "409 Conflict, Retry-After: …".
+// String formats r as "200 OK, fence …", "201 Created, fence …, replayed",
+// "409 Conflict, Retry-After: …" or "429 Too Many Requests, Retry-After: …".
 func (r Reply) String() string {
 	s := fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
 	switch r.Status {
 	case http.StatusOK, http.StatusCreated:
 		s += ", fence " + string(r.Fence)
-	case http.StatusConflict:
+	case http.StatusConflict, http.StatusTooManyRequests:
 		s += ", Retry-After: " + r.RetryAfter
 	}
 	if r.Replayed {
@@ -104,13 +104,15 @@ func fire(ctx context.Context, c *http.Client, method, url string, header http.H
 }
 
 // Burst fires n duplicates at once and keeps the one that wins the lock in
-// its handler (Hold) until the n-1 others have been answered. On a loaded
+// its handler (Hold) until the n-1 others have been answered (with a
+// limit of c slots, the c winners until the n-c others have been). On a loaded
 // machine the requests of a burst do not all reach the server within one
 // handler's run; without Burst a late duplicate could find the lock free
 // again and be served, which says nothing about the lock. A broken lock
 // lets every duplicate in: each then holds until the limit and is served.
 type Burst struct {
 	n     int
+	slots int // how many requests the lock lets in at once
 	limit time.Duration
 	seen  atomic.Int64
 	done  chan struct{}
@@ -119,21 +121,26 @@ type Burst struct {
 
 // NewBurst returns a burst of n requests whose winner holds for at most
 // limit.
-func NewBurst(n int, limit time.Duration) *Burst {
-	return &Burst{n: n, limit: limit, done: make(chan struct{})}
+func NewBurst(n int, limit time.Duration) *Burst { return NewLimitBurst(n, 1, limit) }
+
+// NewLimitBurst returns a burst of n requests on a concurrency limit of
+// slots whose winners hold for at most limit.
+func NewLimitBurst(n, slots int, limit time.Duration) *Burst {
+	return &Burst{n: n, slots: slots, limit: limit, done: make(chan struct{})}
 }
 
 // Fire sends the burst's n requests, with body, at the same moment and
 // returns the replies in request order.
 func (b *Burst) Fire(ctx context.Context, c *http.Client, method, url string, header http.Header, body string) ([]Reply, error) {
 	return fire(ctx, c, method, url, header, body, b.n, func() {
-		if b.seen.Add(1) >= int64(b.n-1) {
+		if b.seen.Add(1) >= int64(b.n-b.slots) {
 			b.once.Do(func() { close(b.done) })
 		}
 	})
 }
 
-// Hold returns once n-1 requests of the burst have been answered, after
+// Hold returns once the requests of the burst that find no slot (n-1 on a
+// lock) have been answered, after
 // the limit, or when ctx ends. After the burst it returns at once.
 func (b *Burst) Hold(ctx context.Context) {
 	t := time.NewTimer(b.limit)
@@ -169,6 +176,45 @@ func CheckBurst(w io.Writer, replies []Reply, served int) (Reply, error) {
 	}
 	return won, nil
 }
+
+// CheckLimited prints the replies to a burst on a concurrency limit of
+// slots, their tally and the peak number of handlers the server saw
+// running at once, and checks facts that hold however the requests were
+// timed: the peak is within the limit, every reply is 200 or 429, and
+// every 429 carries Retry-After.
+func CheckLimited(w io.Writer, replies []Reply, slots int, peak int64) error {
+	for i, r := range replies {
+		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
+	}
+	fmt.Fprintf(w, "  tally: %s\n", Tally(replies))
+	fmt.Fprintf(w, "  peak concurrency in the handler: %d (limit %d)\n", peak, slots)
+	if peak > int64(slots) {
+		return fmt.Errorf("limit: peak concurrency %d, over the limit of %d", peak, slots)
+	}
+	for i, r := range replies {
+		switch {
+		case r.Status != http.StatusOK && r.Status != http.StatusTooManyRequests:
+			return fmt.Errorf("limit: request %d: %s, want 200 or 429", i+1, r)
+		case r.Status == http.StatusTooManyRequests && r.RetryAfter == "":
+			return fmt.Errorf("limit: request %d: 429 without Retry-After", i+1)
+		}
+	}
+	return nil
+}
+
+// Gauge counts the handlers running at once and keeps the peak.
+type Gauge struct{ cur, peak atomic.Int64 }
+
+// Enter counts a handler in; call the returned func when it leaves.
+func (g *Gauge) Enter() (leave func()) {
+	n := g.cur.Add(1)
+	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
+	}
+	return func() { g.cur.Add(-1) }
+}
+
+// Peak returns the most handlers seen running at once.
+func (g *Gauge) Peak() int64 { return g.peak.Load() }
 
 // Replays sends n identical requests with body one after the other,
 // prints the replies, and checks that each is a replay of first: the same
@@ -251,6 +297,35 @@ func (b *LeakyBackend) ReleaseRecord(ctx context.Context, l lock.Lease, record [
 // Record reads the record of key from the wrapped backend.
 func (b *LeakyBackend) Record(ctx context.Context, key string) ([]byte, bool, error) {
 	return b.Backend.(lock.Recorder).Record(ctx, key)
+}
+
+// LeakyLimiter is a broken concurrency limit for the examples' tests: it
+// grants every slot as if the limit were lock.MaxLimit. Its locks and
+// records work.
+type LeakyLimiter struct {
+	lock.Limiter
+}
+
+// AcquireSlot takes a slot whatever n.
+func (b LeakyLimiter) AcquireSlot(ctx context.Context, key, id string, _ int, ttl time.Duration) (lock.Lease, error) {
+	return b.Limiter.AcquireSlot(ctx, key, id, lock.MaxLimit, ttl)
+}
+
+// ReleaseRecord forwards to the wrapped backend.
+func (b LeakyLimiter) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
+	return b.Limiter.(lock.Recorder).ReleaseRecord(ctx, l, record, ttl)
+}
+
+// Record forwards to the wrapped backend.
+func (b LeakyLimiter) Record(ctx context.Context, key string) ([]byte, bool, error) {
+	return b.Limiter.(lock.Recorder).Record(ctx, key)
+}
+
+// RunLeakyLimits runs demo on an embedded miniredis behind a
+// LeakyLimiter and returns demo's error, which a demo of limits must not
+// leave nil.
+func RunLeakyLimits(ctx context.Context, w io.Writer, demo demorun.Func) error {
+	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return LeakyLimiter{Limiter: b.(lock.Limiter)} }, demo)
 }
 
 // RunLeaky runs demo on an embedded miniredis behind a LeakyBackend and
