@@ -18,7 +18,7 @@ import (
 
 // The snippets are compiled, not run: referenced here so that linters
 // (staticcheck U1000) do not report them unused.
-var _ = []any{readmeUsage, readmeHold}
+var _ = []any{readmeUsage, readmeHold, readmeLimit}
 
 // invoiceStore is the fenced resource of the README's Usage snippet.
 type invoiceStore interface {
@@ -58,4 +58,13 @@ func readmeHold(ctx context.Context, backend *redisbackend.Backend, work func(co
 	work(held, l.Fence) // held ends (cause lock.ErrLeaseLost) if the lease is lost
 	return release()    // non-nil (lock.ErrLeaseLost) if the lease was lost
 	// END README
+}
+
+func readmeLimit(ctx context.Context, b lock.Backend, userID string, runExport func(context.Context, lock.Fence) error) error {
+	// README: limit
+	err := lock.Do(ctx, b, "exports:"+userID, func(ctx context.Context, l lock.Lease) error {
+		return runExport(ctx, l.Fence) // at most 3 of these run at once, fleet-wide
+	}, lock.WithLimit(3), lock.WithWait(30*time.Second))
+	// END README
+	return err
 }
