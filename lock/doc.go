@@ -16,6 +16,11 @@
 // that does not fit in one function. Both put the lease on the context, so
 // code far from the lock reads its fence with [LeaseFrom].
 //
+// With [WithLimit](n) the same calls take one of n slots of a key instead
+// of the lock: a concurrency limit ("at most 3 exports per user" across a
+// fleet). A slot is an ordinary fenced Lease, kept alive, released and
+// looked up like a lock; the backend must be a [Limiter].
+//
 // Errors: contention is [ErrLocked] (as a [*LockedError] that carries the
 // holder's expiry); releasing or extending a lease that is gone, expired or
 // owned by someone else is [ErrNotHeld]; system failures are [*Error] values
