@@ -1,6 +1,7 @@
 // Package asynqlock makes asynq tasks run at most once at a time per key,
 // and optionally at most once per time window, with the locks of package
-// lock on any lock.Backend (such as *redisbackend.Backend).
+// lock on any lock.Backend (such as *redisbackend.Backend); or, with
+// WithLimit, at most n at a time per key (per task type by default).
 //
 // asynq's own Unique option only guards enqueueing, and its task lease can
 // expire under a worker that is still running; a Guard instead holds a
@@ -88,6 +89,30 @@
 // told), and whether payloads are unbounded is the application's
 // knowledge, not the Guard's.
 //
-// Errors from asynq's point of view: IsDuplicate recognises a duplicate in
-// an asynq.ErrorHandler; everything else is an ordinary task error.
+// Concurrency limits: WithLimit(n) makes a Guard take one of n slots of
+// the key instead of its lock, so that at most n tasks with the key run at
+// once across every worker and server; the key is the task type (TypeKey)
+// under the prefix "asynq-limit:", or whatever WithKeyFunc returns (a
+// tenant's id, say). A slot is an ordinary lease (fence, keep-alive,
+// lock.LeaseFrom). A task that finds every slot taken fails with a
+// *LimitError and is handled like a busy duplicate: requeued under policy
+// Requeue (not a failure with IsFailure; RetryDelay brings it back after a
+// short random delay, see there why), deleted under Drop; it never runs
+// without a slot. A limit does not combine with WithDoneTTL (New rejects
+// it): a done marker on a key that many different tasks share would drop
+// them all. To deduplicate and limit, chain two Guards:
+//
+//	dedup, err := asynqlock.New(backend, asynqlock.WithDoneTTL(10*time.Minute))
+//	if err != nil {
+//		return err
+//	}
+//	limit, err := asynqlock.New(backend, asynqlock.WithLimit(2)) // at most 2 running tasks per type
+//	if err != nil {
+//		return err
+//	}
+//	mux.Use(dedup.Middleware(), limit.Middleware()) // a duplicate never takes a slot
+//
+// Errors from asynq's point of view: IsDuplicate recognises a duplicate
+// and IsLimited a task over its limit in an asynq.ErrorHandler; everything
+// else is an ordinary task error.
 package asynqlock

@@ -2,6 +2,7 @@ package asynqlock_test
 
 import (
 	"context"
+	"encoding/json"
 	"log"
 	"time"
 
@@ -73,4 +74,39 @@ func docAsynq(rdb *redis.Client) error {
 	})
 	return srv.Run(mux)
 	// END README
+}
+
+// The package comment's limit snippet (doc.go), kept compiling the same way.
+func docAsynqLimit(backend lock.Backend, mux *asynq.ServeMux) error {
+	// README: asynq-doc-limit
+	dedup, err := asynqlock.New(backend, asynqlock.WithDoneTTL(10*time.Minute))
+	if err != nil {
+		return err
+	}
+	limit, err := asynqlock.New(backend, asynqlock.WithLimit(2)) // at most 2 running tasks per type
+	if err != nil {
+		return err
+	}
+	mux.Use(dedup.Middleware(), limit.Middleware()) // a duplicate never takes a slot
+	// END README
+	return nil
+}
+
+// The README's limit snippet.
+func readmeAsynqLimit(backend lock.Backend) (*asynqlock.Guard, *asynqlock.Guard, error) {
+	// README: asynq-limit
+	// At most 2 running tasks of each type, across every worker and server.
+	reports, err := asynqlock.New(backend, asynqlock.WithLimit(2))
+	if err != nil {
+		return nil, nil, err
+	}
+	// At most 2 running tasks of each tenant.
+	perTenant, err := asynqlock.New(backend, asynqlock.WithLimit(2),
+		asynqlock.WithKeyFunc(func(ctx context.Context, t *asynq.Task) (string, error) {
+			var p struct{ Tenant string }
+			err := json.Unmarshal(t.Payload(), &p)
+			return "tenant:" + p.Tenant, err // an error archives the task
+		}))
+	// END README
+	return reports, perTenant, err
 }
