@@ -32,7 +32,7 @@ func BenchmarkCycle(b *testing.B) {
 		return prefix + strconv.FormatInt(seq.Add(1), 10)
 	}
 
-	cycle := func(b *testing.B, ctx context.Context) {
+	cycle := func(b *testing.B, ctx context.Context, limit int) {
 		bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench"})
 		if err != nil {
 			b.Fatal(err)
@@ -46,7 +46,19 @@ func BenchmarkCycle(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			key := nextKey("k")
 			for pb.Next() {
-				l, err := bk.Acquire(ctx, key, ttl)
+				var (
+					l   lock.Lease
+					err error
+				)
+				if limit > 0 {
+					// A slot of a limit (the key's own, so uncontended like the lock's).
+					var id string
+					if id, err = bk.NewLockID(key); err == nil {
+						l, err = bk.AcquireSlot(ctx, key, id, limit, ttl)
+					}
+				} else {
+					l, err = bk.Acquire(ctx, key, ttl)
+				}
 				if err != nil {
 					b.Error(err)
 					return
@@ -58,14 +70,15 @@ func BenchmarkCycle(b *testing.B) {
 			}
 		})
 	}
-	b.Run("syncguard", func(b *testing.B) { cycle(b, ctx) })
+	b.Run("syncguard", func(b *testing.B) { cycle(b, ctx, 0) })
+	b.Run("syncguard-slot", func(b *testing.B) { cycle(b, ctx, 4) })
 	// With a context that can end, as a request's has: every call waits
 	// for its reply or the context (bounded.go), which costs a goroutine
 	// hand-off per call.
 	b.Run("syncguard-deadline", func(b *testing.B) {
 		dctx, cancel := context.WithTimeout(ctx, time.Hour)
 		defer cancel()
-		cycle(b, dctx)
+		cycle(b, dctx, 0)
 	})
 
 	b.Run("raw-setnx-del", func(b *testing.B) {
