@@ -165,3 +165,45 @@ func TestFleetLimit(t *testing.T) {
 		t.Error("no hand-off was published: the workers never queued")
 	}
 }
+
+// TestFleetFaults: TestFleetMutualExclusion's 4 processes, and the limit's,
+// while the server is stopped (SIGSTOP) for 700ms at a time and the
+// hand-off subscriptions are killed (CLIENT KILL TYPE pubsub) in between:
+// hand-offs are lost or delayed, waiters fall back to polling and
+// resubscribe, and still no two holders (no three with limit 2) overlap
+// and every worker finishes within its waits.
+func TestFleetFaults(t *testing.T) {
+	for _, limit := range []int{0, 2} {
+		t.Run("limit="+strconv.Itoa(limit), func(t *testing.T) {
+			srv := redistest.Start(t)
+			prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
+			admin := srv.Client(t)
+			stop := make(chan struct{})
+			faults := make(chan int, 1)
+			go func() {
+				n := 0
+				defer func() { faults <- n }()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(300 * time.Millisecond):
+					}
+					if i%2 == 0 {
+						srv.Pause(t)
+						time.Sleep(700 * time.Millisecond)
+						srv.Resume(t)
+					} else {
+						admin.Do(context.Background(), "client", "kill", "type", "pubsub")
+					}
+					n++
+				}
+			}()
+			runFleet(t, srv, prefix, 4, 100, limit)
+			close(stop)
+			if n := <-faults; n < 2 {
+				t.Errorf("only %d faults were injected while the workers ran, want 2 or more", n)
+			}
+		})
+	}
+}
