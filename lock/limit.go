@@ -88,6 +88,23 @@ type LimitInfo struct {
 	Holders []Info
 }
 
+// ValidateLimit returns the error that [Do], [Hold] and [Acquire] would
+// return, before any I/O, for [WithLimit](n) on b (an [*Error] with
+// [CodeInvalidArgument]: n out of range, or b not a [Limiter], which also
+// matches errors.ErrUnsupported), or nil; for adapters that check their
+// configuration when they are built. A nil b is not checked.
+func ValidateLimit(b Backend, n int) error {
+	if err := ValidateOptions(WithLimit(n)); err != nil {
+		return err
+	}
+	if _, ok := b.(Limiter); !ok && b != nil {
+		e := errNoLimits()
+		e.Op = "config"
+		return e
+	}
+	return nil
+}
+
 // limiter returns b as a Limiter when the call asks for a limit, nil when
 // it does not, or the error for a backend without limits.
 func (c *config) limiter(b Backend) (Limiter, error) {

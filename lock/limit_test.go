@@ -32,3 +32,15 @@ func TestWithLimitNeedsLimiter(t *testing.T) {
 		t.Fatalf("%d acquisitions reached the backend, want 0", n)
 	}
 }
+
+func TestValidateLimit(t *testing.T) {
+	if err := lock.ValidateLimit(newFake(), 2); lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("ValidateLimit on a backend without limits: %v", err)
+	}
+	if err := lock.ValidateLimit(nil, 0); lock.CodeOf(err) != lock.CodeInvalidArgument {
+		t.Errorf("ValidateLimit(nil, 0): %v", err)
+	}
+	if err := lock.ValidateLimit(nil, 2); err != nil {
+		t.Errorf("ValidateLimit(nil, 2): %v", err)
+	}
+}

@@ -2,8 +2,6 @@ package asynqlock
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/hibiken/asynq"
@@ -66,18 +64,10 @@ func (c *config) checkLimit(b lock.Backend) error {
 	if !c.limitSet {
 		return nil
 	}
-	if err := lock.ValidateOptions(lock.WithLimit(c.limit)); err != nil {
-		return err
-	}
 	if c.doneTTL != 0 {
 		return lock.InvalidArgument("config",
 			"WithLimit does not combine with WithDoneTTL: the key of a limit is shared by different tasks, "+
 				"so a done marker would drop them all; chain a deduplicating Guard before the limiting one instead")
 	}
-	if _, ok := b.(lock.Limiter); !ok && b != nil {
-		return &lock.Error{Code: lock.CodeInvalidArgument, Op: "config",
-			Msg: fmt.Sprintf("WithLimit needs a backend that implements lock.Limiter; %T does not", b),
-			Err: errors.ErrUnsupported}
-	}
-	return nil
+	return lock.ValidateLimit(b, c.limit)
 }

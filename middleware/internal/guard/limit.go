@@ -26,12 +26,7 @@ func checkLimit(b lock.Backend, c Config) error {
 		return lock.InvalidArgument("config",
 			"a concurrency limit cannot be combined with replay mode: replay is for requests that run once per key, a limit lets several run at once")
 	}
-	if _, ok := b.(lock.Limiter); !ok && b != nil {
-		return &lock.Error{Code: lock.CodeInvalidArgument, Op: "config",
-			Msg: fmt.Sprintf("a concurrency limit needs a backend that implements lock.Limiter (such as redisbackend.Backend or otellock.Wrap of one); %T is not one", b),
-			Err: errors.ErrUnsupported}
-	}
-	return nil
+	return lock.ValidateLimit(b, c.Limit)
 }
 
 // limited marks err, a contention error of a Guard with a limit, as
