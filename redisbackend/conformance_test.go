@@ -70,8 +70,8 @@ func TestConformanceMiniredis(t *testing.T) {
 }
 
 // TestValidationBeforeIO proves that every bad input of the conformance
-// suite is rejected before the backend talks to Redis: no dial and no
-// command, counted by a client hook. The backend's own reserved-key rule
+// suites (locks and limits) is rejected before the backend talks to
+// Redis: no dial and no command, counted by a client hook. The backend's own reserved-key rule
 // ("id:" and "fence:" keys) is checked the same way.
 func TestValidationBeforeIO(t *testing.T) {
 	client := redistest.Shared(t).Client(t)
@@ -83,7 +83,7 @@ func TestValidationBeforeIO(t *testing.T) {
 	}
 	key := "valid-key"
 
-	inputs := locktest.BadInputs(key)
+	inputs := append(locktest.BadInputs(key), locktest.BadLimitInputs(key)...)
 	for _, reserved := range []string{"id:" + lock.NewLockID(), "fence:" + key, "id:", "fence:"} {
 		inputs = append(inputs,
 			locktest.BadInput{Name: "Acquire/reserved key " + reserved, Call: func(b lock.Backend) error {
@@ -118,4 +118,43 @@ func TestValidationBeforeIO(t *testing.T) {
 	if counter.Commands.Load() == cmds {
 		t.Fatalf("a valid IsLocked sent no command the hook counted; the check above proves nothing")
 	}
+}
+
+// The limit suite (locktest.RunLimit) on every layout: a single server,
+// a cluster, striped fence counters (both layouts) and miniredis.
+
+func TestLimitConformanceRedis(t *testing.T) {
+	client := redistest.Shared(t).Client(t)
+	locktest.RunLimit(t, conformanceBackends(client))
+}
+
+func TestLimitConformanceCluster(t *testing.T) {
+	t.Parallel()
+	client := redistest.SharedCluster(t).Client(t)
+	locktest.RunLimit(t, conformanceBackends(client))
+}
+
+func TestLimitConformanceStriped(t *testing.T) {
+	client := redistest.Shared(t).Client(t)
+	for _, layout := range []redisbackend.Layout{redisbackend.LayoutSingle, redisbackend.LayoutCluster} {
+		t.Run(layout.String(), func(t *testing.T) {
+			locktest.RunLimit(t, func(t *testing.T) lock.Backend {
+				return stripedBackend(t, client, redistest.Prefix(t), 64, layout)
+			}, locktest.WithSharedFences())
+		})
+	}
+}
+
+// TestLimitConformanceMiniredis runs the limit suite on miniredis. Its
+// expiry wait fast-forwards the keys' TTLs and also sleeps: a slot lapses
+// by the TIME the scripts read, which on miniredis is the wall clock.
+func TestLimitConformanceMiniredis(t *testing.T) {
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	locktest.RunLimit(t, conformanceBackends(client),
+		locktest.WithExpiry(func(_ *testing.T, d time.Duration) {
+			mr.FastForward(d)
+			time.Sleep(d)
+		}))
 }

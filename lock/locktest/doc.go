@@ -21,9 +21,19 @@
 // a few seconds, most of it waiting for short leases to expire; use
 // [WithExpiry] to advance a fake clock instead (miniredis: FastForward).
 //
+// A backend with concurrency limits (a [lock.Limiter]) also calls
+// [RunLimit] from a test of its own, with the same factory and options
+// as Run. It checks that at most n goroutines hold one of a key's n slots at
+// once, expiry, ownership, fences, validation, lookups, the separation of
+// locks and limits on one key, per-call limits and keep-alive (see
+// RunLimit). It is a separate call, not part of Run, so a backend opts in
+// to it explicitly and a decorator of a backend without limits still
+// passes Run.
+//
 // [BadInputs] lists the invalid calls the suite makes, so a backend's own
 // tests can also prove they fail before any I/O (for example by counting
-// the commands sent to the store).
+// the commands sent to the store); [BadLimitInputs] does the same for
+// the limit suite.
 //
 // The suite uses only package lock and the standard library. Its keys start
 // with "locktest/", so they never collide with keys a backend reserves for

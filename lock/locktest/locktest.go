@@ -31,7 +31,8 @@ type config struct {
 // itself pass a function that advances the store's clock instead (for
 // miniredis: FastForward(d)). The suite always waits TTL plus
 // lock.TimeTolerance plus a margin, so a backend may honour expiry as late
-// as the tolerance allows.
+// as the tolerance allows. [RunLimit] also expects f to let d pass for
+// the clock the backend reads (see there).
 func WithExpiry(f func(t *testing.T, d time.Duration)) Option {
 	return optionFunc(func(c *config) { c.expire = f })
 }
@@ -58,21 +59,12 @@ const (
 // Run runs the conformance suite as subtests of t. newBackend returns a
 // fresh backend for a subtest, isolated from other subtests (for example by
 // a unique key prefix); it is called once per subtest, with that subtest's
-// t. Subtests run sequentially.
+// t. Subtests run sequentially. A backend with concurrency limits
+// ([lock.Limiter]) also runs [RunLimit].
 func Run(t *testing.T, newBackend func(t *testing.T) lock.Backend, opts ...Option) {
 	t.Helper()
-	c := config{expire: func(_ *testing.T, d time.Duration) { time.Sleep(d) }}
-	for _, o := range opts {
-		o.apply(&c)
-	}
-	if c.expire == nil {
-		t.Fatal("locktest: WithExpiry(nil)")
-	}
-	s := &suite{cfg: c, run: randomHex(4)}
-	groups := []struct {
-		name  string
-		tests []test
-	}{
+	s := newSuite(t, opts)
+	s.runGroups(t, newBackend, []group{
 		{"capabilities", s.capabilityTests()},
 		{"mutex", s.mutexTests()},
 		{"ownership", s.ownershipTests()},
@@ -82,7 +74,32 @@ func Run(t *testing.T, newBackend func(t *testing.T) lock.Backend, opts ...Optio
 		{"lookup", s.lookupTests()},
 		{"validation", s.validationTests()},
 		{"cancel", s.cancelTests()},
+	})
+}
+
+// newSuite applies opts to the defaults.
+func newSuite(t *testing.T, opts []Option) *suite {
+	t.Helper()
+	c := config{expire: func(_ *testing.T, d time.Duration) { time.Sleep(d) }}
+	for _, o := range opts {
+		o.apply(&c)
 	}
+	if c.expire == nil {
+		t.Fatal("locktest: WithExpiry(nil)")
+	}
+	return &suite{cfg: c, run: randomHex(4)}
+}
+
+// group is a named list of subtests.
+type group struct {
+	name  string
+	tests []test
+}
+
+// runGroups runs every test of groups, one after another, each as a
+// subtest of its group with a backend of its own.
+func (s *suite) runGroups(t *testing.T, newBackend func(t *testing.T) lock.Backend, groups []group) {
+	t.Helper()
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
 			for _, tc := range g.tests {
@@ -164,25 +181,33 @@ func mustAcquire(t *testing.T, b lock.Backend, key string, ttl time.Duration) lo
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
+	checkLease(t, "Acquire", b, l, key)
+	return l
+}
+
+// checkLease ends the test unless l, granted by what for key, is well
+// formed: a valid id, the normalised key, an expiry and (with fencing) a
+// fence.
+func checkLease(t *testing.T, what string, b lock.Backend, l lock.Lease, key string) {
+	t.Helper()
 	if err := lock.ValidateLockID(l.ID); err != nil {
-		t.Fatalf("Acquire: lease id is malformed: %v", err)
+		t.Fatalf("%s: lease id is malformed: %v", what, err)
 	}
 	norm, err := lock.NormalizeKey(key)
 	if err != nil {
 		t.Fatalf("locktest: bad test key: %v", err)
 	}
 	if l.Key != norm {
-		t.Fatalf("Acquire: Lease.Key = %q, want %q", l.Key, norm)
+		t.Fatalf("%s: Lease.Key = %q, want %q", what, l.Key, norm)
 	}
 	if l.ExpiresAt.IsZero() {
-		t.Fatalf("Acquire: Lease.ExpiresAt is zero")
+		t.Fatalf("%s: Lease.ExpiresAt is zero", what)
 	}
 	if fencing(b) {
 		if _, err := lock.ParseFence(string(l.Fence)); err != nil {
-			t.Fatalf("Acquire: Lease.Fence %q: %v", l.Fence, err)
+			t.Fatalf("%s: Lease.Fence %q: %v", what, l.Fence, err)
 		}
 	}
-	return l
 }
 
 // mustRelease releases l or fails the test.

@@ -3,6 +3,7 @@ package locktest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -59,52 +60,32 @@ func (s *suite) testMutualExclusion(t *testing.T, b lock.Backend) {
 	defer cancel()
 
 	var (
-		inside   atomic.Int32 // holders now in the critical section
-		overlaps atomic.Int32 // entries that found another holder inside
-		mu       sync.Mutex   // guards the fields below; the lock under test gives the race detector no edges
-		last     lock.Fence
-		grants   int
-		finished = make([]int, mutexWorkers)
-		wg       sync.WaitGroup
+		occ    occupancy
+		mu     sync.Mutex // guards the fields below; the lock under test gives the race detector no edges
+		last   lock.Fence
+		grants int
 	)
-	for w := range mutexWorkers {
-		wg.Go(func() {
-			for range mutexRounds {
-				l, err := acquireSpin(ctx, b, key)
-				if err != nil {
-					t.Errorf("worker %d: Acquire: %v", w, err)
-					return
-				}
-				if inside.Add(1) != 1 {
-					overlaps.Add(1)
-				}
-				mu.Lock()
-				if withFences && grants > 0 && l.Fence <= last {
-					t.Errorf("worker %d: fence %s after %s; fences of successive grants must increase", w, l.Fence, last)
-				}
-				last = l.Fence
-				grants++
-				mu.Unlock()
-				time.Sleep(100 * time.Microsecond) // the "work", so overlaps have room to show
-				inside.Add(-1)
-				if err := b.Release(ctx, l.ID); err != nil {
-					t.Errorf("worker %d: Release: %v", w, err)
-					return
-				}
-				mu.Lock()
-				finished[w]++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if n := overlaps.Load(); n != 0 {
-		t.Errorf("%d grants found another holder inside the critical section, want 0", n)
-	}
-	for w, n := range finished {
-		if n != mutexRounds {
-			t.Errorf("worker %d finished %d rounds, want %d", w, n, mutexRounds)
+	contend(t, func() error {
+		l, err := acquireSpin(ctx, b, key)
+		if err != nil {
+			return fmt.Errorf("Acquire: %w", err)
 		}
+		occ.enter()
+		mu.Lock()
+		if withFences && grants > 0 && l.Fence <= last {
+			t.Errorf("fence %s after %s; fences of successive grants must increase", l.Fence, last)
+		}
+		last = l.Fence
+		grants++
+		mu.Unlock()
+		occ.leave()
+		if err := b.Release(ctx, l.ID); err != nil {
+			return fmt.Errorf("Release: %w", err)
+		}
+		return nil
+	})
+	if p := occ.peak.Load(); p > 1 {
+		t.Errorf("%d holders inside the critical section at once, want 1", p)
 	}
 	if grants != mutexWorkers*mutexRounds {
 		t.Errorf("%d grants, want %d", grants, mutexWorkers*mutexRounds)
@@ -112,14 +93,57 @@ func (s *suite) testMutualExclusion(t *testing.T, b lock.Backend) {
 	assertFree(t, b, key)
 }
 
-// acquireSpin acquires key, retrying on contention until ctx ends. The
+// contend runs mutexWorkers goroutines, each calling round mutexRounds
+// times, and fails the test for every worker whose round failed (it then
+// stops).
+func contend(t *testing.T, round func() error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for w := range mutexWorkers {
+		wg.Go(func() {
+			for i := range mutexRounds {
+				if err := round(); err != nil {
+					t.Errorf("worker %d, round %d: %v", w, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// occupancy counts the holders inside a critical section.
+type occupancy struct {
+	inside atomic.Int32 // holders now inside
+	peak   atomic.Int32 // most holders inside at once
+}
+
+// enter counts a holder in; it then works a little (100µs), so that
+// overlapping holders have room to show.
+func (o *occupancy) enter() {
+	cur := o.inside.Add(1)
+	for p := o.peak.Load(); cur > p && !o.peak.CompareAndSwap(p, cur); p = o.peak.Load() {
+	}
+	time.Sleep(100 * time.Microsecond)
+}
+
+// leave counts a holder out.
+func (o *occupancy) leave() { o.inside.Add(-1) }
+
+// acquireSpin acquires key, retrying on contention until ctx ends (see
+// spin).
+func acquireSpin(ctx context.Context, b lock.Backend, key string) (lock.Lease, error) {
+	return spin(ctx, func() (lock.Lease, error) { return b.Acquire(ctx, key, longTTL) })
+}
+
+// spin calls try until it does not fail with contention or ctx ends. The
 // sleep between attempts starts tiny and doubles up to spinMaxDelay, with
 // jitter, so the losers do not crowd out the holder's Release on a slow
 // store.
-func acquireSpin(ctx context.Context, b lock.Backend, key string) (lock.Lease, error) {
+func spin(ctx context.Context, try func() (lock.Lease, error)) (lock.Lease, error) {
 	delay := time.Millisecond
 	for {
-		l, err := b.Acquire(ctx, key, longTTL)
+		l, err := try()
 		if !errors.Is(err, lock.ErrLocked) {
 			return l, err
 		}

@@ -139,14 +139,22 @@ func (s *suite) validationTests() []test {
 // contention, not not-held), and none of them took a lock.
 func (s *suite) testBadInputs(t *testing.T, b lock.Backend) {
 	key := s.key(t, "valid")
-	for _, in := range BadInputs(key) {
+	wantInvalid(t, b, BadInputs(key))
+	assertFree(t, b, key)
+}
+
+// wantInvalid makes every call of inputs on b and fails the test for each
+// that does not fail InvalidArgument, or that matches ErrLocked or
+// ErrNotHeld.
+func wantInvalid(t *testing.T, b lock.Backend, inputs []BadInput) {
+	t.Helper()
+	for _, in := range inputs {
 		err := in.Call(b)
 		wantCode(t, in.Name, err, lock.CodeInvalidArgument)
 		if errors.Is(err, lock.ErrLocked) || errors.Is(err, lock.ErrNotHeld) {
 			t.Errorf("%s: %v matches ErrLocked or ErrNotHeld; bad input is neither", in.Name, err)
 		}
 	}
-	assertFree(t, b, key)
 }
 
 // testLongestKey: keys of exactly lock.MaxKeyBytes bytes, ASCII or not,
