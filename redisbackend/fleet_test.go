@@ -33,7 +33,8 @@ const (
 // value other than 1 after the INCR means two holders at once. With a
 // limit n (fleetLimitEnv) it takes a slot among n instead, holds it 1ms,
 // and a value above n is the violation. It prints "ok <highest value
-// seen>" or the violations and exits.
+// seen>" or the violations and exits. Rounds -1 runs until the key
+// "<prefix>:stop" exists.
 func fleetWorker() {
 	addr := os.Getenv(fleetAddrEnv)
 	if addr == "" {
@@ -54,7 +55,11 @@ func fleetWorker() {
 		opts = append(opts, lock.WithLimit(limit))
 	}
 	bad, peak := 0, int64(0)
-	for range rounds {
+	stop := os.Getenv(fleetPrefixEnv) + ":stop"
+	for i := 0; rounds < 0 || i < rounds; i++ {
+		if rounds < 0 && rdb.Exists(ctx, stop).Val() == 1 {
+			break
+		}
 		l, err := lock.Acquire(ctx, b, "hot", opts...)
 		if err != nil {
 			fmt.Println("Acquire:", err)
@@ -120,6 +125,13 @@ func checkFleetEnd(t *testing.T, srv *redistest.Server, prefix string, grants in
 // any of them saw at once.
 func runFleet(t *testing.T, srv *redistest.Server, prefix string, procs, rounds, limit int) int {
 	t.Helper()
+	return startFleet(t, srv, prefix, procs, rounds, limit)()
+}
+
+// startFleet starts runFleet's workers and returns the function that
+// waits for them and returns the peak.
+func startFleet(t *testing.T, srv *redistest.Server, prefix string, procs, rounds, limit int) (wait func() int) {
+	t.Helper()
 	cmds := make([]*exec.Cmd, procs)
 	outs := make([]*strings.Builder, procs)
 	for i := range cmds {
@@ -133,19 +145,22 @@ func runFleet(t *testing.T, srv *redistest.Server, prefix string, procs, rounds,
 		}
 		cmds[i] = c
 	}
-	peak := 0
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Errorf("worker %d: %v: %s", i, err, outs[i])
-			continue
+	return func() int {
+		t.Helper()
+		peak := 0
+		for i, c := range cmds {
+			if err := c.Wait(); err != nil {
+				t.Errorf("worker %d: %v: %s", i, err, outs[i])
+				continue
+			}
+			var p int
+			if _, err := fmt.Sscanf(outs[i].String(), "ok %d", &p); err != nil {
+				t.Errorf("worker %d said %q", i, outs[i])
+			}
+			peak = max(peak, p)
 		}
-		var p int
-		if _, err := fmt.Sscanf(outs[i].String(), "ok %d", &p); err != nil {
-			t.Errorf("worker %d said %q", i, outs[i])
-		}
-		peak = max(peak, p)
+		return peak
 	}
-	return peak
 }
 
 // TestFleetLimit: 4 OS processes take slots of one key among 2, 100 times
@@ -163,42 +178,46 @@ func TestFleetLimit(t *testing.T) {
 }
 
 // TestFleetFaults: TestFleetMutualExclusion's 4 processes, and the limit's,
-// while the server is stopped (SIGSTOP) for 700ms at a time and the
-// hand-off subscriptions are killed (CLIENT KILL TYPE pubsub) in between:
-// hand-offs are lost or delayed, waiters fall back to polling and
-// resubscribe, and still no two holders (no three with limit 2) overlap
-// and every worker finishes within its waits.
+// while the server is stopped (SIGSTOP) for 700ms, twice, and the hand-off
+// subscriptions are killed (CLIENT KILL TYPE pubsub) in between, each fault
+// once the workers have made 40 more grants: hand-offs are lost or
+// delayed, waiters fall back to polling and resubscribe, and still no two
+// holders (no three with limit 2) overlap and every worker finishes
+// within its waits.
 func TestFleetFaults(t *testing.T) {
 	for _, limit := range []int{0, 2} {
 		t.Run("limit="+strconv.Itoa(limit), func(t *testing.T) {
 			srv := redistest.Start(t)
 			prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
 			admin := srv.Client(t)
-			stop := make(chan struct{})
-			faults := make(chan int, 1)
-			go func() {
-				n := 0
-				defer func() { faults <- n }()
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					case <-time.After(300 * time.Millisecond):
+			ctx := context.Background()
+			fenceKey := prefix + ":fence:" + prefix + ":hot"
+			wait := startFleet(t, srv, prefix, 4, -1, limit)
+			grants := int64(0)
+			progress := func() {
+				t.Helper()
+				target := grants + 40
+				waitFor(t, 30*time.Second, func() string {
+					if grants, _ = admin.Get(ctx, fenceKey).Int64(); grants < target {
+						return fmt.Sprintf("the workers made %d grants in 30s, want %d", grants, target)
 					}
-					if i%2 == 0 {
-						srv.Pause(t)
-						time.Sleep(700 * time.Millisecond)
-						srv.Resume(t)
-					} else {
-						admin.Do(context.Background(), "client", "kill", "type", "pubsub")
-					}
-					n++
-				}
-			}()
-			runFleet(t, srv, prefix, 4, 100, limit)
-			close(stop)
-			if n := <-faults; n < 2 {
-				t.Errorf("only %d faults were injected while the workers ran, want 2 or more", n)
+					return ""
+				})
+			}
+			progress()
+			srv.Pause(t)
+			time.Sleep(700 * time.Millisecond)
+			srv.Resume(t)
+			progress()
+			admin.Do(ctx, "client", "kill", "type", "pubsub")
+			progress()
+			srv.Pause(t)
+			time.Sleep(700 * time.Millisecond)
+			srv.Resume(t)
+			progress()
+			admin.Set(ctx, prefix+":stop", 1, 0)
+			if peak := wait(); limit > 0 && peak != limit {
+				t.Errorf("at most %d holders were seen at once, want %d", peak, limit)
 			}
 		})
 	}
