@@ -74,13 +74,8 @@ func runWorker(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var lib *library
-	for i := range libraries {
-		if libraries[i].name == *libName {
-			lib = &libraries[i]
-		}
-	}
-	if lib == nil {
+	lib, ok := findLibrary(*libName)
+	if !ok {
 		return fmt.Errorf("unknown library %q", *libName)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: *pool})

@@ -78,12 +78,8 @@ func newSyncguard(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 	if err != nil {
 		return nil, err
 	}
-	var closer func() error
-	if c, ok := any(b).(interface{ Close() error }); ok {
-		closer = c.Close // the release subscription, when the backend has one
-	}
 	return &impl{
-		close: closer,
+		close: backendCloser(b),
 		cycle: func(ctx context.Context, key string) error {
 			l, err := b.Acquire(ctx, key, ttl)
 			if err != nil {
@@ -106,6 +102,15 @@ func newSyncguard(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 			return &sgKept{b: b, l: l}, nil
 		},
 	}, nil
+}
+
+// backendCloser returns b's Close (the release subscription), or nil when
+// the backend has none.
+func backendCloser(b *redisbackend.Backend) func() error {
+	if c, ok := any(b).(interface{ Close() error }); ok {
+		return c.Close
+	}
+	return nil
 }
 
 type sgKept struct {

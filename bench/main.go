@@ -6,6 +6,7 @@
 //	go run . -out RESULTS.md                      # what `make bench` runs (< 5 min)
 //	go run . -workloads fleet -fleet-cell 10s     # only the hot key across processes, longer
 //	go run . -keep-n 1000 -keep-hold 3s -keep-ttl 6s     # a quicker keep-alive workload
+//	go run . -workloads limit -out /tmp/limit.md  # only the concurrency limits (syncguard-go alone)
 //
 // Workloads: (1) distinct keys at 1, 4, 8, 32 and 128 goroutines
 // (cycles/s, p50/p99 per cycle, allocations per cycle from a serial pass);
@@ -16,8 +17,11 @@
 // and 16 idle instances (processes) that waited for a lock before; (4) N
 // leases held and kept alive (round trips/s, goroutines, client CPU);
 // (5) the earlier single-process hand-off harness on a hot key, kept for
-// comparison and labelled as such. Libraries run interleaved within every
-// cell, their order rotating between rounds.
+// comparison and labelled as such; (6) concurrency limits, syncguard-go
+// alone (see limit.go): slot acquire+release cycles at 32 goroutines next
+// to lock cycles, and a hot limit (n = 4, 4 processes x 4 goroutines, hold
+// 1 ms). Libraries run interleaved within every cell, their order rotating
+// between rounds.
 //
 // Workloads (2) and (3) run the bench binary itself as their worker
 // processes (`bench -worker fleet|idle ...`, see fleet.go); the test binary
@@ -76,6 +80,8 @@ func defaultConfig() config {
 		keepHold:    15 * time.Second,
 		keepTTL:     30 * time.Second,
 		poolSize:    64,
+		limitG:      32,
+		limitHold:   time.Millisecond,
 	}
 }
 
@@ -86,7 +92,7 @@ func run(args []string) error {
 	bin := fs.String("redis-server", "redis-server", "redis-server binary")
 	conc := fs.String("goroutines", "1,4,8,32,128", "goroutine counts of the distinct-keys workload")
 	idle := fs.String("fanout-idle", "0,4,16", "idle instances (processes) of the fan-out workload; the first is the baseline")
-	only := fs.String("workloads", "distinct,fleet,fanout,handoff,keepalive", "workloads to run (hotkey = handoff)")
+	only := fs.String("workloads", "distinct,fleet,fanout,handoff,keepalive,limit", "workloads to run (hotkey = handoff; limit = syncguard-go's concurrency limits only)")
 	fs.DurationVar(&cfg.ttl, "ttl", cfg.ttl, "lease TTL of the distinct-keys and hot-key workloads (equal for every library)")
 	fs.DurationVar(&cfg.cell, "cell", cfg.cell, "measured time per library per cell (split over -rounds)")
 	fs.DurationVar(&cfg.warm, "warm", cfg.warm, "warm-up per library per cell and round")
@@ -102,6 +108,8 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.keepHold, "keep-hold", cfg.keepHold, "how long the leases are kept alive (15s with TTL 30s: one extend per lease, mid-window, away from its edges)")
 	fs.DurationVar(&cfg.keepTTL, "keep-ttl", cfg.keepTTL, "lease TTL in the keep-alive workload; extended every TTL/3 (the goal is stated for 30s)")
 	fs.IntVar(&cfg.poolSize, "pool", cfg.poolSize, "go-redis PoolSize, the same for every library")
+	fs.IntVar(&cfg.limitG, "limit-goroutines", cfg.limitG, "goroutines of the slot cycles in the limit workloads")
+	fs.DurationVar(&cfg.limitHold, "limit-hold", cfg.limitHold, "hold per acquisition on the hot limit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -171,6 +179,11 @@ func run(args []string) error {
 	}
 	if want["keepalive"] {
 		if res.keep, err = e.runKeep(ctx); err != nil {
+			return err
+		}
+	}
+	if want["limit"] {
+		if res.limit, err = e.runLimit(ctx); err != nil {
 			return err
 		}
 	}

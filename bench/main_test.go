@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -88,6 +89,7 @@ func TestSmoke(t *testing.T) {
 	cfg.keepN = 10
 	cfg.keepHold = 400 * time.Millisecond
 	cfg.keepTTL = 300 * time.Millisecond
+	cfg.limitG = 2
 	e := &env{srv: srv, cfg: cfg, libs: libraries, log: t.Logf}
 	ctx := context.Background()
 	res := &results{cfg: cfg, machine: machineInfo(srv)}
@@ -152,6 +154,22 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("keep %s: %+v", k.Lib, k)
 		}
 	}
+	if res.limit, err = e.runLimit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.limit.distinct) != 2 || len(res.limit.fleet) != 2 {
+		t.Fatalf("limit: %d cycle and %d hot results, want 2 and 2 (lock and limit)", len(res.limit.distinct), len(res.limit.fleet))
+	}
+	for _, d := range res.limit.distinct {
+		if d.Cycles == 0 || d.Errors != 0 {
+			t.Errorf("limit cycles %s: %+v", d.Lib, d)
+		}
+	}
+	for _, f := range res.limit.fleet {
+		if f.Grants == 0 || f.WorkerCount != 4 || f.Jain <= 0 {
+			t.Errorf("limit hot %s: %+v", f.Lib, f)
+		}
+	}
 
 	dir := t.TempDir()
 	charts, err := writeCharts(res, dir)
@@ -166,8 +184,12 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("chart %s: %v", c, err)
 		}
 	}
-	if md := res.markdown(); len(md) < 500 {
+	md := res.markdown()
+	if len(md) < 500 {
 		t.Errorf("report too short:\n%s", md)
+	}
+	if !strings.Contains(md, "## 6. Concurrency limits") {
+		t.Errorf("report has no limit section:\n%s", md)
 	}
 }
 

@@ -25,6 +25,7 @@ type results struct {
 	fleet    []fleetResult
 	fanout   []fanoutResult
 	keep     []keepResult
+	limit    limitResults
 	charts   []string
 	elapsed  time.Duration
 }
@@ -328,6 +329,7 @@ func (r *results) markdown() string {
 		p("\"gave up\" counts acquire calls that ran out of their library's retry budget before the cell ended (they try again).")
 		p("")
 	}
+	r.limitMarkdown(&b)
 	return b.String()
 }
 

@@ -34,6 +34,8 @@ type config struct {
 	keepHold    time.Duration
 	keepTTL     time.Duration
 	poolSize    int
+	limitG      int           // limit workloads: goroutines of the slot cycles
+	limitHold   time.Duration // ... hold on the hot limit
 }
 
 // env is a running server and the libraries under test.
