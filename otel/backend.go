@@ -50,15 +50,21 @@ var (
 //
 // When b implements lock.Observer itself, the result forwards to it; when
 // b implements lock.Completer, so does the result (ReleaseDone is observed
-// as a release), and it then also implements lock.Recorder (forwarding
-// when b is one, else errors.ErrUnsupported); when b implements lock.BatchExtender, so does the result
-// (one "syncguard.extend_batch" span per batch), and lock.Keep keeps its
-// leases alive from one scheduler goroutine, as it does for b. The result
-// always implements lock.IDAcquirer, forwarding to b when b is one (each
-// AcquireID observed as an acquire) and reporting errors.ErrUnsupported
-// otherwise, so lock.Acquire uses one lock id for all its attempts exactly
-// when b can; likewise lock.Queuer (each Attempt observed as an acquire),
-// so waiters keep their place in the backend's queue of the key.
+// as a release), and when b is also a lock.Recorder, so is the result
+// (ReleaseRecord observed as a release); when b implements
+// lock.BatchExtender, so does the result (one "syncguard.extend_batch"
+// span per batch), and lock.Keep keeps its leases alive from one scheduler
+// goroutine, as it does for b. The result always implements
+// lock.IDAcquirer, forwarding to b when b is one (each AcquireID observed
+// as an acquire) and reporting errors.ErrUnsupported otherwise, so
+// lock.Acquire uses one lock id for all its attempts exactly when b can;
+// likewise lock.Queuer (each Attempt observed as an acquire), so waiters
+// keep their place in the backend's queue of the key, and a lease a
+// release hands over to a waiter gets an acquire span of its own (with
+// syncguard.handoff). Likewise, for concurrency limits (lock.WithLimit),
+// lock.Limiter (each AcquireSlot observed as an acquire, with the limit)
+// and lock.SlotQueuer: lock.Acquire rejects WithLimit on the result
+// exactly when it would on b.
 func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 	if b == nil {
 		panic("otellock: Wrap(nil)")
@@ -80,8 +86,13 @@ func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 	}
 	w.nextObs, _ = b.(lock.Observer)
 	cb, isCompleter := b.(lock.Completer)
+	rb, isRecorder := b.(lock.Recorder)
 	be, isBatcher := b.(lock.BatchExtender)
 	switch {
+	case isCompleter && isRecorder && isBatcher:
+		return &recorderBatcher{recorder: &recorder{completer: &completer{backend: w, next: cb}, next: rb}, next: be}
+	case isCompleter && isRecorder:
+		return &recorder{completer: &completer{backend: w, next: cb}, next: rb}
 	case isCompleter && isBatcher:
 		return &completerBatcher{completer: &completer{backend: w, next: cb}, next: be}
 	case isCompleter:
@@ -105,14 +116,15 @@ func (w *backend) WatchKey(key string) (<-chan struct{}, func()) {
 // Acquire calls the wrapped backend's Acquire in a "syncguard.acquire"
 // span.
 func (w *backend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	return w.acquire(ctx, key, ttl, func(ctx context.Context) (lock.Lease, error) { return w.next.Acquire(ctx, key, ttl) })
+	return w.acquire(ctx, key, ttl, 0, func(ctx context.Context) (lock.Lease, error) { return w.next.Acquire(ctx, key, ttl) })
 }
 
-// NewLockID implements lock.IDAcquirer: it forwards to the wrapped backend
-// when that is a lock.IDAcquirer, and otherwise returns an error matching
-// errors.ErrUnsupported, so lock.Acquire falls back to Acquire.
+// NewLockID implements lock.IDAcquirer and lock.Limiter: it forwards to
+// the wrapped backend when that is a lock.IDAcquirer or a lock.Limiter,
+// and otherwise returns an error matching errors.ErrUnsupported, so
+// lock.Acquire falls back to Acquire (and rejects lock.WithLimit).
 func (w *backend) NewLockID(key string) (string, error) {
-	if ia, ok := w.next.(lock.IDAcquirer); ok {
+	if ia, ok := w.next.(interface{ NewLockID(string) (string, error) }); ok {
 		return ia.NewLockID(key)
 	}
 	return "", fmt.Errorf("otellock: the wrapped backend does not take lock ids: %w", errors.ErrUnsupported)
@@ -125,33 +137,50 @@ func (w *backend) AcquireID(ctx context.Context, key, id string, ttl time.Durati
 	if !ok {
 		return lock.Lease{}, fmt.Errorf("otellock: the wrapped backend does not take lock ids: %w", errors.ErrUnsupported)
 	}
-	return w.acquire(ctx, key, ttl, func(ctx context.Context) (lock.Lease, error) { return ia.AcquireID(ctx, key, id, ttl) })
+	return w.acquire(ctx, key, ttl, 0, func(ctx context.Context) (lock.Lease, error) { return ia.AcquireID(ctx, key, id, ttl) })
 }
 
-// acquire observes do, an acquisition of key for ttl.
-func (w *backend) acquire(ctx context.Context, key string, ttl time.Duration, do func(ctx context.Context) (lock.Lease, error)) (lock.Lease, error) {
+// acquire observes do, an acquisition of key for ttl: of the lock, or of
+// a slot of a limit of n when n > 0. Within a wait of lock.Acquire it
+// tells the wait's observer what the attempt came to (see waitFromContext).
+func (w *backend) acquire(ctx context.Context, key string, ttl time.Duration, n int, do func(ctx context.Context) (lock.Lease, error)) (lock.Lease, error) {
 	if ctx == nil {
 		return do(ctx)
 	}
+	o := w.waitFromContext(ctx)
 	ctx, c := w.begin(ctx, opAcquire)
+	c.limit = n
 	l, err := do(ctx)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = keyAttrs(make([]attribute.KeyValue, 0, 7), key, w.rawKeys)
+		attrs = keyAttrs(make([]attribute.KeyValue, 0, 9), key, w.rawKeys)
 		attrs = append(attrs, TTLKey.Float64(seconds(ttl)))
+		attrs = slotAttrs(attrs, n)
 		if err == nil {
 			attrs = append(attrs, FenceKey.String(string(l.Fence)), LockIDHashKey.String(lock.HashKey(l.ID)))
 		}
 	}
+	if o != nil {
+		o.attempted(n, err == nil)
+	}
 	switch w.end(ctx, c, outAcquired, err, attrs) {
 	case outAcquired:
-		if w.inst.held.Enabled(ctx) {
-			w.held.add(l, time.Now())
-		}
+		w.track(ctx, l)
 	case outLocked:
-		w.inst.contention.Add(ctx, 1, w.inst.backendAdd...)
+		if n > 0 {
+			w.inst.contention.Add(ctx, 1, w.inst.limitSets(n).add...)
+		} else {
+			w.inst.contention.Add(ctx, 1, w.inst.backendAdd...)
+		}
 	}
 	return l, err
+}
+
+// track starts the held-duration measurement of lease l, granted now.
+func (w *backend) track(ctx context.Context, l lock.Lease) {
+	if w.inst.held.Enabled(ctx) {
+		w.held.add(l, time.Now())
+	}
 }
 
 // Release calls the wrapped backend's Release in a "syncguard.release"

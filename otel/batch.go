@@ -35,9 +35,16 @@ type batcher struct {
 }
 
 // completerBatcher decorates a backend that implements both lock.Completer
-// and lock.BatchExtender (the Redis backend does).
+// and lock.BatchExtender.
 type completerBatcher struct {
 	*completer
+	next lock.BatchExtender
+}
+
+// recorderBatcher decorates a backend that implements lock.Completer,
+// lock.Recorder and lock.BatchExtender (the Redis backend does).
+type recorderBatcher struct {
+	*recorder
 	next lock.BatchExtender
 }
 
@@ -45,6 +52,8 @@ var (
 	_ lock.BatchExtender = (*batcher)(nil)
 	_ lock.BatchExtender = (*completerBatcher)(nil)
 	_ lock.Completer     = (*completerBatcher)(nil)
+	_ lock.BatchExtender = (*recorderBatcher)(nil)
+	_ lock.Recorder      = (*recorderBatcher)(nil)
 )
 
 // ExtendBatch calls the wrapped backend's ExtendBatch in one
@@ -56,6 +65,12 @@ func (w *batcher) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []
 // ExtendBatch calls the wrapped backend's ExtendBatch in one
 // "syncguard.extend_batch" span; see backend.extendBatch.
 func (w *completerBatcher) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	return w.extendBatch(ctx, w.next, reqs)
+}
+
+// ExtendBatch calls the wrapped backend's ExtendBatch in one
+// "syncguard.extend_batch" span; see backend.extendBatch.
+func (w *recorderBatcher) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
 	return w.extendBatch(ctx, w.next, reqs)
 }
 
@@ -93,7 +108,7 @@ func (w *backend) extendBatch(ctx context.Context, be lock.BatchExtender, reqs [
 			notHeld++
 		}
 		if timed {
-			w.recordOp(ctx, opExtend, out, r.Err, d)
+			w.recordOp(ctx, opExtend, 0, out, r.Err, d)
 		}
 		if i < len(reqs) {
 			w.trackExtend(reqs[i].ID, out, r.ExpiresAt)

@@ -28,12 +28,30 @@
 // request's. When the wrapped backend is a lock.BatchExtender (the Redis
 // backend is), so is the wrapper: lock.Keep extends all leases from one
 // scheduler, and each batch is one "syncguard.extend_batch" span of its own.
+// When the backend queues waiters (lock.Queuer; the Redis backend does) and
+// a release hands the lease to a waiting lock.Acquire, no attempt of the
+// waiter took it: it gets an acquire span of no duration under the wait
+// span, with syncguard.handoff=true and the fence.
+//
+// # Concurrency limits
+//
+// The wrapper always implements lock.Limiter and lock.SlotQueuer, and
+// forwards them to the backend when it has them (else lock.Acquire rejects
+// lock.WithLimit as it would on the bare backend, before any I/O). The
+// acquire and wait spans of a slot carry syncguard.slot=true and
+// syncguard.limit (the n of lock.WithLimit); a lookup of a limit
+// (LookupLimit) is a "syncguard.lookup" span with syncguard.lookup.by
+// "limit", the limit and syncguard.limit.holders. The acquire durations,
+// waits, contention and hand-offs of slots carry syncguard.limit too, so
+// a dashboard can tell "limit reached" from a busy lock; how many slots
+// are in use is not measured (it would take a lookup per call).
 //
 // Attributes: syncguard.key.hash (lock.HashKey of the key), syncguard.key
 // (the raw key, only with [WithRawKeys]), syncguard.lock_id.hash,
 // syncguard.ttl (seconds), syncguard.fence, syncguard.outcome,
 // syncguard.backend, syncguard.lookup.by, syncguard.attempts,
-// syncguard.wait.duration (seconds) and error.type. The raw lock id is
+// syncguard.wait.duration (seconds), syncguard.handoff, syncguard.slot,
+// syncguard.limit, syncguard.limit.holders and error.type. The raw lock id is
 // never recorded: it is the credential that releases the lock.
 //
 // syncguard.outcome is one of acquired, locked, released, extended,
@@ -62,8 +80,10 @@
 // syncguard.backend) and syncguard.held.duration (from Acquire to Release
 // through the same wrapper, by syncguard.backend). Counters:
 // syncguard.contention ({contention}: Acquire calls that found the key
-// held) and syncguard.lease.lost ({lease}). Metric attributes never carry
-// keys or ids.
+// held), syncguard.lease.lost ({lease}) and syncguard.handoff ({lease}:
+// leases a release handed over to a waiter). Slots add syncguard.limit to
+// the acquire, wait, contention and hand-off measurements. Metric
+// attributes never carry keys or ids.
 //
 // # Cost
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -114,4 +115,48 @@ func ExampleWithFilter() {
 	// syncguard.acquire
 	// syncguard.wait
 	// syncguard.release
+}
+
+// A concurrency limit through the wrapper: every slot's acquire span says
+// it was a slot and of which limit, and an attempt over the limit is an
+// outcome (locked), not an error.
+func ExampleWrap_limit() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	inner, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	b := otellock.Wrap(inner, otellock.WithTracerProvider(tp))
+
+	ctx := context.Background()
+	for range 3 { // at most 2 exports per user: the third is refused
+		_, err := lock.Acquire(ctx, b, "export:user-7", lock.WithLimit(2), lock.WithWait(0))
+		fmt.Println("slot:", err == nil)
+	}
+	for _, s := range spans.Ended() {
+		if s.Name() != "syncguard.acquire" {
+			continue
+		}
+		a := attribute.NewSet(s.Attributes()...)
+		slot, _ := a.Value(otellock.SlotKey)
+		limit, _ := a.Value(otellock.LimitKey)
+		outcome, _ := a.Value(otellock.OutcomeKey)
+		fmt.Println(s.Name(), "slot:", slot.AsBool(), "limit:", limit.AsInt64(), "outcome:", outcome.AsString())
+	}
+	// Output:
+	// slot: true
+	// slot: true
+	// slot: false
+	// syncguard.acquire slot: true limit: 2 outcome: acquired
+	// syncguard.acquire slot: true limit: 2 outcome: acquired
+	// syncguard.acquire slot: true limit: 2 outcome: locked
 }

@@ -29,6 +29,11 @@ const (
 	// LeaseLostMetric counts leases that lock.Keep (and so lock.Do) lost
 	// while work ran under them, by syncguard.backend.
 	LeaseLostMetric = "syncguard.lease.lost"
+	// HandoffMetric counts leases that a release handed over to a waiting
+	// lock.Acquire or lock.Do through the backend's queue (lock.Queuer,
+	// lock.SlotQueuer) instead of an attempt of the waiter, by
+	// syncguard.backend (and syncguard.limit for slots).
+	HandoffMetric = "syncguard.handoff"
 )
 
 // Histogram buckets, in seconds. Backend calls are round trips to a store
@@ -49,6 +54,7 @@ type instruments struct {
 	held       metric.Float64Histogram
 	contention metric.Int64Counter
 	leaseLost  metric.Int64Counter
+	handoff    metric.Int64Counter
 
 	backend attribute.KeyValue
 	// opAttrs[op][outcome] records an operation's duration.
@@ -58,6 +64,8 @@ type instruments struct {
 	// backendOnly carries just syncguard.backend.
 	backendRecord []metric.RecordOption
 	backendAdd    []metric.AddOption
+	// limits are the sets of slots, per limit (see limitSets).
+	limits limitCache
 }
 
 func newInstruments(mp metric.MeterProvider, backend string) *instruments {
@@ -94,6 +102,12 @@ func newInstruments(mp metric.MeterProvider, backend string) *instruments {
 		otel.Handle(err)
 		in.leaseLost = noop.Int64Counter{}
 	}
+	if in.handoff, err = m.Int64Counter(HandoffMetric,
+		metric.WithDescription("Leases handed over by a release to a waiting acquisition."),
+		metric.WithUnit("{lease}")); err != nil {
+		otel.Handle(err)
+		in.handoff = noop.Int64Counter{}
+	}
 
 	for o := range numOps {
 		for out := range numOutcomes {
@@ -111,23 +125,37 @@ func newInstruments(mp metric.MeterProvider, backend string) *instruments {
 	return in
 }
 
-// errorRecord is the attribute set of a failed operation, with error.type.
-func (in *instruments) errorRecord(o op, errType string) metric.RecordOption {
-	return metric.WithAttributes(OperationKey.String(string(operations[o])), OutcomeKey.String(OutcomeError),
-		in.backend, ErrorTypeKey.String(errType))
+// errorRecord is the attribute set of a failed operation, with error.type
+// (and syncguard.limit for a slot of limit n > 0).
+func (in *instruments) errorRecord(o op, n int, errType string) metric.RecordOption {
+	kvs := []attribute.KeyValue{OperationKey.String(string(operations[o])), OutcomeKey.String(OutcomeError),
+		in.backend, ErrorTypeKey.String(errType)}
+	if n > 0 {
+		kvs = append(kvs, LimitKey.Int(n))
+	}
+	return metric.WithAttributes(kvs...)
 }
 
-// waitErrorRecord is the attribute set of a failed wait, with error.type.
-func (in *instruments) waitErrorRecord(errType string) metric.RecordOption {
-	return metric.WithAttributes(OutcomeKey.String(OutcomeError), in.backend, ErrorTypeKey.String(errType))
+// waitErrorRecord is the attribute set of a failed wait, with error.type
+// (and syncguard.limit for a slot of limit n > 0).
+func (in *instruments) waitErrorRecord(n int, errType string) metric.RecordOption {
+	kvs := []attribute.KeyValue{OutcomeKey.String(OutcomeError), in.backend, ErrorTypeKey.String(errType)}
+	if n > 0 {
+		kvs = append(kvs, LimitKey.Int(n))
+	}
+	return metric.WithAttributes(kvs...)
 }
 
 // recordOp records d seconds of operation o with outcome out (err, for
-// outError) in the operation-duration histogram.
-func (w *backend) recordOp(ctx context.Context, o op, out outcome, err error, d float64) {
-	if out == outError {
-		w.inst.operation.Record(ctx, d, w.inst.errorRecord(o, errorType(err)))
-	} else {
+// outError) in the operation-duration histogram; n > 0 is the limit of a
+// slot's acquire.
+func (w *backend) recordOp(ctx context.Context, o op, n int, out outcome, err error, d float64) {
+	switch {
+	case out == outError:
+		w.inst.operation.Record(ctx, d, w.inst.errorRecord(o, n, errorType(err)))
+	case n > 0:
+		w.inst.operation.Record(ctx, d, w.inst.limitSets(n).acquire[out]...)
+	default:
 		w.inst.operation.Record(ctx, d, w.inst.opAttrs[o][out]...)
 	}
 }

@@ -20,10 +20,11 @@ func (w *backend) ObserveAcquire(ctx context.Context, key string) (context.Conte
 		span.SetAttributes(keyAttrs(make([]attribute.KeyValue, 0, 3), key, w.rawKeys)...)
 	}
 	timed := w.inst.wait.Enabled(ctx)
-	if span == nil && !timed && w.nextObs == nil {
+	if span == nil && !timed && w.nextObs == nil && !w.observesHandoffs(ctx) {
 		return ctx, nopObserver{}
 	}
-	o := &waitObserver{w: w, ctx: ctx, span: span, timed: timed, began: time.Now()}
+	o := &waitObserver{w: w, ctx: ctx, key: key, span: span, timed: timed, began: time.Now()}
+	ctx = context.WithValue(ctx, waitKey{w}, o)
 	if w.nextObs != nil {
 		ctx, o.next = w.nextObs.ObserveAcquire(ctx, key)
 	}
@@ -46,11 +47,17 @@ type waitObserver struct {
 	// ctx carries the wait span, for the measurements Done records (their
 	// exemplars then point at the span).
 	ctx      context.Context
+	key      string
 	span     trace.Span // nil when not recording
 	timed    bool       // the wait histogram is enabled
 	began    time.Time
 	attempts int
 	next     lock.AcquireObserver
+	// limit is the n of the slot the attempts asked for (0: the lock);
+	// took is set when the last attempt got the lease. Both are set by
+	// the attempts (see backend.acquire), on the wait's goroutine.
+	limit int
+	took  bool
 }
 
 // Attempt implements lock.AcquireObserver: an "attempt" event on the wait
@@ -81,13 +88,16 @@ func (o *waitObserver) Done(l lock.Lease, err error) {
 	d := seconds(time.Since(o.began))
 	out := outAcquired
 	attempts := o.attempts
-	if err != nil {
+	switch {
+	case err != nil:
 		out = classify(err)
 		if out == outLocked {
 			out = outTimeout // Acquire only gives up on a busy key with a timeout
 		}
-	} else {
+	case o.took:
 		attempts++ // the successful attempt is not reported to Attempt
+	default:
+		o.handedOver(l) // no attempt took it: a release handed it over
 	}
 	if o.span != nil {
 		attrs := []attribute.KeyValue{
@@ -96,6 +106,7 @@ func (o *waitObserver) Done(l lock.Lease, err error) {
 			WaitKey.Float64(d),
 			o.w.inst.backend,
 		}
+		attrs = slotAttrs(attrs, o.limit)
 		if err == nil {
 			attrs = append(attrs, FenceKey.String(string(l.Fence)), LockIDHashKey.String(lock.HashKey(l.ID)))
 		}
@@ -106,9 +117,12 @@ func (o *waitObserver) Done(l lock.Lease, err error) {
 		o.span.End()
 	}
 	if o.timed {
-		if out == outError {
-			o.w.inst.wait.Record(o.ctx, d, o.w.inst.waitErrorRecord(errorType(err)))
-		} else {
+		switch {
+		case out == outError:
+			o.w.inst.wait.Record(o.ctx, d, o.w.inst.waitErrorRecord(o.limit, errorType(err)))
+		case o.limit > 0:
+			o.w.inst.wait.Record(o.ctx, d, o.w.inst.limitSets(o.limit).wait[out]...)
+		default:
 			o.w.inst.wait.Record(o.ctx, d, o.w.inst.waitAttrs[out]...)
 		}
 	}

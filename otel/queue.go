@@ -29,16 +29,19 @@ func (w *backend) Join(key, id string, ttl, wait time.Duration) (lock.Waiter, er
 	return &waiter{Waiter: next, b: w, key: key, ttl: ttl}, nil
 }
 
-// waiter observes the attempts of a wrapped lock.Waiter.
+// waiter observes the attempts of a wrapped lock.Waiter. A lease handed
+// over through its Granted channel is observed by the wait it belongs to
+// (see waitObserver.Done).
 type waiter struct {
 	lock.Waiter
-	b   *backend
-	key string
-	ttl time.Duration
+	b     *backend
+	key   string
+	ttl   time.Duration
+	limit int // the n of a slot's waiter (JoinSlot); 0 for the lock
 }
 
 // Attempt calls the wrapped waiter's Attempt in a "syncguard.acquire"
 // span.
 func (q *waiter) Attempt(ctx context.Context) (lock.Lease, error) {
-	return q.b.acquire(ctx, q.key, q.ttl, q.Waiter.Attempt)
+	return q.b.acquire(ctx, q.key, q.ttl, q.limit, q.Waiter.Attempt)
 }

@@ -105,6 +105,26 @@ func exercise(t *testing.T, tel *telemetry, key string, opts ...otellock.Option)
 	if !errors.Is(err, lock.ErrLeaseLost) {
 		t.Fatalf("Do with a deleted lock key: %v, want ErrLeaseLost", err)
 	}
+	// A concurrency limit (its key contains key): a slot, a lookup,
+	// contention, and a slot handed over by a release.
+	lk := key + ":limit"
+	s1, err := lock.Acquire(ctx, b, lk, lock.WithLimit(1), lock.WithTTL(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, s1.ID)
+	_, _ = b.(lock.Limiter).LookupLimit(ctx, lk)
+	_, _ = lock.Acquire(ctx, b, lk, lock.WithLimit(1), lock.WithWait(0))
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = b.Release(context.Background(), s1.ID)
+	}()
+	s2, err := lock.Acquire(ctx, b, lk, lock.WithLimit(1), lock.WithBaseDelay(2*time.Second), lock.WithWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, s2.ID)
+	_ = b.Release(ctx, s2.ID)
 	return ids
 }
 

@@ -15,6 +15,7 @@ import (
 // call is the telemetry state of one Backend call.
 type call struct {
 	op    op
+	limit int        // the n of a slot's acquire; 0 otherwise
 	span  trace.Span // nil when not recording
 	timed bool       // the duration histogram is enabled
 	began time.Time  // set when timed
@@ -74,7 +75,7 @@ func (w *backend) end(ctx context.Context, c call, out outcome, err error, attrs
 		c.span.End()
 	}
 	if c.timed {
-		w.recordOp(ctx, c.op, out, err, seconds(time.Since(c.began)))
+		w.recordOp(ctx, c.op, c.limit, out, err, seconds(time.Since(c.began)))
 	}
 	return out
 }

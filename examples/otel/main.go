@@ -13,8 +13,8 @@
 //	   └─ evalsha
 //
 // When the request's attempt found the lock busy, it queued, and the job's
-// release usually hands the lock over (no attempt of its own: the last
-// acquire says locked, the wait says acquired, with the fence).
+// release usually hands the lock over: then the last acquire span has no
+// evalsha of its own and says handoff=true, with the fence.
 //
 // The spans go to stdout as pretty-printed JSON (stdouttrace), or over
 // OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set (for example

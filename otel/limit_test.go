@@ -1,0 +1,259 @@
+package otellock_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+	otellock "github.com/syncguard-go/syncguard/otel"
+)
+
+// TestLimitTelemetry takes the two slots of a limit of 2 through the
+// wrapper, fails to take a third, and looks the limit up: the acquire
+// spans carry syncguard.slot and syncguard.limit, and the acquire, wait
+// and contention metrics carry the limit (never the key).
+func TestLimitTelemetry(t *testing.T) {
+	tel := newTelemetry(t)
+	inner, _ := newRedis(t)
+	b := otellock.Wrap(inner, tel.options()...)
+	ctx := testCtx(t)
+	key := uniqueKey("limit")
+
+	var leases []lock.Lease
+	for range 2 {
+		l, err := lock.Acquire(ctx, b, key, lock.WithLimit(2), lock.WithTTL(10*time.Second))
+		if err != nil {
+			t.Fatalf("slot %d: %v", len(leases)+1, err)
+		}
+		leases = append(leases, l)
+	}
+	if _, err := lock.Acquire(ctx, b, key, lock.WithLimit(2), lock.WithWait(0)); !errors.Is(err, lock.ErrLocked) {
+		t.Fatalf("third slot of 2: got %v, want ErrLocked", err)
+	}
+	info, err := b.(lock.Limiter).LookupLimit(ctx, key)
+	if err != nil || info == nil || len(info.Holders) != 2 {
+		t.Fatalf("LookupLimit = %+v, %v; want 2 holders", info, err)
+	}
+
+	acquires := tel.ended("syncguard.acquire")
+	if len(acquires) != 3 {
+		t.Fatalf("acquire spans: got %d, want 3", len(acquires))
+	}
+	for i, s := range acquires {
+		a := attrs(s.Attributes())
+		want := map[string]string{"syncguard.slot": "true", "syncguard.limit": "2",
+			"syncguard.key.hash": lock.HashKey(key), "syncguard.outcome": "acquired"}
+		if i < 2 {
+			want["syncguard.fence"] = string(leases[i].Fence)
+		} else {
+			want["syncguard.outcome"] = "locked"
+		}
+		for k, v := range want {
+			if a[k] != v {
+				t.Errorf("acquire span %d: %s = %q, want %q", i, k, a[k], v)
+			}
+		}
+	}
+	waits := tel.ended("syncguard.wait")
+	if len(waits) != 3 || attrs(waits[0].Attributes())["syncguard.limit"] != "2" {
+		t.Errorf("wait spans: got %d, the first with limit %q; want 3 with limit 2", len(waits), attrs(waits[0].Attributes())["syncguard.limit"])
+	}
+	lookup := tel.last(t)
+	if a := attrs(lookup.Attributes()); lookup.Name() != "syncguard.lookup" || a["syncguard.lookup.by"] != "limit" ||
+		a["syncguard.limit"] != "2" || a["syncguard.limit.holders"] != "2" {
+		t.Errorf("last span %s %v; want a lookup by limit finding 2 holders of 2", lookup.Name(), a)
+	}
+
+	m := tel.metrics(t)
+	ops := histCounts(t, m[otellock.OperationDurationMetric])
+	if got := ops["syncguard.backend=redis,syncguard.limit=2,syncguard.operation=acquire,syncguard.outcome=acquired"]; got != 2 {
+		t.Errorf("slot acquires measured: got %d, want 2 (%v)", got, ops)
+	}
+	if got := ops["syncguard.backend=redis,syncguard.limit=2,syncguard.operation=acquire,syncguard.outcome=locked"]; got != 1 {
+		t.Errorf("slot acquires over the limit measured: got %d, want 1 (%v)", got, ops)
+	}
+	waited := histCounts(t, m[otellock.WaitDurationMetric])
+	if got := waited["syncguard.backend=redis,syncguard.limit=2,syncguard.outcome=acquired"]; got != 2 {
+		t.Errorf("slot waits measured: got %d, want 2 (%v)", got, waited)
+	}
+	if got := sums(t, m[otellock.ContentionMetric])["syncguard.backend=redis,syncguard.limit=2"]; got != 1 {
+		t.Errorf("slot contention: got %d, want 1", got)
+	}
+	for _, l := range leases {
+		if err := b.Release(ctx, l.ID); err != nil {
+			t.Errorf("Release of a slot: %v", err)
+		}
+	}
+	held := histCounts(t, tel.metrics(t)[otellock.HeldDurationMetric])
+	if got := held["syncguard.backend=redis"]; got != 2 {
+		t.Errorf("held durations of slots: got %d, want 2", got)
+	}
+}
+
+// TestLimitUnsupported: over a backend without limits the wrapper still
+// implements lock.Limiter, but says so without I/O, and lock.Acquire
+// rejects WithLimit with its InvalidArgument error, as for the bare
+// backend.
+func TestLimitUnsupported(t *testing.T) {
+	tel := newTelemetry(t)
+	inner, _ := newRedis(t)
+	b := otellock.Wrap(plainBackend{inner}, tel.options()...)
+	ctx := testCtx(t)
+	_, err := lock.Acquire(ctx, b, "k", lock.WithLimit(2))
+	if lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Acquire with a limit: got %v, want InvalidArgument matching ErrUnsupported", err)
+	}
+	lim := b.(lock.Limiter)
+	if _, err := lim.AcquireSlot(ctx, "k", lock.NewLockID(), 2, time.Second); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("AcquireSlot: got %v, want ErrUnsupported", err)
+	}
+	if _, err := lim.LookupLimit(ctx, "k"); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("LookupLimit: got %v, want ErrUnsupported", err)
+	}
+	if _, err := b.(lock.SlotQueuer).JoinSlot("k", lock.NewLockID(), 2, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("JoinSlot: got %v, want ErrUnsupported", err)
+	}
+	if n := len(tel.ended("syncguard.acquire")) + len(tel.ended("syncguard.lookup")); n != 0 {
+		t.Errorf("%d acquire or lookup spans for calls that did nothing", n)
+	}
+}
+
+// TestHandoffSpan: a lease a release hands over to a queued waiter (a
+// lock, and a slot) gets an acquire span under the wait span, marked
+// syncguard.handoff, with its fence; the hand-off is counted, and its
+// release measures how long it was held.
+func TestHandoffSpan(t *testing.T) {
+	for _, tt := range []struct {
+		desc string
+		opts []lock.Option
+	}{
+		{desc: "lock"},
+		{desc: "slot", opts: []lock.Option{lock.WithLimit(1)}},
+	} {
+		t.Run(tt.desc, func(t *testing.T) {
+			tel := newTelemetry(t)
+			inner, _ := newRedis(t)
+			t.Cleanup(func() { inner.Close() })
+			b := otellock.Wrap(inner, tel.options()...)
+			ctx := testCtx(t)
+			key := uniqueKey("handoff")
+			holder, err := lock.Acquire(ctx, inner, key, tt.opts...) // unwrapped: records nothing
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				time.Sleep(100 * time.Millisecond) // the waiter has queued by then
+				_ = inner.Release(context.Background(), holder.ID)
+			}()
+			// The backoff (10 s) outlasts the test: only a hand-off (or a
+			// request for an attempt, which would fail the test) ends the wait.
+			opts := append([]lock.Option{lock.WithBaseDelay(10 * time.Second), lock.WithJitter(lock.JitterNone),
+				lock.WithWait(20 * time.Second)}, tt.opts...)
+			l, err := lock.Acquire(ctx, b, key, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Release(ctx, l.ID); err != nil {
+				t.Fatal(err)
+			}
+
+			waits := tel.ended("syncguard.wait")
+			if len(waits) != 1 {
+				t.Fatalf("wait spans: got %d, want 1", len(waits))
+			}
+			// The attempts (the backend may ask for one more once it
+			// listens for hand-offs), all busy, then the hand-off.
+			acquires := tel.ended("syncguard.acquire")
+			if len(acquires) < 2 {
+				t.Fatalf("acquire spans: got %d, want the attempts and the hand-off", len(acquires))
+			}
+			for i, s := range acquires[:len(acquires)-1] {
+				if a := attrs(s.Attributes()); a["syncguard.outcome"] != "locked" || a["syncguard.handoff"] != "" {
+					t.Errorf("acquire span %d: %v; want locked, no hand-off", i, a)
+				}
+			}
+			wa := attrs(waits[0].Attributes())
+			if wa["syncguard.outcome"] != "acquired" || wa["syncguard.attempts"] != strconv.Itoa(len(acquires)-1) {
+				t.Errorf("wait span: %v; want acquired after %d attempts", wa, len(acquires)-1)
+			}
+			h := acquires[len(acquires)-1]
+			a := attrs(h.Attributes())
+			want := map[string]string{"syncguard.outcome": "acquired", "syncguard.handoff": "true",
+				"syncguard.fence": string(l.Fence), "syncguard.lock_id.hash": lock.HashKey(l.ID),
+				"syncguard.key.hash": lock.HashKey(key)}
+			if tt.opts != nil {
+				want["syncguard.slot"], want["syncguard.limit"] = "true", "1"
+			}
+			for k, v := range want {
+				if a[k] != v {
+					t.Errorf("hand-off span: %s = %q, want %q", k, a[k], v)
+				}
+			}
+			if h.Parent().SpanID() != waits[0].SpanContext().SpanID() {
+				t.Errorf("hand-off span's parent is not the wait span")
+			}
+			m := tel.metrics(t)
+			wantSet := "syncguard.backend=redis"
+			if tt.opts != nil {
+				wantSet += ",syncguard.limit=1"
+			}
+			if got := sums(t, m[otellock.HandoffMetric])[wantSet]; got != 1 {
+				t.Errorf("hand-offs counted under %s: got %d, want 1", wantSet, got)
+			}
+			if got := histCounts(t, m[otellock.HeldDurationMetric])["syncguard.backend=redis"]; got != 1 {
+				t.Errorf("held durations: got %d, want 1 (the handed-over lease's)", got)
+			}
+		})
+	}
+}
+
+// completerOnly is a lock.Completer that stores no records.
+type completerOnly struct {
+	lock.Backend
+	lock.Completer
+}
+
+// TestWrapRecorderOnlyWhenBackendHasIt: the wrapper claims lock.Recorder
+// exactly when the wrapped backend is one, so a type assertion tells the
+// truth (a record-replaying middleware is rejected when built, not at run
+// time).
+func TestWrapRecorderOnlyWhenBackendHasIt(t *testing.T) {
+	inner, _ := newRedis(t)
+	co := completerOnly{Backend: inner, Completer: inner}
+	tests := []struct {
+		desc                         string
+		b                            lock.Backend
+		completer, recorder, batcher bool
+	}{
+		{desc: "redis", b: inner, completer: true, recorder: true, batcher: true},
+		{desc: "completer only", b: co, completer: true},
+		{desc: "plain", b: plainBackend{inner}},
+	}
+	for _, tt := range tests {
+		w := otellock.Wrap(tt.b)
+		_, c := w.(lock.Completer)
+		_, r := w.(lock.Recorder)
+		_, be := w.(lock.BatchExtender)
+		if c != tt.completer || r != tt.recorder || be != tt.batcher {
+			t.Errorf("%s: Completer %v, Recorder %v, BatchExtender %v; want %v, %v, %v",
+				tt.desc, c, r, be, tt.completer, tt.recorder, tt.batcher)
+		}
+	}
+	// The Completer of a completer-only backend still works.
+	ctx := testCtx(t)
+	w := otellock.Wrap(co)
+	key := uniqueKey("job")
+	l, err := w.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.(lock.Completer).ReleaseDone(ctx, l, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := w.(lock.Completer).IsDone(ctx, key); err != nil || !done {
+		t.Errorf("IsDone = %v, %v; want true", done, err)
+	}
+}
