@@ -81,7 +81,8 @@ type SlotQueuer interface {
 type LimitInfo struct {
 	// KeyHash is HashKey of the user key.
 	KeyHash string
-	// Limit is the n of the most recent grant.
+	// Limit is the n of the most recent grant among the live slots (the
+	// highest fence).
 	Limit int
 	// Holders are the live slots, the earliest expiry first. len(Holders)
 	// may exceed Limit while a smaller limit takes effect.

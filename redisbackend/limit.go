@@ -98,7 +98,7 @@ func (b *Backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo,
 		return nil, nil
 	}
 	info := &lock.LimitInfo{KeyHash: lock.HashKey(norm)}
-	var latest int64
+	var latest lock.Fence // the fence of the most recent grant: fences increase in grant order
 	for i := 0; i+2 < len(res); i += 3 {
 		id, _ := res[i].(string)
 		score, _ := res[i+1].(string)
@@ -119,8 +119,8 @@ func (b *Backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo,
 			AcquiredAt: msTime(s.acquiredAtMs),
 			ExpiresAt:  msTime(int64(exp)),
 		})
-		if s.acquiredAtMs >= latest {
-			latest, info.Limit = s.acquiredAtMs, s.n
+		if latest == "" || s.fence.Compare(latest) > 0 {
+			latest, info.Limit = s.fence, s.n
 		}
 	}
 	if len(info.Holders) == 0 {
