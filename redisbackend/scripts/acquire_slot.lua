@@ -31,14 +31,14 @@ if not freed then
   freed = 0
 end
 
-local mine = redis.call('ZSCORE', lockKey, ARGV[1])
 local idx = redis.call('GET', KEYS[2])
-if mine and idx and isSlot(idx) then
-  local fence = parseSlot(idx)
-  return {1, fence, tonumber(mine)}
-end
-if idx and isTomb(idx) then
-  return {-4}
+if idx then
+  if isTomb(idx) then return {-4} end
+  local mine = isSlot(idx) and redis.call('ZSCORE', lockKey, ARGV[1])
+  if mine then
+    local fence = parseSlot(idx)
+    return {1, fence, tonumber(mine)}
+  end
 end
 
 local idPrefix = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1])
