@@ -15,7 +15,8 @@ import (
 var (
 	duration   = flag.Duration("chaos.duration", 10*time.Second, "how long the chaos run injects faults")
 	workers    = flag.Int("chaos.workers", 8, "number of workers")
-	keys       = flag.Int("chaos.keys", 3, "number of keys")
+	keys       = flag.Int("chaos.keys", 3, "number of lock keys")
+	limit      = flag.Int("chaos.limit", 2, "slots of the limit key (0: no limit key)")
 	ttl        = flag.Duration("chaos.ttl", 500*time.Millisecond, "lease TTL")
 	report     = flag.String("chaos.report", "", "file to write the report to (default: in the test's temp dir)")
 	seed       = flag.Uint64("chaos.seed", uint64(time.Now().UnixNano()), "random seed")
@@ -33,6 +34,7 @@ func TestChaos(t *testing.T) {
 		Duration:   *duration,
 		Workers:    *workers,
 		Keys:       *keys,
+		Limit:      *limit,
 		TTL:        *ttl,
 		Gap:        *ttl / 2,
 		PauseEvery: *pauseEvery,
@@ -55,6 +57,9 @@ func TestChaos(t *testing.T) {
 	}
 	if rep.Grants == 0 {
 		t.Errorf("no grants: the run did not exercise the lock")
+	}
+	if *limit > 0 && rep.LimitGrants == 0 {
+		t.Errorf("no slot grants: the run did not exercise the limit key")
 	}
 	if rep.Rejected == 0 {
 		// Likely but not certain in a short run: someone must take the

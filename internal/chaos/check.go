@@ -52,12 +52,16 @@ func CheckFenceOrder(grants []Grant) []Violation {
 	return vs
 }
 
-// CheckOverlap checks mutual exclusion by the server's clock: per key, in
-// fence order, every grant starts no earlier than every earlier lease on
-// the key ended ([Grant.EndMs], minus [OverlapSlack]). It also returns
-// the largest overlap seen (0 when none).
+// CheckOverlap checks mutual exclusion by the server's clock: per lock
+// key, in fence order, every grant starts no earlier than every earlier
+// lease on the key ended ([Grant.EndMs], minus [OverlapSlack]). It also
+// returns the largest overlap seen (0 when none). Keys taken as
+// concurrency limits are [CheckLimit]'s.
 func CheckOverlap(grants []Grant) (vs []Violation, maxOverlap time.Duration) {
 	for key, gs := range byKey(grants) {
+		if gs[0].Limit != 0 {
+			continue
+		}
 		sort.Slice(gs, func(i, j int) bool { return gs[i].Fence < gs[j].Fence })
 		var prevEnd int64
 		var prev Grant

@@ -1,7 +1,8 @@
 // Package chaos measures the lock's promise under faults: N workers, each
 // with its own go-redis client behind its own in-process toxiproxy proxy,
 // take M keys through lock.Do with a short TTL and write to a fenced
-// register, while the Redis process is restarted, stopped, paused with
+// register, and take slots of one more key, a concurrency limit of 2
+// (lock.WithLimit; [LimitKey]), through lock.Do too, while the Redis process is restarted, stopped, paused with
 // SIGSTOP, and connections are cut, reset and delayed, replies are lost
 // after their command ran, and workers pause past their TTL while holding.
 //
@@ -17,15 +18,19 @@
 // deadline and the server's lease times); a call that failed is ambiguous:
 // it may have run, and is never a violation by itself. The history is
 // checked afterwards: fences strictly increase per key in server grant
-// order; no two server-side lease intervals on a key overlap; the register
-// never accepted a write whose fence was below one it had accepted; the
-// history is linearizable against a mutex-with-expiry model (porcupine); no
-// release or extend answered "not held" while its lease was live and
-// unreleased (a false lease loss); every backend call and every lock.Do
-// ended by its context's deadline, within [DeadlineGrace]. While the run
-// goes on, every busy acquire reply is checked against the key's holder: an
-// acquire answered busy while the key is held under its own lock id (an
-// earlier copy of it took the key) orphans the lock.
+// order (slots included); no two server-side lease intervals on a lock key
+// overlap, and at no instant do more than 2 slots of the limit key live
+// ([CheckLimit]); the register never accepted a write whose fence was
+// below one it had accepted (slots write nothing: two holders run side by
+// side by design); the history is linearizable against a
+// semaphore-with-expiry model, one slot for a lock key and 2 for the
+// limit key (porcupine); no release or extend answered "not held" while
+// its lease (a lock or a slot) was live and unreleased (a false lease
+// loss); every backend call and every lock.Do ended by its context's
+// deadline, within [DeadlineGrace]. While the run goes on, every busy
+// acquire reply is checked against the key's holders: an acquire answered
+// busy while the key (or one of its slots) is held under its own lock id
+// (an earlier copy of it took it) orphans the lock or the slot.
 //
 // The run is TestChaos. `go test ./internal/chaos` runs a 10 s version
 // (part of `make test`, -short included); `make chaos` runs it for 60 s and

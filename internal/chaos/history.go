@@ -62,6 +62,9 @@ type Grant struct {
 	Key    string
 	Fence  lock.Fence
 	Worker int
+	// Limit is the n of a slot of a concurrency limit (lock.WithLimit);
+	// 0 for a lock.
+	Limit int
 	// CallNs and ReturnNs bracket the Acquire call that got it (client clock).
 	CallNs, ReturnNs int64
 	// AcquiredMs is the server time of the grant (ExpiresAt - TTL).
@@ -269,12 +272,12 @@ var (
 )
 
 func (r *recorder) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	return r.acquire(ctx, key, func() (lock.Lease, error) { return r.Backend.Acquire(ctx, key, ttl) })
+	return r.acquire(ctx, key, 0, func() (lock.Lease, error) { return r.Backend.Acquire(ctx, key, ttl) })
 }
 
-// NewLockID forwards to the backend's lock.IDAcquirer.
+// NewLockID forwards to the backend's lock.IDAcquirer or lock.Limiter.
 func (r *recorder) NewLockID(key string) (string, error) {
-	if a, ok := r.Backend.(idAcquirer); ok {
+	if a, ok := r.Backend.(interface{ NewLockID(string) (string, error) }); ok {
 		return a.NewLockID(key)
 	}
 	return "", fmt.Errorf("chaos: backend takes no caller-chosen lock ids: %w", errors.ErrUnsupported)
@@ -287,23 +290,26 @@ func (r *recorder) AcquireID(ctx context.Context, key, id string, ttl time.Durat
 	if !ok {
 		return lock.Lease{}, fmt.Errorf("chaos: backend takes no caller-chosen lock ids: %w", errors.ErrUnsupported)
 	}
-	return r.acquire(ctx, key, func() (lock.Lease, error) { return a.AcquireID(ctx, key, id, ttl) })
+	return r.acquire(ctx, key, 0, func() (lock.Lease, error) { return a.AcquireID(ctx, key, id, ttl) })
 }
 
-func (r *recorder) acquire(ctx context.Context, key string, run func() (lock.Lease, error)) (lock.Lease, error) {
+// acquire records run, an acquisition of key: of the lock, or of a slot
+// of a limit of n when n > 0.
+func (r *recorder) acquire(ctx context.Context, key string, n int, run func() (lock.Lease, error)) (lock.Lease, error) {
 	call := time.Now().UnixNano()
 	l, err := run()
-	return r.record(call, key, deadlineNs(ctx), l, err)
+	return r.record(call, key, n, deadlineNs(ctx), l, err)
 }
 
 // acquireAt records a lease handed over to a waiter that began waiting at
 // call as an Acquire that returned now.
-func (r *recorder) acquireAt(call int64, key string, l lock.Lease) (lock.Lease, error) {
-	return r.record(call, key, 0, l, nil)
+func (r *recorder) acquireAt(call int64, key string, n int, l lock.Lease) (lock.Lease, error) {
+	return r.record(call, key, n, 0, l, nil)
 }
 
-// record records an Acquire called at call that returned now with l, err.
-func (r *recorder) record(call int64, key string, deadline int64, l lock.Lease, err error) (lock.Lease, error) {
+// record records an Acquire (of a slot of n, when n > 0) called at call
+// that returned now with l, err.
+func (r *recorder) record(call int64, key string, n int, deadline int64, l lock.Lease, err error) (lock.Lease, error) {
 	ret := time.Now().UnixNano()
 	op := Op{Kind: Acquire, Key: key, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadline, Outcome: outcome(err)}
 	r.h.mu.Lock()
@@ -317,7 +323,7 @@ func (r *recorder) record(call int64, key string, deadline int64, l lock.Lease, 
 			g.ExpiresMs = max(g.ExpiresMs, op.ExpiresMs)
 		} else {
 			g := &Grant{
-				Key: l.Key, Fence: l.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret,
+				Key: l.Key, Fence: l.Fence, Worker: r.worker, Limit: n, CallNs: call, ReturnNs: ret,
 				AcquiredMs: l.ExpiresAt.Add(-l.TTL).UnixMilli(), ExpiresMs: l.ExpiresAt.UnixMilli(),
 			}
 			r.h.grants = append(r.h.grants, g)

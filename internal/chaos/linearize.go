@@ -10,35 +10,80 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// The lock history is checked against a mutex with expiring leases, per
-// key (porcupine partitions by key). The state is the holder's fence (0:
-// free) and the last granted fence. The operations:
+// The lock history is checked against a semaphore with expiring leases,
+// per key (porcupine partitions by key): a mutex for a lock key (one
+// slot), n slots for a key taken with lock.WithLimit(n). The state is the
+// fences holding the key's slots and the last granted fence. The
+// operations:
 //
-//   - acquire -> fence f (successful Acquire calls only): legal iff the
-//     key is free and f is above every earlier fence; f becomes holder.
+//   - acquire -> fence f (successful Acquire calls only): legal iff fewer
+//     than n fences hold and f is above every earlier fence (a key's
+//     grants are fenced in grant order, slots included); f then holds.
 //   - extend f -> ok: legal iff f holds. extend f -> not held: legal iff f
 //     does not hold. Failed (ambiguous) extends are left out: they can
 //     only make the real lease longer, which the model does not rely on.
-//   - release f -> ok: legal iff f holds; frees the key. release f -> not
+//   - release f -> ok: legal iff f holds; frees its slot. release f -> not
 //     held: legal iff f does not hold. A failed (ambiguous) release frees
-//     the key if f holds at the point it is linearized, which may be any
+//     the slot if f holds at the point it is linearized, which may be any
 //     time until the next grant on the key returned (the server may run a
 //     request after the client gave up on it).
 //   - expire f: an operation no client makes, added per grant: the
-//     server frees the key if f still holds. It can take effect no
+//     server frees f's slot if f still holds. It can take effect no
 //     earlier than the last expiry the server reported for f (server
 //     clock; the clients run on the same host and read the same clock),
-//     and at the latest when the next grant on the key returned.
+//     and at the latest when the next grant on a lock key returned (on a
+//     limit key, later grants may take other slots: any time until the
+//     end of the history; likewise for a failed release below).
 //
 // Busy acquires are left out: a failed extend may keep a lease alive past
-// its last reported expiry, so "someone holds" cannot be checked against
+// its last reported expiry, so "n leases hold" cannot be checked against
 // the model's expire bound.
-type mutexState struct{ holder, last uint64 }
+type mutexState struct {
+	holders [maxModelSlots]uint64 // ascending, zeros (free slots) last
+	last    uint64
+}
+
+// maxModelSlots is the largest limit the model checks; the run's limit
+// key uses at most this many (see Config.Limit).
+const maxModelSlots = 4
+
+// holds reports whether fence f holds a slot, and which.
+func (s mutexState) holds(f uint64) (int, bool) {
+	for i, h := range s.holders {
+		if h == f && f != 0 {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// count is the number of fences holding.
+func (s mutexState) count() int {
+	n := 0
+	for _, h := range s.holders {
+		if h != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// with returns s with holder i replaced by f (0: freed), in canonical
+// order, so that equal states compare equal.
+func (s mutexState) with(i int, f uint64) mutexState {
+	s.holders[i] = f
+	sort.Slice(s.holders[:], func(a, b int) bool {
+		x, y := s.holders[a], s.holders[b]
+		return x != 0 && (y == 0 || x < y)
+	})
+	return s
+}
 
 type mutexOp struct {
 	kind    string // "acquire", "extend", "release", "expire"
 	fence   uint64
 	outcome Outcome
+	slots   int // the key's limit; 1 for a lock
 }
 
 var mutexModel = porcupine.Model{
@@ -62,13 +107,16 @@ var mutexModel = porcupine.Model{
 	Init: func() interface{} { return mutexState{} },
 	Step: func(state, input, _ interface{}) (bool, interface{}) {
 		s, op := state.(mutexState), input.(mutexOp)
-		held := s.holder == op.fence
+		i, held := s.holds(op.fence)
 		switch op.kind {
 		case "acquire":
-			if s.holder != 0 || op.fence <= s.last {
+			n := s.count()
+			if n >= op.slots || n == len(s.holders) || op.fence <= s.last {
 				return false, s
 			}
-			return true, mutexState{holder: op.fence, last: op.fence}
+			s = s.with(n, op.fence)
+			s.last = op.fence
+			return true, s
 		case "extend":
 			return (op.outcome == OK) == held, s
 		case "release":
@@ -81,12 +129,12 @@ var mutexModel = porcupine.Model{
 				return !held, s
 			}
 			if held {
-				s.holder = 0
+				s = s.with(i, 0)
 			}
 			return true, s
 		case "expire":
 			if held {
-				s.holder = 0
+				s = s.with(i, 0)
 			}
 			return true, s
 		}
@@ -102,24 +150,36 @@ var mutexModel = porcupine.Model{
 type Linearizability struct {
 	Ops    int
 	Result porcupine.CheckResult
+	// IllegalKeys are the hashes of the keys whose history is not
+	// linearizable, when Result is Illegal.
+	IllegalKeys []string
 }
 
-// CheckLinearizable checks the recorded calls against the mutex model
-// described above, within timeout.
+// CheckLinearizable checks the recorded calls against the semaphore model
+// described above (a mutex for locks), within timeout.
 func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Linearizability {
 	fenceNum := func(f lock.Fence) uint64 { n, _ := f.Uint64(); return n }
+	slots := map[string]int{} // key -> its limit; absent: a lock
+	for _, g := range grants {
+		if g.Limit > 0 {
+			slots[g.Key] = g.Limit
+		}
+	}
+	slotsOf := func(key string) int { return max(slots[key], 1) }
 	var end int64
 	for _, op := range ops {
 		end = max(end, op.ReturnNs)
 	}
 	end++
-	// The next grant's return bounds when an earlier lease can still end.
+	// On a lock key, the next grant's return bounds when an earlier lease
+	// can still end. A slot of a limit can outlive later grants (they took
+	// other slots): only the end of the history bounds it.
 	nextReturn := map[string]int64{} // key + fence -> return of the next grant by fence
 	for key, gs := range byKey(grants) {
 		sort.Slice(gs, func(i, j int) bool { return gs[i].Fence < gs[j].Fence })
 		for i, g := range gs {
 			bound := end
-			if i+1 < len(gs) {
+			if i+1 < len(gs) && g.Limit == 0 {
 				bound = gs[i+1].ReturnNs
 			}
 			nextReturn[key+"\x00"+string(g.Fence)] = bound
@@ -136,7 +196,7 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 		}
 		h = append(h, porcupine.Operation{
 			ClientId: op.Worker,
-			Input:    mutexOp{kind: op.Kind.String(), fence: fenceNum(op.Fence), outcome: op.Outcome},
+			Input:    mutexOp{kind: op.Kind.String(), fence: fenceNum(op.Fence), outcome: op.Outcome, slots: slotsOf(op.Key)},
 			Call:     op.CallNs,
 			Return:   ret,
 			Metadata: op.Key,
@@ -146,11 +206,19 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 		call := g.ExpiresMs * int64(time.Millisecond)
 		h = append(h, porcupine.Operation{
 			ClientId: g.Worker,
-			Input:    mutexOp{kind: "expire", fence: fenceNum(g.Fence)},
+			Input:    mutexOp{kind: "expire", fence: fenceNum(g.Fence), slots: slotsOf(g.Key)},
 			Call:     call,
 			Return:   max(call, nextReturn[g.Key+"\x00"+string(g.Fence)]),
 			Metadata: g.Key,
 		})
 	}
-	return Linearizability{Ops: len(h), Result: porcupine.CheckOperationsTimeout(mutexModel, h, timeout)}
+	lin := Linearizability{Ops: len(h), Result: porcupine.CheckOperationsTimeout(mutexModel, h, timeout)}
+	if lin.Result == porcupine.Illegal {
+		for _, part := range mutexModel.Partition(h) {
+			if porcupine.CheckOperationsTimeout(mutexModel, part, timeout) == porcupine.Illegal {
+				lin.IllegalKeys = append(lin.IllegalKeys, lock.HashKey(part[0].Metadata.(string)))
+			}
+		}
+	}
+	return lin
 }

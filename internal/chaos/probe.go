@@ -144,6 +144,11 @@ func (p *probe) checkBusy(cmd redis.Cmder, sent time.Time) {
 	if err == redis.Nil {
 		return
 	}
+	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		// The sorted set of a concurrency limit's slots.
+		p.checkSlotBusy(ctx, reply, lockKey, id, sent, answered)
+		return
+	}
 	if err != nil {
 		p.stats.unchecked.Add(1)
 		return
@@ -173,6 +178,45 @@ func (p *probe) checkBusy(cmd redis.Cmder, sent time.Time) {
 	p.hist.Violation(Violation{KindSelfBusy, fmt.Sprintf(
 		"key %s: acquire (worker %d) answered busy, but the key was held under its own lock id (fence %s, granted %d ms after the command was handed to go-redis)",
 		lock.HashKey(strings.TrimPrefix(lockKey, p.prefix)), p.worker, data.Fence, data.AcquiredAtMs-sent.UnixMilli())})
+}
+
+// checkSlotBusy is checkBusy for an acquire of a slot of the limit key
+// lockKey, answered "all slots taken" (reply) while one of them may be
+// the command's own lock id's: a slot granted to id between the hand-over
+// of the command to go-redis and the answer, which the answer counted (it
+// names that slot's expiry as the earliest), is a slot nobody knows it
+// holds.
+func (p *probe) checkSlotBusy(ctx context.Context, reply []interface{}, lockKey, id string, sent, answered time.Time) {
+	score, err := p.observer.ZScore(ctx, lockKey, id).Result()
+	if err == redis.Nil {
+		return
+	}
+	idx, err2 := p.observer.Get(ctx, p.prefix+"id:"+id).Result()
+	if err2 == redis.Nil {
+		return
+	}
+	if err != nil || err2 != nil {
+		p.stats.unchecked.Add(1)
+		return
+	}
+	// The index of a slot: "\x01<fence> <acquiredAtMs> <n> ...".
+	f := strings.SplitN(strings.TrimPrefix(idx, "\x01"), " ", 3)
+	if !strings.HasPrefix(idx, "\x01") || len(f) < 3 {
+		return
+	}
+	acquired, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return
+	}
+	if len(reply) < 2 || reply[1] != int64(score) {
+		return
+	}
+	if acquired < sent.UnixMilli()-1 || acquired > answered.UnixMilli()+1 {
+		return
+	}
+	p.hist.Violation(Violation{KindSelfBusy, fmt.Sprintf(
+		"key %s: slot acquire (worker %d) answered all slots taken, but one was its own lock id's (fence %s, granted %d ms after the command was handed to go-redis)",
+		lock.HashKey(strings.TrimPrefix(lockKey, p.prefix)), p.worker, f[0], acquired-sent.UnixMilli())})
 }
 
 // probeConn is a worker's connection to its proxy. It counts script

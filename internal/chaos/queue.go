@@ -27,20 +27,27 @@ func (r *recorder) Join(key, id string, ttl, wait time.Duration) (lock.Waiter, e
 	if err != nil {
 		return nil, err
 	}
-	w := &recWaiter{next: next, r: r, key: key, call: time.Now().UnixNano(), ch: make(chan lock.Lease, 1), stop: make(chan struct{})}
+	return r.waiter(next, key, 0), nil
+}
+
+// waiter returns the recording waiter of next, a waiter for key (for a
+// slot of n when n > 0).
+func (r *recorder) waiter(next lock.Waiter, key string, n int) lock.Waiter {
+	w := &recWaiter{next: next, r: r, key: key, limit: n, call: time.Now().UnixNano(), ch: make(chan lock.Lease, 1), stop: make(chan struct{})}
 	w.wg.Go(w.forward)
-	return w, nil
+	return w
 }
 
 // recWaiter records the leases of a lock.Waiter.
 type recWaiter struct {
-	next lock.Waiter
-	r    *recorder
-	key  string
-	call int64 // when the wait began
-	ch   chan lock.Lease
-	stop chan struct{}
-	wg   sync.WaitGroup
+	next  lock.Waiter
+	r     *recorder
+	key   string
+	limit int   // the n of a slot's waiter; 0 for the lock
+	call  int64 // when the wait began
+	ch    chan lock.Lease
+	stop  chan struct{}
+	wg    sync.WaitGroup
 
 	mu     sync.Mutex
 	handed lock.Lease // the last lease forwarded from next.Granted
@@ -68,7 +75,7 @@ func (w *recWaiter) forward() {
 
 // Attempt is recorded as an Acquire.
 func (w *recWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
-	return w.r.acquire(ctx, w.key, func() (lock.Lease, error) { return w.next.Attempt(ctx) })
+	return w.r.acquire(ctx, w.key, w.limit, func() (lock.Lease, error) { return w.next.Attempt(ctx) })
 }
 
 // Granted is the forwarded channel of the wrapped waiter.
@@ -88,7 +95,7 @@ func (w *recWaiter) Leave(took bool) {
 		if !known {
 			// Recorded as an acquire that took from the wait's start to
 			// now, which is when the caller got the lease.
-			_, _ = w.r.acquireAt(w.call, w.key, l)
+			_, _ = w.r.acquireAt(w.call, w.key, w.limit, l)
 		}
 	}
 	w.next.Leave(took)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 // LinearizabilityTimeout bounds the porcupine check.
@@ -22,8 +24,12 @@ type Report struct {
 	Calls map[string]int
 	// CallErrors counts failed (ambiguous) backend calls by "kind: code".
 	CallErrors map[string]int
-	// Grants is the number of leases granted to workers.
-	Grants int
+	// Grants is the number of leases granted to workers; LimitGrants
+	// those of them that are slots of the limit key.
+	Grants, LimitGrants int
+	// MaxHolders is the most slots of the limit key seen live at once by
+	// the server's clock (see [CheckLimit]).
+	MaxHolders int
 	// Faults counts injected faults by kind.
 	Faults map[string]int
 	// ReleaseErrors counts releases reported to WithReleaseErrorHandler.
@@ -81,11 +87,18 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 	}
 	r.CallErrors = errs
 	r.Grants = len(grants)
+	for _, g := range grants {
+		if g.Limit > 0 {
+			r.LimitGrants++
+		}
+	}
 
 	r.Violations = append(r.Violations, CheckFenceOrder(grants)...)
 	vs, over := CheckOverlap(grants)
 	r.Violations = append(r.Violations, vs...)
 	r.MaxOverlap = over
+	vs, r.MaxHolders = CheckLimit(grants)
+	r.Violations = append(r.Violations, vs...)
 	vs, stale := CheckRegister(writes)
 	r.Violations = append(r.Violations, vs...)
 	r.StaleInLog = stale
@@ -100,7 +113,9 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 	lin := CheckLinearizable(ops, grants, LinearizabilityTimeout)
 	r.Linearizability, r.LinearizedOps = lin.Result, lin.Ops
 	if lin.Result == porcupine.Illegal {
-		r.Violations = append(r.Violations, Violation{KindLinearizability, "the lock history is not linearizable against the mutex model"})
+		r.Violations = append(r.Violations, Violation{KindLinearizability, fmt.Sprintf(
+			"the history is not linearizable against the mutex (semaphore for the limit key) model; keys %s (%s is the limit key)",
+			strings.Join(lin.IllegalKeys, " "), lock.HashKey(LimitKey))})
 	}
 }
 
@@ -126,8 +141,8 @@ func (r *Report) Operations() int {
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "syncguard chaos report\n")
-	fmt.Fprintf(&b, "run: %v (asked %v), %d workers (own client and toxiproxy proxy each), %d keys, TTL %v, fault gap %v, pause 1 grant in %d, seed %d\n",
-		r.Elapsed.Round(time.Millisecond), r.Duration, r.Workers, r.Keys, r.TTL, r.Gap, r.PauseEvery, r.Seed)
+	fmt.Fprintf(&b, "run: %v (asked %v), %d workers (own client and toxiproxy proxy each), %d lock keys + %d limit key (n = %d), TTL %v, fault gap %v, pause 1 grant in %d, seed %d\n",
+		r.Elapsed.Round(time.Millisecond), r.Duration, r.Workers, r.Keys, min(r.Limit, 1), r.Limit, r.TTL, r.Gap, r.PauseEvery, r.Seed)
 	fmt.Fprintf(&b, "\noperations (backend calls): %d\n", r.Operations())
 	section(&b, r.Calls)
 	if len(r.CallErrors) > 0 {
@@ -136,7 +151,8 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "lock.Do results:\n")
 	section(&b, r.Do)
-	fmt.Fprintf(&b, "grants: %d (fences issued by the server: %d, of which never returned to a caller: %d)\n", r.Grants, r.Fences, r.HiddenGrants)
+	fmt.Fprintf(&b, "grants: %d, of which slots of the limit key: %d (fences issued by the server: %d, of which never returned to a caller: %d)\n",
+		r.Grants, r.LimitGrants, r.Fences, r.HiddenGrants)
 	fmt.Fprintf(&b, "script commands handed to go-redis: %d; copies written to a connection: %d (re-sends included, commands that got no connection not); replies lost by the client fault: %d\n",
 		r.ScriptCalls, r.ScriptWrites, r.RepliesDropped)
 	if len(r.OrphanReleases) > 0 || r.UnknownIDExtends > 0 {
@@ -156,8 +172,11 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "\nfenced register: %d writes, %d accepted, %d rejected as stale; %d writes made when the writer already knew its lease was lost\n",
 		r.Writes, r.Accepted, r.Rejected, r.WritesAfterLoss)
 	fmt.Fprintf(&b, "stale writes attempted (re-checked from the register log): %d, rejected: %d\n", r.StaleInLog, r.Rejected)
-	fmt.Fprintf(&b, "largest lease overlap by the server clock: %v (slack %d ms)\n", r.MaxOverlap, OverlapSlack)
-	fmt.Fprintf(&b, "linearizability (porcupine, mutex with expiring leases, %d operations): %s\n", r.LinearizedOps, result(r.Linearizability))
+	fmt.Fprintf(&b, "largest lease overlap on a lock key by the server clock: %v (slack %d ms)\n", r.MaxOverlap, OverlapSlack)
+	if r.Limit > 0 {
+		fmt.Fprintf(&b, "most live slots of the limit key at once by the server clock: %d (limit %d)\n", r.MaxHolders, r.Limit)
+	}
+	fmt.Fprintf(&b, "linearizability (porcupine, mutex with expiring leases, %d slots for the limit key, %d operations): %s\n", r.Limit, r.LinearizedOps, result(r.Linearizability))
 	fmt.Fprintf(&b, "\nviolations: %d\n", len(r.Violations))
 	byKind := r.ViolationsByKind()
 	section(&b, byKind)

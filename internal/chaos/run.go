@@ -27,8 +27,12 @@ type Config struct {
 	Duration time.Duration
 	// Workers is the number of workers, each with its own client and proxy.
 	Workers int
-	// Keys is the number of keys they compete for.
+	// Keys is the number of lock keys they compete for.
 	Keys int
+	// Limit, when > 0, adds a key taken as a concurrency limit of Limit
+	// slots ([LimitKey], lock.WithLimit), one more key for the workers to
+	// pick. At most 4 (the linearizability model's bound).
+	Limit int
 	// TTL is the lease TTL given to lock.Do.
 	TTL time.Duration
 	// Gap is the fault-free time between two faults.
@@ -45,6 +49,9 @@ type Config struct {
 // fails t only on harness errors; the caller asserts on the report.
 func Run(t testing.TB, cfg Config) *Report {
 	t.Helper()
+	if cfg.Limit < 0 || cfg.Limit > maxModelSlots {
+		t.Fatalf("chaos: Limit %d, want 0 to %d", cfg.Limit, maxModelSlots)
+	}
 	redis.SetLogger(quietLogger{})
 	srv := redistest.Start(t, redistest.WithAOF())
 
@@ -126,7 +133,7 @@ func Run(t testing.TB, cfg Config) *Report {
 	rep.RepliesDropped = int(pstats.dropped.Load())
 	rep.BusyChecked, rep.BusyUnchecked = int(pstats.busy.Load()), int(pstats.unchecked.Load())
 	ops, grants, writes := hist.Ops(), hist.Grants(), reg.Log()
-	rep.HiddenGrants, rep.Fences = hiddenGrants(t, observer, cfg.Keys, grants)
+	rep.HiddenGrants, rep.Fences = hiddenGrants(t, observer, cfg.keys(), grants)
 	rep.Violations = append(rep.Violations, hist.Found()...)
 	rep.OrphanReleases, rep.UnknownIDExtends = hist.OrphanReleases()
 	rep.fill(ops, grants, writes, hist.Errors(), hist.Dos())
@@ -136,19 +143,34 @@ func Run(t testing.TB, cfg Config) *Report {
 // chaosPrefix is the backends' key prefix.
 const chaosPrefix = "chaos"
 
+// LimitKey is the key the workers take as a concurrency limit of
+// Config.Limit slots.
+const LimitKey = "slots"
+
+// keys returns the keys of the run: the lock keys, then the limit key.
+func (cfg Config) keys() []string {
+	keys := make([]string, 0, cfg.Keys+1)
+	for k := range cfg.Keys {
+		keys = append(keys, fmt.Sprintf("key%d", k))
+	}
+	if cfg.Limit > 0 {
+		keys = append(keys, LimitKey)
+	}
+	return keys
+}
+
 // hiddenGrants counts the fences the server issued that no worker was
 // told of (an acquire whose reply was lost, or answered busy to its own
 // grant), from the fence counters left on the server (single layout:
 // prefix:fence:prefix:key). -1 when the counters cannot be read.
-func hiddenGrants(t testing.TB, observer *redis.Client, keys int, grants []Grant) (hidden, issued int) {
+func hiddenGrants(t testing.TB, observer *redis.Client, keys []string, grants []Grant) (hidden, issued int) {
 	known := map[string]bool{}
 	for _, g := range grants {
 		known[g.Key+"\x00"+string(g.Fence)] = true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for k := range keys {
-		key := fmt.Sprintf("key%d", k)
+	for _, key := range keys {
 		var n int64
 		var err error
 		for try := 0; try < 20; try++ { // the last fault may have left the server restarting
@@ -174,9 +196,11 @@ func hiddenGrants(t testing.TB, observer *redis.Client, keys int, grants []Grant
 	return hidden, issued
 }
 
-// runWorker runs lock.Do on random keys until ctx ends. Inside, the
-// worker writes to the register with its fence when it starts, and again
-// when it ends, after either a piece of work (short, or half a TTL to two
+// runWorker runs lock.Do on random keys until ctx ends: a lock, or a slot
+// of the limit key (lock.WithLimit). Inside a lock, the worker writes to
+// the register with its fence when it starts, and again when it ends (a
+// slot writes nothing: its holders legitimately run side by side, which
+// the fenced register would call stale), after either a piece of work (short, or half a TTL to two
 // TTLs long, cut short when the lease is lost) or a pause past the TTL
 // during which its heartbeat is frozen too (a stop-the-world pause).
 //
@@ -187,8 +211,13 @@ func hiddenGrants(t testing.TB, observer *redis.Client, keys int, grants []Grant
 func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, reg *Register, hist *History, st *workerStats) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)))
 	first := true
+	keys := cfg.keys()
 	for ctx.Err() == nil {
-		key := fmt.Sprintf("key%d", rng.IntN(cfg.Keys))
+		key := keys[rng.IntN(len(keys))]
+		var limit []lock.Option
+		if key == LimitKey {
+			limit = []lock.Option{lock.WithLimit(cfg.Limit)}
+		}
 		work := time.Duration(5+rng.IntN(40)) * time.Millisecond
 		if rng.IntN(10) == 0 {
 			// A long job: the heartbeat must carry it through faults, or
@@ -204,6 +233,9 @@ func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, 
 		err := lock.Do(dctx, b, key, func(held context.Context, l lock.Lease) error {
 			defer func() { call.FnReturnNs = time.Now().UnixNano() }()
 			write := func() {
+				if limit != nil {
+					return
+				}
 				lost := held.Err() != nil && errors.Is(context.Cause(held), lock.ErrLeaseLost)
 				st.write(reg.Write(key, l.Fence, w, lost), lost)
 			}
@@ -221,16 +253,16 @@ func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, 
 			}
 			write()
 			return nil
-		}, lock.WithTTL(cfg.TTL), lock.WithWait(2*cfg.TTL), lock.WithBaseDelay(10*time.Millisecond),
-			lock.WithMaxDelay(100*time.Millisecond), lock.WithReleaseTimeout(cfg.TTL),
+		}, append([]lock.Option{lock.WithTTL(cfg.TTL), lock.WithWait(2 * cfg.TTL), lock.WithBaseDelay(10 * time.Millisecond),
+			lock.WithMaxDelay(100 * time.Millisecond), lock.WithReleaseTimeout(cfg.TTL),
 			lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) {
 				st.releaseErrors.Add(1)
 				goneAtRelease = errors.Is(err, lock.ErrNotHeld)
-			}))
+			})}, limit...)...)
 		call.ReturnNs = time.Now().UnixNano()
 		cancel()
 		hist.RecordDo(call)
-		st.do(ctx, err)
+		st.do(ctx, limit != nil, err)
 		if err == nil && goneAtRelease {
 			st.silentLoss.Add(1)
 		}
@@ -292,7 +324,8 @@ func (s *workerStats) write(accepted, afterLoss bool) {
 	}
 }
 
-func (s *workerStats) do(ctx context.Context, err error) {
+// do counts a lock.Do's result; slot is set for the limit key's.
+func (s *workerStats) do(ctx context.Context, slot bool, err error) {
 	var out string
 	switch {
 	case err == nil:
@@ -307,6 +340,9 @@ func (s *workerStats) do(ctx context.Context, err error) {
 		out = "error " + string(lock.CodeOf(err)) + " (Do's context deadline)"
 	default:
 		out = "error " + string(lock.CodeOf(err))
+	}
+	if slot {
+		out = "slot: " + out
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
