@@ -32,10 +32,14 @@ func (w *backend) waitFromContext(ctx context.Context) *waitObserver {
 	return o
 }
 
-// observesHandoffs reports whether a hand-off in a wait with ctx would be
-// recorded (a span or a measurement), even if the wait itself is not.
+// observesHandoffs reports whether a hand-off in a wait with ctx whose
+// own span does not record would be: a measurement, or an acquire span
+// when a Filter skips the wait's span but not the acquire's. (A wait span
+// the sampler dropped, or one of the global providers without an SDK,
+// says the hand-off's would not record either: that wait costs nothing.)
 func (w *backend) observesHandoffs(ctx context.Context) bool {
-	return w.tracer != nil && w.traced(ctx, opAcquire) || w.inst.handoff.Enabled(ctx) || w.inst.held.Enabled(ctx)
+	return w.tracer != nil && !w.traced(ctx, opWait) && w.traced(ctx, opAcquire) ||
+		w.inst.handoff.Enabled(ctx) || w.inst.held.Enabled(ctx)
 }
 
 // attempted records what an attempt of the wait came to: took, for a slot
