@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+
 	"github.com/syncguard-go/syncguard/lock"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
@@ -255,5 +257,36 @@ func TestWrapRecorderOnlyWhenBackendHasIt(t *testing.T) {
 	}
 	if done, err := w.(lock.Completer).IsDone(ctx, key); err != nil || !done {
 		t.Errorf("IsDone = %v, %v; want true", done, err)
+	}
+}
+
+// TestHandoffSpanWaitFiltered: with the wait spans filtered out and no
+// metrics, a hand-off still gets its acquire span.
+func TestHandoffSpanWaitFiltered(t *testing.T) {
+	tel := newTelemetry(t)
+	inner, _ := newRedis(t)
+	t.Cleanup(func() { inner.Close() })
+	b := otellock.Wrap(inner, otellock.WithTracerProvider(tel.tp), otellock.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otellock.WithFilter(func(_ context.Context, op otellock.Operation) bool { return op != otellock.OperationWait }))
+	ctx := testCtx(t)
+	key := uniqueKey("handoff")
+	holder, err := inner.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = inner.Release(context.Background(), holder.ID)
+	}()
+	l, err := lock.Acquire(ctx, b, key, lock.WithBaseDelay(10*time.Second), lock.WithJitter(lock.JitterNone), lock.WithWait(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquires := tel.ended("syncguard.acquire")
+	if len(tel.ended("syncguard.wait")) != 0 || len(acquires) == 0 {
+		t.Fatalf("%d wait and %d acquire spans; want none and some", len(tel.ended("syncguard.wait")), len(acquires))
+	}
+	if a := attrs(acquires[len(acquires)-1].Attributes()); a["syncguard.handoff"] != "true" || a["syncguard.fence"] != string(l.Fence) {
+		t.Errorf("last acquire span: %v; want the hand-off with fence %s", a, l.Fence)
 	}
 }
