@@ -3,6 +3,7 @@ package redisbackend
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -67,7 +68,9 @@ const forceAttempts = 5
 // NotHeldNotFound) when key holds no live lease, and a *lock.Error with
 // lock.CodeInternal, deleting nothing, when the lock key holds something
 // that is not syncguard lock data or a lease whose index key is gone (which
-// no release by id can free).
+// no release by id can free). On a key held as a concurrency limit it
+// returns an error matching lock.ErrKindMismatch: ForceReleaseSlots frees
+// those.
 func (b *Backend) ForceRelease(ctx context.Context, key string) (lock.Info, error) {
 	const op = "force_release"
 	if err := checkCtx(op, ctx); err != nil {
@@ -114,4 +117,91 @@ func (b *Backend) ForceRelease(ctx context.Context, key string) (lock.Info, erro
 		lastErr = err // released or replaced meanwhile: read the holder again
 	}
 	return lock.Info{}, withOp(lastErr, op)
+}
+
+// ForceReleaseSlots is ForceRelease for a concurrency limit (a key whose
+// slots are taken with lock.WithLimit): it reads the ids of the live slots
+// of key (with LookupLimit's read-only script) and releases each as its
+// holder would (Release), so each freed slot goes to the oldest waiter
+// whose n admits it, as after any release, and the fence counter stays.
+// With fence empty it releases every live slot; otherwise only the slot
+// with that fence. It returns the slots it released, as Infos of hashes,
+// earliest expiry first.
+//
+// Each evicted holder is not told, as with ForceRelease: its fence is now
+// stale. Slots granted after the read (the hand-offs of these releases
+// included) are kept, and so is a slot whose index key is gone (evicted or
+// deleted by hand), which no release by id can free.
+//
+// It returns an error matching lock.ErrNotHeld (a *lock.NotHeldError with
+// NotHeldNotFound) when no live slot (with that fence) holds key or every
+// one was released meanwhile, and an error matching lock.ErrKindMismatch
+// while a live plain lock holds key (use ForceRelease). A release that
+// fails otherwise ends the call with the slots released so far and the
+// error.
+func (b *Backend) ForceReleaseSlots(ctx context.Context, key string, fence lock.Fence) ([]lock.Info, error) {
+	const op = "force_release"
+	slots, err := b.liveSlots(ctx, op, key)
+	if err != nil {
+		return nil, err
+	}
+	var released []lock.Info
+	for _, s := range slots {
+		if fence != "" && s.info.Fence != fence {
+			continue
+		}
+		err := b.Release(ctx, s.id)
+		if errors.Is(err, lock.ErrNotHeld) {
+			continue // released or expired since the read
+		}
+		if err != nil {
+			return released, withOp(err, op)
+		}
+		released = append(released, s.info)
+	}
+	if len(released) == 0 {
+		return nil, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+	}
+	return released, nil
+}
+
+// heldSlot is a live slot of a limit with its raw lock id.
+type heldSlot struct {
+	id   string
+	n    int // the limit of its grant
+	info lock.Info
+}
+
+// liveSlots reads the live slots of key that have an index key, earliest
+// expiry first (lookup_limit.lua).
+func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, error) {
+	if err := checkCtx(op, ctx); err != nil {
+		return nil, err
+	}
+	norm, lockKey, err := b.lockKey(op, key)
+	if err != nil {
+		return nil, err
+	}
+	res, err := b.run(ctx, lookupLimitScript, append(lookupLimitScript.args(1, 2), lockKey, toleranceArg, b.indexPrefix(lockKey))).Slice()
+	if err != nil {
+		return nil, mapError(ctx, op, err)
+	}
+	keyHash := lock.HashKey(norm)
+	var slots []heldSlot
+	for i := 0; i+2 < len(res); i += 3 {
+		id, _ := res[i].(string)
+		score, _ := res[i+1].(string)
+		idx, _ := res[i+2].(string)
+		exp, err := strconv.ParseFloat(score, 64)
+		if err != nil {
+			return nil, internal(op, "unexpected slot expiry")
+		}
+		s, ok := parseSlotIndex(idx)
+		if !ok {
+			continue // no index (gone, or ending within the tolerance)
+		}
+		slots = append(slots, heldSlot{id: id, n: s.n, info: lock.Info{KeyHash: keyHash, IDHash: lock.HashKey(id),
+			Fence: s.fence, AcquiredAt: msTime(s.acquiredAtMs), ExpiresAt: msTime(int64(exp))}})
+	}
+	return slots, nil
 }

@@ -3,6 +3,7 @@ package redisbackend_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -239,5 +240,131 @@ func TestStorageKeys(t *testing.T) {
 	}
 	if keys != want {
 		t.Errorf("StorageKeys = %+v, want %+v", keys, want)
+	}
+}
+
+// takeSlot takes a slot of key among n for ttl, failing the test otherwise.
+func takeSlot(t *testing.T, b *redisbackend.Backend, key string, n int, ttl time.Duration) lock.Lease {
+	t.Helper()
+	id, err := b.NewLockID(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := b.AcquireSlot(context.Background(), key, id, n, ttl)
+	if err != nil {
+		t.Fatalf("AcquireSlot: %v", err)
+	}
+	return l
+}
+
+// TestForceReleaseSlots evicts one slot of a full limit by its fence (its
+// slot goes to the waiter queued on the key, inside the release), then
+// every live slot; the fence counter stays, the evicted holders find their
+// leases gone, and a plain lock is not a limit.
+func TestForceReleaseSlots(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	b := newForceBackend(t, rdb, redisbackend.Options{Prefix: redistest.Prefix(t)})
+	ctx := context.Background()
+	const key = "exports:u1"
+
+	var held []lock.Lease
+	for range 3 {
+		held = append(held, takeSlot(t, b, key, 3, time.Minute))
+	}
+	keys, err := b.StorageKeys(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A waiter queued in Redis, whose backoff is too long for it to poll
+	// before the end of the test: only a hand-off gives it a slot.
+	got := make(chan lock.Lease, 1)
+	go func() {
+		defer close(got)
+		l, err := lock.Acquire(ctx, b, key, lock.WithLimit(3), lock.WithTTL(time.Minute),
+			lock.WithWait(30*time.Second), lock.WithBaseDelay(20*time.Second))
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+			return
+		}
+		got <- l
+	}()
+	queue := b.Prefix() + ":queue:" + keys.Lock
+	for rdb.ZCard(ctx, queue).Val() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	victim := held[1]
+	infos, err := b.ForceReleaseSlots(ctx, key, victim.Fence)
+	if err != nil {
+		t.Fatalf("ForceReleaseSlots(fence %s): %v", victim.Fence, err)
+	}
+	if len(infos) != 1 || infos[0].Fence != victim.Fence || infos[0].IDHash != lock.HashKey(victim.ID) ||
+		infos[0].KeyHash != lock.HashKey(key) || !infos[0].ExpiresAt.Equal(victim.ExpiresAt) {
+		t.Errorf("ForceReleaseSlots(fence %s) = %+v, want the one slot %+v", victim.Fence, infos, victim)
+	}
+	if err := b.Release(ctx, victim.ID); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("the evicted holder's Release = %v, want ErrNotHeld", err)
+	}
+	// The freed slot went to the waiter within the release: it holds it
+	// now, with the next fence, whether or not its goroutine ran yet.
+	info, err := b.LookupLimit(ctx, key)
+	if err != nil || info == nil {
+		t.Fatalf("LookupLimit after evicting one slot = %+v, %v", info, err)
+	}
+	fences := map[lock.Fence]bool{}
+	for _, h := range info.Holders {
+		fences[h.Fence] = true
+	}
+	if len(info.Holders) != 3 || !fences[held[0].Fence] || !fences[held[2].Fence] || !fences["000000000000004"] {
+		t.Errorf("holders after evicting fence %s: %+v, want fences 1, 3 and the waiter's 4", victim.Fence, info.Holders)
+	}
+	waiter, ok := <-got
+	if !ok {
+		return
+	}
+	if waiter.Fence != "000000000000004" {
+		t.Errorf("waiter's fence %s, want 000000000000004", waiter.Fence)
+	}
+
+	infos, err = b.ForceReleaseSlots(ctx, key, "")
+	if err != nil {
+		t.Fatalf("ForceReleaseSlots(all): %v", err)
+	}
+	var gotFences []lock.Fence
+	for _, i := range infos {
+		gotFences = append(gotFences, i.Fence)
+	}
+	if len(infos) != 3 || !slices.Contains(gotFences, held[0].Fence) || !slices.Contains(gotFences, held[2].Fence) ||
+		!slices.Contains(gotFences, waiter.Fence) {
+		t.Errorf("ForceReleaseSlots(all) released fences %v, want %s, %s, %s", gotFences, held[0].Fence, held[2].Fence, waiter.Fence)
+	}
+	if info, err := b.LookupLimit(ctx, key); err != nil || info != nil {
+		t.Errorf("LookupLimit after evicting every slot = %+v, %v; want nil", info, err)
+	}
+	if v := rdb.Get(ctx, keys.Fence).Val(); v != "4" {
+		t.Errorf("fence counter = %q, want 4 (kept)", v)
+	}
+	if _, err := b.Extend(ctx, held[0].ID, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("an evicted holder's Extend = %v, want ErrNotHeld", err)
+	}
+	if next := takeSlot(t, b, key, 3, time.Minute); next.Fence.Compare(waiter.Fence) <= 0 {
+		t.Errorf("next fence %s, want above %s", next.Fence, waiter.Fence)
+	}
+
+	// No slot with that fence, no slot at all, and the other kind.
+	if _, err := b.ForceReleaseSlots(ctx, key, held[0].Fence); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("ForceReleaseSlots of a fence no longer held = %v, want ErrNotHeld", err)
+	}
+	if _, err := b.ForceReleaseSlots(ctx, "free", ""); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("ForceReleaseSlots of a free key = %v, want ErrNotHeld", err)
+	}
+	if _, err := b.ForceRelease(ctx, key); !errors.Is(err, lock.ErrKindMismatch) {
+		t.Errorf("ForceRelease of a limit = %v, want ErrKindMismatch", err)
+	}
+	if _, err := b.Acquire(ctx, "plain", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ForceReleaseSlots(ctx, "plain", ""); !errors.Is(err, lock.ErrKindMismatch) {
+		t.Errorf("ForceReleaseSlots of a lock = %v, want ErrKindMismatch", err)
 	}
 }
