@@ -19,6 +19,8 @@ type options struct {
 	match    string        // ls, watch
 	force    bool          // release
 	yes      bool          // release
+	all      bool          // release
+	slot     string        // release
 	interval time.Duration // watch
 	count    int           // watch
 	top      int           // watch

@@ -14,10 +14,13 @@ import (
 var lsCommand = &command{
 	name:    "ls",
 	args:    "[--match GLOB] [--json]",
-	summary: "the live locks: fence, age, time left, holder (hash of its lock id), key; totals",
+	summary: "the live locks and limits: fence, age, time left, holder (hash of its lock id), key; totals",
 	detail: "Streams the locks as it scans (SCAN, on every master of a cluster), so its memory stays small\n" +
 		"on millions of keys. --match filters by the key as the application names it (keys longer than\n" +
-		"about 970 bytes are stored hashed and match only '*'). HOLDER is lock.HashKey of the lock id.",
+		"about 970 bytes are stored hashed and match only '*'). HOLDER is lock.HashKey of the lock id.\n" +
+		"A concurrency limit (lock.WithLimit) is one line: the fence and age of its latest grant, the\n" +
+		"time until its first slot expires, and in HOLDER \"<live slots>/<n> slots\" (n of the latest\n" +
+		"grant) and its waiters; syncguard show KEY lists its slots.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.StringVar(&o.match, "match", "*", "only keys matching this Redis glob (* ? [abc] \\x)")
 		fs.BoolVar(&o.json, "json", false, "one JSON object per line: a lock each, then {\"totals\": ...}")
@@ -26,17 +29,46 @@ var lsCommand = &command{
 	run:   runLs,
 }
 
-// lsRow is one lock of ls --json.
+// lsRow is one lock or limit of ls --json. For a limit, Fence, AcquiredAt
+// and AgeMs are its latest grant's, ExpiresAt and TTLMs its first slot to
+// expire's, and Holder is empty.
 type lsRow struct {
-	Key        string     `json:"key"`
-	RedisKey   string     `json:"redisKey"`
-	Fence      lock.Fence `json:"fence"`
-	Holder     string     `json:"holder"`
-	AcquiredAt time.Time  `json:"acquiredAt"`
-	ExpiresAt  time.Time  `json:"expiresAt"`
-	AgeMs      int64      `json:"ageMs"`
-	TTLMs      int64      `json:"ttlMs"`
-	Node       string     `json:"node,omitempty"`
+	Key        string        `json:"key"`
+	RedisKey   string        `json:"redisKey"`
+	Fence      lock.Fence    `json:"fence"`
+	Holder     string        `json:"holder,omitempty"`
+	AcquiredAt time.Time     `json:"acquiredAt"`
+	ExpiresAt  time.Time     `json:"expiresAt"`
+	AgeMs      int64         `json:"ageMs"`
+	TTLMs      int64         `json:"ttlMs"`
+	Limit      *limitSummary `json:"limit,omitempty"` // only for a limit
+	Node       string        `json:"node,omitempty"`
+}
+
+// limitSummary is the limit part of an ls --json row.
+type limitSummary struct {
+	N       int   `json:"n"`       // the limit of the latest grant
+	Holders int   `json:"holders"` // live slots
+	Waiters int64 `json:"waiters"` // entries in the key's queue
+}
+
+// limitRow is the ls row of a limit.
+func limitRow(redisKey string, l limitData, nowMs int64) lsRow {
+	last := l.latest()
+	first := l.slots[0] // earliest expiry first
+	return lsRow{Key: l.key, RedisKey: redisKey, Fence: last.fence,
+		AcquiredAt: msTime(last.acquiredAtMs), ExpiresAt: msTime(first.expiresAtMs),
+		AgeMs: nowMs - last.acquiredAtMs, TTLMs: first.expiresAtMs - nowMs,
+		Limit: &limitSummary{N: last.n, Holders: len(l.slots), Waiters: l.waiters}}
+}
+
+// slotsColumn is a limit's HOLDER column: "2/3 slots, 1 waiting".
+func (l *limitSummary) slotsColumn() string {
+	s := fmt.Sprintf("%d/%d slots", l.Holders, l.N)
+	if l.Waiters > 0 {
+		s += fmt.Sprintf(", %d waiting", l.Waiters)
+	}
+	return s
 }
 
 const lsHeader = "FENCE            AGE       TTL       HOLDER                    KEY"
@@ -69,6 +101,20 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 			}
 			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", d.fence, duration(age), duration(left), d.holder(), display(d.key))
 		}
+		for _, l := range p.limits {
+			row := limitRow(l.redisKey, l.data, p.nowMs)
+			if o.json {
+				if s.cluster != nil {
+					row.Node = p.node.Options().Addr
+				}
+				if err := enc.Encode(row); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", row.Fence, duration(ms(row.AgeMs)), duration(ms(row.TTLMs)),
+				row.Limit.slotsColumn(), display(row.Key))
+		}
 		return w.Flush() // stream: a page's lines go out before the next page is read
 	})
 	if err != nil {
@@ -85,10 +131,17 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 
 // totals is ls's last line.
 func totals(t tally, pattern string) string {
-	s := fmt.Sprintf("%s (scanned %s matching %s: %s, %s, %s, %s", count(t.Locks, "lock"), count(t.Scanned, "key"), pattern,
+	s := count(t.Locks, "lock")
+	if t.Limits > 0 {
+		s += fmt.Sprintf(", %s (%s)", count(t.Limits, "limit"), count(t.Slots, "slot"))
+	}
+	s += fmt.Sprintf(" (scanned %s matching %s: %s, %s, %s, %s", count(t.Scanned, "key"), pattern,
 		count(t.Index, "index key"), count(t.Fence, "fence counter"), count(t.Done, "done marker"), count(t.Queue, "waiter queue"))
 	if t.Expired > 0 {
-		s += ", " + count(t.Expired, "expired lock")
+		s += ", " + count(t.Expired, "expired lock") + " or limit"
+		if t.Expired > 1 {
+			s += "s"
+		}
 	}
 	if t.Other > 0 {
 		s += fmt.Sprintf(", %d not syncguard locks", t.Other)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -13,14 +14,20 @@ import (
 
 var releaseCommand = &command{
 	name:    "release",
-	args:    "--force [--yes] KEY",
-	summary: "evict the holder of KEY, waking its waiters; the fence counter stays",
-	detail: "Deletes the lock and its index key (never the fence counter) and wakes the key's waiters as a\n" +
-		"release does. The holder is not told: until its next extend it may still write, with a fence\n" +
-		"that is now stale, which resources that check fences refuse. On a terminal it asks first.",
+	args:    "--force [--yes] [--all | --slot FENCE] KEY",
+	summary: "evict the holder of KEY (or slots of a limit), handing on to its waiters; the fence counter stays",
+	detail: "Releases the lock as its holder would (never deleting the fence counter), so the key's oldest\n" +
+		"waiter gets it as after a release. The holder is not told: until its next extend it may still\n" +
+		"write, with a fence that is now stale, which resources that check fences refuse. On a\n" +
+		"terminal it asks first.\n" +
+		"On a concurrency limit (lock.WithLimit) it evicts nothing unless told which slots: --all\n" +
+		"releases every live slot, --slot FENCE the one with that fence (as show lists them); each\n" +
+		"freed slot goes to the oldest waiter whose n admits it.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.force, "force", false, "required: release a lock this command does not hold")
 		fs.BoolVar(&o.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
+		fs.BoolVar(&o.all, "all", false, "on a concurrency limit: release every live slot")
+		fs.StringVar(&o.slot, "slot", "", "on a concurrency limit: release the slot with this fence")
 	},
 	check: func(o *options, args []string) error {
 		if _, err := oneKey("release", args); err != nil {
@@ -29,9 +36,29 @@ var releaseCommand = &command{
 		if !o.force {
 			return usageErrorf("release needs --force: it evicts a holder that may still be working (see syncguard help release)")
 		}
+		if o.all && o.slot != "" {
+			return usageErrorf("release takes --all or --slot FENCE, not both")
+		}
+		if o.slot != "" {
+			if _, err := parseSlotFence(o.slot); err != nil {
+				return err
+			}
+		}
 		return nil
 	},
 	run: runRelease,
+}
+
+// parseSlotFence parses --slot: a fence as show prints it, or its number
+// without the leading zeros.
+func parseSlotFence(v string) (lock.Fence, error) {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err == nil {
+		if f, err := lock.FormatFence(n); err == nil && n > 0 {
+			return f, nil
+		}
+	}
+	return "", usageErrorf("--slot %q: want a fence, such as 000000000000042 or 42", v)
 }
 
 func runRelease(ctx context.Context, s *session, o *options, args []string) error {
@@ -43,22 +70,22 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 	if err != nil {
 		return err
 	}
+	if st.Limit != nil {
+		return releaseSlots(ctx, s, o, st)
+	}
 	if !st.Locked {
 		return failf("%s is not locked: nothing released", display(st.Key))
 	}
+	if o.slot != "" {
+		return usageErrorf("%s is a lock, not a concurrency limit: drop --slot", display(st.Key))
+	}
 	w := s.env.Stdout
 	l := st.Lock
-	if !o.yes {
-		if !s.env.Interactive {
-			return usageErrorf("release --force asks for confirmation and stdin is not a terminal: add --yes")
-		}
-		fmt.Fprintf(s.env.Stderr, "%s is held by %s (fence %s, for %s, %s left).\n"+
-			"Release it? Its holder is not told and may go on writing with a stale fence. [y/N] ",
-			display(st.Key), l.Holder, l.Fence, duration(ms(l.AgeMs)), duration(ms(l.TTLMs)))
-		answer, _ := bufio.NewReader(s.env.Stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			return failf("not confirmed: nothing released")
-		}
+	err = s.confirm(o, fmt.Sprintf("%s is held by %s (fence %s, for %s, %s left).\n"+
+		"Release it? Its holder is not told and may go on writing with a stale fence. [y/N] ",
+		display(st.Key), l.Holder, l.Fence, duration(ms(l.AgeMs)), duration(ms(l.TTLMs))))
+	if err != nil {
+		return err
 	}
 	info, err := s.backend.ForceRelease(ctx, key)
 	switch {
@@ -83,6 +110,23 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 		fmt.Fprintf(w, "  now      held by %s (fence %s): handed on to a waiter, as a release does\n", after.Lock.Holder, after.Lock.Fence)
 	default:
 		fmt.Fprintf(w, "  now      free (waiters that poll take it at their next attempt)\n")
+	}
+	return nil
+}
+
+// confirm asks question on stderr unless --yes, and fails unless the
+// answer is yes; without a terminal it requires --yes.
+func (s *session) confirm(o *options, question string) error {
+	if o.yes {
+		return nil
+	}
+	if !s.env.Interactive {
+		return usageErrorf("release --force asks for confirmation and stdin is not a terminal: add --yes")
+	}
+	fmt.Fprint(s.env.Stderr, question)
+	answer, _ := bufio.NewReader(s.env.Stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return failf("not confirmed: nothing released")
 	}
 	return nil
 }

@@ -61,7 +61,9 @@ func scanKeys(ctx context.Context, node *redis.Client, pattern string, fn func(k
 type tally struct {
 	Scanned int64 `json:"scanned"` // keys the SCAN returned
 	Locks   int64 `json:"locks"`   // live locks
-	Expired int64 `json:"expired"` // lock data past its expiry, not yet removed
+	Limits  int64 `json:"limits"`  // concurrency limits with live slots
+	Slots   int64 `json:"slots"`   // the live slots of those limits
+	Expired int64 `json:"expired"` // locks and limits past their expiry, not yet removed
 	Index   int64 `json:"index"`   // index keys (and release tombstones)
 	Fence   int64 `json:"fence"`   // fence counters
 	Done    int64 `json:"done"`    // done markers and stored records
@@ -75,17 +77,25 @@ type found struct {
 	data     lockData
 }
 
-// page is the live locks of one SCAN page.
+// page is the live locks and limits of one SCAN page.
 type page struct {
-	node  *redis.Client
-	nowMs int64 // the node's TIME when the page's values were read
-	locks []found
+	node   *redis.Client
+	nowMs  int64 // the node's TIME when the page's values were read
+	locks  []found
+	limits []foundLimit
 }
 
-// scanLocks calls fn with the live locks of each SCAN page of the lock keys
-// whose key matches glob, node after node, and counts every key it sees in
-// t. It reads each page's candidates and the server's TIME in one
-// pipeline, and keeps one page at a time, whatever the number of keys.
+// foundLimit is a limit with live slots found by a scan.
+type foundLimit struct {
+	redisKey string
+	data     limitData
+}
+
+// scanLocks calls fn with the live locks and limits of each SCAN page of
+// the lock keys whose key matches glob, node after node, and counts every
+// key it sees in t. It reads each page's candidates and the server's TIME
+// in one pipeline (and the limits among them in two more), and keeps one
+// page at a time, whatever the number of keys.
 func (s *session) scanLocks(ctx context.Context, glob string, t *tally, fn func(p page) error) error {
 	nodes, err := s.nodes(ctx)
 	if err != nil {
@@ -136,6 +146,7 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 		return page{}, redisError(ctx, node.Options().Addr, err)
 	}
 	p := page{node: node, nowMs: now.Val().UnixMilli()}
+	var others []string // not strings: limits (sorted sets), or foreign
 	for i, k := range candidates {
 		raw, err := gets[i].Result()
 		switch {
@@ -143,8 +154,8 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 			continue // expired or deleted since the SCAN
 		case err != nil && !isReply(err):
 			return page{}, redisError(ctx, node.Options().Addr, err)
-		case err != nil: // WRONGTYPE: a hash, a set...
-			t.Other++
+		case err != nil: // WRONGTYPE: a limit's sorted set, a hash, a set...
+			others = append(others, k)
 			continue
 		}
 		d, err := decodeLock(raw)
@@ -158,6 +169,25 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 		}
 		t.Locks++
 		p.locks = append(p.locks, found{redisKey: k, data: d})
+	}
+	if len(others) == 0 {
+		return p, nil
+	}
+	reads, err := s.readLimits(ctx, node, others, p.nowMs)
+	if err != nil {
+		return page{}, err
+	}
+	for i, r := range reads {
+		switch r.state {
+		case limitLive:
+			t.Limits++
+			t.Slots += int64(len(r.limit.slots))
+			p.limits = append(p.limits, foundLimit{redisKey: others[i], data: r.limit})
+		case limitExpired:
+			t.Expired++
+		case limitOther:
+			t.Other++
+		}
 	}
 	return p, nil
 }

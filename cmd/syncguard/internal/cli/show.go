@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,9 +19,11 @@ import (
 var showCommand = &command{
 	name:    "show",
 	args:    "[--json] KEY",
-	summary: "one key in full: its lock, fence counter, done marker or stored record, waiters",
+	summary: "one key in full: its lock or limit's slots, fence counter, done marker or stored record, waiters",
 	detail: "KEY is the key as the application locks it (as ls prints it), not the Redis key. A lock key\n" +
-		"holding anything but syncguard lock data for KEY is an error (exit status 1).",
+		"holding anything but syncguard lock data or a concurrency limit's slots for KEY is an error\n" +
+		"(exit status 1). A limit shows the n of its latest grant and each live slot (fence, holder as\n" +
+		"the hash of its lock id, acquired, expires), earliest expiry first.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	},
@@ -33,12 +36,15 @@ var showCommand = &command{
 
 // state is what show reads about one key.
 type state struct {
-	Key      string `json:"key"`
-	LockKey  string `json:"lockKey"`
-	Locked   bool   `json:"locked"`
-	Expired  bool   `json:"expired,omitempty"` // lock data past its expiry, not yet removed
-	Lock     *lsRow `json:"lock,omitempty"`
-	FenceKey string `json:"fenceKey"`
+	Key     string `json:"key"`
+	LockKey string `json:"lockKey"`
+	// Locked says a lock holds the key; a limit's slots are in Limit.
+	Locked  bool   `json:"locked"`
+	Expired bool   `json:"expired,omitempty"` // a lock or limit past its expiry, not yet removed
+	Lock    *lsRow `json:"lock,omitempty"`
+	// Limit is the key's concurrency limit, when live slots hold it.
+	Limit    *limitShow `json:"limit,omitempty"`
+	FenceKey string     `json:"fenceKey"`
 	// Counter is the fence counter's value, "" when it does not exist.
 	Counter string `json:"fenceCounter"`
 	DoneKey string `json:"doneKey"`
@@ -50,6 +56,33 @@ type state struct {
 	Waiters int64 `json:"waiters"`
 
 	nowMs int64
+}
+
+// limitShow is a limit in show: the n of its latest grant and its live
+// slots, earliest expiry first.
+type limitShow struct {
+	N       int       `json:"n"`
+	Holders []slotRow `json:"holders"`
+}
+
+// slotRow is one live slot of a limit.
+type slotRow struct {
+	Fence      lock.Fence `json:"fence"`
+	Holder     string     `json:"holder"` // lock.HashKey of its lock id
+	AcquiredAt time.Time  `json:"acquiredAt"`
+	ExpiresAt  time.Time  `json:"expiresAt"`
+	AgeMs      int64      `json:"ageMs"`
+	TTLMs      int64      `json:"ttlMs"`
+}
+
+// newLimitShow describes l as seen at nowMs.
+func newLimitShow(l limitData, nowMs int64) *limitShow {
+	ls := &limitShow{N: l.latest().n, Holders: make([]slotRow, len(l.slots))}
+	for i, s := range l.slots {
+		ls.Holders[i] = slotRow{Fence: s.fence, Holder: s.holder(), AcquiredAt: msTime(s.acquiredAtMs),
+			ExpiresAt: msTime(s.expiresAtMs), AgeMs: nowMs - s.acquiredAtMs, TTLMs: s.expiresAtMs - nowMs}
+	}
+	return ls
 }
 
 func runShow(ctx context.Context, s *session, o *options, args []string) error {
@@ -112,6 +145,10 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	raw, err := get.Result()
 	switch {
 	case errors.Is(err, redis.Nil):
+	case err != nil && isReply(err) && typ.Val() == "zset":
+		if err := s.readLimit(ctx, node, st); err != nil {
+			return nil, err
+		}
 	case err != nil && isReply(err):
 		return nil, failf("%s holds a %s, not syncguard lock data", display(keys.Lock), typ.Val())
 	case err != nil:
@@ -143,6 +180,24 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	return st, nil
 }
 
+// readLimit reads the sorted set at st.LockKey into st as a limit of
+// st.Key.
+func (s *session) readLimit(ctx context.Context, node *redis.Client, st *state) error {
+	reads, err := s.readLimits(ctx, node, []string{st.LockKey}, st.nowMs)
+	if err != nil {
+		return err
+	}
+	switch r := reads[0]; {
+	case r.state == limitOther || (r.state == limitLive && r.limit.key != st.Key):
+		return failf("%s holds a sorted set that is not a syncguard concurrency limit of this key", display(st.LockKey))
+	case r.state == limitLive:
+		st.Limit = newLimitShow(r.limit, st.nowMs)
+	case r.state == limitExpired:
+		st.Expired = true
+	}
+	return nil
+}
+
 // nodeOf returns the server holding key.
 func (s *session) nodeOf(ctx context.Context, key string) (*redis.Client, error) {
 	if s.cluster == nil {
@@ -169,15 +224,21 @@ func (st *state) print(w io.Writer) {
 		row("holder", "%s (hash of its lock id)", l.Holder)
 		row("acquired", "%s (%s ago)", timestamp(l.AcquiredAt), duration(ms(l.AgeMs)))
 		row("expires", "%s (in %s)", timestamp(l.ExpiresAt), duration(ms(l.TTLMs)))
+	case st.Limit != nil:
+		row("state", "limit: %d of %d slots held (n of the latest grant)", len(st.Limit.Holders), st.Limit.N)
+		for _, h := range st.Limit.Holders {
+			row("slot", "fence %s  holder %s  acquired %s (%s ago)  expires %s (in %s)", h.Fence, h.Holder,
+				timestamp(h.AcquiredAt), duration(ms(h.AgeMs)), timestamp(h.ExpiresAt), duration(ms(h.TTLMs)))
+		}
 	case st.Expired:
-		row("state", "free (expired lock data not yet removed)")
+		row("state", "free (expired lock data or slots not yet removed)")
 	default:
 		row("state", "free")
 	}
 	switch {
 	case st.Counter != "":
 		row("fence counter", "%s = %s", display(st.FenceKey), st.Counter)
-	case st.Locked:
+	case st.Locked || st.Limit != nil:
 		row("fence counter", "%s: MISSING while the key is locked (evicted, or lost in a restart): run syncguard doctor", display(st.FenceKey))
 	default:
 		row("fence counter", "%s: none yet", display(st.FenceKey))

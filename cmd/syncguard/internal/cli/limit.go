@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// A concurrency limit (lock.WithLimit) keeps its slots in a sorted set at
+// the lock key, lock id -> expiresAtMs by the server's clock (expired
+// members linger until a script reclaims them); each slot's index key
+// "<tag prefix>:id:<lock id>" holds
+//
+//	"\x01<fence> <acquiredAtMs> <n> <lock key length> <lock key><user key>"
+//
+// (see redisbackend/limit.go). A lock key is a lock (a string) or a limit
+// (a sorted set), never both.
+
+// slotData is one live slot of a limit.
+type slotData struct {
+	lockID       string
+	fence        lock.Fence
+	acquiredAtMs int64
+	expiresAtMs  int64
+	n            int // the limit of its grant
+}
+
+// holder is the slot's lock id as operators see it (see lockData.holder).
+func (s slotData) holder() string { return lock.HashKey(s.lockID) }
+
+// limitData is a limit key with live slots.
+type limitData struct {
+	key     string     // the user key, as the slots' index keys name it
+	slots   []slotData // earliest expiry first
+	waiters int64      // entries in the key's queue
+}
+
+// latest is the slot of the most recent grant: fences increase in grant
+// order. Its n is the limit shown (as LookupLimit's Limit).
+func (l limitData) latest() slotData {
+	last := l.slots[0]
+	for _, s := range l.slots[1:] {
+		if s.fence.Compare(last.fence) > 0 {
+			last = s
+		}
+	}
+	return last
+}
+
+// limitState is what readLimits found at a sorted set.
+type limitState int
+
+const (
+	limitLive    limitState = iota // live slots of a limit of this prefix
+	limitExpired                   // a limit whose slots all expired, not yet removed
+	limitGone                      // deleted, or every slot released, since it was seen
+	limitOther                     // not a limit of this prefix and layout
+)
+
+// limitRead is one key's result of readLimits.
+type limitRead struct {
+	state limitState
+	limit limitData // when limitLive
+}
+
+// readLimits reads the lock keys redisKeys of node that hold something
+// other than a string (they answered GET with WRONGTYPE) as limits: their
+// live slots by nowMs (the node's TIME, less lock.TimeToleranceMs, as
+// lock.IsLive) and the slots' index keys, in two pipelines.
+func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) ([]limitRead, error) {
+	addr := node.Options().Addr
+	cutoff := "(" + strconv.FormatInt(nowMs-lock.TimeToleranceMs, 10)
+	pipe := node.Pipeline()
+	live := make([]*redis.ZSliceCmd, len(redisKeys))
+	first := make([]*redis.StringSliceCmd, len(redisKeys))
+	queues := make([]*redis.IntCmd, len(redisKeys))
+	for i, k := range redisKeys {
+		// No more than lock.MaxLimit slots are ever live: a set with more
+		// is not a limit.
+		live[i] = pipe.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: cutoff, Max: "+inf", Count: lock.MaxLimit + 1})
+		first[i] = pipe.ZRange(ctx, k, 0, 0)
+		queues[i] = pipe.ZCard(ctx, s.names.queueKey(k))
+	}
+	_, _ = pipe.Exec(ctx) // each command's error is read below
+	reads := make([]limitRead, len(redisKeys))
+	indexes := make([][]*redis.StringCmd, len(redisKeys))
+	pipe = node.Pipeline()
+	for i, k := range redisKeys {
+		members, err := live[i].Result()
+		switch {
+		case err != nil && !isReply(err):
+			return nil, redisError(ctx, addr, err)
+		case err != nil || len(members) > lock.MaxLimit: // WRONGTYPE: a hash, a set...
+			reads[i].state = limitOther
+			continue
+		case len(members) == 0:
+			reads[i].state = limitExpired
+			if f := first[i].Val(); len(f) == 0 {
+				reads[i].state = limitGone
+			} else if lock.ValidateLockID(f[0]) != nil {
+				reads[i].state = limitOther
+			}
+			continue
+		}
+		tagPrefix, _, ok := s.names.split(k)
+		if !ok {
+			reads[i].state = limitOther
+			continue
+		}
+		reads[i].limit.waiters = queues[i].Val() // 0 without a queue
+		for _, m := range members {
+			id, _ := m.Member.(string)
+			if lock.ValidateLockID(id) != nil {
+				reads[i].state = limitOther
+				break
+			}
+			reads[i].limit.slots = append(reads[i].limit.slots, slotData{lockID: id, expiresAtMs: int64(m.Score)})
+			indexes[i] = append(indexes[i], pipe.Get(ctx, tagPrefix+":id:"+id))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !isReply(err) {
+		return nil, redisError(ctx, addr, err)
+	}
+	for i, k := range redisKeys {
+		r := &reads[i]
+		if r.state != limitLive {
+			continue
+		}
+		slots, foreign := r.limit.slots[:0], false
+		for j, s := range r.limit.slots {
+			raw, err := indexes[i][j].Result()
+			if err != nil || isTombstone(raw) {
+				continue // released since the read (or its index evicted)
+			}
+			ix, err := decodeSlotIndex(raw)
+			if err != nil || ix.lockKey != k || (r.limit.key != "" && ix.userKey != r.limit.key) {
+				foreign = true
+				break
+			}
+			r.limit.key = ix.userKey
+			s.fence, s.acquiredAtMs, s.n = ix.fence, ix.acquiredAtMs, ix.n
+			slots = append(slots, s)
+		}
+		r.limit.slots = slots
+		switch {
+		case foreign || (len(slots) > 0 && !s.names.isLockOf(k, r.limit.key)):
+			r.state = limitOther
+		case len(slots) == 0:
+			r.state = limitGone
+		}
+	}
+	return reads, nil
+}
+
+// slotIndex is the value of a slot's index key.
+type slotIndex struct {
+	fence        lock.Fence
+	acquiredAtMs int64
+	n            int
+	lockKey      string
+	userKey      string
+}
+
+var errNotSlotIndex = errors.New("not a syncguard slot index")
+
+// decodeSlotIndex parses "\x01<fence> <acquiredAtMs> <n> <lock key
+// length> <lock key><user key>".
+func decodeSlotIndex(v string) (slotIndex, error) {
+	rest, ok := strings.CutPrefix(v, "\x01")
+	if !ok {
+		return slotIndex{}, errNotSlotIndex
+	}
+	f := strings.SplitN(rest, " ", 5)
+	if len(f) != 5 {
+		return slotIndex{}, errNotSlotIndex
+	}
+	fence, err := lock.ParseFence(f[0])
+	acq, err1 := strconv.ParseInt(f[1], 10, 64)
+	n, err2 := strconv.Atoi(f[2])
+	klen, err3 := strconv.Atoi(f[3])
+	if err != nil || err1 != nil || err2 != nil || err3 != nil || n < 1 || klen < 0 || klen > len(f[4]) {
+		return slotIndex{}, errNotSlotIndex
+	}
+	return slotIndex{fence: fence, acquiredAtMs: acq, n: n, lockKey: f[4][:klen], userKey: f[4][klen:]}, nil
+}
+
+// isTombstone reports whether an index key holds a release's tombstone
+// ("\x00<result>:<nonce>") rather than a lease's index.
+func isTombstone(v string) bool { return strings.HasPrefix(v, "\x00") }

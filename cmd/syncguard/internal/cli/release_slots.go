@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// releaseSlots is release --force on a concurrency limit: it evicts the
+// slots --all or --slot names (redisbackend.Backend.ForceReleaseSlots),
+// and never more than the operator saw and confirmed.
+func releaseSlots(ctx context.Context, s *session, o *options, st *state) error {
+	lim := st.Limit
+	if !o.all && o.slot == "" {
+		return usageErrorf("%s is a concurrency limit with %d of %d slots held: add --all to release every slot, "+
+			"or --slot FENCE for one (syncguard show %s lists them)", display(st.Key), len(lim.Holders), lim.N, display(st.Key))
+	}
+	var fence lock.Fence
+	picked := lim.Holders
+	if o.slot != "" {
+		fence, _ = parseSlotFence(o.slot) // checked before any I/O
+		picked = nil
+		for _, h := range lim.Holders {
+			if h.Fence == fence {
+				picked = append(picked, h)
+			}
+		}
+		if len(picked) == 0 {
+			return failf("no live slot of %s has fence %s: nothing released (syncguard show %s lists them)",
+				display(st.Key), fence, display(st.Key))
+		}
+	}
+	var q strings.Builder
+	fmt.Fprintf(&q, "%s is a concurrency limit with %d of %d slots held. Release %s:\n",
+		display(st.Key), len(lim.Holders), lim.N, count(int64(len(picked)), "slot"))
+	for _, h := range picked {
+		fmt.Fprintf(&q, "  fence %s, holder %s, for %s, %s left\n", h.Fence, h.Holder, duration(ms(h.AgeMs)), duration(ms(h.TTLMs)))
+	}
+	q.WriteString("Their holders are not told and may go on writing with stale fences. [y/N] ")
+	if err := s.confirm(o, q.String()); err != nil {
+		return err
+	}
+	infos, err := s.backend.ForceReleaseSlots(ctx, st.Key, fence)
+	switch {
+	case errors.Is(err, lock.ErrNotHeld):
+		return failf("%s: the slots were released or expired meanwhile: nothing released", display(st.Key))
+	case err != nil && len(infos) == 0:
+		return failf("%s", message(err))
+	}
+	w := s.env.Stdout
+	fmt.Fprintf(w, "released %s of %s\n", count(int64(len(infos)), "slot"), display(st.Key))
+	var highest lock.Fence
+	for _, info := range infos {
+		fmt.Fprintf(w, "  removed  slot fence %s (holder %s, acquired %s) and its index key\n",
+			info.Fence, info.IDHash, timestamp(info.AcquiredAt))
+	}
+	for _, h := range lim.Holders {
+		if h.Fence.Compare(highest) > 0 {
+			highest = h.Fence
+		}
+	}
+	counter := s.client.Get(ctx, st.FenceKey).Val() // for the report only
+	fmt.Fprintf(w, "  kept     %s = %s (fence counters are never deleted)\n", display(st.FenceKey), counter)
+	if err != nil { // a release failed after others succeeded
+		return failf("%s: released %d of %d slots, then: %s", display(st.Key), len(infos), len(picked), message(err))
+	}
+	// A release hands its slot to the oldest waiter whose n admits it:
+	// say how many were granted since the read.
+	after, err := s.read(ctx, st.Key)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "  now      unknown: %s\n", message(err))
+	case after.Limit == nil:
+		fmt.Fprintf(w, "  now      free (waiters that poll take a slot at their next attempt)\n")
+	default:
+		granted := 0
+		for _, h := range after.Limit.Holders {
+			if h.Fence.Compare(highest) > 0 {
+				granted++
+			}
+		}
+		fmt.Fprintf(w, "  now      %d of %d slots held", len(after.Limit.Holders), after.Limit.N)
+		if granted > 0 {
+			fmt.Fprintf(w, ", %d granted since (handed on to waiters, as a release does)", granted)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
