@@ -19,11 +19,14 @@ import (
 var watchCommand = &command{
 	name:    "watch",
 	args:    "[--match GLOB] [--interval D] [--count N] [--top N]",
-	summary: "a line a second: locks, acquisitions and releases per second, waiters, busiest keys",
+	summary: "a line a second: locks, limits, acquisitions and releases per second, waiters, busiest keys",
 	detail: "Samples the locks with SCAN every interval and compares each key's fence with the previous\n" +
 		"sample, so the application needs no change. With a fence counter per key the fence difference\n" +
 		"also counts the grants that came and went between two samples; an expiry counts as a release.\n" +
-		"Waiters are those queued in Redis (<prefix>:queue:<lock key>). Ends on Ctrl-C, SIGTERM or --count.",
+		"Waiters are those queued in Redis (<prefix>:queue:<lock key>). Concurrency limits (lock.WithLimit)\n" +
+		"count the slots whose fences appeared or vanished between samples (a slot taken and freed\n" +
+		"between two samples is not seen) and add \"limits L (S slots)\" to the line when there are any.\n" +
+		"Ends on Ctrl-C, SIGTERM or --count.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.StringVar(&o.match, "match", "*", "only keys matching this Redis glob")
 		fs.DurationVar(&o.interval, "interval", time.Second, "time between samples")
@@ -45,7 +48,8 @@ var watchCommand = &command{
 type sample struct {
 	nowMs   int64
 	locks   map[string]held
-	gone    map[string]gone // by lock key, with a fence counter per key
+	limits  map[string]heldLimit // by lock key
+	gone    map[string]gone      // by lock key, with a fence counter per key
 	waiters int64
 }
 
@@ -122,7 +126,7 @@ func quietIfDone(ctx context.Context, err error) error {
 // locked in prev and free now, so the grants that came and went on them
 // since prev are counted too.
 func (s *session) sample(ctx context.Context, glob string, prev sample, perKey bool) (sample, error) {
-	cur := sample{locks: map[string]held{}, gone: map[string]gone{}}
+	cur := sample{locks: map[string]held{}, limits: map[string]heldLimit{}, gone: map[string]gone{}}
 	var t tally
 	err := s.scanLocks(ctx, glob, &t, func(p page) error {
 		cur.nowMs = max(cur.nowMs, p.nowMs)
@@ -138,6 +142,10 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 			n := cards[i].Val()
 			cur.waiters += n
 			cur.locks[l.redisKey] = held{key: l.data.key, fence: l.data.fence, waiters: n}
+		}
+		for _, l := range p.limits {
+			cur.waiters += l.data.waiters
+			cur.limits[l.redisKey] = newHeldLimit(l.data)
 		}
 		return nil
 	})
@@ -269,6 +277,8 @@ func compare(prev, cur sample, perKey bool) (acquired, released int64, busy []ac
 			}
 		}
 	}
+	la, lr, lb := compareLimits(prev, cur)
+	acquired, released, busy = acquired+la, released+lr, append(busy, lb...)
 	sort.Slice(busy, func(i, j int) bool {
 		a, b := busy[i], busy[j]
 		if a.acquired != b.acquired {
@@ -291,8 +301,12 @@ func watchLine(prev, cur sample, perKey bool, top int) string {
 		secs = 1
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  locks %d  acquired/s %.1f  released/s %.1f  waiters %d  busiest:",
-		msTime(cur.nowMs).Format("15:04:05"), len(cur.locks), float64(acquired)/secs, float64(released)/secs, cur.waiters)
+	fmt.Fprintf(&b, "%s  locks %d", msTime(cur.nowMs).Format("15:04:05"), len(cur.locks))
+	if len(cur.limits) > 0 || len(prev.limits) > 0 {
+		fmt.Fprintf(&b, "  limits %d (%s)", len(cur.limits), count(int64(cur.slotCount()), "slot"))
+	}
+	fmt.Fprintf(&b, "  acquired/s %.1f  released/s %.1f  waiters %d  busiest:",
+		float64(acquired)/secs, float64(released)/secs, cur.waiters)
 	if len(busy) == 0 || top == 0 {
 		b.WriteString(" -")
 	}
