@@ -1,5 +1,5 @@
 // Syncguard is the operator's command for syncguard-go locks on Redis: it
-// lists the live locks, shows one key in full, watches the lock traffic,
+// lists the live locks and concurrency limits, shows one key in full, watches the lock traffic,
 // checks what the server does for fences, and force-releases a stuck key.
 //
 //	go install github.com/syncguard-go/syncguard/cmd/syncguard@latest
@@ -8,7 +8,7 @@
 //
 //	syncguard [flags] ls [--match GLOB] [--json]
 //	syncguard [flags] show [--json] KEY
-//	syncguard [flags] release --force [--yes] KEY
+//	syncguard [flags] release --force [--yes] [--all | --slot FENCE] KEY
 //	syncguard [flags] watch [--match GLOB] [--interval 1s] [--count N] [--top 3]
 //	syncguard [flags] doctor [--json] [--samples 100]
 //
@@ -32,11 +32,17 @@
 // locks as it goes, so it holds one page at a time whatever the number of
 // keys; it tells lock keys from index keys, fence counters, done markers
 // and waiter queues by name, and skips values that are not syncguard lock
-// data. watch samples the same way every interval and compares fences
+// data. A concurrency limit (lock.WithLimit: a sorted set of slots at the
+// lock key) is one line of ls: its live slots over the n of its latest
+// grant, and its waiters; show lists its slots (a slot is live while its
+// expiry, by the server's TIME, is within lock.TimeToleranceMs). watch
+// samples the same way every interval and compares fences
 // between samples, so the application needs no change. release --force
 // evicts the holder through redisbackend's ForceRelease: the lock and its
 // index key go, the fence counter stays, waiters are woken as by a release;
-// the holder is not told, and its fence is now stale. doctor prints the
+// the holder is not told, and its fence is now stale. On a limit it
+// releases nothing unless told which slots: --all, or --slot FENCE
+// (ForceReleaseSlots); each freed slot goes to a waiter. doctor prints the
 // findings of redisbackend's Check and one on the fence counters (count and
 // MEMORY USAGE).
 //
