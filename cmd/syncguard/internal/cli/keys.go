@@ -48,6 +48,19 @@ func (n namer) lockPattern(glob string) string {
 	return globEscape(n.prefix) + ":" + glob
 }
 
+// scanPattern is the SCAN MATCH pattern of a scan for the lock keys whose
+// user key matches glob: lockPattern, except that in the cluster layout
+// with glob "*" it is "<prefix>:*", which also matches the waiter queues
+// ("<prefix>:queue:<lock key>", outside the tagged names) so that they are
+// counted as in the single layout (SCAN walks every key whatever the
+// pattern, so this costs no more round trips).
+func (n namer) scanPattern(glob string) string {
+	if n.cluster && glob == "*" {
+		return globEscape(n.prefix) + ":*"
+	}
+	return n.lockPattern(glob)
+}
+
 // split returns the tag prefix of a key name ("<prefix>" or
 // "<prefix>:{T}") and the rest after its ':'.
 func (n namer) split(redisKey string) (tagPrefix, rest string, ok bool) {

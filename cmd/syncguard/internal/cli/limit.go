@@ -68,11 +68,43 @@ type limitRead struct {
 	limit limitData // when limitLive
 }
 
+// readAttempts bounds how often readLimits reads a limit again whose slot
+// was released between its two reads.
+const readAttempts = 3
+
 // readLimits reads the lock keys redisKeys of node that hold something
 // other than a string (they answered GET with WRONGTYPE) as limits: their
 // live slots by nowMs (the node's TIME, less lock.TimeToleranceMs, as
-// lock.IsLive) and the slots' index keys, in two pipelines.
+// lock.IsLive) and the slots' index keys, in two pipelines. A slot released
+// between the two (its index a tombstone) may have been replaced by one
+// the first did not see: such a limit is read again, a few times at most.
 func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) ([]limitRead, error) {
+	reads, changed, err := s.readLimitsOnce(ctx, node, redisKeys, nowMs)
+	for range readAttempts - 1 {
+		if err != nil || len(changed) == 0 {
+			break
+		}
+		again := make([]string, len(changed))
+		for i, j := range changed {
+			again[i] = redisKeys[j]
+		}
+		var more []limitRead
+		var moreChanged []int
+		more, moreChanged, err = s.readLimitsOnce(ctx, node, again, nowMs)
+		for i, r := range more {
+			reads[changed[i]] = r
+		}
+		for i := range moreChanged {
+			moreChanged[i] = changed[moreChanged[i]]
+		}
+		changed = moreChanged
+	}
+	return reads, err
+}
+
+// readLimitsOnce is one read of readLimits; changed lists the limits of
+// which a slot was released between the two pipelines.
+func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) (reads []limitRead, changed []int, err error) {
 	addr := node.Options().Addr
 	cutoff := "(" + strconv.FormatInt(nowMs-lock.TimeToleranceMs, 10)
 	pipe := node.Pipeline()
@@ -87,14 +119,14 @@ func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys 
 		queues[i] = pipe.ZCard(ctx, s.names.queueKey(k))
 	}
 	_, _ = pipe.Exec(ctx) // each command's error is read below
-	reads := make([]limitRead, len(redisKeys))
+	reads = make([]limitRead, len(redisKeys))
 	indexes := make([][]*redis.StringCmd, len(redisKeys))
 	pipe = node.Pipeline()
 	for i, k := range redisKeys {
 		members, err := live[i].Result()
 		switch {
 		case err != nil && !isReply(err):
-			return nil, redisError(ctx, addr, err)
+			return nil, nil, redisError(ctx, addr, err)
 		case err != nil || len(members) > lock.MaxLimit: // WRONGTYPE: a hash, a set...
 			reads[i].state = limitOther
 			continue
@@ -124,7 +156,7 @@ func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys 
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !isReply(err) {
-		return nil, redisError(ctx, addr, err)
+		return nil, nil, redisError(ctx, addr, err)
 	}
 	for i, k := range redisKeys {
 		r := &reads[i]
@@ -135,7 +167,10 @@ func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys 
 		for j, s := range r.limit.slots {
 			raw, err := indexes[i][j].Result()
 			if err != nil || isTombstone(raw) {
-				continue // released since the read (or its index evicted)
+				if isTombstone(raw) && (len(changed) == 0 || changed[len(changed)-1] != i) {
+					changed = append(changed, i) // released since the read
+				}
+				continue // (or its index evicted)
 			}
 			ix, err := decodeSlotIndex(raw)
 			if err != nil || ix.lockKey != k || (r.limit.key != "" && ix.userKey != r.limit.key) {
@@ -154,7 +189,7 @@ func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys 
 			r.state = limitGone
 		}
 	}
-	return reads, nil
+	return reads, changed, nil
 }
 
 // slotIndex is the value of a slot's index key.

@@ -125,7 +125,7 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 			Totals tally `json:"totals"`
 		}{t})
 	}
-	fmt.Fprintln(w, totals(t, s.names.lockPattern(o.match)))
+	fmt.Fprintln(w, totals(t, s.names.scanPattern(o.match)))
 	return nil
 }
 

@@ -101,7 +101,7 @@ func (s *session) scanLocks(ctx context.Context, glob string, t *tally, fn func(
 	if err != nil {
 		return err
 	}
-	pattern := s.names.lockPattern(glob)
+	pattern := s.names.scanPattern(glob)
 	for _, node := range nodes {
 		err := scanKeys(ctx, node, pattern, func(keys []string) error {
 			p, err := s.readPage(ctx, node, keys, t)

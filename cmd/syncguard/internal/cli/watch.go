@@ -83,7 +83,7 @@ func runWatch(ctx context.Context, s *session, o *options, args []string) error 
 	w := bufio.NewWriter(s.env.Stdout)
 	defer w.Flush()
 	fmt.Fprintf(w, "watching %s every %v: acquisitions and releases counted by comparing fences between samples (an expiry counts as a release)\n",
-		s.names.lockPattern(o.match), o.interval)
+		s.names.scanPattern(o.match), o.interval)
 	if err := w.Flush(); err != nil {
 		return err
 	}

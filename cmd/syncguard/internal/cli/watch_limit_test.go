@@ -60,20 +60,26 @@ func TestWatchLimit(t *testing.T) {
 	takeSlot(t, b, "pool", 3, time.Minute)
 	takeSlot(t, b, "pool", 3, time.Minute)
 	wg.Add(1)
-	go func() { // the third slot changes hands every 10 ms or so, and is held nearly always
+	go func() {
+		// A third slot changes hands every 10 ms or so: the next is taken
+		// (with n = 4) before the last is released, so that every sample
+		// sees one, and a new fence at each.
 		defer wg.Done()
+		var last lock.Lease
 		for ctx.Err() == nil {
 			id, _ := b.NewLockID("pool")
-			l, err := b.AcquireSlot(ctx, "pool", id, 3, time.Minute)
+			l, err := b.AcquireSlot(ctx, "pool", id, 4, time.Minute)
 			if err != nil {
 				continue
 			}
+			if last.ID != "" {
+				_ = b.Release(context.Background(), last.ID)
+			}
+			last = l
 			grants.Add(1)
 			time.Sleep(10 * time.Millisecond)
-			_ = b.Release(context.Background(), l.ID)
 		}
 	}()
-
 	for grants.Load() < 3 { // the third slot is changing hands
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -89,8 +95,8 @@ func TestWatchLimit(t *testing.T) {
 		}
 		slots, _ := strconv.Atoi(m[2])
 		acquired, _ := strconv.ParseFloat(m[3], 64)
-		if m[1] != "1" || slots < 2 || slots > 3 || acquired <= 0 || !strings.HasPrefix(m[4], "pool ") {
-			t.Errorf("watch line %q: want 1 limit with 2 or 3 slots, its grants, pool the busiest", line)
+		if m[1] != "1" || slots < 3 || slots > 4 || acquired <= 0 || !strings.HasPrefix(m[4], "pool ") {
+			t.Errorf("watch line %q: want 1 limit with 3 or 4 slots, its grants, pool the busiest", line)
 		}
 	}
 }
