@@ -3,7 +3,6 @@ package redisbackend
 import (
 	"context"
 	"errors"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -163,45 +162,4 @@ func (b *Backend) ForceReleaseSlots(ctx context.Context, key string, fence lock.
 		return nil, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
 	}
 	return released, nil
-}
-
-// heldSlot is a live slot of a limit with its raw lock id.
-type heldSlot struct {
-	id   string
-	n    int // the limit of its grant
-	info lock.Info
-}
-
-// liveSlots reads the live slots of key that have an index key, earliest
-// expiry first (lookup_limit.lua).
-func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, error) {
-	if err := checkCtx(op, ctx); err != nil {
-		return nil, err
-	}
-	norm, lockKey, err := b.lockKey(op, key)
-	if err != nil {
-		return nil, err
-	}
-	res, err := b.run(ctx, lookupLimitScript, append(lookupLimitScript.args(1, 2), lockKey, toleranceArg, b.indexPrefix(lockKey))).Slice()
-	if err != nil {
-		return nil, mapError(ctx, op, err)
-	}
-	keyHash := lock.HashKey(norm)
-	var slots []heldSlot
-	for i := 0; i+2 < len(res); i += 3 {
-		id, _ := res[i].(string)
-		score, _ := res[i+1].(string)
-		idx, _ := res[i+2].(string)
-		exp, err := strconv.ParseFloat(score, 64)
-		if err != nil {
-			return nil, internal(op, "unexpected slot expiry")
-		}
-		s, ok := parseSlotIndex(idx)
-		if !ok {
-			continue // no index (gone, or ending within the tolerance)
-		}
-		slots = append(slots, heldSlot{id: id, n: s.n, info: lock.Info{KeyHash: keyHash, IDHash: lock.HashKey(id),
-			Fence: s.fence, AcquiredAt: msTime(s.acquiredAtMs), ExpiresAt: msTime(int64(exp))}})
-	}
-	return slots, nil
 }

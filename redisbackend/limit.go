@@ -82,7 +82,31 @@ func (b *Backend) slotsUsable(n int) error {
 // LookupLimit implements lock.Limiter: the live slots of key, or nil, nil
 // when none is held. Holders come earliest expiry first, as hashes only.
 func (b *Backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo, error) {
-	const op = "lookup"
+	slots, err := b.liveSlots(ctx, "lookup", key)
+	if err != nil || len(slots) == 0 {
+		return nil, err
+	}
+	info := &lock.LimitInfo{KeyHash: slots[0].info.KeyHash}
+	var latest lock.Fence // the fence of the most recent grant: fences increase in grant order
+	for _, s := range slots {
+		info.Holders = append(info.Holders, s.info)
+		if latest == "" || s.info.Fence.Compare(latest) > 0 {
+			latest, info.Limit = s.info.Fence, s.n
+		}
+	}
+	return info, nil
+}
+
+// heldSlot is a live slot of a limit with its raw lock id.
+type heldSlot struct {
+	id   string
+	n    int // the limit of its grant
+	info lock.Info
+}
+
+// liveSlots reads the live slots of key that have an index key, earliest
+// expiry first (lookup_limit.lua).
+func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, error) {
 	if err := checkCtx(op, ctx); err != nil {
 		return nil, err
 	}
@@ -94,11 +118,8 @@ func (b *Backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo,
 	if err != nil {
 		return nil, mapError(ctx, op, err)
 	}
-	if len(res) == 0 {
-		return nil, nil
-	}
-	info := &lock.LimitInfo{KeyHash: lock.HashKey(norm)}
-	var latest lock.Fence // the fence of the most recent grant: fences increase in grant order
+	keyHash := lock.HashKey(norm)
+	var slots []heldSlot
 	for i := 0; i+2 < len(res); i += 3 {
 		id, _ := res[i].(string)
 		score, _ := res[i+1].(string)
@@ -109,24 +130,12 @@ func (b *Backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo,
 		}
 		s, ok := parseSlotIndex(idx)
 		if !ok {
-			// The index ended within the tolerance: a slot about to go.
-			continue
+			continue // no index (gone, or ending within the tolerance)
 		}
-		info.Holders = append(info.Holders, lock.Info{
-			KeyHash:    info.KeyHash,
-			IDHash:     lock.HashKey(id),
-			Fence:      s.fence,
-			AcquiredAt: msTime(s.acquiredAtMs),
-			ExpiresAt:  msTime(int64(exp)),
-		})
-		if latest == "" || s.fence.Compare(latest) > 0 {
-			latest, info.Limit = s.fence, s.n
-		}
+		slots = append(slots, heldSlot{id: id, n: s.n, info: lock.Info{KeyHash: keyHash, IDHash: lock.HashKey(id),
+			Fence: s.fence, AcquiredAt: msTime(s.acquiredAtMs), ExpiresAt: msTime(int64(exp))}})
 	}
-	if len(info.Holders) == 0 {
-		return nil, nil
-	}
-	return info, nil
+	return slots, nil
 }
 
 // slotIndex is a parsed slot index value (see above).
