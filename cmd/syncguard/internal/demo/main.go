@@ -74,7 +74,17 @@ func run(ctx context.Context, w io.Writer) error {
 	if err := b.ReleaseDone(ctx, report, time.Hour); err != nil { // done: a marker, no lock
 		return err
 	}
-	fmt.Fprintln(w, "  invoice:42 held (its third holder), order:7 held, report:daily done and released")
+	for range 2 { // two exports running under a limit of 3 (lock.WithLimit)
+		id, err := b.NewLockID("exports:user-7")
+		if err != nil {
+			return err
+		}
+		if _, err := b.AcquireSlot(ctx, "exports:user-7", id, 3, time.Minute); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "  invoice:42 held (its third holder), order:7 held, report:daily done and released,")
+	fmt.Fprintln(w, "  exports:user-7 a concurrency limit of 3 with 2 slots taken")
 
 	url := "redis://" + mr.Addr()
 	fmt.Fprintf(w, "\n$ syncguard ls --redis %s\n", url)
@@ -87,8 +97,8 @@ func run(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("syncguard ls exited %d", code)
 	}
 	if !strings.Contains(out.String(), "invoice:42") || !strings.Contains(out.String(), "order:7") ||
-		!strings.Contains(out.String(), "\n2 locks (") {
-		return fmt.Errorf("syncguard ls did not list the two locks held")
+		!strings.Contains(out.String(), "exports:user-7") || !strings.Contains(out.String(), "\n2 locks, 1 limit (2 slots) (") {
+		return fmt.Errorf("syncguard ls did not list the two locks and the limit held")
 	}
 	return nil
 }
