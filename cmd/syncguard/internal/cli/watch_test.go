@@ -35,14 +35,18 @@ func TestWatch(t *testing.T) {
 		defer wg.Done()
 		_, _ = lock.Acquire(ctx, b, "idle", lock.WithWait(time.Minute))
 	}()
-	go func() { // "hot" changes hands every 10 ms or so, and is held nearly always
+	go func() { // "hot" changes hands every 2 ms or so, and is held most of the time
 		defer wg.Done()
 		for ctx.Err() == nil {
 			l, err := b.Acquire(ctx, "hot", time.Minute)
 			if err != nil {
 				continue
 			}
-			time.Sleep(10 * time.Millisecond)
+			// Short, so that even a machine loaded enough to stretch each
+			// cycle tenfold makes well over the 10 grants a second below
+			// (a watch that only counted the holders it sampled would see
+			// at most 1 per 300ms sample, 3.3 a second).
+			time.Sleep(2 * time.Millisecond)
 			_ = b.Release(context.Background(), l.ID)
 		}
 	}()
@@ -58,7 +62,7 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("watch line %q does not match %v", line, watchRe)
 		}
 		acquired, _ := strconv.ParseFloat(m[2], 64)
-		// About 100 grants a second: with a counter per key the fence
+		// Hundreds of grants a second: with a counter per key the fence
 		// difference counts them all, not only the holders sampled.
 		if acquired < 10 || !strings.HasPrefix(m[5], "hot ") || m[4] != "1" || !strings.HasSuffix(m[5], ", idle 0.0/s (1 waiting)") {
 			t.Errorf("watch line %q: want the hot key's grants (tens a second), then the idle key's waiter", line)
