@@ -115,6 +115,11 @@ type roundTrip struct {
 	live   atomic.Int32 // callers still waiting
 }
 
+// inlineTrip is the round trip of a lone call whose context cannot end,
+// sent from the caller's goroutine (coalescer.do): nobody leaves it, and
+// its cancel does nothing.
+var inlineTrip = &roundTrip{cancel: func() {}}
+
 // leave is called by a caller that stops waiting; the last one cancels
 // the round trip, so go-redis retries it no more.
 func (t *roundTrip) leave() {
@@ -142,18 +147,22 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	if co.inFlight < maxInFlight {
 		co.inFlight++
 		batch := []*pending{p}
-		t := co.takeLocked(batch)
-		co.mu.Unlock()
 		if ctx.Done() == nil {
-			// Nothing can end this call early: send it from this goroutine,
-			// and leave what queued meanwhile to a goroutine.
-			co.send(t, batch)
+			// Nothing can end this call early: send it from this goroutine
+			// with its own context (no caller can leave this round trip,
+			// so it needs no cancel of its own), and leave what queued
+			// meanwhile to a goroutine.
+			p.trip = inlineTrip
+			co.mu.Unlock()
+			co.send(inlineTrip, batch)
 			if t, next := co.next(); next != nil {
 				go co.run(t, next)
 			}
 			<-p.done
 			return co.answer(p)
 		}
+		t := co.takeLocked(batch)
+		co.mu.Unlock()
 		go co.run(t, batch)
 	} else {
 		co.queue = append(co.queue, p)

@@ -97,7 +97,8 @@ func (s *script) args(nKeys, nArgs int) []any {
 // NOSCRIPT; the command is then sent again as EVAL, which loads the script.
 func (b *Backend) run(ctx context.Context, s *script, args []any) *redis.Cmd {
 	cmd := b.send(ctx, args)
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	// (HasErrorPrefix allocates even for a nil error.)
+	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		eval := make([]any, len(args))
 		copy(eval, args)
 		eval[0], eval[1] = evalArg, s.srcArg
