@@ -223,3 +223,47 @@ func TestLimitHandOff(t *testing.T) {
 		t.Errorf("8 holders of 20ms with 2 slots took %v: the waiters were not handed the slots", d)
 	}
 }
+
+// TestLimitQueuedWaiterTakesExpiredSlot: when a queued waiter's own
+// attempt finds one of the slots expired (the other still live, so the
+// sorted set is still there), the expired slot goes to the oldest waiter,
+// the caller itself, and the attempt returns that slot rather than
+// contention.
+func TestLimitQueuedWaiterTakesExpiredSlot(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	b := newQueueBackend(t, srv.Client(t), Options{})
+	ctx := context.Background()
+	if _, err := slot(t, b, "k", 2, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slot(t, b, "k", 2, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	id, err := b.NewLockID("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.JoinSlot("k", id, 2, time.Minute, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Leave(true)
+	waitFor(t, "the waiter's entry", 5*time.Second, func() bool {
+		if _, err := w.Attempt(ctx); !errors.Is(err, lock.ErrLocked) {
+			t.Fatalf("Attempt on a full limit: %v, want ErrLocked", err)
+		}
+		return queueLen(t, rdb, b, "k") == 1
+	})
+	time.Sleep(100*time.Millisecond + time.Duration(lock.TimeToleranceMs)*time.Millisecond + 100*time.Millisecond)
+	l, err := w.Attempt(ctx)
+	if err != nil || l.ID != id {
+		t.Fatalf("Attempt after the holder expired = %+v, %v; want the waiter's slot", l, err)
+	}
+	if info, err := b.LookupID(ctx, id); err != nil || info == nil || info.Fence != l.Fence {
+		t.Errorf("LookupID of the slot = %+v, %v; want fence %s", info, err, l.Fence)
+	}
+	if n := queueLen(t, rdb, b, "k"); n != 0 {
+		t.Errorf("queue has %d entries, want 0", n)
+	}
+}

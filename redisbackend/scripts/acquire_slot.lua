@@ -43,8 +43,14 @@ end
 
 local idPrefix = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1])
 if freed > 0 then
-  -- Slots that expired go to the waiters first.
+  -- Slots that expired go to the waiters first, the caller among them if
+  -- it is queued: then it has its slot.
   grantSlots(lockKey, ARGV[8] .. lockKey, idPrefix, ARGV[4], nowMs, tolMs, tonumber(ARGV[5]))
+  local mine = redis.call('ZSCORE', lockKey, ARGV[1])
+  if mine then
+    local fence = parseSlot(redis.call('GET', KEYS[2]))
+    return {1, fence, tonumber(mine)}
+  end
 end
 if redis.call('ZCARD', lockKey) >= n then
   if queue then
