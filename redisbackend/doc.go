@@ -18,8 +18,15 @@
 // and every call returns by its context's deadline, even on a stalled
 // server (see resend.go, bounded.go and the README's "Client retries, stalls
 // and deadlines").
-// User keys beginning with "id:", "fence:" or "done:" are rejected, because
-// they would alias the internal keys.
+// User keys beginning with "id:", "fence:", "done:" or "queue:" are
+// rejected, because they would alias the internal keys.
+//
+// Waiters queue in Redis (lock.Queuer, queue.go): a release hands the lock
+// to the oldest waiter and tells only its process. The Backend is also a
+// lock.Limiter (limit.go): with lock.WithLimit(n) a key holds up to n
+// fenced slots, kept in a sorted set at the lock key, each released,
+// extended and looked up by its id like a lock; a key is used as a lock or
+// as a limit, never both at once (lock.ErrKindMismatch).
 //
 // New takes a redis.Scripter: *redis.Client, *redis.ClusterClient, the
 // failover clients, redis.UniversalClient, or a wrapper of one, except
