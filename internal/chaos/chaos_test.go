@@ -52,6 +52,14 @@ func TestChaos(t *testing.T) {
 	if len(rep.Violations) != 0 {
 		t.Errorf("%d violations (seed %d), want 0", len(rep.Violations), *seed)
 	}
+	if len(rep.LinearizabilityHTML) != 0 {
+		// Next to the report: with -chaos.report it outlives the test.
+		html := path + ".linearizability.html"
+		if err := os.WriteFile(html, rep.LinearizabilityHTML, 0o644); err != nil {
+			t.Errorf("writing the linearizability view: %v", err)
+		}
+		t.Logf("porcupine's view of the history that is not linearizable: %s", html)
+	}
 	if rep.Linearizability == porcupine.Unknown {
 		t.Errorf("linearizability check timed out: the history was not checked")
 	}

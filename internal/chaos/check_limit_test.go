@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -87,12 +88,15 @@ func TestCheckLimitBrokenBackend(t *testing.T) {
 				if lin.Result != porcupine.Illegal || len(lin.IllegalKeys) != 1 || lin.IllegalKeys[0] != lock.HashKey("s") {
 					t.Errorf("linearizability: got %v on keys %v, want illegal on s", lin.Result, lin.IllegalKeys)
 				}
+				if !bytes.Contains(lin.Visualization, []byte("<html")) {
+					t.Errorf("no HTML view of the illegal history (%d bytes)", len(lin.Visualization))
+				}
 			} else {
 				if len(vs) != 0 || most != 2 {
 					t.Errorf("CheckLimit = %v, %d holders at most; want none, 2", vs, most)
 				}
-				if lin.Result != porcupine.Ok {
-					t.Errorf("linearizability: got %v, want ok", lin.Result)
+				if lin.Result != porcupine.Ok || lin.Visualization != nil {
+					t.Errorf("linearizability: got %v (view: %d bytes), want ok and no view", lin.Result, len(lin.Visualization))
 				}
 			}
 			if len(fenceVs) != 0 {

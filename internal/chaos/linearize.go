@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"time"
@@ -153,6 +154,10 @@ type Linearizability struct {
 	// IllegalKeys are the hashes of the keys whose history is not
 	// linearizable, when Result is Illegal.
 	IllegalKeys []string
+	// Visualization is porcupine's HTML view of the first such key's
+	// history (its longest linearizable prefix and where it fails), for
+	// the person debugging the run; empty when the history is legal.
+	Visualization []byte
 }
 
 // CheckLinearizable checks the recorded calls against the semaphore model
@@ -215,8 +220,16 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 	lin := Linearizability{Ops: len(h), Result: porcupine.CheckOperationsTimeout(mutexModel, h, timeout)}
 	if lin.Result == porcupine.Illegal {
 		for _, part := range mutexModel.Partition(h) {
-			if porcupine.CheckOperationsTimeout(mutexModel, part, timeout) == porcupine.Illegal {
-				lin.IllegalKeys = append(lin.IllegalKeys, lock.HashKey(part[0].Metadata.(string)))
+			res, info := porcupine.CheckOperationsVerbose(mutexModel, part, timeout)
+			if res != porcupine.Illegal {
+				continue
+			}
+			lin.IllegalKeys = append(lin.IllegalKeys, lock.HashKey(part[0].Metadata.(string)))
+			if lin.Visualization == nil {
+				var buf bytes.Buffer
+				if porcupine.Visualize(mutexModel, info, &buf) == nil {
+					lin.Visualization = buf.Bytes()
+				}
 			}
 		}
 	}

@@ -51,6 +51,10 @@ type Report struct {
 	// Linearizability is the porcupine result over LinearizedOps operations.
 	Linearizability porcupine.CheckResult
 	LinearizedOps   int
+	// LinearizabilityHTML is porcupine's view of the first key whose
+	// history is not linearizable (Linearizability.Visualization); empty
+	// when the history is.
+	LinearizabilityHTML []byte
 	// ScriptCalls is the number of script commands the workers gave
 	// go-redis; ScriptWrites the number of copies it wrote to a
 	// connection: re-sends included, commands that never got a connection
@@ -112,6 +116,7 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 	r.MaxDeadlineOverrun = over
 	lin := CheckLinearizable(ops, grants, LinearizabilityTimeout)
 	r.Linearizability, r.LinearizedOps = lin.Result, lin.Ops
+	r.LinearizabilityHTML = lin.Visualization
 	if lin.Result == porcupine.Illegal {
 		r.Violations = append(r.Violations, Violation{KindLinearizability, fmt.Sprintf(
 			"the history is not linearizable against the mutex (semaphore for the limit key) model; keys %s (%s is the limit key)",
