@@ -30,8 +30,8 @@ local queue = KEYS[4]
 local existing, slots = typed('GET', KEYS[1])
 if slots then
   -- Not a string: a limit's slots (limit.go). Refuse while one is live.
-  reclaimSlots(KEYS[1], nowMs - tonumber(ARGV[3]))
-  if redis.call('EXISTS', KEYS[1]) == 1 then return kindError() end
+  slotLib().reclaim(KEYS[1], nowMs - tonumber(ARGV[3]))
+  if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply(kindMsg) end
 end
 if existing then
   local data, corrupt = decodeLock(existing)

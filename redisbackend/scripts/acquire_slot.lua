@@ -21,12 +21,14 @@ local n = tonumber(ARGV[7])
 local lockKey = KEYS[1]
 local queue = KEYS[4]
 
-local freed = reclaimSlots(lockKey, nowMs - tolMs)
+local S = slotLib()
+
+local freed = S.reclaim(lockKey, nowMs - tolMs)
 if not freed then
   -- A lock's JSON: refuse while it is live, take the key when it expired.
   local data, corrupt = decodeLock(redis.call('GET', lockKey))
   if not data then return corrupt end
-  if data.expiresAtMs > nowMs - tolMs then return kindError() end
+  if data.expiresAtMs > nowMs - tolMs then return redis.error_reply(kindMsg) end
   redis.call('DEL', lockKey)
   freed = 0
 end
@@ -36,7 +38,7 @@ if idx then
   if isTomb(idx) then return {-4} end
   local mine = isSlot(idx) and redis.call('ZSCORE', lockKey, ARGV[1])
   if mine then
-    local fence = parseSlot(idx)
+    local fence = S.parse(idx)
     return {1, fence, tonumber(mine)}
   end
 end
@@ -45,10 +47,10 @@ local idPrefix = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1])
 if freed > 0 then
   -- Slots that expired go to the waiters first, the caller among them if
   -- it is queued: then it has its slot.
-  grantSlots(lockKey, ARGV[8] .. lockKey, idPrefix, ARGV[4], nowMs, tolMs, tonumber(ARGV[5]))
+  S.grant(lockKey, ARGV[8] .. lockKey, idPrefix, ARGV[4], nowMs, tolMs, tonumber(ARGV[5]))
   local mine = redis.call('ZSCORE', lockKey, ARGV[1])
   if mine then
-    local fence = parseSlot(redis.call('GET', KEYS[2]))
+    local fence = S.parse(redis.call('GET', KEYS[2]))
     return {1, fence, tonumber(mine)}
   end
 end
@@ -67,7 +69,7 @@ if f > tonumber(ARGV[5]) then
   return {-3, fence}
 end
 local expiresAtMs = nowMs + ttlMs
-addSlot(lockKey, KEYS[2], ARGV[1], expiresAtMs, ttlMs, tolMs, slotIndex(fence, nowMs, n, lockKey, ARGV[4]))
+S.add(lockKey, KEYS[2], ARGV[1], expiresAtMs, ttlMs, tolMs, S.index(fence, nowMs, n, lockKey, ARGV[4]))
 if queue and ARGV[10] == '1' then
   redis.call('ZREM', queue, ARGV[9])
 end

@@ -12,7 +12,8 @@ local lockKey = redis.call('GET', KEYS[1])
 if not lockKey or isTomb(lockKey) then return -1 end
 if isSlot(lockKey) then
   -- A slot of a limit (limit.go).
-  local _, _, _, slotKey = parseSlot(lockKey)
+  local S = slotLib()
+  local _, _, _, slotKey = S.parse(lockKey)
   local expiresAtMs = slotKey and typed('ZSCORE', slotKey, ARGV[1])
   if not expiresAtMs then return -1 end
   if tonumber(expiresAtMs) <= nowMs - tonumber(ARGV[2]) then
@@ -21,7 +22,7 @@ if isSlot(lockKey) then
     return -2
   end
   local newExpiresAtMs = nowMs + ttlMs
-  addSlot(slotKey, KEYS[1], ARGV[1], newExpiresAtMs, ttlMs, tonumber(ARGV[2]), lockKey)
+  S.add(slotKey, KEYS[1], ARGV[1], newExpiresAtMs, ttlMs, tonumber(ARGV[2]), lockKey)
   return {1, newExpiresAtMs}
 end
 local lockData = typed('GET', lockKey)

@@ -7,7 +7,7 @@ local lockKey = redis.call('GET', KEYS[1])
 if not lockKey or isTomb(lockKey) then return nil end
 if isSlot(lockKey) then
   -- A slot of a limit (limit.go): its lock data, as a lock's would be.
-  local fence, acquiredAtMs, _, slotKey, userKey = parseSlot(lockKey)
+  local fence, acquiredAtMs, _, slotKey, userKey = slotLib().parse(lockKey)
   local expiresAtMs = slotKey and typed('ZSCORE', slotKey, ARGV[1])
   if not expiresAtMs then return nil end
   expiresAtMs = tonumber(expiresAtMs)

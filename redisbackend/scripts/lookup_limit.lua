@@ -11,7 +11,7 @@ local slots, lockData = typed('ZRANGEBYSCORE', KEYS[1], string.format('(%d', cut
 if lockData then
   local data, corrupt = decodeLock(redis.call('GET', KEYS[1]))
   if not data then return corrupt end
-  if data.expiresAtMs > cutoff then return kindError() end
+  if data.expiresAtMs > cutoff then return redis.error_reply(kindMsg) end
   return {}
 end
 local out = {}

@@ -2,7 +2,8 @@
 -- so each script is still one self-contained EVAL/EVALSHA body and the
 -- server's clock, lock-data decoding and the tombstone format are written
 -- once. Local functions only (Redis forbids globals): a run makes one
--- closure for each, which costs nothing measurable (see newScript).
+-- closure for each, a fraction of a microsecond in all (see newScript),
+-- so helpers only some scripts need are made on demand (slotLib).
 
 -- serverMs: the server's clock in milliseconds (TIME), and in
 -- microseconds (exact in a double until the year 2255). Every script
@@ -68,12 +69,11 @@ end
 
 -- Concurrency limits (limit.go). The lock key of a limit is a sorted set
 -- of its slots, lock id -> expiresAtMs; a slot's index key holds
--- slotIndex(...) ("\1" first: neither a key name nor a tombstone) instead
+-- slotLib().index(...) ("\1" first: neither a key name nor a tombstone) instead
 -- of the lock key. A key is a lock (a string) or a limit (a sorted set),
--- never both: the other kind's scripts answer kindError while it is live.
-local function kindError()
-  return redis.error_reply('SYNCGUARD_KIND the key is held as a lock and asked for as a concurrency limit, or the reverse')
-end
+-- never both: the other kind's scripts answer the kind error while it is
+-- live, redis.error_reply(kindMsg).
+local kindMsg = 'SYNCGUARD_KIND the key is held as a lock and asked for as a concurrency limit, or the reverse'
 
 -- typed: redis.call(...) and false, or nil and true when Redis answers
 -- WRONGTYPE (a key of the other kind). Any other error is raised as
@@ -92,66 +92,77 @@ local function isSlot(v)
   return string.byte(v, 1) == 1
 end
 
--- slotIndex: "\1<fence> <acquiredAtMs> <n> <lock key length> <lock key><user key>".
-local function slotIndex(fence, nowMs, n, lockKey, userKey)
-  return '\1' .. fence .. ' ' .. string.format('%d', nowMs) .. ' ' .. n .. ' ' .. #lockKey .. ' ' .. lockKey .. userKey
-end
+-- slotLib returns the helpers of slots, made only by the scripts (or the
+-- branches) that handle slots: every local function of the prelude is a
+-- closure made on every run of every script, which costs a lock's
+-- acquire, release and extend about 0.05 µs each.
+local function slotLib()
+  local S = {}
 
--- parseSlot: fence, acquiredAtMs, n, lock key, user key of a slotIndex value.
-local function parseSlot(v)
-  local fence, acq, n, klen, rest = string.match(v, '^\1(%d+) (%d+) (%d+) (%d+) (.*)$')
-  if not fence then return nil end
-  klen = tonumber(klen)
-  return fence, tonumber(acq), n, string.sub(rest, 1, klen), string.sub(rest, klen + 1)
-end
-
--- reclaimSlots removes the expired slots of a limit's lock key (expiry by
--- the server's clock, less the tolerance) and returns how many it
--- removed; or nil when the key holds something else (a lock).
-local function reclaimSlots(lockKey, cutoff)
-  return (typed('ZREMRANGEBYSCORE', lockKey, '-inf', cutoff))
-end
-
--- addSlot writes a slot of lockKey for lock id id (index key idKey) until
--- expiresAtMs, and keeps the sorted set alive as long as its last slot.
-local function addSlot(lockKey, idKey, id, expiresAtMs, ttlMs, tolMs, index)
-  redis.call('ZADD', lockKey, expiresAtMs, id)
-  if redis.call('PTTL', lockKey) < ttlMs then
-    redis.call('PEXPIRE', lockKey, ttlMs)
+  -- S.index: "\1<fence> <acquiredAtMs> <n> <lock key length> <lock key><user key>".
+  function S.index(fence, nowMs, n, lockKey, userKey)
+    return '\1' .. fence .. ' ' .. string.format('%d', nowMs) .. ' ' .. n .. ' ' .. #lockKey .. ' ' .. lockKey .. userKey
   end
-  -- The index outlives the slot by the tolerance, within which the slot
-  -- still counts as live.
-  redis.call('SET', idKey, index, 'PX', ttlMs + tolMs)
-end
 
--- grantSlots hands free slots of lockKey (user key userKey) to the oldest
--- live entries of its queue whose n admits them (queue.go: a slot entry's
--- flags end in "m<n>"), up to 16 entries read; entries of another kind or
--- past their wait are dropped, entries whose n is reached stay.
-local function grantSlots(lockKey, queue, idPrefix, userKey, nowMs, tolMs, fenceMax)
-  local entries = redis.call('ZRANGE', queue, 0, 15, 'WITHSCORES')
-  if #entries == 0 then return end
-  local count = redis.call('ZCARD', lockKey)
-  local done = {}
-  for i = 1, #entries, 2 do
-    local e = entries[i]
-    local id, ttl, wait, live, striped, n, clen, rest =
-      string.match(e, '^(%S+) (%d+) (%d+) ([ln])([sk])m(%d+) (%d+) (.*)$')
-    if not id or tonumber(entries[i + 1]) / 1000 + tonumber(wait) <= nowMs then
-      done[#done + 1] = e
-    elseif count < tonumber(n) then
-      clen = tonumber(clen)
-      local f = nextFence(string.sub(rest, clen + 1), striped == 's', nowMs)
-      if f > fenceMax then break end -- the waiter's own attempt reports it
-      local fence = string.format('%015d', f)
-      local expiresAtMs = nowMs + tonumber(ttl)
-      done[#done + 1] = e
-      local heard = redis.call('PUBLISH', string.sub(rest, 1, clen), id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs))
-      if heard > 0 or live == 'n' then
-        addSlot(lockKey, idPrefix .. id, id, expiresAtMs, tonumber(ttl), tolMs, slotIndex(fence, nowMs, n, lockKey, userKey))
-        count = count + 1
+  -- S.parse: fence, acquiredAtMs, n, lock key, user key of an S.index value.
+  function S.parse(v)
+    local fence, acq, n, klen, rest = string.match(v, '^\1(%d+) (%d+) (%d+) (%d+) (.*)$')
+    if not fence then return nil end
+    klen = tonumber(klen)
+    return fence, tonumber(acq), n, string.sub(rest, 1, klen), string.sub(rest, klen + 1)
+  end
+
+  -- S.reclaim removes the expired slots of a limit's lock key (expiry by
+  -- the server's clock, less the tolerance) and returns how many it
+  -- removed; or nil when the key holds something else (a lock).
+  function S.reclaim(lockKey, cutoff)
+    return (typed('ZREMRANGEBYSCORE', lockKey, '-inf', cutoff))
+  end
+
+  -- S.add writes a slot of lockKey for lock id id (index key idKey) until
+  -- expiresAtMs, and keeps the sorted set alive as long as its last slot.
+  function S.add(lockKey, idKey, id, expiresAtMs, ttlMs, tolMs, index)
+    redis.call('ZADD', lockKey, expiresAtMs, id)
+    if redis.call('PTTL', lockKey) < ttlMs then
+      redis.call('PEXPIRE', lockKey, ttlMs)
+    end
+    -- The index outlives the slot by the tolerance, within which the slot
+    -- still counts as live.
+    redis.call('SET', idKey, index, 'PX', ttlMs + tolMs)
+  end
+
+  -- S.grant hands free slots of lockKey (user key userKey) to the oldest
+  -- live entries of its queue whose n admits them (queue.go: a slot
+  -- entry's flags end in "m<n>"), up to 16 entries read; entries of
+  -- another kind or past their wait are dropped, entries whose n is
+  -- reached stay.
+  function S.grant(lockKey, queue, idPrefix, userKey, nowMs, tolMs, fenceMax)
+    local entries = redis.call('ZRANGE', queue, 0, 15, 'WITHSCORES')
+    if #entries == 0 then return end
+    local count = redis.call('ZCARD', lockKey)
+    local done = {}
+    for i = 1, #entries, 2 do
+      local e = entries[i]
+      local id, ttl, wait, live, striped, n, clen, rest =
+        string.match(e, '^(%S+) (%d+) (%d+) ([ln])([sk])m(%d+) (%d+) (.*)$')
+      if not id or tonumber(entries[i + 1]) / 1000 + tonumber(wait) <= nowMs then
+        done[#done + 1] = e
+      elseif count < tonumber(n) then
+        clen = tonumber(clen)
+        local f = nextFence(string.sub(rest, clen + 1), striped == 's', nowMs)
+        if f > fenceMax then break end -- the waiter's own attempt reports it
+        local fence = string.format('%015d', f)
+        local expiresAtMs = nowMs + tonumber(ttl)
+        done[#done + 1] = e
+        local heard = redis.call('PUBLISH', string.sub(rest, 1, clen), id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs))
+        if heard > 0 or live == 'n' then
+          S.add(lockKey, idPrefix .. id, id, expiresAtMs, tonumber(ttl), tolMs, S.index(fence, nowMs, n, lockKey, userKey))
+          count = count + 1
+        end
       end
     end
+    if #done > 0 then redis.call('ZREM', queue, unpack(done)) end
   end
-  if #done > 0 then redis.call('ZREM', queue, unpack(done)) end
+
+  return S
 end

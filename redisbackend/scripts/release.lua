@@ -14,7 +14,7 @@
 -- ARGV[8] the waiter's queue entry.
 -- Returns 1 released, 0 owned by another lease, -1 not found, -2 expired.
 -- The marker is written only on 1. A slot of a limit (its index holds
--- slotIndex, limit.go) is released the same way, and its freed slot (with
+-- slotLib().index, limit.go) is released the same way, and its freed slot (with
 -- any expired ones) goes to the oldest waiters whose n admits them.
 --
 -- Hand-off: a lock released (1) or found expired (-2) goes to the oldest
@@ -93,7 +93,8 @@ end
 if isSlot(lockKey) then
   -- A slot of a limit (limit.go): free it and hand what is free to the
   -- waiters.
-  local _, _, _, slotKey, userKey = parseSlot(lockKey)
+  local S = slotLib()
+  local _, _, _, slotKey, userKey = S.parse(lockKey)
   if not slotKey or (mode == 'd' and slotKey ~= ARGV[8]) then return 0 end
   local cutoff = nowMs - tonumber(ARGV[2])
   local expiresAtMs = typed('ZSCORE', slotKey, ARGV[1])
@@ -104,12 +105,12 @@ if isSlot(lockKey) then
   local result = -2
   if tonumber(expiresAtMs) > cutoff then result = 1 end
   redis.call('ZREM', slotKey, ARGV[1])
-  reclaimSlots(slotKey, cutoff)
+  S.reclaim(slotKey, cutoff)
   redis.call('SET', KEYS[1], tombstone(result, ARGV[5]), 'PX', tombMs)
   if result == 1 and mode == 'd' then
-    redis.call('SET', KEYS[2], ARGV[10] or parseSlot(lockKey), 'PX', tonumber(ARGV[9]))
+    redis.call('SET', KEYS[2], ARGV[10] or S.parse(lockKey), 'PX', tonumber(ARGV[9]))
   end
-  grantSlots(slotKey, ARGV[3] .. slotKey, string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1]), userKey, nowMs, tonumber(ARGV[2]), tonumber(ARGV[6]))
+  S.grant(slotKey, ARGV[3] .. slotKey, string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1]), userKey, nowMs, tonumber(ARGV[2]), tonumber(ARGV[6]))
   return result
 end
 if mode == 'd' and lockKey ~= ARGV[8] then return 0 end
