@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/syncguard-go/syncguard/internal/cleanup"
 )
 
 // Acquire takes the lock on key from b, retrying while the key is busy:
@@ -315,15 +317,15 @@ func outcomeUnknown(err error) bool {
 }
 
 // releaseOrphan releases the lease id that an attempt whose reply never
-// came may have taken, trying for up to timeout (the lease's TTL, after
-// which the lock is gone anyway, or the release timeout if longer). A lease
-// that was never granted is not found, which is fine; and the release
-// retires id, so a copy of the attempt still in flight takes nothing (see
-// IDAcquirer).
+// came may have taken, trying again after transient errors for up to
+// timeout (the lease's TTL, after which the lock is gone anyway, or the
+// release timeout if longer). A lease that was never granted is not found,
+// which is fine; and the release retires id, so a copy of the attempt
+// still in flight takes nothing (see IDAcquirer).
 func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_ = b.Release(ctx, id)
+	cleanup.Retry(ctx, func(ctx context.Context) error { return b.Release(ctx, id) }, transient)
 }
 
 // watchKey calls n.WatchKey and guards against a nil cancel.

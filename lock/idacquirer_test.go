@@ -98,6 +98,30 @@ func TestAcquireGiveUpReleasesUnknownOutcome(t *testing.T) {
 	waitReleased(t, b.fakeBackend, "k", "the lock taken by the lost replies")
 }
 
+// TestAcquireOrphanReleaseOutlastsAnOutage: the release of an id whose
+// outcome was unknown is tried again while the backend is unreachable
+// (here its first 3 Releases fail with NetworkTimeout, as go-redis does
+// once its own retries are spent during a stall), not given up after one.
+func TestAcquireOrphanReleaseOutlastsAnOutage(t *testing.T) {
+	b := newIDFake(func() bool { return true })
+	var releases atomic.Int32
+	b.setHook(func(_ context.Context, method string) error {
+		if method == "Release" && releases.Add(1) <= 3 {
+			return &lock.Error{Code: lock.CodeNetworkTimeout, Op: "release", Msg: "redis did not answer in time"}
+		}
+		return nil
+	})
+	_, err := lock.Acquire(context.Background(), b, "k", lock.WithBaseDelay(time.Millisecond),
+		lock.WithWait(20*time.Millisecond), lock.WithTTL(time.Hour))
+	if lock.CodeOf(err) != lock.CodeNetworkTimeout {
+		t.Fatalf("Acquire = %v, want the NetworkTimeout", err)
+	}
+	waitReleased(t, b.fakeBackend, "k", "the lock taken by the lost replies")
+	if n := releases.Load(); n != 4 {
+		t.Errorf("%d Release calls, want 4 (3 failed, then the release)", n)
+	}
+}
+
 // TestAcquireCancelledDuringAttemptReleases: an attempt cut short by the
 // caller's context may have run; Acquire returns at once and releases the
 // id in the background.

@@ -110,6 +110,7 @@ type Backend struct {
 	notify   *notifier  // release notifications (notify.go)
 	coalesce *coalescer // nil: each call on its own round trip (coalesce.go)
 	proc     processor  // nil: only the redis.Scripter methods (scripts.go)
+	direct   processor  // nil: calls with a deadline wait on a goroutine (direct.go)
 	features Features   // what New turned on and why (features.go)
 	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
 	// key follows), boxed once for release.lua (queue.go).
@@ -196,11 +197,13 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	}
 	notify := newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle)
 	proc, _ := client.(processor)
+	direct, directFeature := directClient(client)
 	var co *coalescer
 	if !o.DisableCoalescing {
-		co = newCoalescer(client)
+		co = newCoalescer(client, direct)
 	}
 	features := featuresOf(client, o, window, windowFrom)
+	features.DirectCalls = directFeature
 	if features.lacking() {
 		log.Info("syncguard: the redis client lacks methods that some features need; see redisbackend.New", "features", features.String())
 	}
@@ -208,6 +211,7 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 		features:   features,
 		coalesce:   co,
 		proc:       proc,
+		direct:     direct,
 		client:     client,
 		prefix:     prefix,
 		idPrefix:   prefix + ":id:",

@@ -101,6 +101,49 @@ func BenchmarkCycle(b *testing.B) {
 	})
 }
 
+// BenchmarkSerialCycle measures Acquire+Release cycles from one goroutine
+// on distinct keys: with a context that cannot end; with a deadline, as a
+// request's context has, on a client with go-redis's defaults (each call
+// waits for its reply on a goroutine of its own, bounded.go); and with a
+// deadline on a client that sets ContextTimeoutEnabled (each call is sent
+// from the caller's goroutine, direct.go).
+func BenchmarkSerialCycle(b *testing.B) {
+	srv := redistest.Start(b)
+	for _, tc := range []struct {
+		desc       string
+		deadline   bool
+		ctxTimeout bool
+	}{
+		{desc: "background"},
+		{desc: "deadline", deadline: true},
+		{desc: "deadline-ctxtimeout", deadline: true, ctxTimeout: true},
+	} {
+		b.Run(tc.desc, func(b *testing.B) {
+			rdb := srv.Client(b, func(o *redis.Options) { o.ContextTimeoutEnabled = tc.ctxTimeout })
+			bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "serial"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if tc.deadline {
+				dctx, cancel := context.WithTimeout(ctx, time.Hour)
+				defer cancel()
+				ctx = dctx
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				l, err := bk.Acquire(ctx, "k"+strconv.Itoa(i), 30*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := bk.Release(ctx, l.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkDo measures lock.Do around an empty function (acquire, start
 // and stop the heartbeat, release) on distinct keys.
 func BenchmarkDo(b *testing.B) {

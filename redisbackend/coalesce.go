@@ -73,6 +73,10 @@ var errUnanswered = errors.New("redisbackend: the shared pipeline ended without 
 
 type coalescer struct {
 	c pipelineProcessor
+	// direct sends a lone call whose context has a deadline from its
+	// caller's goroutine (direct.go); nil: such calls get a round trip
+	// goroutine.
+	direct processor
 
 	mu       sync.Mutex
 	inFlight int
@@ -115,9 +119,9 @@ type roundTrip struct {
 	live   atomic.Int32 // callers still waiting
 }
 
-// inlineTrip is the round trip of a lone call whose context cannot end,
-// sent from the caller's goroutine (coalescer.do): nobody leaves it, and
-// its cancel does nothing.
+// inlineTrip is the round trip of a lone call sent from the caller's
+// goroutine (coalescer.do, sendsDirect): nobody leaves it, and its cancel
+// does nothing.
 var inlineTrip = &roundTrip{cancel: func() {}}
 
 // leave is called by a caller that stops waiting; the last one cancels
@@ -128,14 +132,14 @@ func (t *roundTrip) leave() {
 	}
 }
 
-// newCoalescer returns a coalescer on client, or nil when the client
-// cannot pipeline.
-func newCoalescer(client any) *coalescer {
+// newCoalescer returns a coalescer on client (direct: see
+// coalescer.direct), or nil when the client cannot pipeline.
+func newCoalescer(client any, direct processor) *coalescer {
 	p, ok := client.(pipelineProcessor)
 	if !ok {
 		return nil
 	}
-	return &coalescer{c: p}
+	return &coalescer{c: p, direct: direct}
 }
 
 // do runs cmd and returns nil when it has its reply (cmd.Err() tells how
@@ -147,19 +151,29 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	if co.inFlight < maxInFlight {
 		co.inFlight++
 		batch := []*pending{p}
-		if ctx.Done() == nil {
-			// Nothing can end this call early: send it from this goroutine
-			// with its own context (no caller can leave this round trip,
-			// so it needs no cancel of its own), and leave what queued
-			// meanwhile to a goroutine.
+		if sendsDirect(ctx, co.direct) {
+			// Nothing but go-redis's own deadline can end this call early:
+			// send it from this goroutine with its own context (no caller
+			// can leave this round trip, so it needs no cancel of its
+			// own), and leave what queued meanwhile to a goroutine.
 			p.trip = inlineTrip
 			co.mu.Unlock()
-			co.send(inlineTrip, batch)
+			proc := processor(co.c)
+			if co.direct != nil {
+				proc = co.direct
+			}
+			co.sendOn(proc, inlineTrip, batch)
 			if t, next := co.next(); next != nil {
 				go co.run(t, next)
 			}
 			<-p.done
-			return co.answer(p)
+			_ = co.answer(p)
+			if cmd.Err() != nil && ctx.Err() != nil {
+				// go-redis gave up at the deadline (or the reply failed
+				// just as it passed): the command may have run.
+				return errAbandoned
+			}
+			return nil
 		}
 		t := co.takeLocked(batch)
 		co.mu.Unlock()
@@ -244,7 +258,10 @@ func (co *coalescer) next() (*roundTrip, []*pending) {
 // send sends batch, alone or as one pipeline, and signals every done. A
 // panic of the client is handed to the first caller; the others get
 // errUnanswered.
-func (co *coalescer) send(t *roundTrip, batch []*pending) {
+func (co *coalescer) send(t *roundTrip, batch []*pending) { co.sendOn(co.c, t, batch) }
+
+// sendOn is send with a lone call sent on proc.
+func (co *coalescer) sendOn(proc processor, t *roundTrip, batch []*pending) {
 	ctx := batch[0].ctx
 	defer func() {
 		if r := recover(); r != nil {
@@ -259,7 +276,7 @@ func (co *coalescer) send(t *roundTrip, batch []*pending) {
 		}
 	}()
 	if len(batch) == 1 {
-		_ = co.c.Process(ctx, batch[0].cmd)
+		_ = proc.Process(ctx, batch[0].cmd)
 		return
 	}
 	pipe := co.c.Pipeline()

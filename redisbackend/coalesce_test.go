@@ -189,7 +189,7 @@ type ctxKey struct{}
 
 func TestCoalesceLoneCallUsesItsContext(t *testing.T) {
 	f := newFakeClient()
-	co := newCoalescer(f)
+	co := newCoalescer(f, nil)
 	ctx := context.WithValue(context.Background(), ctxKey{}, "mine")
 	c := startCall(ctx, co, "a")
 	tr := nextTrip(t, f)
@@ -206,7 +206,7 @@ func TestCoalesceLoneCallUsesItsContext(t *testing.T) {
 
 func TestCoalesceQueueGoesOutAsOnePipeline(t *testing.T) {
 	f := newFakeClient()
-	co := newCoalescer(f)
+	co := newCoalescer(f, nil)
 	lone := saturate(t, co, f)
 
 	const n = 10
@@ -241,7 +241,7 @@ func TestCoalesceQueueGoesOutAsOnePipeline(t *testing.T) {
 
 func TestCoalesceCancelledWhileQueuedSendsNothing(t *testing.T) {
 	f := newFakeClient()
-	co := newCoalescer(f)
+	co := newCoalescer(f, nil)
 	lone := saturate(t, co, f)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -262,7 +262,7 @@ func TestCoalesceCancelledWhileQueuedSendsNothing(t *testing.T) {
 
 func TestCoalesceSenderCancelledDoesNotFailTheOthers(t *testing.T) {
 	f := newFakeClient()
-	co := newCoalescer(f)
+	co := newCoalescer(f, nil)
 	lone := saturate(t, co, f)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -295,7 +295,7 @@ func TestCoalesceSenderCancelledDoesNotFailTheOthers(t *testing.T) {
 // callers, is cancelled, so go-redis would send no retry of it.
 func TestCoalesceReturnsByTheDeadline(t *testing.T) {
 	f := newFakeClient()
-	co := newCoalescer(f)
+	co := newCoalescer(f, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	c := startCall(ctx, co, "stalled")
@@ -315,7 +315,7 @@ func TestCoalesceReturnsByTheDeadline(t *testing.T) {
 // pipelines of at most maxBatch commands.
 func TestCoalesceBatchCap(t *testing.T) {
 	f := newFakeClient()
-	co := newCoalescer(f)
+	co := newCoalescer(f, nil)
 	lone := saturate(t, co, f)
 	const n = maxBatch + 10
 	var queued []*call
@@ -345,7 +345,7 @@ func TestCoalesceManyCallers(t *testing.T) {
 	// asserted in TestCoalesceQueueGoesOutAsOnePipeline and, on a real
 	// server, in TestCoalescing.)
 	f := newFakeClient()
-	co := newCoalescer(f)
+	co := newCoalescer(f, nil)
 	stop := make(chan struct{})
 	var finisher sync.WaitGroup
 	finisher.Add(1)
@@ -399,7 +399,7 @@ func TestCoalesceManyCallers(t *testing.T) {
 // the others in its pipeline get an error, and the coalescer keeps working.
 func TestCoalescePanickingClientLeavesNoOneStuck(t *testing.T) {
 	f := newFakeClient()
-	co := newCoalescer(f)
+	co := newCoalescer(f, nil)
 
 	// A lone call.
 	f.panicLone.Store(true)

@@ -31,6 +31,14 @@ type Features struct {
 	// rejects ReplicaAck for a client that cannot pipeline to one node, so
 	// it is on exactly when it was asked for.
 	ReplicaAck Feature
+	// DirectCalls: a call whose context has a deadline is sent from its
+	// caller's goroutine, and go-redis ends it at the deadline, instead of
+	// waiting for its reply on a goroutine of its own, which costs about a
+	// third of an uncontended Acquire+Release on 2 cores (direct.go). On
+	// when the client's options set ContextTimeoutEnabled (and its
+	// ReadTimeout and WriteTimeout are not -2). A context without a
+	// deadline that can be cancelled always gets the goroutine.
+	DirectCalls Feature
 	// ResendWindow is how long a finished release is remembered
 	// (Options.ResendWindow).
 	ResendWindow time.Duration
@@ -63,6 +71,7 @@ func (f Features) String() string {
 		{"coalescing", f.Coalescing},
 		{"batch extend", f.BatchExtend},
 		{"replica ack", f.ReplicaAck},
+		{"direct calls", f.DirectCalls},
 	} {
 		state := "off"
 		if x.f.On {

@@ -23,8 +23,15 @@ func TestFeatures(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, MaxRetries: 2, ReadTimeout: 4 * time.Second, MaxRetryBackoff: time.Second})
 	t.Cleanup(func() { _ = cluster.Close() })
+	ctxTimeouts := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: 2, ReadTimeout: 4 * time.Second, MaxRetryBackoff: time.Second, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = ctxTimeouts.Close() })
+	noDeadlines := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ReadTimeout: -2, WriteTimeout: -2, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = noDeadlines.Close() })
+	clusterCtx := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, MaxRetries: 2, ReadTimeout: 4 * time.Second, MaxRetryBackoff: time.Second, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = clusterCtx.Close() })
 	type want struct {
 		notify, coalesce, batch, ack bool
+		direct                       bool
 		window                       time.Duration
 		windowFrom                   string
 		logged                       bool
@@ -39,8 +46,14 @@ func TestFeatures(t *testing.T) {
 	}{
 		{desc: "client", client: rdb,
 			want: want{notify: true, coalesce: true, batch: true, window: clientWindow, windowFrom: "the client's options"}},
+		{desc: "client with ContextTimeoutEnabled", client: ctxTimeouts,
+			want: want{notify: true, coalesce: true, batch: true, direct: true, window: clientWindow, windowFrom: "the client's options"}},
+		{desc: "client without deadlines", client: noDeadlines,
+			want: want{notify: true, coalesce: true, batch: true, window: 5 * time.Second, windowFrom: "the client's options"}}, // no read timeout: the minimum window
 		{desc: "cluster client", client: cluster,
 			want: want{notify: true, coalesce: true, batch: true, window: clientWindow, windowFrom: "the client's options"}},
+		{desc: "cluster client with ContextTimeoutEnabled", client: clusterCtx,
+			want: want{notify: true, coalesce: true, batch: true, direct: true, window: clientWindow, windowFrom: "the client's options"}},
 		{desc: "wrapper embedding the client", client: embedded{rdb},
 			want: want{notify: true, coalesce: true, batch: true, window: clientWindow, windowFrom: "the client's options"}},
 		{desc: "options turn features off", client: rdb,
@@ -72,6 +85,7 @@ func TestFeatures(t *testing.T) {
 			}
 			got := want{
 				notify: f.Notifications.On, coalesce: f.Coalescing.On, batch: f.BatchExtend.On, ack: f.ReplicaAck.On,
+				direct: f.DirectCalls.On,
 				window: f.ResendWindow, windowFrom: f.ResendWindowFrom,
 				logged: strings.Contains(log.String(), "lacks methods"),
 			}
@@ -80,7 +94,7 @@ func TestFeatures(t *testing.T) {
 			}
 			for name, x := range map[string]redisbackend.Feature{
 				"Notifications": f.Notifications, "Coalescing": f.Coalescing,
-				"BatchExtend": f.BatchExtend, "ReplicaAck": f.ReplicaAck,
+				"BatchExtend": f.BatchExtend, "ReplicaAck": f.ReplicaAck, "DirectCalls": f.DirectCalls,
 			} {
 				if x.Why == "" {
 					t.Errorf("%s.Why is empty", name)

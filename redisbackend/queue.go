@@ -178,9 +178,12 @@ func (b *Backend) leave(w *queueWaiter) {
 	defer cancel()
 	idKey := b.indexKey(w.id)
 	if w.entry == "" || !w.queued {
-		_ = b.release(ctx, idKey, w.id).Err()
+		b.untilAnswered(ctx, func(ctx context.Context) error { return b.release(ctx, idKey, w.id).Err() })
 		return
 	}
-	_ = b.run(ctx, releaseScript, append(releaseScript.args(2, 8), idKey, w.queueKey,
-		w.id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeLeave, w.entry)).Err()
+	nonce := b.nonce() // one call: its copies (and these tries) share it
+	b.untilAnswered(ctx, func(ctx context.Context) error {
+		return b.run(ctx, releaseScript, append(releaseScript.args(2, 8), idKey, w.queueKey,
+			w.id, toleranceArg, b.queueArg, b.tombArg, nonce, fenceMaxArg, modeLeave, w.entry)).Err()
+	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/cleanup"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -52,5 +53,12 @@ func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
 func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl time.Duration) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(ttl, lock.DefaultReleaseTimeout))
 	defer cancel()
-	_ = b.release(rctx, idKey, id).Err()
+	b.untilAnswered(rctx, func(ctx context.Context) error { return b.release(ctx, idKey, id).Err() })
+}
+
+// untilAnswered runs f, a clean-up call nobody waits for, until Redis
+// answers it or ctx ends (internal/cleanup): go-redis's own retries can end
+// before a stalled or restarting server is back.
+func (b *Backend) untilAnswered(ctx context.Context, f func(context.Context) error) {
+	cleanup.Retry(ctx, f, func(err error) bool { return mayHaveRun(mapError(ctx, "release", err)) })
 }

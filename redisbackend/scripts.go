@@ -120,6 +120,8 @@ func (b *Backend) send(ctx context.Context, args []any) *redis.Cmd {
 		if err = b.coalesce.do(ctx, cmd); err != nil {
 			err = abandoned(ctx, err)
 		}
+	case b.direct != nil && sendsDirect(ctx, b.direct):
+		err = processDirect(ctx, b.direct, cmd)
 	case b.proc != nil:
 		err = bounded(ctx, func(ctx context.Context) { _ = b.proc.Process(ctx, cmd) })
 	default:

@@ -8,14 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/syncguard-go/syncguard/internal/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // TestStalledServerCallsEndByTheirDeadline: Redis SIGSTOPped for 10 s
 // under 32 concurrent acquisitions with a 1 s deadline, on a client with
 // go-redis's default options (3 s read timeout, 3 retries, no context
-// timeouts) and coalescing on: every call returns within 1.5 s, with
+// timeouts) and coalescing on, and on two more instances whose clients
+// set ContextTimeoutEnabled, so that calls are sent from their callers'
+// goroutines and go-redis ends them at the deadline (Features.DirectCalls;
+// one with coalescing on, where the first 4 calls go that way and the rest
+// queue, one with it off): every call returns within 1.5 s, with
 // CodeNetworkTimeout (on the wire, outcome unknown) or CodeAborted (still
 // queued), matching context.DeadlineExceeded. A Release with a deadline
 // returns by it too. After the server resumes, the acquisitions that ran
@@ -26,6 +33,18 @@ func TestStalledServerCallsEndByTheirDeadline(t *testing.T) {
 	srv := redistest.Start(t)
 	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
 	b := newBackend(t, srv.Client(t), prefix)
+	backends := []*redisbackend.Backend{b}
+	for _, disable := range []bool{false, true} {
+		d, err := redisbackend.New(srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true }),
+			&redisbackend.Options{Prefix: prefix, DisableCoalescing: disable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Features().DirectCalls.On {
+			t.Fatalf("direct calls off: %s", d.Features())
+		}
+		backends = append(backends, d)
+	}
 	ctx := context.Background()
 	held, err := b.Acquire(ctx, "held", time.Minute)
 	if err != nil {
@@ -58,6 +77,7 @@ func TestStalledServerCallsEndByTheirDeadline(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			key := "k" + strconv.Itoa(i)
+			b := backends[i/2%len(backends)]
 			var err error
 			if i%2 == 0 {
 				_, err = b.Acquire(cctx, key, time.Minute)
@@ -93,10 +113,12 @@ func TestStalledServerCallsEndByTheirDeadline(t *testing.T) {
 	resume()
 	// The commands sent during the stall run now, and so do the releases
 	// of the abandoned ids, before or after them: no key stays locked.
+	raw := srv.Client(t)
 	waitFor(t, 20*time.Second, func() string {
 		for i := 0; i < n; i++ {
 			if locked, err := b.IsLocked(ctx, "k"+strconv.Itoa(i)); err != nil || locked {
-				return "k" + strconv.Itoa(i) + " still locked (" + errString(err) + ")"
+				v, _ := raw.Get(ctx, prefix+":k"+strconv.Itoa(i)).Result()
+				return "k" + strconv.Itoa(i) + " still locked (" + errString(err) + "): " + v
 			}
 		}
 		return ""
