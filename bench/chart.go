@@ -24,12 +24,13 @@ type panel struct {
 
 // One fixed colour per library, the same in every chart.
 var libColor = map[string]color.Color{
-	libSyncguard:   color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
-	libRedislock:   color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
-	libRedsync:     color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
-	libRueidis:     color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
-	libRaw:         color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff},
-	libRedislockAP: color.RGBA{R: 0xf4, G: 0xa5, B: 0x82, A: 0xff},
+	libSyncguard:    color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
+	libRedislock:    color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
+	libRedsync:      color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
+	libRueidis:      color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
+	libRaw:          color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff},
+	libRedislockAP:  color.RGBA{R: 0xf4, G: 0xa5, B: 0x82, A: 0xff},
+	libSyncguardCTE: color.RGBA{R: 0x66, G: 0xc2, B: 0xa5, A: 0xff},
 }
 
 func (pn panel) plot() (*plot.Plot, error) {

@@ -28,6 +28,11 @@ const (
 	// there to show what go-redis's own (experimental) autopipeliner gives
 	// a peer, next to syncguard-go's built-in coalescing.
 	libRedislockAP = "bsm/redislock on go-redis AutoPipeline"
+	// libSyncguardCTE is syncguard-go on a client that sets
+	// ContextTimeoutEnabled, each cycle under a 5 s deadline, as a
+	// request with a timeout has: calls are sent from the caller's
+	// goroutine (redisbackend.Features.DirectCalls).
+	libSyncguardCTE = "syncguard-go, ContextTimeoutEnabled + deadline"
 )
 
 // impl is one library wired to one go-redis client.
@@ -67,6 +72,7 @@ var libraries = []library{
 	{name: libRueidis, make: newRueidislock},
 	{name: libRaw, make: newRaw, distinctOnly: true},
 	{name: libRedislockAP, make: newRedislockAP, distinctOnly: true},
+	{name: libSyncguardCTE, make: newSyncguardCTE, distinctOnly: true},
 }
 
 var errNotObtained = errors.New("not obtained")
@@ -100,6 +106,31 @@ func newSyncguard(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 				return nil, err
 			}
 			return &sgKept{b: b, l: l}, nil
+		},
+	}, nil
+}
+
+// newSyncguardCTE is newSyncguard's cycle on a client like rdb with
+// ContextTimeoutEnabled set, each cycle under a deadline (libSyncguardCTE).
+// The client is one of its own (rdb's round-trip hook is not on it).
+func newSyncguardCTE(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	o := rdb.Options()
+	c := redis.NewClient(&redis.Options{Addr: o.Addr, PoolSize: o.PoolSize, ContextTimeoutEnabled: true})
+	b, err := redisbackend.New(c, &redisbackend.Options{Prefix: "sgc"})
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return &impl{
+		close: func() error { _ = b.Close(); return c.Close() },
+		cycle: func(ctx context.Context, key string) error {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			l, err := b.Acquire(ctx, key, ttl)
+			if err != nil {
+				return err
+			}
+			return b.Release(ctx, l.ID)
 		},
 	}, nil
 }
