@@ -162,11 +162,19 @@ func (p *probe) checkBusy(cmd redis.Cmder, sent time.Time) {
 	if json.Unmarshal([]byte(raw), &data) != nil || data.LockID != id {
 		return
 	}
-	// The busy answer names the holder's expiry: it must be this lease's,
-	// so the answer was about it (not about an earlier holder, with the
-	// same id taking the key just after).
+	// The busy answer names the holder's expiry and fence: they must be
+	// this lease's, so the answer was about it (not about an earlier
+	// holder, with the same id taking the key just after: a hand-off from
+	// the queue the busy attempt joined). The expiry alone cannot tell
+	// when the earlier holder was granted and released in the
+	// millisecond of the hand-off; the fence can.
 	if len(reply) > 1 {
 		if exp, ok := reply[1].(int64); ok && exp != data.ExpiresAtMs {
+			return
+		}
+	}
+	if len(reply) > 2 {
+		if fence, ok := reply[2].(string); ok && fence != data.Fence {
 			return
 		}
 	}

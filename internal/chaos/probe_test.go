@@ -28,7 +28,13 @@ func TestProbeSelfBusy(t *testing.T) {
 	// lease expiring at exp".
 	busy := func(id string, exp int64) *redis.Cmd {
 		cmd := redis.NewCmd(ctx, "evalsha", "0123", 3, "chaos:k", "chaos:id:"+id, "chaos:fence:chaos:k", id, 500)
-		cmd.SetVal([]interface{}{int64(0), exp})
+		cmd.SetVal([]interface{}{int64(0), exp, "000000000000007"})
+		return cmd
+	}
+	// busyFence is busy naming the holder's fence too.
+	busyFence := func(id string, exp int64, fence string) *redis.Cmd {
+		cmd := busy(id, exp)
+		cmd.SetVal([]interface{}{int64(0), exp, fence})
 		return cmd
 	}
 	// hold stores a lease of id acquired at acquired, and returns its expiry.
@@ -49,6 +55,11 @@ func TestProbeSelfBusy(t *testing.T) {
 	p.checkBusy(busy(own, exp), sent) // own id, but granted before the command was sent
 	exp = hold(own, time.Now())
 	p.checkBusy(busy(own, exp-1), sent) // own id taking the key just after a busy answer about another lease
+	exp = hold(own, time.Now())
+	// own id handed the key (from the queue the busy attempt joined) by a
+	// holder granted and released in the same millisecond: same expiry,
+	// but the answer named the earlier holder's fence
+	p.checkBusy(busyFence(own, exp, "000000000000006"), sent)
 	obs.Del(ctx, "chaos:k")
 	p.checkBusy(busy(own, exp), sent) // free by now
 	if vs := hist.Found(); len(vs) != 0 {
@@ -60,8 +71,8 @@ func TestProbeSelfBusy(t *testing.T) {
 	if vs := hist.Found(); len(vs) != 1 || vs[0].Check != KindSelfBusy {
 		t.Fatalf("violations %v, want one %q", vs, KindSelfBusy)
 	}
-	if n := stats.busy.Load(); n != 5 {
-		t.Errorf("busy replies checked: %d, want 5", n)
+	if n := stats.busy.Load(); n != 6 {
+		t.Errorf("busy replies checked: %d, want 6", n)
 	}
 }
 

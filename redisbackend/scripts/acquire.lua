@@ -9,8 +9,9 @@
 -- the caller's queue entry, ARGV[8] "1" when the entry may be queued
 -- already (an earlier attempt queued it), ARGV[9] the queue's TTL in ms.
 -- The index holds the lock key, KEYS[1].
--- Returns {1, fence, expiresAtMs} on success; {0, holderExpiresAtMs} on
--- contention; {-3, fence} when the fence counter passed the maximum (nothing
+-- Returns {1, fence, expiresAtMs} on success; {0, holderExpiresAtMs,
+-- holderFence} on contention (the fence says which lease the answer was
+-- about; internal/chaos's probe reads it); {-3, fence} when the fence counter passed the maximum (nothing
 -- is written but the counter, which only ever grows); {-4} when the lock id
 -- was released or retired (its index key holds a tombstone, see release.lua);
 -- the SYNCGUARD_KIND error while live slots of a limit hold the key
@@ -48,7 +49,7 @@ if existing then
       redis.call('ZADD', queue, 'NX', nowUs, ARGV[7])
       redis.call('PEXPIRE', queue, ARGV[9])
     end
-    return {0, data.expiresAtMs}
+    return {0, data.expiresAtMs, data.fence}
   end
 end
 local tomb = redis.call('GET', KEYS[2])
