@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
@@ -36,5 +37,22 @@ func TestLaunchClose(t *testing.T) {
 func TestLaunchNoBinary(t *testing.T) {
 	if _, err := Launch("/nonexistent/redis-server"); err == nil {
 		t.Error("Launch with a missing binary: got nil error")
+	}
+}
+
+// TestLaunchOnATakenPort: a server launched on a port another server holds
+// (a free port taken by another test between the pick and the bind) fails
+// with errAddrInUse, so startFresh picks another port; it must not take the
+// other server's PONG for its own readiness.
+func TestLaunchOnATakenPort(t *testing.T) {
+	other := Start(t)
+	s := &Server{dir: t.TempDir(), bin: other.bin, port: other.port, addr: other.addr}
+	err := s.launch()
+	if err == nil {
+		_ = s.stop()
+		t.Fatal("launch on a taken port succeeded: the readiness check answered by the other server")
+	}
+	if !errors.Is(err, errAddrInUse) {
+		t.Fatalf("launch on a taken port: %v, want errAddrInUse", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -219,7 +220,7 @@ func waitReady(p *proc, addr, password string, timeout time.Duration) error {
 		if p.exited() {
 			return fmt.Errorf("redis-server exited: %v", p.err)
 		}
-		if last = ping(addr, password); last == nil {
+		if last = ping(addr, password, p.cmd.Process.Pid); last == nil {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -232,8 +233,11 @@ func waitReady(p *proc, addr, password string, timeout time.Duration) error {
 	}
 }
 
-// ping speaks raw RESP so that readiness checks do not depend on client behaviour.
-func ping(addr, password string) error {
+// ping speaks raw RESP so that readiness checks do not depend on client
+// behaviour. It also asks the server its process id, which must be pid: a
+// port picked free can be taken by another process (another test's server)
+// before ours binds it, and then the answer to the PING is not ours.
+func ping(addr, password string, pid int) error {
 	conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
 	if err != nil {
 		return err
@@ -262,6 +266,23 @@ func ping(addr, password string) error {
 	}
 	if !strings.HasPrefix(line, "+PONG") {
 		return fmt.Errorf("PING: %s", strings.TrimSpace(line)) // e.g. -LOADING
+	}
+	if _, err := conn.Write(respCommand("INFO", "server")); err != nil {
+		return err
+	}
+	if line, err = r.ReadString('\n'); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "$")))
+	if !strings.HasPrefix(line, "$") || err != nil {
+		return fmt.Errorf("INFO server: %s", strings.TrimSpace(line))
+	}
+	info := make([]byte, n+2)
+	if _, err := io.ReadFull(r, info); err != nil {
+		return err
+	}
+	if want := "process_id:" + strconv.Itoa(pid) + "\r\n"; !strings.Contains(string(info), want) {
+		return fmt.Errorf("another process answers on %s (INFO server has no %q)", addr, strings.TrimSpace(want))
 	}
 	return nil
 }
