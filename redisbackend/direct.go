@@ -3,7 +3,6 @@ package redisbackend
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -36,22 +35,14 @@ func directClient(client any) (processor, Feature) {
 	if !ok {
 		return nil, Feature{Why: fmt.Sprintf(whyLacks, client, "Process")}
 	}
-	var cte bool
-	var read, write time.Duration
-	switch c := client.(type) {
-	case interface{ Options() *redis.Options }:
-		o := c.Options()
-		cte, read, write = o.ContextTimeoutEnabled, o.ReadTimeout, o.WriteTimeout
-	case interface{ Options() *redis.ClusterOptions }:
-		o := c.Options()
-		cte, read, write = o.ContextTimeoutEnabled, o.ReadTimeout, o.WriteTimeout
-	default:
+	o, ok := optionsOf(client)
+	if !ok {
 		return nil, Feature{Why: fmt.Sprintf(whyLacks, client, "Options")}
 	}
 	switch {
-	case !cte:
+	case !o.contextTimeouts:
 		return nil, Feature{Why: "the client's options do not set ContextTimeoutEnabled"}
-	case read < 0 || write < 0:
+	case o.read < 0 || o.write < 0:
 		// -2 in the options (New's -1, "no timeout", reads 0 here):
 		// go-redis sets no deadline on the connection, the context's neither.
 		return nil, Feature{Why: "the client's ReadTimeout or WriteTimeout is -2: go-redis sets no deadlines"}

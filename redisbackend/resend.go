@@ -47,18 +47,11 @@ const (
 // a failover client, a *redis.ClusterClient, or a wrapper embedding one);
 // from says which source it used.
 func resendWindow(client redis.Scripter) (w time.Duration, from string) {
-	var retries int
-	var read, backoff time.Duration
-	switch c := client.(type) {
-	case interface{ Options() *redis.Options }:
-		o := c.Options()
-		retries, read, backoff = o.MaxRetries, o.ReadTimeout, o.MaxRetryBackoff
-	case interface{ Options() *redis.ClusterOptions }:
-		o := c.Options()
-		retries, read, backoff = o.MaxRetries, o.ReadTimeout, o.MaxRetryBackoff
-	default:
+	o, ok := optionsOf(client)
+	if !ok {
 		return defaultResendWindow, windowFromDefaults
 	}
+	retries, read, backoff := o.retries, o.read, o.backoff
 	w = time.Duration(max(retries, 0))*(max(read, 0)+max(backoff, 0)) + time.Second
 	return min(max(w, minResendWindow), maxResendWindow), windowFromClient
 }
