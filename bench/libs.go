@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -369,3 +372,26 @@ func (k *tickKept) stop() {
 }
 
 func (k *tickKept) release(ctx context.Context) error { return k.rel(ctx) }
+
+// pickLibraries returns the libraries named in list (comma-separated, in
+// report order), always with syncguard-go; all of them when list is empty.
+func pickLibraries(list string) ([]library, error) {
+	if strings.TrimSpace(list) == "" {
+		return libraries, nil
+	}
+	want := map[string]bool{libSyncguard: true}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.ContainsFunc(libraries, func(l library) bool { return l.name == name }) {
+			return nil, fmt.Errorf("unknown library %q in -libs", name)
+		}
+		want[name] = true
+	}
+	var out []library
+	for _, l := range libraries {
+		if want[l.name] {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}

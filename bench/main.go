@@ -92,6 +92,7 @@ func run(args []string) error {
 	bin := fs.String("redis-server", "redis-server", "redis-server binary")
 	conc := fs.String("goroutines", "1,4,8,32,128", "goroutine counts of the distinct-keys workload")
 	idle := fs.String("fanout-idle", "0,4,16", "idle instances (processes) of the fan-out workload; the first is the baseline")
+	libsFlag := fs.String("libs", "", "comma-separated libraries to run (default all); syncguard-go, the reference of every ratio, always runs")
 	only := fs.String("workloads", "distinct,fleet,fanout,handoff,keepalive,limit", "workloads to run (hotkey = handoff; limit = syncguard-go's concurrency limits only)")
 	fs.DurationVar(&cfg.ttl, "ttl", cfg.ttl, "lease TTL of the distinct-keys and hot-key workloads (equal for every library)")
 	fs.DurationVar(&cfg.cell, "cell", cfg.cell, "measured time per library per cell (split over -rounds)")
@@ -151,7 +152,11 @@ func run(args []string) error {
 		fmt.Fprintf(os.Stderr, "[%5.1fs] "+format+"\n", append([]any{time.Since(began).Seconds()}, a...)...)
 	}
 	logf("redis-server %s on %s", srv.Version, srv.Addr())
-	e := &env{srv: srv, cfg: cfg, libs: libraries, log: logf}
+	libs, err := pickLibraries(*libsFlag)
+	if err != nil {
+		return err
+	}
+	e := &env{srv: srv, cfg: cfg, libs: libs, log: logf}
 
 	res := &results{cfg: cfg, machine: machineInfo(srv)}
 	if want["distinct"] {

@@ -2,6 +2,8 @@ package redisbackend
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,9 +46,14 @@ type subscriber interface {
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
-// notifyBuffer is the size of the go-redis message buffer between the
-// connection reader and the dispatcher (which never blocks).
-const notifyBuffer = 1024
+// pingAfter is how long the dispatcher waits for a message before it
+// PINGs the subscription connection (go-redis's PubSub.Channel health
+// check does the same).
+const pingAfter = 3 * time.Second
+
+// readRetryPause is the pause between failed reads of the subscription
+// connection after the first (Redis down: each read dials).
+const readRetryPause = 100 * time.Millisecond
 
 // notifier holds the queued waiters of one Backend and its subscription.
 type notifier struct {
@@ -197,6 +204,15 @@ func (n *notifier) close() error {
 // run starts the subscriber and runs the dispatcher: it passes every
 // hand-off to its waiter, and asks every waiter for an attempt when Redis
 // confirms the subscription (the first, and those after a reconnect).
+//
+// It reads the subscription connection itself (PubSub.ReceiveTimeout)
+// rather than through go-redis's PubSub.Channel, whose reader goroutine
+// forwards every message through a channel and a health-check goroutine:
+// two more goroutine wake-ups on the path of every hand-off, which is the
+// critical path of a hot key. It keeps what
+// Channel does: a PING after pingAfter without a message (a ping that
+// fails makes go-redis reconnect; go-redis re-subscribes on reconnecting)
+// and a pause between failed reads.
 func (n *notifier) run() {
 	var wg sync.WaitGroup
 	wg.Go(n.subscribe)
@@ -204,7 +220,28 @@ func (n *notifier) run() {
 		wg.Wait()
 		close(n.done)
 	}()
-	for m := range n.pubsub.ChannelWithSubscriptions(redis.WithChannelSize(notifyBuffer)) {
+	ctx := context.Background()
+	failures := 0
+	for {
+		m, err := n.pubsub.ReceiveTimeout(ctx, pingAfter)
+		if err != nil {
+			if errors.Is(err, redis.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// Silence: ask for a pong (any message will do).
+				_ = n.pubsub.Ping(ctx)
+				continue
+			}
+			// The connection failed (go-redis dropped it and dials a
+			// new one on the next read) or cannot be made.
+			if failures++; failures > 1 {
+				time.Sleep(readRetryPause)
+			}
+			continue
+		}
+		failures = 0
 		switch m := m.(type) {
 		case *redis.Message:
 			n.deliver(m.Payload)

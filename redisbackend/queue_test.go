@@ -495,6 +495,48 @@ func TestPubSubKilledFallsBackToPolling(t *testing.T) {
 	}
 }
 
+// TestHandOffsResumeAfterPubSubReconnect: after the hand-off
+// subscription's connection is killed, the Backend reads the subscription
+// again on a new connection (go-redis re-subscribes), so the next release
+// hands the lock over at once. The waiter polls once a minute, so only a
+// hand-off can bring it the lock within the test's bound.
+func TestHandOffsResumeAfterPubSubReconnect(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	b := newQueueBackend(t, srv.Client(t), Options{})
+	ctx := context.Background()
+	l, res := holdAndQueue(t, rdb, b, b, "k", 1)
+	pubsubClient := func() string {
+		for _, line := range strings.Split(rdb.ClientList(ctx).Val(), "\n") {
+			if strings.Contains(line, " sub=1 ") {
+				id, _, _ := strings.Cut(strings.TrimPrefix(line, "id="), " ")
+				return id
+			}
+		}
+		return ""
+	}
+	killed := pubsubClient()
+	if killed == "" {
+		t.Fatal("no subscribed connection after the waiter queued")
+	}
+	if err := rdb.Do(ctx, "CLIENT", "KILL", "ID", killed).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a new subscribed connection", 5*time.Second, func() bool {
+		id := pubsubClient()
+		return id != "" && id != killed
+	})
+	// The confirmation asks the waiter for an attempt, which keeps its
+	// place (the entry was not dropped: nothing was released meanwhile).
+	if n := queueLen(t, rdb, b, "k"); n != 1 {
+		t.Fatalf("queue has %d entries after the reconnect, want 1", n)
+	}
+	if err := b.Release(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	expectGrant(t, res, 2*time.Second, "no hand-off after the subscription's connection was replaced")
+}
+
 // TestQueueMiniredis: miniredis runs the queue's scripts and delivers the
 // hand-off.
 func TestQueueMiniredis(t *testing.T) {
