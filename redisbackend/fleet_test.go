@@ -25,6 +25,9 @@ const (
 	fleetPrefixEnv = "SYNCGUARD_FLEET_WORKER_PREFIX"
 	fleetRoundsEnv = "SYNCGUARD_FLEET_WORKER_ROUNDS"
 	fleetLimitEnv  = "SYNCGUARD_FLEET_WORKER_LIMIT" // a slot among n (lock.WithLimit) instead of the lock
+	// fleetWaiterEnv makes the worker one waiter (waiterWorker) named by
+	// its value.
+	fleetWaiterEnv = "SYNCGUARD_FLEET_WORKER_WAITER"
 )
 
 // fleetWorker, in a worker process, takes the hot key rounds times with
@@ -39,6 +42,9 @@ func fleetWorker() {
 	addr := os.Getenv(fleetAddrEnv)
 	if addr == "" {
 		return
+	}
+	if name := os.Getenv(fleetWaiterEnv); name != "" {
+		waiterWorker(addr, name)
 	}
 	rounds, _ := strconv.Atoi(os.Getenv(fleetRoundsEnv))
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
@@ -86,6 +92,134 @@ func fleetWorker() {
 	}
 	fmt.Println("ok", peak)
 	os.Exit(0)
+}
+
+// waiterWorker, in a worker process, waits once for the key "hot" with
+// lock.Acquire (polling only every 3s, so it gets the lock from a
+// hand-off), and when it has it appends name to the list "<prefix>:order",
+// releases and exits.
+func waiterWorker(addr, name string) {
+	prefix := os.Getenv(fleetPrefixEnv)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: prefix})
+	if err != nil {
+		fmt.Println("New:", err)
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	l, err := lock.Acquire(ctx, b, "hot", lock.WithTTL(10*time.Second), lock.WithWait(30*time.Second),
+		lock.WithBackoff(lock.BackoffFixed), lock.WithBaseDelay(3*time.Second), lock.WithJitter(lock.JitterNone))
+	if err != nil {
+		fmt.Println("Acquire:", err)
+		os.Exit(2)
+	}
+	rdb.RPush(ctx, prefix+":order", name)
+	if err := b.Release(ctx, l.ID); err != nil {
+		fmt.Println("Release:", err)
+		os.Exit(2)
+	}
+	_ = b.Close()
+	os.Exit(0)
+}
+
+// startWaiter starts a waiterWorker process named name and returns once
+// its entry makes the hot key's queue queued entries long.
+func startWaiter(t *testing.T, srv *redistest.Server, prefix, name string, queued int64) *exec.Cmd {
+	t.Helper()
+	c := exec.Command(os.Args[0], "-test.run=^$")
+	c.Env = append(os.Environ(), fleetAddrEnv+"="+srv.Addr(), fleetPrefixEnv+"="+prefix, fleetWaiterEnv+"="+name)
+	out := &strings.Builder{}
+	c.Stdout, c.Stderr = out, out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	rdb := srv.Client(t)
+	queue := prefix + ":queue:" + prefix + ":hot"
+	waitFor(t, 10*time.Second, func() string {
+		if n := rdb.ZCard(context.Background(), queue).Val(); n != queued {
+			return fmt.Sprintf("waiter %s: the queue has %d entries, want %d (output %q)", name, n, queued, out)
+		}
+		return ""
+	})
+	return c
+}
+
+// TestFleetFIFO: waiters in six OS processes, queued one after another
+// on a held key, get it in the order they queued.
+func TestFleetFIFO(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
+	b, err := redisbackend.New(srv.Client(t), &redisbackend.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	l, err := b.Acquire(ctx, "hot", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	var want []string
+	var procs []*exec.Cmd
+	for i := range n {
+		name := "w" + strconv.Itoa(i)
+		want = append(want, name)
+		procs = append(procs, startWaiter(t, srv, prefix, name, int64(i+1)))
+	}
+	if err := b.Release(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range procs {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("waiter %d: %v", i, err)
+		}
+	}
+	got := srv.Client(t).LRange(ctx, prefix+":order", 0, -1).Val()
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("grant order %v, want %v", got, want)
+	}
+}
+
+// TestFleetKilledWaiter: a waiter whose process is killed (SIGKILL) while
+// queued first in line does not hold up the queue: the release hands the
+// lock to the next live waiter at once (the dead process's subscription
+// went with it, so its entry is dropped).
+func TestFleetKilledWaiter(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
+	b, err := redisbackend.New(srv.Client(t), &redisbackend.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	l, err := b.Acquire(ctx, "hot", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := startWaiter(t, srv, prefix, "dead", 1)
+	if err := dead.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = dead.Wait()
+	live := startWaiter(t, srv, prefix, "live", 2)
+	if err := b.Release(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- live.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("live waiter: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the live waiter did not get the lock within 2s of the release (it polls every 3s): the killed waiter's entry held up the queue")
+	}
+	if got := srv.Client(t).LRange(ctx, prefix+":order", 0, -1).Val(); strings.Join(got, " ") != "live" {
+		t.Fatalf("grants %v, want [live]", got)
+	}
 }
 
 // TestFleetMutualExclusion: 4 OS processes, each a Backend on its own
