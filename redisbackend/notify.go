@@ -3,10 +3,10 @@ package redisbackend
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -46,10 +46,10 @@ type subscriber interface {
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
-// pingAfter is how long the dispatcher waits for a message before it
-// PINGs the subscription connection (go-redis's PubSub.Channel health
-// check does the same).
-const pingAfter = 3 * time.Second
+// pingAfter is how long the subscription connection may be silent before
+// it is PINGed (go-redis's PubSub.Channel health check does the same).
+// (A variable for a test.)
+var pingAfter = 3 * time.Second
 
 // readRetryPause is the pause between failed reads of the subscription
 // connection after the first (Redis down: each read dials).
@@ -74,6 +74,8 @@ type notifier struct {
 	subscribed bool      // SUBSCRIBE sent (and no UNSUBSCRIBE since)
 	ready      bool      // Redis confirmed the subscription
 	lastUse    time.Time // when a waiter last registered or left
+
+	lastRead atomic.Int64 // when the dispatcher last read (UnixNano)
 }
 
 // newNotifier returns the notifier of a Backend on client; it does not
@@ -155,6 +157,7 @@ func (n *notifier) startLocked() {
 		// No channel yet: this does no I/O. The dispatcher's reader
 		// connects; the subscriber sends the SUBSCRIBE.
 		n.pubsub = n.sub.Subscribe(context.Background())
+		n.lastRead.Store(time.Now().UnixNano())
 		go n.run()
 	}
 	if !n.subscribed {
@@ -205,14 +208,14 @@ func (n *notifier) close() error {
 // hand-off to its waiter, and asks every waiter for an attempt when Redis
 // confirms the subscription (the first, and those after a reconnect).
 //
-// It reads the subscription connection itself (PubSub.ReceiveTimeout)
-// rather than through go-redis's PubSub.Channel, whose reader goroutine
-// forwards every message through a channel and a health-check goroutine:
-// two more goroutine wake-ups on the path of every hand-off, which is the
-// critical path of a hot key. It keeps what
-// Channel does: a PING after pingAfter without a message (a ping that
-// fails makes go-redis reconnect; go-redis re-subscribes on reconnecting)
-// and a pause between failed reads.
+// It reads the subscription connection itself (PubSub.Receive) rather
+// than through go-redis's PubSub.Channel, whose reader goroutine forwards
+// every message through a channel and pokes a health-check goroutine: two
+// more goroutine wake-ups on the path of every hand-off, which is the
+// critical path of a hot key. It keeps what Channel does: a PING when the
+// connection was silent for pingAfter (subscribe sends it; a ping that
+// fails makes go-redis reconnect, and go-redis re-subscribes on
+// reconnecting) and a pause between failed reads.
 func (n *notifier) run() {
 	var wg sync.WaitGroup
 	wg.Go(n.subscribe)
@@ -223,16 +226,11 @@ func (n *notifier) run() {
 	ctx := context.Background()
 	failures := 0
 	for {
-		m, err := n.pubsub.ReceiveTimeout(ctx, pingAfter)
+		m, err := n.pubsub.Receive(ctx)
+		n.lastRead.Store(time.Now().UnixNano())
 		if err != nil {
 			if errors.Is(err, redis.ErrClosed) {
 				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				// Silence: ask for a pong (any message will do).
-				_ = n.pubsub.Ping(ctx)
-				continue
 			}
 			// The connection failed (go-redis dropped it and dials a
 			// new one on the next read) or cannot be made.
@@ -303,9 +301,9 @@ func (n *notifier) pokeAllLocked() {
 	}
 }
 
-// subscribe sends the SUBSCRIBE when asked, and every subscriptionIdle
-// the UNSUBSCRIBE when no waiter was registered for that long, until
-// Close.
+// subscribe sends the SUBSCRIBE when asked; and every subscriptionIdle a
+// PING when the connection was silent for pingAfter, and the UNSUBSCRIBE
+// when no waiter was registered for subscriptionIdle; until Close.
 func (n *notifier) subscribe() {
 	ticker := time.NewTicker(subscriptionIdle)
 	defer ticker.Stop()
@@ -327,6 +325,10 @@ func (n *notifier) subscribe() {
 				_ = n.pubsub.Subscribe(ctx, n.channel)
 			}
 		case now := <-ticker.C:
+			if now.Sub(time.Unix(0, n.lastRead.Load())) >= pingAfter {
+				// Silence: ask for a pong (any message will do).
+				_ = n.pubsub.Ping(ctx)
+			}
 			n.mu.Lock()
 			send := n.subscribed && !n.closed && len(n.waiters) == 0 && now.Sub(n.lastUse) >= subscriptionIdle
 			if send {

@@ -537,6 +537,34 @@ func TestHandOffsResumeAfterPubSubReconnect(t *testing.T) {
 	expectGrant(t, res, 2*time.Second, "no hand-off after the subscription's connection was replaced")
 }
 
+// TestSilentSubscriptionPinged: a subscription connection that has been
+// silent for pingAfter is PINGed (a dead connection then fails the ping,
+// and go-redis reconnects), as go-redis's PubSub.Channel does.
+func TestSilentSubscriptionPinged(t *testing.T) {
+	old := pingAfter
+	pingAfter = 100 * time.Millisecond
+	t.Cleanup(func() { pingAfter = old })
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	b := newQueueBackend(t, srv.Client(t), Options{})
+	l, res := holdAndQueue(t, rdb, b, b, "k", 1)
+	ctx := context.Background()
+	pings := func() string {
+		for _, line := range strings.Split(rdb.Info(ctx, "commandstats").Val(), "\n") {
+			if strings.HasPrefix(line, "cmdstat_ping:") {
+				return line
+			}
+		}
+		return ""
+	}
+	before := pings()
+	waitFor(t, "a PING on the silent subscription", 5*time.Second, func() bool { return pings() != before })
+	if err := b.Release(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	expectGrant(t, res, 2*time.Second, "no hand-off after the pings")
+}
+
 // TestQueueMiniredis: miniredis runs the queue's scripts and delivers the
 // hand-off.
 func TestQueueMiniredis(t *testing.T) {
