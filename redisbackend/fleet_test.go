@@ -145,20 +145,29 @@ func startWaiter(t *testing.T, srv *redistest.Server, prefix, name string, queue
 	return c
 }
 
-// TestFleetFIFO: waiters in six OS processes, queued one after another
-// on a held key, get it in the order they queued.
-func TestFleetFIFO(t *testing.T) {
+// holdHot starts a server and takes the key "hot" on a Backend of its own
+// (prefix is the fleet's) for a minute.
+func holdHot(t *testing.T) (*redistest.Server, string, *redisbackend.Backend, lock.Lease) {
+	t.Helper()
 	srv := redistest.Start(t)
 	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
 	b, err := redisbackend.New(srv.Client(t), &redisbackend.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	l, err := b.Acquire(ctx, "hot", time.Minute)
+	t.Cleanup(func() { _ = b.Close() })
+	l, err := b.Acquire(context.Background(), "hot", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, prefix, b, l
+}
+
+// TestFleetFIFO: waiters in six OS processes, queued one after another
+// on a held key, get it in the order they queued.
+func TestFleetFIFO(t *testing.T) {
+	srv, prefix, b, l := holdHot(t)
+	ctx := context.Background()
 	const n = 6
 	var want []string
 	var procs []*exec.Cmd
@@ -186,18 +195,8 @@ func TestFleetFIFO(t *testing.T) {
 // lock to the next live waiter at once (the dead process's subscription
 // went with it, so its entry is dropped).
 func TestFleetKilledWaiter(t *testing.T) {
-	srv := redistest.Start(t)
-	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
-	b, err := redisbackend.New(srv.Client(t), &redisbackend.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	srv, prefix, b, l := holdHot(t)
 	ctx := context.Background()
-	l, err := b.Acquire(ctx, "hot", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dead := startWaiter(t, srv, prefix, "dead", 1)
 	if err := dead.Process.Kill(); err != nil {
 		t.Fatal(err)

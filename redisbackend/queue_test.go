@@ -140,6 +140,16 @@ func joinQueued(t *testing.T, rdb redis.Cmdable, b *Backend, key string, wait ti
 	return id, w
 }
 
+// releaseExpectGrant releases lease id on b and expects res within 2s
+// (a hand-off), failing with what otherwise.
+func releaseExpectGrant(t *testing.T, b *Backend, id string, res <-chan acquireResult, what string) {
+	t.Helper()
+	if err := b.Release(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	expectGrant(t, res, 2*time.Second, what)
+}
+
 // expectGrant waits up to within for res and fails with what if it does
 // not come or failed.
 func expectGrant(t *testing.T, res <-chan acquireResult, within time.Duration, what string) acquireResult {
@@ -389,10 +399,7 @@ func TestDeadWaiterSkipped(t *testing.T) {
 	})
 	live := acquireAsync(ctx, holder, "k", slowPolling...)
 	waitFor(t, "the live entry", 5*time.Second, func() bool { return queueLen(t, rdb, holder, "k") == 2 })
-	if err := holder.Release(ctx, l.ID); err != nil {
-		t.Fatal(err)
-	}
-	expectGrant(t, live, 2*time.Second, "the live waiter did not get the lock; the dead one's id is "+id)
+	releaseExpectGrant(t, holder, l.ID, live, "the live waiter did not get the lock; the dead one's id is "+id)
 }
 
 // TestExpiredEntrySkipped: an entry past its deadline (queued time plus
@@ -443,10 +450,7 @@ func TestPlainAcquireTakesFreeLock(t *testing.T) {
 	if n := queueLen(t, rdb, b, "k"); n != 1 {
 		t.Errorf("queue has %d entries after a plain acquire, want 1 (untouched)", n)
 	}
-	if err := b.Release(ctx, plain.ID); err != nil {
-		t.Fatal(err)
-	}
-	expectGrant(t, queued, 2*time.Second, "the queued waiter did not get the lock from the plain holder's release")
+	releaseExpectGrant(t, b, plain.ID, queued, "the queued waiter did not get the lock from the plain holder's release")
 }
 
 // TestPubSubKilledFallsBackToPolling: with the hand-off subscription's
@@ -531,10 +535,7 @@ func TestHandOffsResumeAfterPubSubReconnect(t *testing.T) {
 	if n := queueLen(t, rdb, b, "k"); n != 1 {
 		t.Fatalf("queue has %d entries after the reconnect, want 1", n)
 	}
-	if err := b.Release(ctx, l.ID); err != nil {
-		t.Fatal(err)
-	}
-	expectGrant(t, res, 2*time.Second, "no hand-off after the subscription's connection was replaced")
+	releaseExpectGrant(t, b, l.ID, res, "no hand-off after the subscription's connection was replaced")
 }
 
 // TestSilentSubscriptionPinged: a subscription connection that has been
@@ -559,10 +560,7 @@ func TestSilentSubscriptionPinged(t *testing.T) {
 	}
 	before := pings()
 	waitFor(t, "a PING on the silent subscription", 5*time.Second, func() bool { return pings() != before })
-	if err := b.Release(ctx, l.ID); err != nil {
-		t.Fatal(err)
-	}
-	expectGrant(t, res, 2*time.Second, "no hand-off after the pings")
+	releaseExpectGrant(t, b, l.ID, res, "no hand-off after the pings")
 }
 
 // TestQueueMiniredis: miniredis runs the queue's scripts and delivers the
@@ -572,12 +570,8 @@ func TestQueueMiniredis(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	b := newQueueBackend(t, rdb, Options{Prefix: "mini"})
-	ctx := context.Background()
 	l, res := holdAndQueue(t, rdb, b, b, "k", 1)
-	if err := b.Release(ctx, l.ID); err != nil {
-		t.Fatal(err)
-	}
-	expectGrant(t, res, 2*time.Second, "no hand-off on miniredis")
+	releaseExpectGrant(t, b, l.ID, res, "no hand-off on miniredis")
 }
 
 // TestQueueOff: with DisableNotifications, with ReplicaAck, and on a
