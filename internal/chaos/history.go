@@ -49,6 +49,13 @@ type Op struct {
 	Worker   int
 	CallNs   int64
 	ReturnNs int64
+	// FromNs, for a successful Acquire, is the earliest the server can
+	// have made its grant: the first attempt with the lease's lock id (for
+	// a queued waiter, the start of its wait), which may precede CallNs.
+	// An attempt whose reply was lost, or a waiter's attempt that finds
+	// the slot a release handed it before the attempt was sent, gets back
+	// a grant made before the call that reports it.
+	FromNs int64
 	// DeadlineNs is the call's context deadline (0: none).
 	DeadlineNs int64
 	Outcome    Outcome
@@ -65,7 +72,9 @@ type Grant struct {
 	// Limit is the n of a slot of a concurrency limit (lock.WithLimit);
 	// 0 for a lock.
 	Limit int
-	// CallNs and ReturnNs bracket the Acquire call that got it (client clock).
+	// CallNs and ReturnNs bracket the acquisition that got it (client
+	// clock): from the first attempt with its lock id (Op.FromNs) to the
+	// return of the one that reported it.
 	CallNs, ReturnNs int64
 	// AcquiredMs is the server time of the grant (ExpiresAt - TTL).
 	AcquiredMs int64
@@ -114,9 +123,13 @@ type History struct {
 	ops    []Op
 	grants []*Grant
 	byID   map[string]*Grant
-	errs   map[string]int // "op: code" -> count, for the report
-	dos    []DoCall
-	found  []Violation // found while the run went on (see [History.Violation])
+	// tried is when the first attempt with each caller-chosen lock id was
+	// made (or its waiter began to wait): a grant reported for that id
+	// can have been made since then.
+	tried map[string]int64
+	errs  map[string]int // "op: code" -> count, for the report
+	dos   []DoCall
+	found []Violation // found while the run went on (see [History.Violation])
 	// orphanReleases counts, by outcome, releases of lock ids no worker
 	// was granted (lock.Acquire freeing an attempt whose reply was lost);
 	// unknownIDs counts extends of such ids (none expected).
@@ -126,7 +139,7 @@ type History struct {
 
 // NewHistory returns an empty history.
 func NewHistory() *History {
-	return &History{byID: map[string]*Grant{}, errs: map[string]int{}, orphanReleases: map[string]int{}}
+	return &History{byID: map[string]*Grant{}, tried: map[string]int64{}, errs: map[string]int{}, orphanReleases: map[string]int{}}
 }
 
 // Backend returns b wrapped so that worker's calls are recorded.
@@ -290,15 +303,35 @@ func (r *recorder) AcquireID(ctx context.Context, key, id string, ttl time.Durat
 	if !ok {
 		return lock.Lease{}, fmt.Errorf("chaos: backend takes no caller-chosen lock ids: %w", errors.ErrUnsupported)
 	}
-	return r.acquire(ctx, key, 0, func() (lock.Lease, error) { return a.AcquireID(ctx, key, id, ttl) })
+	return r.acquireID(ctx, key, id, 0, func() (lock.Lease, error) { return a.AcquireID(ctx, key, id, ttl) })
 }
 
 // acquire records run, an acquisition of key: of the lock, or of a slot
 // of a limit of n when n > 0.
 func (r *recorder) acquire(ctx context.Context, key string, n int, run func() (lock.Lease, error)) (lock.Lease, error) {
+	return r.acquireID(ctx, key, "", n, run)
+}
+
+// acquireID is acquire of an attempt with lock id id ("": the backend
+// picks it, so no other attempt shares it).
+func (r *recorder) acquireID(ctx context.Context, key, id string, n int, run func() (lock.Lease, error)) (lock.Lease, error) {
 	call := time.Now().UnixNano()
+	r.h.try(id, call)
 	l, err := run()
 	return r.record(call, key, n, deadlineNs(ctx), l, err)
+}
+
+// try notes that an attempt with lock id id ("": none chosen) was made
+// at call, for the grants later reported for it.
+func (h *History) try(id string, call int64) {
+	if id == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.tried[id]; !ok || call < t {
+		h.tried[id] = call
+	}
 }
 
 // acquireAt records a lease handed over to a waiter that began waiting at
@@ -317,13 +350,17 @@ func (r *recorder) record(call int64, key string, n int, deadline int64, l lock.
 	if err == nil {
 		op.Fence = l.Fence
 		op.ExpiresMs = l.ExpiresAt.UnixMilli()
+		op.FromNs = call
+		if t, ok := r.h.tried[l.ID]; ok && t < call {
+			op.FromNs = t
+		}
 		if g := r.h.byID[l.ID]; g != nil {
 			// The same lease again (an acquire that got its own grant
 			// back): one grant.
 			g.ExpiresMs = max(g.ExpiresMs, op.ExpiresMs)
 		} else {
 			g := &Grant{
-				Key: l.Key, Fence: l.Fence, Worker: r.worker, Limit: n, CallNs: call, ReturnNs: ret,
+				Key: l.Key, Fence: l.Fence, Worker: r.worker, Limit: n, CallNs: op.FromNs, ReturnNs: ret,
 				AcquiredMs: l.ExpiresAt.Add(-l.TTL).UnixMilli(), ExpiresMs: l.ExpiresAt.UnixMilli(),
 			}
 			r.h.grants = append(r.h.grants, g)

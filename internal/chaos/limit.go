@@ -29,7 +29,7 @@ func (r *recorder) AcquireSlot(ctx context.Context, key, id string, n int, ttl t
 	if !ok {
 		return lock.Lease{}, errNoLimits
 	}
-	return r.acquire(ctx, key, n, func() (lock.Lease, error) { return lim.AcquireSlot(ctx, key, id, n, ttl) })
+	return r.acquireID(ctx, key, id, n, func() (lock.Lease, error) { return lim.AcquireSlot(ctx, key, id, n, ttl) })
 }
 
 // LookupLimit forwards to the backend's lock.Limiter, unrecorded.
@@ -53,5 +53,5 @@ func (r *recorder) JoinSlot(key, id string, n int, ttl, wait time.Duration) (loc
 	if err != nil {
 		return nil, err
 	}
-	return r.waiter(next, key, n), nil
+	return r.waiter(next, key, id, n), nil
 }

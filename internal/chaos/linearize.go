@@ -17,7 +17,10 @@ import (
 // fences holding the key's slots and the last granted fence. The
 // operations:
 //
-//   - acquire -> fence f (successful Acquire calls only): legal iff fewer
+//   - acquire -> fence f (successful Acquire calls only, called at the
+//     first attempt with the lease's lock id, Op.FromNs: a lost reply's
+//     retry, or a waiter's attempt that finds a slot handed to it before
+//     it was sent, reports an earlier grant): legal iff fewer
 //     than n fences hold and f is above every earlier fence (a key's
 //     grants are fenced in grant order, slots included); f then holds.
 //   - extend f -> ok: legal iff f holds. extend f -> not held: legal iff f
@@ -195,14 +198,19 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 		if op.Kind == Acquire && op.Outcome != OK || op.Kind == Extend && op.Outcome == Ambiguous {
 			continue
 		}
-		ret := op.ReturnNs
+		call, ret := op.CallNs, op.ReturnNs
+		if op.Kind == Acquire && op.FromNs != 0 {
+			// The grant may precede the attempt that reported it (see
+			// Op.FromNs).
+			call = min(call, op.FromNs)
+		}
 		if op.Outcome == Ambiguous {
 			ret = max(ret, nextReturn[op.Key+"\x00"+string(op.Fence)])
 		}
 		h = append(h, porcupine.Operation{
 			ClientId: op.Worker,
 			Input:    mutexOp{kind: op.Kind.String(), fence: fenceNum(op.Fence), outcome: op.Outcome, slots: slotsOf(op.Key)},
-			Call:     op.CallNs,
+			Call:     call,
 			Return:   ret,
 			Metadata: op.Key,
 		})

@@ -27,13 +27,17 @@ func (r *recorder) Join(key, id string, ttl, wait time.Duration) (lock.Waiter, e
 	if err != nil {
 		return nil, err
 	}
-	return r.waiter(next, key, 0), nil
+	return r.waiter(next, key, id, 0), nil
 }
 
-// waiter returns the recording waiter of next, a waiter for key (for a
-// slot of n when n > 0).
-func (r *recorder) waiter(next lock.Waiter, key string, n int) lock.Waiter {
-	w := &recWaiter{next: next, r: r, key: key, limit: n, call: time.Now().UnixNano(), ch: make(chan lock.Lease, 1), stop: make(chan struct{})}
+// waiter returns the recording waiter of next, a waiter with lock id id
+// for key (for a slot of n when n > 0). A lease a release hands to id can
+// be granted at any time from now on, and reported by Granted or by a
+// later Attempt (one sent before the hand-off's message arrived finds the
+// slot its own): either is recorded as an acquisition from now.
+func (r *recorder) waiter(next lock.Waiter, key, id string, n int) lock.Waiter {
+	w := &recWaiter{next: next, r: r, key: key, id: id, limit: n, call: time.Now().UnixNano(), ch: make(chan lock.Lease, 1), stop: make(chan struct{})}
+	r.h.try(id, w.call)
 	w.wg.Go(w.forward)
 	return w
 }
@@ -43,6 +47,7 @@ type recWaiter struct {
 	next  lock.Waiter
 	r     *recorder
 	key   string
+	id    string
 	limit int   // the n of a slot's waiter; 0 for the lock
 	call  int64 // when the wait began
 	ch    chan lock.Lease
@@ -75,7 +80,7 @@ func (w *recWaiter) forward() {
 
 // Attempt is recorded as an Acquire.
 func (w *recWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
-	return w.r.acquire(ctx, w.key, w.limit, func() (lock.Lease, error) { return w.next.Attempt(ctx) })
+	return w.r.acquireID(ctx, w.key, w.id, w.limit, func() (lock.Lease, error) { return w.next.Attempt(ctx) })
 }
 
 // Granted is the forwarded channel of the wrapped waiter.
