@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,12 +31,13 @@ func TestWatch(t *testing.T) {
 	if _, err := b.Acquire(ctx, "idle", time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	var cycles atomic.Int64
 	wg.Add(2)
 	go func() { // one waiter queued on "idle" throughout
 		defer wg.Done()
 		_, _ = lock.Acquire(ctx, b, "idle", lock.WithWait(time.Minute))
 	}()
-	go func() { // "hot" changes hands every 2 ms or so, and is held most of the time
+	go func() { // "hot" changes hands every 10 ms or so, and is held most of the time
 		defer wg.Done()
 		for ctx.Err() == nil {
 			l, err := b.Acquire(ctx, "hot", time.Minute)
@@ -45,21 +47,40 @@ func TestWatch(t *testing.T) {
 			// Short, so that even a machine loaded enough to stretch each
 			// cycle tenfold makes well over the 10 grants a second below
 			// (a watch that only counted the holders it sampled would see
-			// at most 1 per 300ms sample, 3.3 a second).
-			time.Sleep(2 * time.Millisecond)
+			// at most 1 per 300ms sample, 3.3 a second); long next to the
+			// moment the key is free between a release and the next
+			// acquisition, at which a sample may find it.
+			time.Sleep(10 * time.Millisecond)
 			_ = b.Release(context.Background(), l.ID)
+			cycles.Add(1)
 		}
 	}()
+	// Both under way before the first sample (a slow start, under -race,
+	// made the first line see the hot key's first grant only, or no
+	// waiter yet).
+	deadline := time.Now().Add(10 * time.Second)
+	for cycles.Load() < 5 || len(rdb.Keys(ctx, p+":queue:*").Val()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s: %d hot cycles, waiter queued: %v", cycles.Load(), rdb.Keys(ctx, p+":queue:*").Val())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 
-	r := syncguard(t, "watch", "--redis", urlOf(srv), "--prefix", p, "--interval", "300ms", "--count", "2")
+	r := syncguard(t, "watch", "--redis", urlOf(srv), "--prefix", p, "--interval", "300ms", "--count", "3")
 	out := lines(r.out)
-	if r.code != 0 || len(out) != 3 || !strings.HasPrefix(out[0], "watching "+p+":* every 300ms") {
+	if r.code != 0 || len(out) != 4 || !strings.HasPrefix(out[0], "watching "+p+":* every 300ms") {
 		t.Fatalf("watch: status %d, stderr %q, output:\n%s", r.code, r.err, r.out)
 	}
-	for _, line := range out[1:] {
+	for i, line := range out[1:] {
 		m := watchRe.FindStringSubmatch(line)
 		if m == nil {
 			t.Fatalf("watch line %q does not match %v", line, watchRe)
+		}
+		if i < 2 {
+			// A key free at every sample so far (caught between a release
+			// and the next acquisition) is new to the next one, which
+			// counts it once: only the last line is sure to know it.
+			continue
 		}
 		acquired, _ := strconv.ParseFloat(m[2], 64)
 		// Hundreds of grants a second: with a counter per key the fence
