@@ -7,6 +7,7 @@
 //	go run . -workloads fleet -fleet-cell 10s     # only the hot key across processes, longer
 //	go run . -keep-n 1000 -keep-hold 3s -keep-ttl 6s     # a quicker keep-alive workload
 //	go run . -workloads limit -out /tmp/limit.md  # only the concurrency limits (syncguard-go alone)
+//	go run . -workloads fleet -libs bsm/redislock # syncguard-go (always) and one peer
 //
 // Workloads: (1) distinct keys at 1, 4, 8, 32 and 128 goroutines
 // (cycles/s, p50/p99 per cycle, allocations per cycle from a serial pass);
