@@ -22,9 +22,12 @@ import (
 // come and go, keeps the subscription). A release that hands a lock to a
 // queued waiter (release.lua) PUBLISHes "<lock id> <fence> <expiresAtMs>"
 // on the channel of that waiter's Backend, and the dispatcher goroutine
-// passes the lease to the waiter. So a release costs at most one message,
-// to one process, however many processes share the Redis; a release of a
-// key nobody waits on costs none.
+// passes the lease to the waiter; when the waiter is the releasing
+// Backend's own, Release passes it the lease from the script's reply and
+// nothing is published (a reply that never comes leaves the waiter to its
+// polling, as a lost message does). So a release costs at most one
+// message, to one process, however many processes share the Redis; a
+// release of a key nobody waits on costs none.
 //
 // Until Redis confirms the subscription, hand-offs to this Backend would be
 // lost: its waiters do not queue (their attempts are plain attempts) until
@@ -257,10 +260,8 @@ func (n *notifier) run() {
 	}
 }
 
-// deliver passes a hand-off, "<lock id> <fence> <expiresAtMs>", to its
-// waiter. One for a waiter that has left (it lost the race with the
-// release; its Leave releases the lease) or that does not parse is
-// dropped.
+// deliver passes a hand-off message, "<lock id> <fence> <expiresAtMs>",
+// to its waiter (handOver); one that does not parse is dropped.
 func (n *notifier) deliver(payload string) {
 	id, rest, ok1 := strings.Cut(payload, " ")
 	fence, expStr, ok2 := strings.Cut(rest, " ")
@@ -268,6 +269,17 @@ func (n *notifier) deliver(payload string) {
 	if !ok1 || !ok2 || err != nil {
 		return
 	}
+	n.handOver(id, fence, exp)
+}
+
+// handOver passes the lease a release handed to waiter id (fence,
+// expiring at exp, server ms) to that waiter: from a message (deliver), or
+// from the reply of this Backend's own Release (release.lua tells it,
+// instead of publishing, when the waiter is its own). A lease for a waiter
+// that has left (it lost the race with the release; its Leave releases
+// the lease) or that cannot be described is dropped: the waiter's next
+// attempt reports it.
+func (n *notifier) handOver(id, fence string, exp int64) {
 	n.mu.Lock()
 	w := n.waiters[id]
 	n.mu.Unlock()
@@ -276,10 +288,13 @@ func (n *notifier) deliver(payload string) {
 	}
 	l, err := w.b.grantedLease(w.norm, id, fence, exp, w.ttl)
 	if err != nil {
-		return // the waiter's next attempt reports it
+		return
 	}
-	// Only the dispatcher sends on w.ch: after taking a pending request
-	// for an attempt out, the send cannot block.
+	// Every send on w.ch is made under n.mu without blocking (this, and
+	// pokeAllLocked's), and the waiter only receives: after taking a
+	// pending request for an attempt out, the send cannot block.
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	select {
 	case w.ch <- l:
 	default:

@@ -538,6 +538,24 @@ func TestHandOffsResumeAfterPubSubReconnect(t *testing.T) {
 	releaseExpectGrant(t, b, l.ID, res, "no hand-off after the subscription's connection was replaced")
 }
 
+// TestOwnWaiterHandedOverFromTheReply: a release that hands the lock to a
+// waiter of the releasing Backend tells it from its own reply: the waiter
+// (polling only every 3s) has the lease at once, and nothing is published.
+func TestOwnWaiterHandedOverFromTheReply(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	b := newQueueBackend(t, srv.Client(t), Options{})
+	l, res := holdAndQueue(t, rdb, b, b, "k", 1)
+	ctx := context.Background()
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	releaseExpectGrant(t, b, l.ID, res, "the own waiter was not handed the lock from the release's reply")
+	if stats := rdb.Info(ctx, "commandstats").Val(); strings.Contains(stats, "cmdstat_publish:") {
+		t.Errorf("a hand-off to the releasing Backend's own waiter was published:\n%s", stats)
+	}
+}
+
 // TestSilentSubscriptionPinged: a subscription connection that has been
 // silent for pingAfter is PINGed (a dead connection then fails the ping,
 // and go-redis reconnects), as go-redis's PubSub.Channel does.

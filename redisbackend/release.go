@@ -22,9 +22,31 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := b.release(ctx, idKey, id).Int64()
+	args := append(releaseScript.args(1, 8), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
+	if b.notify.usable() {
+		// A waiter of this Backend that the release hands the lock to is
+		// told from the reply, with no message (release.lua).
+		args = append(args, b.notify.channel)
+	}
+	reply, err := b.run(ctx, releaseScript, args).Result()
 	if err != nil {
 		return mapError(ctx, op, err)
+	}
+	var n int64
+	switch r := reply.(type) {
+	case int64:
+		n = r
+	case []any: // {result, lock id, fence, expiresAtMs}: handed to a waiter of ours
+		if len(r) != 4 {
+			return internal(op, "unexpected reply from the release script")
+		}
+		n, _ = r[0].(int64)
+		gid, _ := r[1].(string)
+		fence, _ := r[2].(string)
+		exp, _ := r[3].(int64)
+		b.notify.handOver(gid, fence, exp)
+	default:
+		return internal(op, "unexpected reply from the release script")
 	}
 	if n == 1 {
 		return nil

@@ -11,8 +11,13 @@
 -- release and mark done: ARGV[8] the lease's lock key (the marker key was
 -- derived from it), ARGV[9] marker ttlMs, ARGV[10] (optional) the marker's
 -- value, a record (the lease's fence when absent); "l" leave the queue:
--- ARGV[8] the waiter's queue entry.
--- Returns 1 released, 0 owned by another lease, -1 not found, -2 expired.
+-- ARGV[8] the waiter's queue entry; in mode "r", ARGV[8] (optional) the
+-- hand-off channel of the releasing Backend (notify.go).
+-- Returns 1 released, 0 owned by another lease, -1 not found, -2 expired;
+-- or, when the lock was handed to a waiter of the releasing Backend (its
+-- entry names ARGV[8] as its channel, mode "r"), {1 or -2, <lock id>,
+-- <fence>, <expiresAtMs>}: the Backend gives that waiter the lease itself,
+-- and nothing is published.
 -- The marker is written only on 1. A slot of a limit (its index holds
 -- slotLib().index, limit.go) is released the same way, and its freed slot (with
 -- any expired ones) goes to the oldest waiters whose n admits them.
@@ -42,9 +47,12 @@
 local nowMs = serverMs()
 local mode = ARGV[7]
 local tombMs = tonumber(ARGV[4])
+local mine = mode == 'r' and ARGV[8]
 
 -- handOff gives the lock on lockKey (user key userKey) to the oldest live
--- entry of its queue, and reports whether it did.
+-- entry of its queue, and reports whether it did: false, true, or the
+-- grant {lock id, fence, expiresAtMs} when the entry's channel is mine
+-- (the releasing Backend's own waiter, which it is alive to tell).
 local function handOff(lockKey, userKey)
   local queue = ARGV[3] .. lockKey
   -- The index key of a lock id: KEYS[1] is this prefix followed by ARGV[1]
@@ -65,10 +73,13 @@ local function handOff(lockKey, userKey)
       end
       local fence = string.format('%015d', n)
       local expiresAtMs = nowMs + tonumber(ttl)
-      local heard = redis.call('PUBLISH', string.sub(rest, 1, clen), id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs))
-      if heard > 0 or live == 'n' then
+      local channel = string.sub(rest, 1, clen)
+      local own = channel == mine
+      -- (PUBLISH first: an "n" entry is told too, whatever the count.)
+      if own or redis.call('PUBLISH', channel, id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs)) > 0 or live == 'n' then
         redis.call('SET', lockKey, lockJSON(id, expiresAtMs, nowMs, userKey, fence), 'PX', ttl)
         redis.call('SET', idPrefix .. id, lockKey, 'PX', ttl)
+        if own then return {id, fence, expiresAtMs} end
         return true
       end
     end
@@ -131,7 +142,10 @@ redis.call('SET', KEYS[1], tombstone(result, ARGV[5]), 'PX', tombMs)
 if result == 1 and mode == 'd' then
   redis.call('SET', KEYS[2], ARGV[10] or data.fence or '1', 'PX', tonumber(ARGV[9]))
 end
-if not handOff(lockKey, data.key or '') then
+local given = handOff(lockKey, data.key or '')
+if not given then
   redis.call('DEL', lockKey)
+elseif given ~= true then
+  return {result, given[1], given[2], given[3]}
 end
 return result
