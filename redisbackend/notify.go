@@ -51,8 +51,7 @@ type subscriber interface {
 
 // pingAfter is how long the subscription connection may be silent before
 // it is PINGed (go-redis's PubSub.Channel health check does the same).
-// (A variable for a test.)
-var pingAfter = 3 * time.Second
+const pingAfter = 3 * time.Second
 
 // readRetryPause is the pause between failed reads of the subscription
 // connection after the first (Redis down: each read dials).
@@ -78,7 +77,8 @@ type notifier struct {
 	ready      bool      // Redis confirmed the subscription
 	lastUse    time.Time // when a waiter last registered or left
 
-	lastRead atomic.Int64 // when the dispatcher last read (UnixNano)
+	lastRead  atomic.Int64  // when the dispatcher last read (UnixNano)
+	pingAfter time.Duration // pingAfter, or a test's; fixed before the subscriber starts
 }
 
 // newNotifier returns the notifier of a Backend on client; it does not
@@ -86,9 +86,10 @@ type notifier struct {
 // cannot subscribe, Join reports errors.ErrUnsupported and waiters poll.
 func newNotifier(client redis.Scripter, prefix string, disabled, live bool) *notifier {
 	n := &notifier{
-		channel: prefix + ":waiter:" + lock.NewLockID(),
-		live:    live,
-		waiters: map[string]*queueWaiter{},
+		channel:   prefix + ":waiter:" + lock.NewLockID(),
+		live:      live,
+		waiters:   map[string]*queueWaiter{},
+		pingAfter: pingAfter,
 	}
 	if disabled {
 		return n
@@ -340,7 +341,7 @@ func (n *notifier) subscribe() {
 				_ = n.pubsub.Subscribe(ctx, n.channel)
 			}
 		case now := <-ticker.C:
-			if now.Sub(time.Unix(0, n.lastRead.Load())) >= pingAfter {
+			if now.Sub(time.Unix(0, n.lastRead.Load())) >= n.pingAfter {
 				// Silence: ask for a pong (any message will do).
 				_ = n.pubsub.Ping(ctx)
 			}

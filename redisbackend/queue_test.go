@@ -560,12 +560,10 @@ func TestOwnWaiterHandedOverFromTheReply(t *testing.T) {
 // silent for pingAfter is PINGed (a dead connection then fails the ping,
 // and go-redis reconnects), as go-redis's PubSub.Channel does.
 func TestSilentSubscriptionPinged(t *testing.T) {
-	old := pingAfter
-	pingAfter = 100 * time.Millisecond
-	t.Cleanup(func() { pingAfter = old })
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	b := newQueueBackend(t, srv.Client(t), Options{})
+	b.notify.pingAfter = 100 * time.Millisecond // before its subscriber starts
 	l, res := holdAndQueue(t, rdb, b, b, "k", 1)
 	ctx := context.Background()
 	pings := func() string {
