@@ -281,9 +281,12 @@ func (n *notifier) deliver(payload string) {
 // the lease) or that cannot be described is dropped: the waiter's next
 // attempt reports it.
 func (n *notifier) handOver(id, fence string, exp int64) {
+	// Every send on w.ch is made under n.mu without blocking (this, and
+	// pokeAllLocked's), and the waiter only receives: after taking a
+	// pending request for an attempt out, the send cannot block.
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	w := n.waiters[id]
-	n.mu.Unlock()
 	if w == nil {
 		return
 	}
@@ -291,11 +294,6 @@ func (n *notifier) handOver(id, fence string, exp int64) {
 	if err != nil {
 		return
 	}
-	// Every send on w.ch is made under n.mu without blocking (this, and
-	// pokeAllLocked's), and the waiter only receives: after taking a
-	// pending request for an attempt out, the send cannot block.
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	select {
 	case w.ch <- l:
 	default:

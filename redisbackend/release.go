@@ -22,10 +22,12 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	args := append(releaseScript.args(1, 8), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
-	if b.notify.usable() {
+	args := b.releaseArgs(idKey, id, 1)
+	if b.notify != nil && b.notify.sub != nil {
 		// A waiter of this Backend that the release hands the lock to is
-		// told from the reply, with no message (release.lua).
+		// told from the reply, with no message (release.lua). Only this
+		// Backend's waiters queue under its channel; one closed since
+		// still hands its registered waiters what it is told.
 		args = append(args, b.notify.channel)
 	}
 	reply, err := b.run(ctx, releaseScript, args).Result()
@@ -61,9 +63,16 @@ var (
 	modeLeave   any = "l" // leave the queue, and release what the id holds
 )
 
-// release runs the release script for lease id (idKey its index key).
+// release runs the release script for lease id (idKey its index key);
+// a hand-off it makes is published, even to a waiter of b.
 func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
-	return b.run(ctx, releaseScript, append(releaseScript.args(1, 7), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease))
+	return b.run(ctx, releaseScript, b.releaseArgs(idKey, id, 0))
+}
+
+// releaseArgs is the command line of a release of lease id (mode "r",
+// with a nonce of its own), with room for extra more ARGV.
+func (b *Backend) releaseArgs(idKey, id string, extra int) []any {
+	return append(releaseScript.args(1, 7+extra), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
 }
 
 // releaseAbandoned releases lease id, which the caller will not hand out
