@@ -21,7 +21,8 @@ var ErrFuncPanicked = errors.New("syncguard: function panicked")
 // The release uses a context of its own (not ctx, bounded by
 // [WithReleaseTimeout]), so a cancelled caller still frees the key at once.
 // A failed release goes to [WithReleaseErrorHandler], never to the return
-// value.
+// value, and one that failed on a transient error is tried again in the
+// background as [Hold]'s release is.
 //
 // Do returns fn's error, joined with an error matching [ErrLeaseLost] when
 // the lease was also lost while fn ran (so errors.Is matches both);

@@ -421,9 +421,16 @@ func TestDoReleasesWhenCallerCancelled(t *testing.T) {
 func TestDoOnReleaseError(t *testing.T) {
 	down := &lock.Error{Code: lock.CodeServiceUnavailable, Op: "release"}
 	f := newFake()
+	var mu sync.Mutex
+	released := 0
 	f.setHook(func(_ context.Context, method string) error {
+		mu.Lock()
+		defer mu.Unlock()
 		if method == "Release" {
-			return down
+			released++
+			if released%2 == 1 { // each Do's first release; the retry then succeeds
+				return down
+			}
 		}
 		return nil
 	})
@@ -441,6 +448,7 @@ func TestDoOnReleaseError(t *testing.T) {
 	if calls != 1 || !errors.Is(gotErr, down) || gotLease.Key != "k" {
 		t.Errorf("WithReleaseErrorHandler calls = %d, err = %v, lease key = %q; want 1, %v, k", calls, gotErr, gotLease.Key, down)
 	}
+	waitFor(t, 5*time.Second, func() bool { return !f.held("k") }, "the release tried again")
 
 	// A nil hook means: ignore.
 	err = lock.Do(context.Background(), f, "k2", func(context.Context, lock.Lease) error { return nil },
@@ -448,6 +456,7 @@ func TestDoOnReleaseError(t *testing.T) {
 	if err != nil {
 		t.Errorf("Do with WithReleaseErrorHandler(nil) = %v, want nil", err)
 	}
+	waitFor(t, 5*time.Second, func() bool { return !f.held("k2") }, "the release tried again")
 }
 
 func TestDoLeaseLost(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // errReleased is the cause of a held context cancelled by its release: the
@@ -26,9 +27,16 @@ var errReleased = fmt.Errorf("%w: released", ErrLeaseLost)
 // the lease was lost before the release (the heartbeat lost it, or the
 // release found it already gone, as after a process stall past the TTL):
 // the work may not have been exclusive. A failed release goes to
-// [WithReleaseErrorHandler] and the lease then ends by its TTL. release is
-// idempotent and safe to call from any goroutine; every call returns the
-// first call's result.
+// [WithReleaseErrorHandler], once. One that failed on a transient error
+// (codes ServiceUnavailable, NetworkTimeout and RateLimited, or no answer
+// within the release timeout: the store is restarting, stalled or busy)
+// is then tried again in the background, at once and then with waits
+// from 50ms doubling to 1s, until the store answers or the lease's TTL has
+// passed since the release, so the key is free within about a second of
+// the store answering again; release does not wait for those tries. Any
+// other failure leaves the lease to end by its TTL. release is idempotent
+// and safe to call from any goroutine; every call returns the first
+// call's result.
 //
 // A release that is never called does not keep the lock forever unless
 // ctx lives forever: when ctx ends, the heartbeat stops, held is
@@ -83,19 +91,21 @@ func (c *config) hold(ctx context.Context, b Backend, key string) (*holding, err
 // releases with the configured release function, to which it passes
 // outcome(lost) (lost is the heartbeat's loss error or nil). It returns
 // the loss, including one that the release itself finds; release failures
-// go to the release error handler.
+// go to the release error handler, and one on a transient error is tried
+// again in the background (retryRelease) without delaying the return.
 func (h *holding) release(outcome func(lost error) error) error {
 	h.once.Do(func() {
 		h.cancel(errReleased)
 		lost := h.stop()
+		start := time.Now() // the heartbeat extends no more
+		release := func(ctx context.Context) error { return h.b.Release(ctx, h.lease.ID) }
+		if h.c.release != nil {
+			out := outcome(lost)
+			release = func(ctx context.Context) error { return h.c.release(ctx, h.lease, out) }
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), h.c.releaseTimeout)
 		defer cancel()
-		var rerr error
-		if h.c.release != nil {
-			rerr = h.c.release(rctx, h.lease, outcome(lost))
-		} else {
-			rerr = h.b.Release(rctx, h.lease.ID)
-		}
+		rerr := release(rctx)
 		switch {
 		case rerr == nil:
 		case errors.Is(rerr, ErrNotHeld):
@@ -107,6 +117,9 @@ func (h *holding) release(outcome func(lost error) error) error {
 			}
 		default:
 			h.c.onReleaseError(h.lease, rerr)
+			if retryableRelease(rctx, rerr) {
+				retryRelease(h.ctx, release, start, h.lease.TTL, h.c.releaseTimeout)
+			}
 		}
 		h.lost = lost
 	})

@@ -216,16 +216,19 @@ func TestHoldErrors(t *testing.T) {
 }
 
 // TestHoldReleaseError: a failed release goes to the handler, not to
-// release's result (the lease was not lost; it ends by its TTL).
+// release's result (the lease was not lost), and a transient failure is
+// tried again in the background until the release is answered.
 func TestHoldReleaseError(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	down := &lock.Error{Code: lock.CodeServiceUnavailable, Op: "release"}
 	f := newFake()
+	var failed sync.Once
 	f.setHook(func(_ context.Context, method string) error {
+		err := error(nil)
 		if method == "Release" {
-			return down
+			failed.Do(func() { err = down }) // the first release only
 		}
-		return nil
+		return err
 	})
 	var reported []error
 	_, _, release := mustHold(t, context.Background(), f, "k",
@@ -236,4 +239,5 @@ func TestHoldReleaseError(t *testing.T) {
 	if len(reported) != 1 || !errors.Is(reported[0], down) {
 		t.Errorf("reported release errors = %v, want [%v]", reported, down)
 	}
+	waitFor(t, 5*time.Second, func() bool { return !f.held("k") }, "the release tried again")
 }

@@ -162,10 +162,12 @@ func WithReleaseTimeout(d time.Duration) Option {
 }
 
 // WithReleaseErrorHandler sets the function told about a failed release by
-// Do or Hold's release function (the lease then ends by its TTL); nil
-// ignores them. The default logs a warning through log/slog with the key's
-// hash, never the raw key. A release that finds the lease already lost is
-// not reported: that is a loss, returned as [ErrLeaseLost].
+// Do or Hold's release function; nil ignores them. It hears the first
+// failure only: a transient one is then tried again in the background
+// (see [Hold]); after any other the lease ends by its TTL. The default
+// logs a warning through log/slog with the key's hash, never the raw key.
+// A release that finds the lease already lost is not reported: that is a
+// loss, returned as [ErrLeaseLost].
 func WithReleaseErrorHandler(f func(l Lease, err error)) Option {
 	return optionFunc(func(c *config) { c.onReleaseError = f })
 }
@@ -179,6 +181,14 @@ func WithReleaseErrorHandler(f func(l Lease, err error)) Option {
 // error goes to the [WithReleaseErrorHandler] function like a failed
 // Release, and an error matching ErrNotHeld counts as a loss. The default
 // is Backend.Release(ctx, l.ID).
+//
+// f may be called more than once for one lease, with the same lease and
+// outcome: a release that fails on a transient error is tried again in
+// the background (see [Hold]), each try with a fresh context, until f
+// returns nil, an error matching ErrNotHeld or a non-transient error, or
+// the lease's TTL has passed. A try whose reply was lost may have released
+// already, so f must be safe to repeat: a second run finding the lease
+// gone returns ErrNotHeld, which ends the tries.
 func WithReleaseFunc(f func(ctx context.Context, l Lease, err error) error) Option {
 	return optionFunc(func(c *config) { c.release = f })
 }
@@ -190,6 +200,6 @@ func WithKeepOptions(opts ...KeepOption) Option {
 }
 
 func logReleaseError(l Lease, err error) {
-	slog.Warn("syncguard: release failed; the lease will end at its TTL",
+	slog.Warn("syncguard: release failed; tried again in the background if transient, else the lease ends at its TTL",
 		"key_hash", HashKey(l.Key), "fence", string(l.Fence), "error", err)
 }

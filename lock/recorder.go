@@ -11,10 +11,12 @@ import (
 // encoded response) for the key, in the same atomic step, so no duplicate
 // can acquire the key between the release and the record.
 //
-// A Recorder keeps records where a [Completer] keeps done markers (a record
-// is a done marker with contents): IsDone reports a record too. A caller
-// that acquires the key reads the record while holding the lease: a record
-// written by an earlier run is then always visible.
+// A Recorder keeps its records apart from the done markers of a
+// [Completer], even when one backend is both: IsDone does not report a
+// record, and Record does not return a done marker, so replayed requests
+// and deduplicated jobs can share a key space. A caller that acquires the
+// key reads the record while holding the lease: a record written by an
+// earlier run is then always visible.
 type Recorder interface {
 	// ReleaseRecord releases lease l and stores record for l.Key for ttl.
 	// It returns an error matching ErrNotHeld, and stores nothing, when

@@ -35,8 +35,9 @@ const (
 type Options struct {
 	// Prefix namespaces all keys (default "syncguard"). Trailing ':' are
 	// ignored. A prefix with a ':'-separated segment "id" or "fence" is
-	// rejected (likewise "done"): lock keys under it could alias another
-	// prefix's index, fence or done-marker keys.
+	// rejected (likewise "done", "record" and "queue"): lock keys under it
+	// could alias another prefix's index, fence, done-marker, record or
+	// queue keys.
 	Prefix string
 	// CleanupInIsLocked lets IsLocked delete an expired lock it finds (the
 	// lock key and its index key, never the fence counter). Off by
@@ -254,9 +255,9 @@ func validatePrefix(p string) (string, error) {
 			"prefix must be in Unicode NFC: the TypeScript library derives fence keys from the normalised prefix")
 	}
 	for _, seg := range strings.Split(p, ":") {
-		if seg == "id" || seg == "fence" || seg == "done" || seg == "queue" {
+		if seg == "id" || seg == "fence" || seg == "done" || seg == "record" || seg == "queue" {
 			return "", lock.InvalidArgument("config",
-				`prefix must not contain a segment "id", "fence", "done" or "queue": its lock keys could overlap internal keys`)
+				`prefix must not contain a segment "id", "fence", "done", "record" or "queue": its lock keys could overlap internal keys`)
 		}
 	}
 	return p, nil
@@ -277,8 +278,9 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	if err != nil {
 		return "", "", withOp(err, op)
 	}
-	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") || strings.HasPrefix(norm, "done:") || strings.HasPrefix(norm, "queue:") {
-		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:" or "queue:" (reserved for index, fence, done-marker and queue keys)`)
+	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") || strings.HasPrefix(norm, "done:") ||
+		strings.HasPrefix(norm, "record:") || strings.HasPrefix(norm, "queue:") {
+		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:", "record:" or "queue:" (reserved for index, fence, done-marker, record and queue keys)`)
 	}
 	lockKey, err = lock.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
 	if err != nil {

@@ -11,6 +11,7 @@
 //	                               after release a tombstone for Options.ResendWindow
 //	<prefix>:fence:<prefix>:<key>  the fence counter (INCR), never expires, never deleted
 //	<prefix>:done:<prefix>:<key>   done marker (ReleaseDone, optional), PX doneTTL
+//	<prefix>:record:<prefix>:<key> replay record (ReleaseRecord, optional), PX ttl
 //
 // Keys longer than the 1000-byte budget are hashed (see lock.MakeStorageKey).
 //
@@ -18,8 +19,8 @@
 // and every call returns by its context's deadline, even on a stalled
 // server (see resend.go, bounded.go and the README's "Client retries, stalls
 // and deadlines").
-// User keys beginning with "id:", "fence:", "done:" or "queue:" are
-// rejected, because they would alias the internal keys.
+// User keys beginning with "id:", "fence:", "done:", "record:" or "queue:"
+// are rejected, because they would alias the internal keys.
 //
 // Waiters queue in Redis (lock.Queuer, queue.go): a release hands the lock
 // to the oldest waiter and tells only its process. The Backend is also a

@@ -21,6 +21,16 @@ func (b *Backend) doneKey(lockKey string) (string, error) {
 	return lock.MakeStorageKey(b.tagPrefix(lockKey), "done:"+lockKey, KeyBudget, KeyReserve)
 }
 
+// recordKey derives the key of the record ReleaseRecord stores from the
+// lock key, as doneKey does: "<prefix>:record:<lock key>", hashed when too
+// long (in the cluster layout "<prefix>:{T}:record:<lock key>", in the
+// lock's hash slot). Records have their own namespace so that a done
+// marker (asynqlock) is never read as a record, nor a record as a done
+// marker, when both use one prefix.
+func (b *Backend) recordKey(lockKey string) (string, error) {
+	return lock.MakeStorageKey(b.tagPrefix(lockKey), "record:"+lockKey, KeyBudget, KeyReserve)
+}
+
 // ReleaseDone releases lease l and, in the same script, marks l.Key done
 // for doneTTL (the marker holds the lease's fence). It returns a
 // *lock.NotHeldError, and writes no marker, when the lease is not held.
@@ -29,9 +39,10 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 }
 
 // ReleaseRecord releases lease l and, in the same script, stores record
-// for l.Key for ttl, at the key of its done marker (IsDone reports it). It
-// returns a *lock.NotHeldError, and stores nothing, when the lease is not
-// held.
+// for l.Key for ttl at its record key, "<prefix>:record:<lock key>" (see
+// Layout), apart from the done markers: IsDone does not report a record,
+// and Record does not read a done marker. It returns a
+// *lock.NotHeldError, and stores nothing, when the lease is not held.
 func (b *Backend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
 	if record == nil {
 		record = []byte{}
@@ -40,8 +51,8 @@ func (b *Backend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte
 }
 
 // releaseMarked runs release.lua with a marker key: released and marked
-// in one step. The marker holds record, or the lease's fence when record
-// is nil.
+// in one step. The marker is the done marker, holding the lease's fence,
+// when record is nil; else the record key, holding record.
 func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
 	const op = "release"
 	if err := checkCtx(op, ctx); err != nil {
@@ -59,16 +70,21 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 	if err != nil {
 		return err
 	}
-	doneKey, err := b.doneKey(lockKey)
+	var markKey string
+	if record == nil {
+		markKey, err = b.doneKey(lockKey)
+	} else {
+		markKey, err = b.recordKey(lockKey)
+	}
 	if err != nil {
 		return withOp(err, op)
 	}
 	var args []any
 	if record == nil {
-		args = append(releaseScript.args(2, 9), idKey, doneKey,
+		args = append(releaseScript.args(2, 9), idKey, markKey,
 			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs)
 	} else {
-		args = append(releaseScript.args(2, 10), idKey, doneKey,
+		args = append(releaseScript.args(2, 10), idKey, markKey,
 			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs, record)
 	}
 	n, err := b.run(ctx, releaseScript, args).Int64()
@@ -81,7 +97,9 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 	return notHeld(op, n)
 }
 
-// Record returns the record ReleaseRecord stored for key, if any.
+// Record returns the record ReleaseRecord stored for key, if any. It reads
+// only the record key: a done marker of key (ReleaseDone) is not a record.
+// Records stored at the done-marker key by earlier versions are not read.
 func (b *Backend) Record(ctx context.Context, key string) ([]byte, bool, error) {
 	const op = "record"
 	if err := checkCtx(op, ctx); err != nil {
@@ -91,11 +109,11 @@ func (b *Backend) Record(ctx context.Context, key string) ([]byte, bool, error) 
 	if err != nil {
 		return nil, false, err
 	}
-	doneKey, err := b.doneKey(lockKey)
+	recordKey, err := b.recordKey(lockKey)
 	if err != nil {
 		return nil, false, withOp(err, op)
 	}
-	s, err := b.run(ctx, getRecordScript, append(getRecordScript.args(1, 0), doneKey)).Text()
+	s, err := b.run(ctx, getRecordScript, append(getRecordScript.args(1, 0), recordKey)).Text()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -105,7 +123,8 @@ func (b *Backend) Record(ctx context.Context, key string) ([]byte, bool, error) 
 	return []byte(s), true, nil
 }
 
-// IsDone reports whether key carries a live done marker.
+// IsDone reports whether key carries a live done marker (ReleaseDone). A
+// record stored by ReleaseRecord is not a done marker.
 func (b *Backend) IsDone(ctx context.Context, key string) (bool, error) {
 	const op = "is_done"
 	if err := checkCtx(op, ctx); err != nil {

@@ -125,10 +125,14 @@ func TestReleaseRecord(t *testing.T) {
 	if err != nil || !ok || string(rec) != string(want) {
 		t.Errorf("Record = %q, %v, %v; want %q", rec, ok, err, want)
 	}
-	if done, err := b.IsDone(ctx, "req:1"); err != nil || !done {
-		t.Errorf("IsDone after ReleaseRecord = %v, %v; want true", done, err)
+	// A record is not a done marker: it has its own key.
+	if done, err := b.IsDone(ctx, "req:1"); err != nil || done {
+		t.Errorf("IsDone after ReleaseRecord = %v, %v; want false (records are not done markers)", done, err)
 	}
-	if pttl := rdb.PTTL(ctx, "syncguard:done:syncguard:req:1").Val(); pttl <= 0 || pttl > 2*time.Second {
+	if n := rdb.Exists(ctx, "syncguard:done:syncguard:req:1").Val(); n != 0 {
+		t.Errorf("ReleaseRecord wrote the done-marker key")
+	}
+	if pttl := rdb.PTTL(ctx, "syncguard:record:syncguard:req:1").Val(); pttl <= 0 || pttl > 2*time.Second {
 		t.Errorf("record PTTL = %v, want (0, 2s]", pttl)
 	}
 

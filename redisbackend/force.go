@@ -17,9 +17,11 @@ type StorageKeys struct {
 	// the key's own, or its stripe's with Options.FenceStripes. It is never
 	// deleted.
 	Fence string
-	// Done is the key of the done marker (ReleaseDone) or the stored
-	// record (ReleaseRecord).
+	// Done is the key of the done marker (ReleaseDone).
 	Done string
+	// Record is the key of the record stored by ReleaseRecord (replay),
+	// apart from the done marker.
+	Record string
 }
 
 // StorageKeys returns the names of the Redis keys of key in b's layout
@@ -40,7 +42,11 @@ func (b *Backend) StorageKeys(key string) (StorageKeys, error) {
 	if err != nil {
 		return StorageKeys{}, withOp(err, op)
 	}
-	return StorageKeys{Lock: lockKey, Fence: fenceKey, Done: doneKey}, nil
+	recordKey, err := b.recordKey(lockKey)
+	if err != nil {
+		return StorageKeys{}, withOp(err, op)
+	}
+	return StorageKeys{Lock: lockKey, Fence: fenceKey, Done: doneKey, Record: recordKey}, nil
 }
 
 // forceAttempts bounds how often ForceRelease reads the holder again when

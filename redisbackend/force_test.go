@@ -234,9 +234,10 @@ func TestStorageKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := redisbackend.StorageKeys{
-		Lock:  "syncguard:resource:123",
-		Fence: "syncguard:fence:syncguard:resource:123",
-		Done:  "syncguard:done:syncguard:resource:123",
+		Lock:   "syncguard:resource:123",
+		Fence:  "syncguard:fence:syncguard:resource:123",
+		Done:   "syncguard:done:syncguard:resource:123",
+		Record: "syncguard:record:syncguard:resource:123",
 	}
 	if keys != want {
 		t.Errorf("StorageKeys = %+v, want %+v", keys, want)

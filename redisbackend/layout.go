@@ -19,6 +19,7 @@ import (
 //	index key        <prefix>:id:<lockId>                   <prefix>:{T}:id:<lockId>
 //	fence key        <prefix>:fence:<lock key>              <prefix>:{T}:fence:<lock key>
 //	done marker      <prefix>:done:<lock key>               <prefix>:{T}:done:<lock key>
+//	replay record    <prefix>:record:<lock key>             <prefix>:{T}:record:<lock key>
 //	lock id          22 random base64url chars (128 bits)   T + 19 random base64url chars (114 bits)
 //	waiter queue     <prefix>:queue:<lock key>              <prefix>:queue:<lock key> (first tag: the lock key's)
 //	hand-off channel <prefix>:waiter:<random>, per Backend  the same
@@ -129,7 +130,8 @@ func (b *Backend) keyPrefix(norm string) string {
 }
 
 // tagPrefix returns the prefix of the keys derived from lockKey (fence, done
-// marker): the prefix, plus the lock key's ":{T}" in the cluster layout.
+// marker, record): the prefix, plus the lock key's ":{T}" in the cluster
+// layout.
 func (b *Backend) tagPrefix(lockKey string) string {
 	if b.layout != LayoutCluster {
 		return b.prefix

@@ -30,12 +30,13 @@
 //
 // ls scans with SCAN (every master of a cluster) and prints each page of
 // locks as it goes, so it holds one page at a time whatever the number of
-// keys; it tells lock keys from index keys, fence counters, done markers
-// and waiter queues by name, and skips values that are not syncguard lock
-// data. A concurrency limit (lock.WithLimit: a sorted set of slots at the
-// lock key) is one line of ls: its live slots over the n of its latest
-// grant, and its waiters; show lists its slots (a slot is live while its
-// expiry, by the server's TIME, is within lock.TimeToleranceMs). watch
+// keys; it tells lock keys from index keys, fence counters, done markers,
+// stored records and waiter queues by name, and skips values that are not
+// syncguard lock data. A concurrency limit (lock.WithLimit: a sorted set
+// of slots at the lock key) is one line of ls: its live slots over the n
+// of its latest grant, and its waiters; show lists its slots (a slot is
+// live while its expiry, by the server's TIME, is within
+// lock.TimeToleranceMs). watch
 // samples the same way every interval and compares fences
 // between samples, so the application needs no change. release --force
 // evicts the holder through redisbackend's ForceRelease: the lock and its

@@ -1,18 +1,31 @@
-// Echo shows echolock guarding Echo v4 routes, locked on the order id in
-// the path (echolock.FromParam("id")):
+// Echo shows echolock guarding Echo v4 routes: plain locks on the order
+// id in the path (parts 1 and 2), and replay mode on the Idempotency-Key
+// of the user who sends it (part 3).
 //
-//  1. No wait, on POST /orders/:id/pay: 10 identical requests fire at the
-//     same moment. One is served (200, with its lease's fence); the other
-//     9 are turned away at once with 409 Conflict and a Retry-After
-//     header. Then 3 more, one after the other, are each served under a
-//     strictly higher fence.
-//  2. Waiting, on PATCH /orders/:id (Config.Wait = 3s): 5 concurrent
-//     requests on one order wait their turn and are all served, one at a
-//     time, under strictly increasing fences.
-//  3. Replay, on POST /orders (locked on the Idempotency-Key header, with
+// Every route is behind the authentication middleware, which establishes
+// the principal: demohttp.Authenticate, a net/http stand-in that accepts
+// "Authorization: Bearer <user>" (a real one, such as echo-jwt, verifies a
+// token), plugged in with echo.WrapMiddleware. Part 3's Config.Scope reads
+// the user it put in the request's context (demohttp.User), never a header
+// the client chooses, such as X-User, nor a path parameter. Every request
+// is alice's unless said otherwise.
+//
+//  1. No wait, on POST /orders/:id/pay (echolock.FromParam("id")): 10
+//     identical requests fire at the same moment. One is served (200,
+//     with its lease's fence); the other 9 are turned away at once with
+//     409 Conflict and a Retry-After header. Then 3 more, one after the
+//     other, are each served under a strictly higher fence.
+//  2. Waiting, on PATCH /orders/:id (KeyLookup "param:id", Config.Wait =
+//     3s): 5 concurrent requests on one order wait their turn and are all
+//     served, one at a time, under strictly increasing fences.
+//  3. Replay, on POST /orders (KeyLookup "idempotency:Idempotency-Key",
+//     the IETF draft's syntax; Config.Scope, the authenticated user; and
 //     Config.Replay): the first request runs (201); 3 retries get its
 //     response back (Idempotent-Replayed: true) without running the
-//     handler; the same key with another body is answered 422.
+//     handler; the same key with another body is answered 422. Then
+//     another user, bob, sends alice's key and body: the key is his own,
+//     so his order runs (201, for bob) rather than being served alice's
+//     response, and his retry replays his.
 //
 // It needs no set-up: by default it runs on an embedded Redis (miniredis).
 //
@@ -29,7 +42,8 @@
 // exactly one 200 and nine 409s in the burst, a waiting request not
 // served, two handlers of one order overlapping, fences that do not
 // increase, a retry that is not a replay, a reused key not answered 422,
-// or a replayed handler that ran more than once.
+// bob served alice's response (or his retry not a replay of his own), or
+// a replayed handler that ran other than once per user.
 package main
 
 import (
@@ -38,8 +52,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
@@ -59,16 +74,24 @@ const (
 	ttl        = 10 * time.Second       // lease TTL, kept alive while a handler runs
 	wait       = 3 * time.Second        // part 2's wait for a busy key
 	retries    = 3                      // part 3's retries
-	idemKey    = "order-7-attempt-1"    // part 3's Idempotency-Key
+	idemKey    = `"order-7-attempt-1"`  // part 3's Idempotency-Key (an sf-string, as the IETF draft has it)
+	user       = "alice"                // who sends every request, unless said otherwise
+	other      = "bob"                  // who sends alice's key and body in part 3
 )
 
 func main() { demorun.Main("echo demo", demo) }
 
-// result is the body of a 200 answer.
+// result is the body of a 200 or 201 answer.
 type result struct {
 	Order string     `json:"order"`
+	User  string     `json:"user,omitempty"` // whom it was made for (part 3)
 	Fence lock.Fence `json:"fence"`
 }
+
+// authUser is the scope of part 3's keys: the user demohttp.Authenticate
+// established (echo.WrapMiddleware hands its request, context and all, to
+// the echo.Context), never a header the client chooses.
+func authUser(c echo.Context) (string, error) { return demohttp.User(c.Request()) }
 
 // handlerLog records what the handlers saw.
 type handlerLog struct {
@@ -122,6 +145,9 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	var patches handlerLog
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// The authentication middleware in front of every route: a request
+	// without "Authorization: Bearer <user>" is answered 401 here.
+	e.Use(echo.WrapMiddleware(demohttp.Authenticate))
 	// One request at a time per order, a busy order answered 409 at once:
 	// the middleware sets Retry-After and returns an *echo.HTTPError that
 	// e.HTTPErrorHandler renders. (echolock.New(backend,
@@ -144,31 +170,45 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		TTL:       ttl,
 		Wait:      wait,
 	}))
-	// Replay: the first response per Idempotency-Key is stored (for 24h,
-	// the default) and replayed to retries; a key reused with another
-	// request is answered 422. Idempotency keys are unbounded: in
-	// production, give the backend striped fence counters, as
-	// examples/nethttp does.
-	var created atomic.Int32
+	// Replay: the first response per user and Idempotency-Key is stored
+	// (for 24h, the default) and replayed to that user's retries; a key
+	// reused with another request is answered 422. Scope puts the
+	// authenticated user into every key: alice's key "order-7-attempt-1"
+	// and bob's are two keys, two locks and two stored responses (replay
+	// without a Scope is a configuration error; Unscoped is for public
+	// endpoints only). Idempotency keys are unbounded: in production, give
+	// the backend striped fence counters, as examples/nethttp does.
+	var (
+		mu         sync.Mutex
+		createdFor []string // the users the handler ran for
+	)
 	e.POST("/orders", func(c echo.Context) error {
-		created.Add(1)
 		l, _ := echolock.LeaseFrom(c)
-		return c.JSON(http.StatusCreated, result{Order: "7", Fence: l.Fence})
+		who, err := authUser(c) // the buyer, as authenticated
+		if err != nil {
+			return echo.ErrUnauthorized
+		}
+		mu.Lock()
+		createdFor = append(createdFor, who)
+		mu.Unlock()
+		return c.JSON(http.StatusCreated, result{Order: "7", User: who, Fence: l.Fence})
 	}, echolock.NewWithConfig(echolock.Config{
 		Backend:   backend,
-		KeyLookup: "header:Idempotency-Key",
+		KeyLookup: "idempotency:Idempotency-Key", // the IETF draft's Idempotency-Key syntax
+		Scope:     authUser,                      // the authenticated user, never a header the client chooses
 		TTL:       ttl,
 		Replay:    &echolock.ReplayConfig{},
 	}))
 	srv := httptest.NewServer(e) // a real listener on 127.0.0.1; in production, e.Start(addr)
 	defer srv.Close()
 	c := srv.Client()
+	auth := demohttp.As(user, nil) // every request is alice's unless said otherwise
 
 	// Part 1: no wait.
 	payURL := srv.URL + "/orders/42/pay"
 	fmt.Fprintf(w, "\n== Part 1: no wait (POST %s, TTL %v) ==\n", payURL, ttl)
 	fmt.Fprintf(w, "%d concurrent duplicates:\n", burst)
-	replies, err := pays.burst.Fire(ctx, c, http.MethodPost, payURL, nil, "")
+	replies, err := pays.burst.Fire(ctx, c, http.MethodPost, payURL, auth, "")
 	if err != nil {
 		return err
 	}
@@ -177,7 +217,7 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		return err
 	}
 	fmt.Fprintf(w, "%d sequential duplicates (lock free again):\n", sequential)
-	if err := demohttp.Sequential(ctx, w, c, http.MethodPost, payURL, nil, sequential, won.Fence); err != nil {
+	if err := demohttp.Sequential(ctx, w, c, http.MethodPost, payURL, auth, sequential, won.Fence); err != nil {
 		return err
 	}
 	if err := pays.check(w, 1+sequential); err != nil {
@@ -189,7 +229,7 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	fmt.Fprintf(w, "\n== Part 2: waiting (PATCH %s, Wait %v) ==\n", patchURL, wait)
 	fmt.Fprintf(w, "%d concurrent requests on one order:\n", waiters)
 	start := time.Now()
-	replies, err = demohttp.Fire(ctx, c, http.MethodPatch, patchURL, nil, waiters)
+	replies, err = demohttp.Fire(ctx, c, http.MethodPatch, patchURL, auth, waiters)
 	if err != nil {
 		return err
 	}
@@ -207,9 +247,10 @@ func demo(ctx context.Context, env *demorun.Env) error {
 
 	// Part 3: replay.
 	ordersURL := srv.URL + "/orders"
-	header := http.Header{"Idempotency-Key": {idemKey}}
+	key := http.Header{"Idempotency-Key": {idemKey}}
+	header := demohttp.As(user, key)
 	const order = `{"item":"book"}`
-	fmt.Fprintf(w, "\n== Part 3: replay (POST %s, Idempotency-Key: %s) ==\n", ordersURL, idemKey)
+	fmt.Fprintf(w, "\n== Part 3: replay (POST %s, user %s, Idempotency-Key: %s) ==\n", ordersURL, user, idemKey)
 	first, err := demohttp.SendBody(ctx, c, http.MethodPost, ordersURL, header, order)
 	if err != nil {
 		return err
@@ -225,16 +266,22 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  another body: %s\n", reused)
+	fmt.Fprintf(w, "  %-23s %s\n", user+", another body:", reused)
 	if reused.Status != http.StatusUnprocessableEntity {
 		return fmt.Errorf("replay: reused key %s, want 422", reused)
 	}
-	fmt.Fprintf(w, "Handler ran %d time(s) for %d requests\n", created.Load(), retries+2)
-	if n := created.Load(); n != 1 {
-		return fmt.Errorf("replay: handler ran %d times, want 1", n)
+	if err := demohttp.OtherUser(ctx, w, c, other, http.MethodPost, ordersURL, key, order, http.StatusCreated, first); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	mu.Lock()
+	ran := slices.Clone(createdFor)
+	mu.Unlock()
+	fmt.Fprintf(w, "Handler ran %d time(s) for %d requests: for %s\n", len(ran), retries+4, strings.Join(ran, ", for "))
+	if !slices.Equal(ran, []string{user, other}) {
+		return fmt.Errorf("replay: handler ran for %q, want once for %s and once for %s", ran, user, other)
 	}
 
-	fmt.Fprintf(w, "\nOK: one payment per burst, every waiting request served in turn, fences strictly increasing, retries replayed\n")
+	fmt.Fprintf(w, "\nOK: one payment per burst, every waiting request served in turn, fences strictly increasing, retries replayed to their own user only\n")
 	return nil
 }
 

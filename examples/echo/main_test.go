@@ -49,11 +49,13 @@ func TestDemo(t *testing.T) {
 	}
 	_, part3, _ := strings.Cut(part2, "== Part 3")
 	for _, want := range []string{
-		"request:  201 Created, fence 000000000000001\n",
-		"retry  1: 201 Created, fence 000000000000001, replayed",
-		"retry  3: 201 Created, fence 000000000000001, replayed",
-		"another body: 422 Unprocessable Entity",
-		"Handler ran 1 time(s) for 5 requests",
+		"request:  201 Created, fence 000000000000001, for alice\n",
+		"retry  1: 201 Created, fence 000000000000001, for alice, replayed\n",
+		"retry  3: 201 Created, fence 000000000000001, for alice, replayed\n",
+		"alice, another body:    422 Unprocessable Entity\n",
+		"bob, same key and body: 201 Created, fence 000000000000001, for bob\n", // his key's fence counter: his first fence
+		"bob, retry:             201 Created, fence 000000000000001, for bob, replayed\n",
+		"Handler ran 2 time(s) for 7 requests: for alice, for bob\n",
 	} {
 		if !strings.Contains(part3, want) {
 			t.Errorf("part 3 lacks %q; got:\n%s", want, got)
@@ -62,6 +64,18 @@ func TestDemo(t *testing.T) {
 	part2, _, _ = strings.Cut(part2, "== Part 3")
 	if strings.Contains(part2, "409 Conflict") { // not "409": the port may hold those digits
 		t.Errorf("part 2 has a 409; output:\n%s", got)
+	}
+}
+
+// The demo must fail loudly when the replay serves one user another's
+// response.
+func TestDemoFailsWhenUsersMixedUp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	var out bytes.Buffer
+	err := demohttp.RunMixedUsers(ctx, &out, other, user, demo)
+	if err == nil || !strings.Contains(err.Error(), "bob was served alice's response") {
+		t.Errorf("demo on mixed-up users: got error %v, want bob served alice's response; output:\n%s", err, &out)
 	}
 }
 

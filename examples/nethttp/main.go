@@ -1,7 +1,19 @@
 // Nethttp shows httplock in replay mode guarding a net/http route: POST
-// /orders/{id}/pay is locked on its Idempotency-Key header and its first
-// response is stored, so a payment runs once however many times the
-// client (or a retrying proxy) sends it, at once or later.
+// /orders/{id}/pay is locked on the Idempotency-Key header of the user who
+// sends it, and its first response is stored, so a payment runs once
+// however many times the client (or a retrying proxy) sends it, at once or
+// later, and a user is only ever served their own responses.
+//
+// The principal, the user whose keys they are, comes from the
+// authentication middleware in front of the routes: demohttp.Authenticate,
+// a stand-in that accepts "Authorization: Bearer <user>" (a real one
+// verifies a token) and puts the user in the request's context, where
+// demohttp.User reads it for httplock.WithScope (replay) and
+// httplock.WithKeyFunc (the limit). It is never taken from a header the
+// client chooses, such as X-User, nor from the path. The Idempotency-Key is
+// read by httplock.FromIdempotencyKey, in the IETF draft's syntax (the
+// requests send the structured-field string "pay-42-attempt-1"). Every
+// request is alice's unless said otherwise.
 //
 //  1. A burst: 10 identical requests fire at the same moment. One runs
 //     (201, with its lease's fence); the other 9 are turned away at once
@@ -10,8 +22,11 @@
 //     back (201, the same fence, Idempotent-Replayed: true) without
 //     running the handler.
 //  3. The same key with a different body: 422, the handler does not run.
+//     Then another user, bob, sends alice's key and body: the key is his
+//     own, so his payment runs (201, for bob) rather than being served
+//     alice's response, and his retry replays his.
 //  4. At most 3 exports per user (httplock.WithLimit(3) on POST
-//     /exports, keyed by the X-User header): 10 exports of one user fire
+//     /exports, keyed by the authenticated user): 10 exports of alice fire
 //     at once; 3 run, the other 7 are answered 429 Too Many Requests with
 //     Retry-After, and the peak number of exports running at once is
 //     printed.
@@ -38,8 +53,9 @@
 //
 // It exits non-zero when the library misbehaves: any tally other than
 // exactly one 201 and nine 409s in the burst, a retry that is not a
-// replay of the first response, a reused key not answered 422, or a
-// handler that ran more than once; more than 3 exports of a user running
+// replay of the first response, a reused key not answered 422, bob served
+// alice's response (or his retry not a replay of his own), or a handler
+// that ran other than once per user; more than 3 exports of a user running
 // at once, an answer other than 200 or 429 to an export (a 429 without
 // Retry-After), or a waiting export not served.
 package main
@@ -51,6 +67,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,14 +86,15 @@ const (
 	work      = 200 * time.Millisecond // how long the handler takes
 	ttl       = 10 * time.Second       // lease TTL, kept alive while the handler runs
 	replayTTL = time.Hour              // how long the first response is replayed
-	idemKey   = "pay-42-attempt-1"     // the Idempotency-Key of every request
+	idemKey   = `"pay-42-attempt-1"`   // the Idempotency-Key of every request (an sf-string, as the IETF draft has it)
 	body      = `{"amount":"12.50"}`   // the payment every request asks for
+	user      = "alice"                // who sends every request, unless said otherwise
+	other     = "bob"                  // who sends alice's key and body in part 3
 
 	exports     = 10                    // concurrent exports of one user in parts 4 and 5
 	exportLimit = 3                     // at most this many exports per user at once
 	exportWork  = 50 * time.Millisecond // how long an export takes in part 5
 	exportWait  = 10 * time.Second      // how long an export waits for a slot in part 5
-	user        = "alice"               // the X-User of every export
 )
 
 func main() { demorun.Main("nethttp demo", demo) }
@@ -83,6 +102,7 @@ func main() { demorun.Main("nethttp demo", demo) }
 // payment is the body of a 201 answer.
 type payment struct {
 	Order string     `json:"order"`
+	User  string     `json:"user"` // whom it was made for
 	Fence lock.Fence `json:"fence"`
 }
 
@@ -90,6 +110,12 @@ type payment struct {
 type export struct {
 	User  string     `json:"user"`
 	Fence lock.Fence `json:"fence"`
+}
+
+// run is a run of the payment handler, as the handler saw it.
+type run struct {
+	user  string
+	fence lock.Fence
 }
 
 // demo serves the locked route on a local server and fires the requests.
@@ -102,13 +128,17 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	if err != nil {
 		return err
 	}
-	// One request at a time per Idempotency-Key (and route: keys include
-	// "POST /orders/{id}/pay"), and the first response stored for an hour
-	// and replayed to retries. To lock per order instead, use
-	// httplock.FromPathValue("id") (the {id} wildcard), or both with
-	// httplock.Compose(httplock.FromPathValue("id"), httplock.FromHeader("Idempotency-Key")).
+	// One request at a time per user and Idempotency-Key (and route: keys
+	// include "POST /orders/{id}/pay"), and the first response stored for
+	// an hour and replayed to that user's retries. The scope is the user
+	// demohttp.Authenticate established: alice's key "pay-42-attempt-1" and
+	// bob's are two keys, two locks and two stored responses. To lock per
+	// order instead, use httplock.FromPathValue("id") (the {id} wildcard),
+	// or both with httplock.Compose(httplock.FromPathValue("id"),
+	// httplock.FromIdempotencyKey()).
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
+		httplock.WithKeyFunc(httplock.FromIdempotencyKey()), // the IETF draft's Idempotency-Key syntax
+		httplock.WithScope(demohttp.User),                   // the authenticated user, never a header the client chooses
 		httplock.WithTTL(ttl),
 		httplock.WithReplay(replayTTL),
 		// No WithWait: a busy key is answered 409 at once. With a wait,
@@ -118,8 +148,8 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		return err
 	}
 	var (
-		mu     sync.Mutex
-		fences []lock.Fence // as the handlers saw them
+		mu   sync.Mutex
+		runs []run // as the handlers saw them
 	)
 	// The burst's winner stays in its handler until its duplicates have
 	// been answered (see demohttp.Burst), however loaded the machine.
@@ -131,8 +161,13 @@ func demo(ctx context.Context, env *demorun.Env) error {
 			http.Error(w, "no lease", http.StatusInternalServerError)
 			return
 		}
+		who, err := demohttp.User(r) // the payer, as authenticated
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
 		mu.Lock()
-		fences = append(fences, l.Fence)
+		runs = append(runs, run{who, l.Fence})
 		mu.Unlock()
 		b.Hold(r.Context())
 		select {
@@ -142,16 +177,20 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(payment{Order: r.PathValue("id"), Fence: l.Fence})
+		json.NewEncoder(w).Encode(payment{Order: r.PathValue("id"), User: who, Fence: l.Fence})
 	})))
-	srv := httptest.NewServer(mux) // a real listener on 127.0.0.1; in production, http.ListenAndServe
+	// The authentication middleware goes in front of every route (and so
+	// of the lock, which reads the user it established).
+	srv := httptest.NewServer(demohttp.Authenticate(mux)) // a real listener on 127.0.0.1; in production, http.ListenAndServe
 	defer srv.Close()
 	url := srv.URL + "/orders/42/pay"
-	header := http.Header{"Idempotency-Key": {idemKey}}
-	fmt.Fprintf(w, "Server: POST %s, locked on Idempotency-Key (TTL %v, no wait), responses replayed for %v\n", url, ttl, replayTTL)
+	key := http.Header{"Idempotency-Key": {idemKey}}
+	header := demohttp.As(user, key)
+	fmt.Fprintf(w, "Server: POST %s, behind authentication (Authorization: Bearer <user>),\n", url)
+	fmt.Fprintf(w, "        locked on the user and the Idempotency-Key (TTL %v, no wait), responses replayed for %v\n", ttl, replayTTL)
 
 	// Part 1: the burst.
-	fmt.Fprintf(w, "\n== Part 1: %d concurrent duplicates (Idempotency-Key: %s) ==\n", burst, idemKey)
+	fmt.Fprintf(w, "\n== Part 1: %d concurrent duplicates (user %s, Idempotency-Key: %s) ==\n", burst, user, idemKey)
 	replies, err := b.Fire(ctx, srv.Client(), http.MethodPost, url, header, body)
 	if err != nil {
 		return err
@@ -162,30 +201,37 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	}
 
 	// Part 2: retries, one after the other.
-	fmt.Fprintf(w, "\n== Part 2: %d retries (same key, same body) ==\n", retries)
+	fmt.Fprintf(w, "\n== Part 2: %d retries (same user, key and body) ==\n", retries)
 	if err := demohttp.Replays(ctx, w, srv.Client(), http.MethodPost, url, header, body, retries, first); err != nil {
 		return err
 	}
 
-	// Part 3: the key reused for another payment.
-	fmt.Fprintf(w, "\n== Part 3: the same key, another body ==\n")
+	// Part 3: the key reused for another payment, then sent by another user.
+	fmt.Fprintf(w, "\n== Part 3: the same key, with another body, then from another user ==\n")
 	r, err := demohttp.SendBody(ctx, srv.Client(), http.MethodPost, url, header, `{"amount":"99.00"}`)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  request: %s\n", r)
+	fmt.Fprintf(w, "  %-23s %s\n", user+", another body:", r)
 	if r.Status != http.StatusUnprocessableEntity {
 		return fmt.Errorf("reused key: %s, want 422", r)
 	}
+	if err := demohttp.OtherUser(ctx, w, srv.Client(), other, http.MethodPost, url, key, body, http.StatusCreated, first); err != nil {
+		return err
+	}
 
 	mu.Lock()
-	ran := len(fences)
-	fmt.Fprintf(w, "\nHandlers ran %d time(s), under fence %s\n", ran, demohttp.JoinFences(fences))
+	got := slices.Clone(runs)
 	mu.Unlock()
-	if ran != 1 {
-		return fmt.Errorf("handlers ran %d times, want 1", ran)
+	each := make([]string, len(got))
+	for i, r := range got {
+		each[i] = fmt.Sprintf("for %s under fence %s", r.user, r.fence)
 	}
-	fmt.Fprintf(w, "OK: one payment for %d requests, every 409 with Retry-After, retries replayed, the reused key refused\n", burst+retries+1)
+	fmt.Fprintf(w, "\nHandlers ran %d time(s): %s\n", len(got), strings.Join(each, ", "))
+	if len(got) != 2 || got[0].user != user || got[1].user != other {
+		return fmt.Errorf("handlers ran %d times (%v), want once for %s and once for %s", len(got), got, user, other)
+	}
+	fmt.Fprintf(w, "OK: one payment per user for %d requests, every 409 with Retry-After, retries replayed to their own user, the reused key refused\n", burst+retries+3)
 
 	if err := limitDemo(ctx, w, backend); err != nil {
 		return err
@@ -199,7 +245,7 @@ func demo(ctx context.Context, env *demorun.Env) error {
 func limitDemo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 	limited := func(opts ...httplock.Option) (func(http.Handler) http.Handler, error) {
 		return httplock.New(backend, append([]httplock.Option{
-			httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+			httplock.WithKeyFunc(demohttp.User), // the authenticated user: a limit per user
 			httplock.WithPrefix("exports:"),
 			httplock.WithTTL(ttl),
 			httplock.WithLimit(exportLimit), // a slot per export: at most 3 per user, across every instance
@@ -209,7 +255,9 @@ func limitDemo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 	if err != nil {
 		return err
 	}
-	queued, err := limited(httplock.WithWait(exportWait)) // waits for a slot instead
+	// Waits for a slot instead. A limit leaves the route out of its key:
+	// this route and POST /exports share each user's 3 slots.
+	queued, err := limited(httplock.WithWait(exportWait))
 	if err != nil {
 		return err
 	}
@@ -221,9 +269,10 @@ func limitDemo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer g.Enter()()
 			l, _ := lock.LeaseFrom(r.Context()) // the slot: a lease with a fence of its own
-			hold(r)                             // export the user's data
+			who, _ := demohttp.User(r)
+			hold(r) // export the user's data
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(export{User: r.Header.Get("X-User"), Fence: l.Fence})
+			json.NewEncoder(w).Encode(export{User: who, Fence: l.Fence})
 		})
 	}
 	mux := http.NewServeMux()
@@ -234,11 +283,11 @@ func limitDemo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 		case <-r.Context().Done():
 		}
 	})))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(demohttp.Authenticate(mux))
 	defer srv.Close()
-	header := http.Header{"X-User": {user}}
+	header := demohttp.As(user, nil)
 
-	fmt.Fprintf(w, "\n== Part 4: %d concurrent exports of one user (X-User: %s), at most %d at once ==\n", exports, user, exportLimit)
+	fmt.Fprintf(w, "\n== Part 4: %d concurrent exports of one user (%s), at most %d at once ==\n", exports, user, exportLimit)
 	replies, err := b.Fire(ctx, srv.Client(), http.MethodPost, srv.URL+"/exports", header, "")
 	if err != nil {
 		return err

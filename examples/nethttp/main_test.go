@@ -27,21 +27,35 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		`Fences: 1024 striped counters`,
 		`tally: 201: 1, 409: 9`,
-		`retry  1: 201 Created, fence ` + fence + `, replayed`,
-		`retry  3: 201 Created, fence ` + fence + `, replayed`,
-		`request: 422 Unprocessable Entity`,
-		`Handlers ran 1 time\(s\), under fence ` + fence + `\n`,
-		`OK: `,
+		`request +\d+: 201 Created, fence ` + fence + `, for alice\n`,
+		`retry  1: 201 Created, fence ` + fence + `, for alice, replayed`,
+		`retry  3: 201 Created, fence ` + fence + `, for alice, replayed`,
+		`alice, another body: +422 Unprocessable Entity`,
+		`bob, same key and body: +201 Created, fence ` + fence + `, for bob\n`,
+		`bob, retry: +201 Created, fence ` + fence + `, for bob, replayed\n`,
+		`Handlers ran 2 time\(s\): for alice under fence ` + fence + `, for bob under fence ` + fence + `\n`,
+		`OK: one payment per user`,
 	} {
 		if !regexp.MustCompile(want).MatchString(got) {
 			t.Errorf("output lacks %q; got:\n%s", want, got)
 		}
 	}
-	// Every retry replays the one run's fence.
-	ran := regexp.MustCompile(`Handlers ran 1 time\(s\), under fence ` + fence).FindStringSubmatch(got)
-	for _, m := range regexp.MustCompile(`retry +\d: 201 Created, fence `+fence).FindAllStringSubmatch(got, -1) {
-		if ran == nil || m[1] != ran[1] {
-			t.Errorf("retry replayed fence %s, want the run's %v", m[1], ran)
+	// Every retry of alice's replays her run's fence, bob's his.
+	ran := regexp.MustCompile(`Handlers ran 2 time\(s\): for alice under fence ` + fence + `, for bob under fence ` + fence).FindStringSubmatch(got)
+	if ran == nil {
+		t.Fatalf("output lacks the runs; got:\n%s", got)
+	}
+	if ran[1] == ran[2] {
+		t.Errorf("alice's and bob's runs had one fence, %s", ran[1])
+	}
+	for _, m := range regexp.MustCompile(`retry +\d: 201 Created, fence `+fence+`, for alice`).FindAllStringSubmatch(got, -1) {
+		if m[1] != ran[1] {
+			t.Errorf("alice's retry replayed fence %s, want her run's %s", m[1], ran[1])
+		}
+	}
+	for _, m := range regexp.MustCompile(`bob, [a-z ]+: +201 Created, fence `+fence).FindAllStringSubmatch(got, -1) {
+		if m[1] != ran[2] {
+			t.Errorf("bob was answered fence %s, want his run's %s", m[1], ran[2])
 		}
 	}
 	if n := strings.Count(got, "409 Conflict, Retry-After: 10\n"); n != burst-1 {
@@ -89,6 +103,18 @@ func TestDemoFailsWhenLimitLeaks(t *testing.T) {
 	err := demohttp.RunLeakyLimits(ctx, &out, demo)
 	if err == nil || !strings.Contains(err.Error(), "limit: peak concurrency") {
 		t.Errorf("demo on a leaky limit: got error %v, want the peak over the limit; output:\n%s", err, &out)
+	}
+}
+
+// The demo must fail loudly when the replay serves one user another's
+// response.
+func TestDemoFailsWhenUsersMixedUp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	var out bytes.Buffer
+	err := demohttp.RunMixedUsers(ctx, &out, other, user, demo)
+	if err == nil || !strings.Contains(err.Error(), "bob was served alice's response") {
+		t.Errorf("demo on mixed-up users: got error %v, want bob served alice's response; output:\n%s", err, &out)
 	}
 }
 

@@ -194,6 +194,6 @@ func (g *Guard) notAcquired(ctx context.Context, key string, err error) error {
 }
 
 func logReleaseError(l lock.Lease, err error) {
-	slog.Warn("asynqlock: release failed; the lease will end at its TTL",
+	slog.Warn("asynqlock: release failed; tried again in the background if the failure was transient, else the lease ends at its TTL",
 		"key_hash", lock.HashKey(l.Key), "fence", string(l.Fence), "error", err)
 }

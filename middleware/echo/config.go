@@ -50,8 +50,13 @@ type Config struct {
 	Backend lock.Backend
 	// KeyLookup names where the lock key is read from, in the syntax of
 	// Echo's own extractors: "<source>:<name>", with source one of header,
-	// param, query, form or cookie, such as "header:Idempotency-Key" or
-	// "param:id". Several parts, separated by commas (spaces around them
+	// idempotency, param, query, form or cookie, such as
+	// "idempotency:Idempotency-Key" or "param:id". The idempotency source
+	// reads the named header as FromIdempotencyKey reads Idempotency-Key:
+	// parsed as the IETF draft's structured-field string (a bare key is
+	// accepted too), with several header lines or a malformed key answered
+	// 400, so "idempotency:Idempotency-Key" is the lookup for replay mode,
+	// while header reads the value as written. Several parts, separated by commas (spaces around them
 	// are ignored), such as "param:tenant,header:Idempotency-Key", are
 	// joined as Compose joins them, escaping each part, so distinct tuples
 	// never share a key; a single part is used as is, the same key as its
@@ -61,8 +66,8 @@ type Config struct {
 	// Config that sets both KeyLookup and KeyExtractor.
 	KeyLookup string
 	// KeyExtractor reads the lock key from the request, for what KeyLookup
-	// cannot say. See FromParam, FromHeader, FromQuery, FromForm,
-	// FromCookie and Compose.
+	// cannot say. See FromIdempotencyKey, FromParam, FromHeader, FromQuery,
+	// FromForm, FromCookie and Compose.
 	KeyExtractor KeyExtractor
 	// Prefix is a namespace prepended verbatim to every key, such as
 	// "orders:". It counts toward the 512-byte key limit.
@@ -82,7 +87,9 @@ type Config struct {
 	Wait time.Duration
 	// FailOpen runs the handler without a lease (LeaseFrom reports false)
 	// when the backend fails, instead of answering 503. Busy and invalid
-	// keys are answered as usual.
+	// keys are answered as usual. It cannot be combined with Replay
+	// (ToMiddleware returns an error): a request let through without a
+	// lease stores no response, so its retry would run the handler again.
 	FailOpen bool
 	// BusyHandler answers a busy key (default DefaultBusyHandler: an
 	// *echo.HTTPError with 409; ProblemBusyHandler writes a problem+json
@@ -96,14 +103,36 @@ type Config struct {
 	// they win): for example lock.WithReleaseErrorHandler or
 	// lock.WithKeepOptions.
 	LockOptions []lock.Option
-	// DisableRouteScope leaves the route out of lock keys. By default a
-	// key includes the request's route, the method and the route path
-	// (c.Path(), such as "POST /orders/:id"), after Prefix, so the key
-	// "42" on two routes is two locks; when no route matched, the escaped
-	// request path stands in. With DisableRouteScope every route under
-	// Prefix shares one key space (the keys of earlier versions), and with
-	// Replay a key reused on another route is answered 422.
-	DisableRouteScope bool
+	// RouteScope says whether lock keys include the request's route, the
+	// method and the route path (c.Path(), such as "POST /orders/:id"),
+	// after Prefix; when no route matched, the escaped request path stands
+	// in. RouteScopeDefault includes it for locks and replay, so the key
+	// "42" on two routes is two locks, and leaves it out for limits, which
+	// count what their key names on every route. With the route left out,
+	// every route under Prefix shares one key space, and with Replay a key
+	// reused on another route is answered 422.
+	RouteScope RouteScope
+	// Scope returns the request's scope, the authenticated principal (user
+	// id, tenant id, API key id) its keys belong to, as the authentication
+	// middleware in front established it (a value it set on the context),
+	// never a header the client chooses. It goes into every lock key (and
+	// so every replay record's key), escaped as a Compose part: two
+	// principals that send one key never share a lock or a stored
+	// response. An error, or "", is answered 401 (ErrScope). Replay needs
+	// Scope or Unscoped.
+	Scope func(c echo.Context) (string, error)
+	// Unscoped says that Replay runs without a Scope: every client that
+	// sends a key is served the response stored for it. For public
+	// endpoints only. ToMiddleware rejects Replay with neither, and
+	// Unscoped with Scope.
+	Unscoped bool
+	// ProblemTypeBase, when set, is the base URI of the problem types of
+	// ProblemBusyHandler's and ProblemErrorHandler's answers, such as
+	// "https://example.com/problems/": each type is then the base followed
+	// by its name ("lock-busy", ...) instead of a URN
+	// (urn:syncguard:problem:lock-busy). It must be an absolute http(s)
+	// URI.
+	ProblemTypeBase string
 	// Replay, when not nil, turns on replay mode for idempotent requests
 	// (see ReplayConfig): &echolock.ReplayConfig{} for the defaults.
 	Replay *ReplayConfig
@@ -115,7 +144,11 @@ type Config struct {
 	// BusyHandler with an error matching ErrLimitReached: by default an
 	// *echo.HTTPError with 429 Too Many Requests, Retry-After set on the
 	// response. For "at most 3 exports per user", key the requests by
-	// user (KeyLookup: "header:X-User") and set Limit: 3.
+	// user: the principal from the authentication middleware, in a
+	// KeyExtractor (or in Scope, with a KeyExtractor naming what is
+	// limited), and set Limit: 3. The route is left out of a limit's key
+	// by default (RouteScope), so one limit holds across every route that
+	// uses this middleware.
 	//
 	// Limit must be between 0 and lock.MaxLimit; with a limit, Backend
 	// must be a lock.Limiter (redisbackend.Backend is; otellock.Wrap
@@ -128,6 +161,20 @@ type Config struct {
 	// answers.
 	Limit int
 }
+
+// RouteScope says whether lock keys include the request's route
+// (Config.RouteScope).
+type RouteScope int
+
+const (
+	// RouteScopeDefault includes the route for locks and replay, and
+	// leaves it out for limits.
+	RouteScopeDefault RouteScope = iota
+	// RouteScopeOn includes the route.
+	RouteScopeOn
+	// RouteScopeOff leaves the route out.
+	RouteScopeOff
+)
 
 // Defaults.
 const (
@@ -187,7 +234,15 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 		}
 		c.KeyExtractor = key
 	case c.KeyExtractor == nil:
-		return nil, lock.InvalidArgument("config", "echolock: no key: set KeyLookup (such as \"header:Idempotency-Key\") or KeyExtractor")
+		return nil, lock.InvalidArgument("config", "echolock: no key: set KeyLookup (such as \"idempotency:Idempotency-Key\") or KeyExtractor")
+	}
+	if c.RouteScope < RouteScopeDefault || c.RouteScope > RouteScopeOff {
+		return nil, lock.InvalidArgument("config", "echolock: unknown RouteScope")
+	}
+	if c.ProblemTypeBase != "" {
+		if err := guard.ValidProblemBase(c.ProblemTypeBase); err != nil {
+			return nil, err
+		}
 	}
 	g, err := guard.New(c.Backend, guard.Config{
 		Prefix:      c.Prefix,
@@ -195,7 +250,9 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 		Wait:        c.Wait,
 		FailOpen:    c.FailOpen,
 		LockOptions: c.LockOptions,
-		Unscoped:    c.DisableRouteScope,
+		NoRoute:     c.RouteScope == RouteScopeOff || (c.RouteScope == RouteScopeDefault && c.Limit != 0),
+		Scoped:      c.Scope != nil,
+		Unscoped:    c.Unscoped,
 		Replay:      c.Replay.guard(),
 		Limit:       c.Limit,
 	})

@@ -20,11 +20,13 @@
 // lock.ErrLeaseLost if the lease is lost. After the handler returns, or
 // panics, the lease is released with a context of its own, so a client
 // that hangs up does not leave the key locked until the TTL ends. The
-// handler's error is returned unchanged, for Echo's HTTPErrorHandler.
+// handler's error is returned unchanged, for Echo's HTTPErrorHandler
+// (in replay mode it is rendered inside instead; see below).
 //
 // The lock key is Prefix, the request's route (the method and c.Path(),
-// such as "POST /orders/:id") and the extracted key, so two routes never
-// share a key (Config.DisableRouteScope turns that off).
+// such as "POST /orders/:id"), the principal (with Config.Scope) and the
+// extracted key, so two routes never share a key (Config.RouteScope turns
+// that off; limits leave the route out by default).
 //
 // # Idempotent requests
 //
@@ -38,9 +40,26 @@
 //
 //	e.POST("/orders", createOrder, echolock.NewWithConfig(echolock.Config{
 //		Backend:   backend,
-//		KeyLookup: "header:Idempotency-Key",
+//		KeyLookup: "idempotency:Idempotency-Key",
+//		Scope:     userID,                   // the user your authentication middleware established
 //		Replay:    &echolock.ReplayConfig{}, // 24h, default headers and limits
 //	}))
+//
+// Keys belong to a principal: Config.Scope puts the authenticated user
+// (or tenant, or API key id) into every key, so a client that sends
+// another client's key gets a run of its own, never the other's response;
+// take it from your authentication middleware (such as echo-jwt's
+// context value), never from a header the client chooses. ToMiddleware
+// rejects Replay without Scope, unless Config.Unscoped says the endpoint
+// is public. The "idempotency:" KeyLookup source ([FromIdempotencyKey])
+// reads the header as the IETF draft writes it (a structured-field
+// string; a bare key is accepted too). A response too large to store is
+// recorded as completed (a retry gets 409, never a second run); statuses
+// that say "not now" (401, 408, 409, 423, 425, 429) and 5xx are not
+// stored by default (ReplayConfig.Statuses); a response whose record is
+// not stored goes out marked Idempotent-Not-Stored with the reason. In
+// replay mode a handler's error is rendered inside the middleware (so
+// that the answer is captured) and not returned as well.
 //
 // Requests that do not reach the handler get an *echo.HTTPError, as from
 // Echo's own middleware, with the lock error as Internal, so the
@@ -56,17 +75,24 @@
 //     Requests, Retry-After set the same way, from the earliest expiry
 //     among the holders;
 //   - missing or invalid key (empty, over 512 bytes after NFC, invalid
-//     UTF-8): 400 Bad Request, without any call to the backend;
-//   - backend failure: 503 Service Unavailable, or, with Config.FailOpen,
-//     the handler runs without a lease;
-//   - with replay: 422 for a reused key, 413 for a request body over the
-//     limit, 500 for a stored value that cannot be read ([ErrBadRecord]);
+//     UTF-8, a malformed Idempotency-Key): 400 Bad Request, without any
+//     call to the backend;
+//   - with Config.Scope, no principal: 401 Unauthorized ([ErrScope]);
+//   - a request body over an http.MaxBytesReader's limit: 413;
+//   - backend failure: 503 Service Unavailable, or, with Config.FailOpen
+//     (not with replay), the handler runs without a lease;
+//   - with replay: 422 for a reused key, 409 for a completed request
+//     whose response was too large to store ([ErrNotReplayable]), 413 for
+//     a request body over the limit, 500 for a stored value that cannot be
+//     read ([ErrBadRecord]);
 //   - with a limit, a key held elsewhere as a plain lock
 //     (lock.ErrKindMismatch): 500 Internal Server Error.
 //
 // Config.BusyHandler and Config.ErrorHandler replace these answers;
 // [ProblemBusyHandler] and [ProblemErrorHandler] write the RFC 9457
-// problem details (application/problem+json) that httplock answers with.
+// problem details (application/problem+json) that httplock answers with;
+// Config.ProblemTypeBase turns their URN types into links to your
+// documentation.
 //
 // # Concurrency limits
 //
@@ -74,11 +100,15 @@
 // most Limit requests with one key run the handler at once, across every
 // instance, such as at most 3 exports per user:
 //
-//	e.POST("/users/:user/exports", export, echolock.NewWithConfig(echolock.Config{
-//		Backend:   backend,
-//		KeyLookup: "param:user",
-//		Limit:     3,
+//	e.POST("/exports", export, echolock.NewWithConfig(echolock.Config{
+//		Backend:      backend,
+//		KeyExtractor: userID, // the authenticated user, from your authentication middleware
+//		Limit:        3,
 //	}))
+//
+// A limit counts what its key names on every route that uses the
+// middleware: its key leaves the route out (Config.RouteScope puts it
+// back), so "3 exports per user" holds across every export route.
 //
 // Each request in the handler holds a slot of its own: an ordinary lease,
 // with its own fence, kept alive, reachable and released as a lock is. A

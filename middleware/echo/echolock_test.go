@@ -63,6 +63,20 @@ func TestToMiddlewareErrors(t *testing.T) {
 			c.Backend, c.Limit = limiter{}, 3
 			c.Replay = &echolock.ReplayConfig{}
 		}},
+		{"replay without a scope", func(c *echolock.Config) {
+			c.Backend = recorder{}
+			c.Replay = &echolock.ReplayConfig{}
+		}},
+		{"replay with fail-open", func(c *echolock.Config) {
+			c.Backend, c.FailOpen, c.Unscoped = recorder{}, true, true
+			c.Replay = &echolock.ReplayConfig{}
+		}},
+		{"a scope and Unscoped", func(c *echolock.Config) {
+			c.Scope = func(echo.Context) (string, error) { return "u", nil }
+			c.Unscoped = true
+		}},
+		{"unknown RouteScope", func(c *echolock.Config) { c.RouteScope = 7 }},
+		{"problem type base not a URI", func(c *echolock.Config) { c.ProblemTypeBase = "problems" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -80,6 +94,8 @@ func TestToMiddlewareErrors(t *testing.T) {
 	t.Run("replay needs a lock.Recorder, and says so", func(t *testing.T) {
 		c := valid
 		c.Replay = &echolock.ReplayConfig{}
+		c.Scope = func(echo.Context) (string, error) { return "u", nil }
+		c.Unscoped = false
 		if _, err := c.ToMiddleware(); err == nil || !strings.Contains(err.Error(), "lock.Recorder") {
 			t.Errorf("ToMiddleware = %v, want an error naming lock.Recorder", err)
 		}

@@ -2,6 +2,7 @@ package echolock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -92,7 +93,11 @@ func ExampleConfig() {
 
 // Replay mode: the first request with an Idempotency-Key runs and its
 // response is stored; retries get it back without running the handler;
-// the same key with another body is refused.
+// Replay mode: the first request with an Idempotency-Key runs and its
+// response is stored; retries get it back without running the handler;
+// the same key with another body is refused. Keys belong to the
+// authenticated user (Config.Scope): another user sending the same key
+// gets a run of their own, never the first user's response.
 func ExampleReplayConfig() {
 	mr, err := miniredis.Run() // an embedded Redis; use a real one in production
 	if err != nil {
@@ -106,38 +111,70 @@ func ExampleReplayConfig() {
 	}
 	runs := 0
 	e := echo.New()
+	e.Use(authenticate)
 	e.POST("/orders", func(c echo.Context) error {
 		runs++
-		c.Response().Header().Set(echo.HeaderLocation, "/orders/1")
-		return c.JSON(http.StatusCreated, map[string]int{"id": 1, "run": runs})
+		c.Response().Header().Set(echo.HeaderLocation, fmt.Sprintf("/orders/%d", runs))
+		return c.JSON(http.StatusCreated, map[string]int{"id": runs})
 	}, echolock.NewWithConfig(echolock.Config{
 		Backend:      backend,
-		KeyLookup:    "header:Idempotency-Key",
-		Replay:       &echolock.ReplayConfig{}, // 24h, the default headers and limits
+		KeyLookup:    "idempotency:Idempotency-Key", // the draft standard's header syntax
+		Scope:        userID,                        // the user your authentication middleware established
+		Replay:       &echolock.ReplayConfig{},      // 24h, the default headers and limits
 		ErrorHandler: echolock.ProblemErrorHandler,
 	}))
-	post := func(body string) {
+	post := func(user, body string) {
 		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
+		req.Header.Set(echo.HeaderAuthorization, "Bearer "+user)
 		req.Header.Set("Idempotency-Key", "3f6c")
 		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, req)
-		fmt.Print(rec.Code, " ", rec.Header().Get(echolock.HeaderReplayed), " ", rec.Body)
+		fmt.Print(user, " ", rec.Code, " ", rec.Header().Get(echolock.HeaderReplayed), " ", rec.Body)
 	}
-	post(`{"item":"book"}`) // runs
-	post(`{"item":"book"}`) // a retry: replayed
-	post(`{"item":"pen"}`)  // the key reused for another request: 422
+	post("alice", `{"item":"book"}`) // runs
+	post("alice", `{"item":"book"}`) // a retry: replayed
+	post("bob", `{"item":"book"}`)   // another user's key: a run of its own
+	post("alice", `{"item":"pen"}`)  // the key reused for another request: 422
 	fmt.Println("handler runs:", runs)
 	// Output:
-	// 201  {"id":1,"run":1}
-	// 201 true {"id":1,"run":1}
-	// 422  {"type":"urn:syncguard:problem:idempotency-key-reused","title":"Idempotency key reused","status":422,"detail":"A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
-	// handler runs: 1
+	// alice 201  {"id":1}
+	// alice 201 true {"id":1}
+	// bob 201  {"id":2}
+	// alice 422  {"type":"urn:syncguard:problem:idempotency-key-reused","title":"Idempotency key reused","status":422,"detail":"A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
+	// handler runs: 2
 }
 
-// At most two exports per user at once, across every instance: a third
-// concurrent export of the same user gets an *echo.HTTPError with 429 Too
-// Many Requests (Retry-After set on the response), which Echo's
-// HTTPErrorHandler renders; another user has slots of their own.
+// authenticate stands in for your authentication middleware (such as
+// echo-jwt): it accepts "Authorization: Bearer <user>" (a real one
+// verifies a token) and sets the user on the context; anything else is
+// answered 401.
+func authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		user, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+		if !ok || user == "" {
+			return echo.ErrUnauthorized
+		}
+		c.Set("user", user)
+		return next(c)
+	}
+}
+
+// userID is the scope (or the key) of a request: the user that
+// authenticate established, never a header the client chooses.
+func userID(c echo.Context) (string, error) {
+	user, ok := c.Get("user").(string)
+	if !ok {
+		return "", errors.New("not authenticated")
+	}
+	return user, nil
+}
+
+// At most two exports per user at once, across every instance and every
+// route that uses the middleware: a third concurrent export of the same
+// user gets an *echo.HTTPError with 429 Too Many Requests (Retry-After set
+// on the response), which Echo's HTTPErrorHandler renders; another user
+// has slots of their own. The key is the authenticated user; a limit
+// leaves the route out of its key, so both routes count against one limit.
 func ExampleConfig_limit() {
 	mr, err := miniredis.Run() // an embedded Redis; use a real one in production
 	if err != nil {
@@ -149,34 +186,40 @@ func ExampleConfig_limit() {
 		panic(err)
 	}
 	inside, release := make(chan struct{}), make(chan struct{})
-	e := echo.New()
-	e.POST("/users/:user/exports", func(c echo.Context) error {
-		if c.Param("user") == "alice" {
+	exports := echolock.NewWithConfig(echolock.Config{
+		Backend:      backend,
+		KeyExtractor: userID, // the authenticated user
+		Prefix:       "exports:",
+		TTL:          10 * time.Second,
+		Limit:        2,
+	})
+	export := func(c echo.Context) error {
+		if user, _ := userID(c); user == "alice" {
 			inside <- struct{}{}
 			<-release // a long export
 		}
 		return c.String(http.StatusOK, "exported")
-	}, echolock.NewWithConfig(echolock.Config{
-		Backend:   backend,
-		KeyLookup: "param:user",
-		TTL:       10 * time.Second,
-		Limit:     2,
-	}))
-	export := func(user string) *httptest.ResponseRecorder {
+	}
+	e := echo.New()
+	e.Use(authenticate)
+	e.POST("/exports", export, exports)
+	e.POST("/reports/:id/export", export, exports)
+	post := func(user, path string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, path, nil)
+		req.Header.Set(echo.HeaderAuthorization, "Bearer "+user)
 		rec := httptest.NewRecorder()
-		e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/users/"+user+"/exports", nil))
+		e.ServeHTTP(rec, req)
 		return rec
 	}
 
 	done := make(chan int)
-	for range 2 { // alice's two exports take both her slots
-		go func() { done <- export("alice").Code }()
-	}
+	go func() { done <- post("alice", "/exports").Code }()
+	go func() { done <- post("alice", "/reports/7/export").Code }()
 	<-inside
 	<-inside
-	rec := export("alice") // a third one
+	rec := post("alice", "/reports/8/export") // a third one, on either route
 	fmt.Print(rec.Code, " Retry-After: ", rec.Header().Get("Retry-After"), " ", rec.Body)
-	rec = export("bob")
+	rec = post("bob", "/exports")
 	fmt.Println("bob:", rec.Code, rec.Body)
 	close(release)
 	fmt.Println("alice:", <-done, <-done)

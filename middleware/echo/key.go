@@ -19,7 +19,11 @@ func FromParam(name string) KeyExtractor {
 }
 
 // FromHeader returns a KeyExtractor reading the first value of the request
-// header name, such as "Idempotency-Key". A missing header is an error.
+// header name, as written. A missing header is an error. For the
+// Idempotency-Key header, use FromIdempotencyKey (KeyLookup
+// "idempotency:Idempotency-Key"), which parses the value as the IETF
+// draft defines it, so that "k1" and k1 are one key, and rejects several
+// header lines and malformed keys.
 func FromHeader(name string) KeyExtractor {
 	return func(c echo.Context) (string, error) {
 		v := c.Request().Header.Get(name)
@@ -27,6 +31,37 @@ func FromHeader(name string) KeyExtractor {
 			return "", guard.Missing("header", name)
 		}
 		return v, nil
+	}
+}
+
+// FromIdempotencyKey returns a KeyExtractor reading the Idempotency-Key
+// header as the IETF httpapi Idempotency-Key draft defines it: one header
+// line whose value is a structured-field string. The request
+//
+//	POST /orders HTTP/1.1
+//	Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"
+//
+// gives the key 8e03978e-40d5-43e8-bc93-6894a57f9324. `\"` and `\\` in the
+// string are unescaped, and parameters after it ("k1";a=1) are ignored.
+// Beyond the draft, an unquoted value (Idempotency-Key: abc-123, as many
+// clients send) is the key as written when it has no space, comma,
+// semicolon or double quote; the quoted and the bare form of a key give
+// the same key. The key must be 1 to 255 printable ASCII characters. The
+// KeyLookup source "idempotency:<header name>" reads another header this
+// way.
+//
+// A missing header, several Idempotency-Key header lines or a malformed
+// value is an error with lock.CodeInvalidArgument (answered 400); its
+// message says what is wrong and never contains the value.
+func FromIdempotencyKey() KeyExtractor {
+	return fromIdempotencyHeader(guard.HeaderIdempotencyKey)
+}
+
+// fromIdempotencyHeader is FromIdempotencyKey on the header name, for the
+// KeyLookup source "idempotency:<name>".
+func fromIdempotencyHeader(name string) KeyExtractor {
+	return func(c echo.Context) (string, error) {
+		return guard.IdempotencyKey(c.Request().Header, name)
 	}
 }
 

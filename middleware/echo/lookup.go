@@ -10,11 +10,12 @@ import (
 
 // lookupSources maps a KeyLookup source to the extractor of a name.
 var lookupSources = map[string]func(name string) KeyExtractor{
-	"header": FromHeader,
-	"param":  FromParam,
-	"query":  FromQuery,
-	"form":   FromForm,
-	"cookie": FromCookie,
+	"header":      FromHeader,
+	"idempotency": fromIdempotencyHeader,
+	"param":       FromParam,
+	"query":       FromQuery,
+	"form":        FromForm,
+	"cookie":      FromCookie,
 }
 
 // parseKeyLookup turns Config.KeyLookup into a KeyExtractor: one part is
@@ -32,16 +33,16 @@ func parseKeyLookup(lookup string) (KeyExtractor, error) {
 		case src == "":
 			problem = fmt.Sprintf("part %d is empty", i+1)
 		case !found:
-			problem = fmt.Sprintf("part %q is not <source>:<name>, such as header:Idempotency-Key", src)
+			problem = fmt.Sprintf("part %q is not <source>:<name>, such as idempotency:Idempotency-Key or param:id", src)
 		case !known:
-			problem = fmt.Sprintf("part %q: unknown source %q (want header, param, query, form or cookie)", src, kind)
+			problem = fmt.Sprintf("part %q: unknown source %q (want header, idempotency, param, query, form or cookie)", src, kind)
 		case name == "":
 			problem = fmt.Sprintf("part %q has no name after %q", src, kind+":")
 		case strings.TrimSpace(name) != name:
 			problem = fmt.Sprintf("part %q: the name has leading or trailing space", src)
 		case kind == "header" && strings.Contains(name, ":"):
 			problem = fmt.Sprintf("part %q: a header value prefix (Echo's header:<name>:<prefix>) is not supported", src)
-		case kind == "header" && !guard.ValidHeaderName(name):
+		case (kind == "header" || kind == "idempotency") && !guard.ValidHeaderName(name):
 			problem = fmt.Sprintf("part %q: %q is not a valid header name", src, name)
 		}
 		if problem != "" {

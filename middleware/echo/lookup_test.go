@@ -48,7 +48,14 @@ func TestKeyLookup(t *testing.T) {
 			want: `acme:42:o-7:f1:s9:ik\:1`},
 		{desc: "spaces around parts", lookup: " param:tenant , param:id ", want: "acme:42"},
 		{desc: "a part twice", lookup: "param:id,param:id", want: "42:42"},
+		{desc: "idempotency, bare key", lookup: "idempotency:Idempotency-Key", want: "ik:1"},
+		{desc: "idempotency, quoted key", lookup: "idempotency:X-Request-Key", want: `rk"1`},
+		{desc: "idempotency, any case", lookup: "idempotency:x-request-key", want: `rk"1`},
+		{desc: "header reads the quoted key as written", lookup: "header:X-Request-Key", want: `"rk\"1"`},
+		{desc: "idempotency among parts", lookup: "param:tenant,idempotency:X-Request-Key", want: `acme:rk"1`},
 		{desc: "missing header", lookup: "header:X-Nope"},
+		{desc: "missing idempotency header", lookup: "idempotency:X-Nope"},
+		{desc: "malformed idempotency header", lookup: "idempotency:X-Bad-Key"},
 		{desc: "missing param", lookup: "param:nope"},
 		{desc: "missing query", lookup: "query:nope"},
 		{desc: "missing form value", lookup: "form:nope"},
@@ -60,7 +67,7 @@ func TestKeyLookup(t *testing.T) {
 			b := &keyRecorder{Backend: nopBackend{}}
 			var seen error
 			// Unscoped: the key is what the lookup read.
-			mw, err := echolock.Config{Backend: b, KeyLookup: tt.lookup, DisableRouteScope: true}.ToMiddleware()
+			mw, err := echolock.Config{Backend: b, KeyLookup: tt.lookup, RouteScope: echolock.RouteScopeOff}.ToMiddleware()
 			if err != nil {
 				t.Fatalf("ToMiddleware: %v", err)
 			}
@@ -70,6 +77,8 @@ func TestKeyLookup(t *testing.T) {
 				strings.NewReader(url.Values{"ref": {"f1"}}.Encode()))
 			req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationForm)
 			req.Header.Set("Idempotency-Key", "ik:1")
+			req.Header.Set("X-Request-Key", `"rk\"1"`)
+			req.Header.Set("X-Bad-Key", `"a", "b"`)
 			req.AddCookie(&http.Cookie{Name: "session", Value: "s9"})
 			e.ServeHTTP(httptest.NewRecorder(), req)
 			if tt.want == "" {
@@ -97,12 +106,16 @@ func TestKeyLookupErrors(t *testing.T) {
 		{"empty part", "param:id,,header:K", "part 2 is empty"},
 		{"trailing comma", "param:id,", "part 2 is empty"},
 		{"no colon", "Idempotency-Key", `part "Idempotency-Key" is not <source>:<name>`},
-		{"unknown source", "body:id", `unknown source "body"`},
+		{"unknown source", "body:id", `unknown source "body" (want header, idempotency, param, query, form or cookie)`},
 		{"source in capitals", "Header:K", `unknown source "Header"`},
 		{"no name", "query:", `has no name after "query:"`},
 		{"space before the name", "param: id", "leading or trailing space"},
 		{"header value prefix", "header:Authorization:Bearer ", "value prefix"},
 		{"bad header name", "header:Idempotency Key", "not a valid header name"},
+		{"idempotency: no name", "idempotency:", `has no name after "idempotency:"`},
+		{"idempotency: bad header name", "idempotency:Idempotency Key", "not a valid header name"},
+		{"idempotency: a value prefix", "idempotency:Idempotency-Key:x", "not a valid header name"},
+		{"idempotency in capitals", "Idempotency:Idempotency-Key", `unknown source "Idempotency"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -123,7 +136,8 @@ func TestKeyLookupErrors(t *testing.T) {
 // FuzzKeyLookup checks that any KeyLookup string either builds the
 // middleware or fails with InvalidArgument, without panicking.
 func FuzzKeyLookup(f *testing.F) {
-	for _, s := range []string{"header:Idempotency-Key", "param:tenant,header:K", "query:", ",", "header:A:b", "form:x, cookie:y"} {
+	for _, s := range []string{"header:Idempotency-Key", "idempotency:Idempotency-Key", "param:tenant,idempotency:K",
+		"param:tenant,header:K", "query:", ",", "header:A:b", "form:x, cookie:y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, lookup string) {

@@ -31,24 +31,47 @@ func (c Config) middleware(g *guard.Guard) echo.MiddlewareFunc {
 					// and writer they passed in once the lock is gone.
 					res := ec.Response()
 					w := res.Writer
-					defer func() { ec.SetRequest(req); res.Writer = w }()
+					returned := false
+					defer func() {
+						ec.SetRequest(req)
+						res.Writer = w
+						if !returned && g.Replays() {
+							// A panic: the capture sent nothing of what
+							// the handler wrote, so the response is not
+							// committed, for the Recover middleware's
+							// answer.
+							res.Committed, res.Status, res.Size = false, http.StatusOK, 0
+						}
+					}()
 					ec.SetRequest(req.WithContext(ctx))
 					res.Writer = wrap(w)
 					err := next(ec)
+					returned = true
 					if err != nil && g.Replays() {
 						// Rendered now, so the answer is captured (and
-						// not stored if it is a 5xx); Echo's
-						// HTTPErrorHandler skips a committed response.
+						// stored or not by its status).
 						ec.Error(err)
 					}
 					return err
 				},
 			}
+			if c.Scope != nil {
+				x.Scope = func() (string, error) { return c.Scope(ec) }
+			}
 			if c.Replay != nil && c.Replay.Fingerprint != nil {
 				x.Fingerprint = func() (string, error) { return c.Replay.Fingerprint(ec) }
 			}
 			out, err := g.Serve(x)
+			if out == guard.Refused && c.ProblemTypeBase != "" {
+				ec.SetRequest(req.WithContext(guard.WithProblemBase(req.Context(), c.ProblemTypeBase)))
+			}
 			switch {
+			case out == guard.Ran && g.Replays():
+				// The handler's error was rendered inside (and captured):
+				// returned too, a HTTPErrorHandler that does not check
+				// Committed would write a second body. Echo's Recover
+				// middleware does the same.
+				return nil
 			case out == guard.Ran:
 				return err
 			case out == guard.Replayed:

@@ -34,44 +34,48 @@ func docEchoStripes(client *redis.Client) (*redisbackend.Backend, error) {
 	return backend, err
 }
 
-func docEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerFunc) {
+func docEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerFunc, userID echolock.KeyExtractor) {
 	// README: echo-doc-replay
 	e.POST("/orders", createOrder, echolock.NewWithConfig(echolock.Config{
 		Backend:   backend,
-		KeyLookup: "header:Idempotency-Key",
+		KeyLookup: "idempotency:Idempotency-Key",
+		Scope:     userID,                   // the user your authentication middleware established
 		Replay:    &echolock.ReplayConfig{}, // 24h, default headers and limits
 	}))
 	// END README
 }
 
-func docEchoLimit(backend lock.Backend, e *echo.Echo, export echo.HandlerFunc) {
+func docEchoLimit(backend lock.Backend, e *echo.Echo, export echo.HandlerFunc, userID echolock.KeyExtractor) {
 	// README: echo-doc-limit
-	e.POST("/users/:user/exports", export, echolock.NewWithConfig(echolock.Config{
-		Backend:   backend,
-		KeyLookup: "param:user",
-		Limit:     3,
+	e.POST("/exports", export, echolock.NewWithConfig(echolock.Config{
+		Backend:      backend,
+		KeyExtractor: userID, // the authenticated user, from your authentication middleware
+		Limit:        3,
 	}))
 	// END README
 }
 
 // The README's limit snippet.
-func readmeEchoLimit(backend lock.Backend, e *echo.Echo, export echo.HandlerFunc) {
+func readmeEchoLimit(backend lock.Backend, e *echo.Echo, export echo.HandlerFunc, userID echolock.KeyExtractor) {
 	// README: echo-limit
-	e.POST("/users/:user/exports", export, echolock.NewWithConfig(echolock.Config{
-		Backend:   backend,
-		KeyLookup: "param:user",
-		Prefix:    "exports:",
-		Limit:     3, // at most 3 exports per user at once; the 4th: *echo.HTTPError 429
-	}))
+	exports := echolock.NewWithConfig(echolock.Config{
+		Backend:      backend,
+		KeyExtractor: userID, // the authenticated user, from your authentication middleware
+		Prefix:       "exports:",
+		Limit:        3, // at most 3 exports per user at once; the 4th: *echo.HTTPError 429
+	})
+	e.POST("/exports", export, exports)
+	e.POST("/reports/:id/export", export, exports) // the same limit: a limit's key leaves the route out
 	// END README
 }
 
 // The README's replay snippet.
-func readmeEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerFunc) {
+func readmeEchoReplay(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerFunc, userID echolock.KeyExtractor) {
 	// README: echo-replay
 	e.POST("/orders", createOrder, echolock.NewWithConfig(echolock.Config{
 		Backend:   backend,
-		KeyLookup: "header:Idempotency-Key",
+		KeyLookup: "idempotency:Idempotency-Key",
+		Scope:     userID, // keys belong to the authenticated user
 		Wait:      5 * time.Second,
 		Replay:    &echolock.ReplayConfig{TTL: 24 * time.Hour}, // zero fields: the defaults
 	}))

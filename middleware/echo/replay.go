@@ -22,11 +22,30 @@ const (
 	// HeaderReplayed ("Idempotent-Replayed: true") marks a replayed
 	// response.
 	HeaderReplayed = guard.HeaderReplayed
-	// HeaderNotStored ("Idempotent-Not-Stored: response-too-large") marks
-	// a first response that was not stored because its body passed the
-	// limit: a retry runs the handler again.
+	// HeaderNotStored ("Idempotent-Not-Stored") marks a response that is
+	// not, or not yet, stored for replay; its value is one of the
+	// NotStored constants.
 	HeaderNotStored = guard.HeaderNotStored
+	// NotStoredTooLarge: the body passed ReplayConfig.MaxBody. The request
+	// is recorded as completed, without its response, and a retry is
+	// answered 409 (ErrNotReplayable), never run again.
+	NotStoredTooLarge = guard.NotStoredTooLarge
+	// NotStoredStatus: ReplayConfig.Statuses does not store the status; a
+	// retry runs the handler again.
+	NotStoredStatus = guard.NotStoredStatus
+	// NotStoredPending: the record's first write failed (the backend did
+	// not answer); it is retried in the background for the lease's
+	// remaining time, and meanwhile a retry is answered 409 (busy).
+	NotStoredPending = guard.NotStoredPending
+	// NotStoredLeaseLost: the lease was lost while the handler ran; nothing
+	// is stored and a retry runs the handler again.
+	NotStoredLeaseLost = guard.NotStoredLeaseLost
 )
+
+// DefaultReplayStatus reports whether a status is stored by default: 2xx,
+// 3xx and 4xx except 401, 408, 409, 423, 425 and 429 (answers that say
+// "not now" or "not you", which a retry may change). 5xx are not stored.
+func DefaultReplayStatus(status int) bool { return guard.DefaultReplayStatus(status) }
 
 // Errors of replay mode, passed to Config.ErrorHandler (match them with
 // errors.Is); DefaultErrorHandler turns each into an *echo.HTTPError with
@@ -46,6 +65,14 @@ var (
 	// response (corrupt, foreign, or a newer format). Answered 500, and
 	// logged, until it expires or is deleted: no replay and no new run.
 	ErrBadRecord = guard.ErrBadRecord
+	// ErrNotReplayable: a request with the key completed, but its response
+	// was too large to store (NotStoredTooLarge). Answered 409 Conflict,
+	// without Retry-After, until the record expires: neither replayed nor
+	// run again.
+	ErrNotReplayable = guard.ErrNotReplayable
+	// ErrScope: Config.Scope failed or returned "". Answered 401
+	// Unauthorized.
+	ErrScope = guard.ErrScope
 )
 
 // DefaultReplayHeaders returns the response headers stored and replayed
@@ -57,13 +84,18 @@ func DefaultReplayHeaders() []string { return guard.DefaultReplayHeaders() }
 
 // ReplayConfig configures replay mode (Config.Replay), for idempotent
 // requests: the first request with a key runs the handler under the lock,
-// and its response (status, the allow-listed headers, the body) is stored
-// for TTL by the same atomic step that releases the lock. A later request
-// with the key gets that response byte for byte, with HeaderReplayed,
-// without running the handler; a request that waited for the key
-// (Config.Wait) while the first ran gets it too. The Backend must
-// implement lock.Recorder (redisbackend.Backend does; otellock.Wrap
+// and its response (status, the allow-listed headers, the body, the
+// trailers) is stored for TTL by the same atomic step that releases the
+// lock. A later request with the key gets that response byte for byte,
+// with HeaderReplayed, without running the handler; a request that waited
+// for the key (Config.Wait) while the first ran gets it too. The Backend
+// must implement lock.Recorder (redisbackend.Backend does; otellock.Wrap
 // forwards it), else ToMiddleware returns an error.
+//
+// Keys belong to a principal: ToMiddleware rejects Replay without
+// Config.Scope (or Config.Unscoped, for a public endpoint), and with
+// Config.FailOpen. Read keys with the "idempotency:Idempotency-Key"
+// KeyLookup, the draft standard's header syntax.
 //
 // A fingerprint of the request is stored with the response: the method,
 // the route, the request URI, the SHA-256 of the body (read up to
@@ -71,14 +103,19 @@ func DefaultReplayHeaders() []string { return guard.DefaultReplayHeaders() }
 // part. A later request with the key and another fingerprint is answered
 // 422 (ErrKeyReused).
 //
-// Nothing is stored, so the next request runs the handler again, when the
-// handler's answer is a 5xx (a returned error is rendered by
-// c.Error inside the middleware, so its status counts; the error is still
-// returned, and Echo's HTTPErrorHandler skips the committed response),
-// when it panics or loses its lease, and when the response body passes
-// MaxBody: that response is sent as is, marked HeaderNotStored. A stored
-// value that cannot be read is answered 500 (ErrBadRecord), with one log
-// line per request.
+// The response is held back until the record is stored, and goes out
+// marked HeaderNotStored when it is not: its status is not stored
+// (Statuses; a retry runs the handler again), its lease was lost, or the
+// record's first write failed (it is retried in the background while the
+// lease lasts). A handler's returned error is rendered inside the
+// middleware (c.Error), so its status counts, and is not returned as
+// well. A body over MaxBody is sent as it is written, marked, and the
+// request is recorded as completed: a retry gets 409 (ErrNotReplayable),
+// never a second run. A handler that panics sends nothing it wrote and
+// stores nothing (the panic goes on, for Echo's Recover to answer 500);
+// one that hijacks the connection stores nothing. A stored value that
+// cannot be read is answered 500 (ErrBadRecord), with one log line per
+// request.
 //
 // Zero fields take the defaults.
 type ReplayConfig struct {
@@ -91,10 +128,11 @@ type ReplayConfig struct {
 	// (Content-Length, Transfer-Encoding, Connection, ...) are an error.
 	Headers []string
 	// MaxBody is the largest response body stored (DefaultReplayMaxBody
-	// when zero). The response is held back until it ends, the handler
-	// flushes, or it passes MaxBody, so that an answer over the limit can
-	// be marked HeaderNotStored; a handler that flushes first streams as
-	// usual and its headers go out unmarked.
+	// when zero). The response is held back until it is stored, the
+	// handler flushes, or it passes MaxBody; an answer over the limit is
+	// marked NotStoredTooLarge and recorded as completed without its body,
+	// so a retry gets 409 (ErrNotReplayable). A handler that flushes first
+	// streams as usual and its headers go out unmarked.
 	MaxBody int64
 	// MaxRequestBody is the largest request body accepted
 	// (DefaultReplayMaxRequestBody when zero): the body is read into
@@ -107,11 +145,17 @@ type ReplayConfig struct {
 	// been read (the request's Body reads it again); an error is answered
 	// 400 (ErrFingerprint).
 	Fingerprint func(c echo.Context) (string, error)
+	// Statuses decides which response statuses are stored and replayed
+	// (nil means DefaultReplayStatus). A stored 5xx is replayed for the
+	// whole TTL, so the handler never runs again for that key: store 5xx
+	// only when a failing handler has done nothing (its work is one
+	// transaction) or the client must not retry with the same key.
+	Statuses func(status int) bool
 }
 
 func (r *ReplayConfig) guard() *guard.ReplayConfig {
 	if r == nil {
 		return nil
 	}
-	return &guard.ReplayConfig{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody}
+	return &guard.ReplayConfig{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody, Statuses: r.Statuses}
 }

@@ -14,7 +14,9 @@ import (
 
 // TestReplayHandlerErrors: in replay mode a handler's error is rendered
 // inside the middleware, so its answer is stored (a 4xx) or not (a 5xx,
-// an error Echo renders 500), and still returned unchanged.
+// an error Echo renders 500), and not returned as well: the application's
+// HTTPErrorHandler, even one that does not check Committed, is called
+// once per error and writes one body.
 func TestReplayHandlerErrors(t *testing.T) {
 	tests := []struct {
 		desc       string
@@ -31,11 +33,22 @@ func TestReplayHandlerErrors(t *testing.T) {
 			var runs atomic.Int32
 			var returned []error
 			mw := echolock.NewWithConfig(echolock.Config{Backend: newBackend(t), KeyLookup: "header:Idempotency-Key",
-				Replay: &echolock.ReplayConfig{}})
+				Unscoped: true, Replay: &echolock.ReplayConfig{}})
 			e := newEcho("/orders", mw, func(c echo.Context) error {
 				runs.Add(1)
 				return tt.err
 			})
+			var handled atomic.Int32
+			e.HTTPErrorHandler = func(err error, c echo.Context) {
+				// Does not check c.Response().Committed, as many do.
+				handled.Add(1)
+				code := http.StatusInternalServerError
+				var he *echo.HTTPError
+				if errors.As(err, &he) {
+					code = he.Code
+				}
+				_ = c.String(code, "error: "+err.Error())
+			}
 			e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
 				return func(c echo.Context) error {
 					err := next(c)
@@ -59,11 +72,17 @@ func TestReplayHandlerErrors(t *testing.T) {
 			if recs[0].Body.String() != recs[1].Body.String() {
 				t.Errorf("bodies %q and %q differ", recs[0].Body, recs[1].Body)
 			}
-			if returned[0] != tt.err {
-				t.Errorf("middleware returned %v, want the handler's error unchanged", returned[0])
+			if returned[0] != nil {
+				t.Errorf("middleware returned %v after rendering it, want nil", returned[0])
+			}
+			if want := "error: " + tt.err.Error(); recs[0].Body.String() != want {
+				t.Errorf("body %q, want one rendering, %q", recs[0].Body, want)
 			}
 			if n := runs.Load(); n != tt.wantRuns {
 				t.Errorf("handler ran %d times, want %d", n, tt.wantRuns)
+			}
+			if n := handled.Load(); n != tt.wantRuns {
+				t.Errorf("HTTPErrorHandler called %d times for %d errors, want once each", n, tt.wantRuns)
 			}
 			replayed := recs[1].Header().Get(echolock.HeaderReplayed) == "true"
 			if replayed != (tt.wantRuns == 1) {

@@ -22,10 +22,13 @@ func DefaultBusyHandler(c echo.Context, retryAfter time.Duration, err error) err
 }
 
 // DefaultErrorHandler returns an *echo.HTTPError with 400 Bad Request for
-// a missing or invalid key (lock.CodeInvalidArgument), 500 Internal Server
+// a missing or invalid key (lock.CodeInvalidArgument), 401 Unauthorized
+// for a request without a scope (ErrScope), 413 for a body over a limit
+// (ErrRequestTooLarge or an http.MaxBytesError), 500 Internal Server
 // Error for a limit the backend cannot keep (an error matching
 // errors.ErrUnsupported or lock.ErrKindMismatch), the replay errors' own
-// statuses, and 503 Service Unavailable otherwise, a message without the key, and err as Internal,
+// statuses (422 ErrKeyReused, 409 ErrNotReplayable, ...), and 503 Service
+// Unavailable otherwise, a message without the key, and err as Internal,
 // for the application's HTTPErrorHandler to render.
 func DefaultErrorHandler(_ echo.Context, err error) error {
 	return httpError(guard.ErrorProblem(err), err)
@@ -45,7 +48,7 @@ func httpError(p guard.Problem, err error) *echo.HTTPError {
 // httplock gives, and returns nil: the application's HTTPErrorHandler
 // does not see it.
 func ProblemBusyHandler(c echo.Context, retryAfter time.Duration, err error) error {
-	guard.WriteBusy(c.Response(), retryAfter, err)
+	guard.WriteBusy(c.Request().Context(), c.Response(), retryAfter, err)
 	return nil
 }
 
@@ -56,6 +59,6 @@ func ProblemBusyHandler(c echo.Context, retryAfter time.Duration, err error) err
 // httplock gives, and returns nil. The
 // body never contains the key.
 func ProblemErrorHandler(c echo.Context, err error) error {
-	guard.WriteError(c.Response(), err)
+	guard.WriteError(c.Request().Context(), c.Response(), err)
 	return nil
 }

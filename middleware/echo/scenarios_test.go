@@ -47,10 +47,19 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	if s.Skip != nil {
 		c.Skipper = func(c echo.Context) bool { return s.Skip(c.Request()) }
 	}
-	c.DisableRouteScope = s.Unscoped
+	switch {
+	case s.NoRouteScope:
+		c.RouteScope = echolock.RouteScopeOff
+	case s.RouteScope:
+		c.RouteScope = echolock.RouteScopeOn
+	}
+	if s.Scope != nil {
+		c.Scope = func(c echo.Context) (string, error) { return s.Scope(c.Request()) }
+	}
+	c.Unscoped = s.Public
 	c.Limit = s.Limit
 	if r := s.Replay; r != nil {
-		c.Replay = &echolock.ReplayConfig{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody}
+		c.Replay = &echolock.ReplayConfig{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody, Statuses: r.Statuses}
 		if r.Fingerprint != nil {
 			c.Replay.Fingerprint = func(c echo.Context) (string, error) { return r.Fingerprint(c.Request()) }
 		}

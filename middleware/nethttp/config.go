@@ -54,7 +54,10 @@ type config struct {
 	guard       guard.Config
 	ttlSet      bool // WithTTL was given: 0 is then an error, not the default
 	limitSet    bool // WithLimit was given: 0 is then an error, not "no limit"
+	routeScope  *bool
 	keyFunc     KeyFunc
+	scope       ScopeFunc
+	problemBase string
 	busy        BusyHandler
 	onError     ErrorHandler
 	skipper     func(*http.Request) bool
@@ -119,7 +122,10 @@ func WithErrorHandler(h ErrorHandler) Option {
 
 // WithFailOpen makes a backend failure run the handler anyway, without a
 // lease (lock.LeaseFrom reports false), instead of answering 503. The default
-// is fail-closed. Busy and invalid keys are answered as usual.
+// is fail-closed. Busy and invalid keys are answered as usual. It cannot be
+// combined with WithReplay (New returns an error): a request let through
+// without a lease stores no response, so its retry would run the handler
+// again.
 func WithFailOpen(open bool) Option {
 	return optionFunc(func(c *config) { c.guard.FailOpen = open })
 }
@@ -128,6 +134,51 @@ func WithFailOpen(open bool) Option {
 // request to the handler without a lock.
 func WithSkipper(f func(*http.Request) bool) Option {
 	return optionFunc(func(c *config) { c.skipper = f })
+}
+
+// ScopeFunc returns the scope of a request: the authenticated principal
+// (user id, tenant id, API key id) that its keys belong to, as the
+// authentication middleware in front established it. An error, or "",
+// is answered 401 (ErrScope) without calling the backend.
+type ScopeFunc func(*http.Request) (string, error)
+
+// WithScope puts the request's principal into every lock key (and so
+// every replay record's key), escaped as a Compose part: two principals
+// that send the same key never share a lock or a stored response, and
+// neither can take the other's key. Replay mode needs it, or Unscoped.
+// Take the principal from your authentication middleware (a context
+// value it sets), never from a header the client chooses:
+//
+//	httplock.WithScope(func(r *http.Request) (string, error) {
+//		u, ok := auth.UserFrom(r.Context()) // set by the auth middleware in front
+//		if !ok {
+//			return "", errors.New("not authenticated")
+//		}
+//		return u.ID, nil
+//	})
+//
+// It works the same with limits (the limit is then per principal and key)
+// and plain locks.
+func WithScope(f ScopeFunc) Option {
+	return optionFunc(func(c *config) { c.scope = f })
+}
+
+// Unscoped says that replay mode runs without a scope: every client that
+// sends a key is served the response stored for it. Use it for public
+// endpoints only, where keys are not secrets and responses belong to no
+// one; elsewhere use WithScope. New rejects WithReplay with neither, and
+// Unscoped with WithScope.
+func Unscoped() Option {
+	return optionFunc(func(c *config) { c.guard.Unscoped = true })
+}
+
+// WithProblemTypeBase sets the base URI of the problem types of the
+// default answers, such as "https://example.com/problems/": each type is
+// then the base followed by its name ("lock-busy", ...), a document the
+// client can read, instead of a URN (urn:syncguard:problem:lock-busy). It
+// must be an absolute http(s) URI.
+func WithProblemTypeBase(uri string) Option {
+	return optionFunc(func(c *config) { c.problemBase = uri })
 }
 
 // WithLockOptions passes options to lock.Do, after the middleware's own

@@ -19,9 +19,10 @@
 // leave the key locked until the TTL ends.
 //
 // The lock key is the prefix, the request's route (the method and the
-// ServeMux pattern, such as "POST /orders/{id}") and the key function's
-// result, so two routes never share a key ([WithRouteScope](false) turns
-// that off). Wrap the handlers you register, not the ServeMux: in front of
+// ServeMux pattern, such as "POST /orders/{id}"), the principal (with
+// [WithScope]) and the key function's result, so two routes never share a
+// key ([WithRouteScope](false) turns that off; limits leave the route out
+// by default). Wrap the handlers you register, not the ServeMux: in front of
 // the mux no pattern has matched yet, and the escaped request path stands
 // in for it.
 //
@@ -36,11 +37,26 @@
 // for a different request is answered 422:
 //
 //	mw, err := httplock.New(backend,
-//		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
-//		httplock.WithReplay(httplock.DefaultReplayTTL)) // 24h
+//		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+//		httplock.WithScope(userID), // the user your authentication middleware established
+//		httplock.WithReplay(httplock.DefaultReplayTTL))
+//
+// Keys belong to a principal: [WithScope] puts the authenticated user (or
+// tenant, or API key id) into every key, so a client that sends another
+// client's key gets a run of its own, never the other's response; take it
+// from your authentication middleware, never from a header the client
+// chooses. New rejects replay without a scope, unless [Unscoped] says the
+// endpoint is public. [FromIdempotencyKey] reads the header as the IETF
+// draft writes it (a structured-field string, such as "8e03978e"; a bare
+// key is accepted too). A response too large to store is recorded as
+// completed (a retry gets 409, never a second run); statuses that say
+// "not now" (401, 408, 409, 423, 425, 429) and 5xx are not stored by
+// default ([WithReplayStatuses]); a response whose record is not stored
+// goes out marked Idempotent-Not-Stored with the reason.
 //
 // Answers that do not reach the handler are RFC 9457 problem details
-// (application/problem+json), and each can be replaced
+// (application/problem+json; [WithProblemTypeBase] turns their URN types
+// into links to your documentation), and each can be replaced
 // ([WithBusyHandler], [WithErrorHandler]):
 //
 //   - busy key: 409 Conflict with Retry-After: the seconds (rounded up, at
@@ -51,12 +67,17 @@
 //     Requests with Retry-After, computed as for 409 from the earliest
 //     expiry among the holders;
 //   - missing or invalid key (empty, over 512 bytes after NFC, invalid
-//     UTF-8): 400 Bad Request, without any call to the backend;
+//     UTF-8, a malformed Idempotency-Key): 400 Bad Request, without any
+//     call to the backend;
+//   - with [WithScope], no principal: 401 Unauthorized ([ErrScope]);
+//   - a request body over an http.MaxBytesReader's limit: 413;
 //   - backend failure: 503 Service Unavailable, or, with
-//     [WithFailOpen](true), the handler runs without a lease;
-//   - with replay: 422 for a reused key ([ErrKeyReused]), 413 for a
-//     request body over the limit, 500 for a stored value that cannot be
-//     read ([ErrBadRecord]);
+//     [WithFailOpen](true) (not with replay), the handler runs without a
+//     lease;
+//   - with replay: 422 for a reused key ([ErrKeyReused]), 409 without
+//     Retry-After for a completed request whose response was too large to
+//     store ([ErrNotReplayable]), 413 for a request body over the limit,
+//     500 for a stored value that cannot be read ([ErrBadRecord]);
 //   - with a limit, a key held elsewhere as a plain lock
 //     (lock.ErrKindMismatch): 500 Internal Server Error.
 //
@@ -67,8 +88,14 @@
 // instance, such as at most 3 exports per user:
 //
 //	mw, err := httplock.New(backend,
-//		httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+//		httplock.WithKeyFunc(userID), // the authenticated user, from your authentication middleware
 //		httplock.WithLimit(3))
+//
+// A limit counts what its key names on every route that uses the
+// middleware: its key leaves the route out ([WithRouteScope](true) puts
+// it back), so "3 exports per user" holds across every export route, and
+// a middleware in front of a ServeMux does not make each path a limit of
+// its own.
 //
 // Each request in the handler holds a slot of its own: an ordinary lease,
 // with its own fence, kept alive, reachable and released as a lock is. A

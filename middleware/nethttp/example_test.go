@@ -2,6 +2,7 @@ package httplock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -95,7 +96,9 @@ func ExampleCompose() {
 
 // Replay mode: the first request with an Idempotency-Key runs and its
 // response is stored; retries get it back without running the handler;
-// the same key with another body is refused.
+// the same key with another body is refused. Keys belong to the
+// authenticated user (WithScope): another user sending the same key gets
+// a run of their own, never the first user's response.
 func ExampleWithReplay() {
 	mr, err := miniredis.Run() // an embedded Redis; use a real one in production
 	if err != nil {
@@ -108,37 +111,68 @@ func ExampleWithReplay() {
 		panic(err)
 	}
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
+		httplock.WithKeyFunc(httplock.FromIdempotencyKey()), // the draft standard's header syntax
+		httplock.WithScope(userID),                          // the user your authentication middleware established
 		httplock.WithReplay(httplock.DefaultReplayTTL))
 	if err != nil {
 		panic(err)
 	}
 	runs := 0
 	mux := http.NewServeMux()
-	mux.Handle("POST /orders", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST /orders", authenticate(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		runs++
 		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Location", "/orders/1")
+		w.Header().Set("Location", fmt.Sprintf("/orders/%d", runs))
 		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, `{"id":1,"run":%d}`, runs)
-	})))
-	post := func(body string) {
+		fmt.Fprintf(w, `{"id":%d}`, runs)
+	}))))
+	post := func(user, body string) {
 		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+user)
 		req.Header.Set("Idempotency-Key", "3f6c")
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, req)
-		fmt.Println(rec.Code, rec.Header().Get("Location"), rec.Header().Get(httplock.HeaderReplayed), rec.Body)
+		fmt.Println(user, rec.Code, rec.Header().Get("Location"), rec.Header().Get(httplock.HeaderReplayed), rec.Body)
 	}
-	post(`{"item":"book"}`) // runs
-	post(`{"item":"book"}`) // a retry: replayed
-	post(`{"item":"pen"}`)  // the key reused for another request: 422
+	post("alice", `{"item":"book"}`) // runs
+	post("alice", `{"item":"book"}`) // a retry: replayed
+	post("bob", `{"item":"book"}`)   // another user's key: a run of its own
+	post("alice", `{"item":"pen"}`)  // the key reused for another request: 422
 	fmt.Println("handler runs:", runs)
 	// Output:
-	// 201 /orders/1  {"id":1,"run":1}
-	// 201 /orders/1 true {"id":1,"run":1}
-	// 422   {"type":"urn:syncguard:problem:idempotency-key-reused","title":"Idempotency key reused","status":422,"detail":"A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
+	// alice 201 /orders/1  {"id":1}
+	// alice 201 /orders/1 true {"id":1}
+	// bob 201 /orders/2  {"id":2}
+	// alice 422   {"type":"urn:syncguard:problem:idempotency-key-reused","title":"Idempotency key reused","status":422,"detail":"A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
 	//
-	// handler runs: 1
+	// handler runs: 2
+}
+
+// userKey is the context key under which authenticate puts the user.
+type userKey struct{}
+
+// authenticate stands in for your authentication middleware: it accepts
+// "Authorization: Bearer <user>" (a real one verifies a token) and puts
+// the user in the request's context; anything else is answered 401.
+func authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || user == "" {
+			http.Error(w, "unauthenticated", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+	})
+}
+
+// userID is the scope (or the key) of a request: the user that
+// authenticate established, never a header the client chooses.
+func userID(r *http.Request) (string, error) {
+	user, ok := r.Context().Value(userKey{}).(string)
+	if !ok {
+		return "", errors.New("not authenticated")
+	}
+	return user, nil
 }
 
 // Keys include the route by default; WithRouteScope(false) shares one key
@@ -159,9 +193,11 @@ func ExampleWithRouteScope() {
 	mux.Handle("POST /accounts/{account}/withdraw", mw(withdraw))
 }
 
-// At most two exports per user at once, across every instance: a third
-// concurrent export of the same user is answered 429 Too Many Requests,
-// while another user has slots of their own.
+// At most two exports per user at once, across every instance and every
+// route that shares the middleware: a third concurrent export of the same
+// user is answered 429 Too Many Requests, while another user has slots of
+// their own. The key is the authenticated user; a limit leaves the route
+// out of its key, so both export routes count against one limit.
 func ExampleWithLimit() {
 	mr, err := miniredis.Run() // an embedded Redis; use a real one in production
 	if err != nil {
@@ -173,39 +209,41 @@ func ExampleWithLimit() {
 		panic(err)
 	}
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+		httplock.WithKeyFunc(userID), // the authenticated user
+		httplock.WithPrefix("exports:"),
 		httplock.WithTTL(10*time.Second),
 		httplock.WithLimit(2))
 	if err != nil {
 		panic(err)
 	}
 	inside, release := make(chan struct{}), make(chan struct{})
-	mux := http.NewServeMux()
-	mux.Handle("POST /exports", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-User") == "alice" {
+	export := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, _ := userID(r); user == "alice" {
 			inside <- struct{}{}
 			<-release // a long export
 		}
 		fmt.Fprint(w, "exported")
-	})))
-	export := func(user string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodPost, "/exports", nil)
-		req.Header.Set("X-User", user)
+	})
+	mux := http.NewServeMux()
+	mux.Handle("POST /exports", authenticate(mw(export)))
+	mux.Handle("POST /reports/{id}/export", authenticate(mw(export)))
+	post := func(user, path string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, path, nil)
+		req.Header.Set("Authorization", "Bearer "+user)
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, req)
 		return rec
 	}
 
 	done := make(chan int)
-	for range 2 { // alice's two exports take both her slots
-		go func() { done <- export("alice").Code }()
-	}
+	go func() { done <- post("alice", "/exports").Code }()
+	go func() { done <- post("alice", "/reports/7/export").Code }()
 	<-inside
 	<-inside
-	rec := export("alice") // a third one
+	rec := post("alice", "/reports/8/export") // a third one, on either route
 	fmt.Println(rec.Code, rec.Header().Get("Content-Type"), "Retry-After:", rec.Header().Get("Retry-After"))
 	fmt.Println(rec.Body)
-	rec = export("bob")
+	rec = post("bob", "/exports")
 	fmt.Println("bob:", rec.Code, rec.Body)
 	close(release)
 	fmt.Println("alice:", <-done, <-done)

@@ -38,6 +38,16 @@ func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error
 	case c.replayOn:
 		c.guard.Replay = &c.replay
 	}
+	if c.problemBase != "" {
+		if err := guard.ValidProblemBase(c.problemBase); err != nil {
+			return nil, err
+		}
+	}
+	c.guard.Scoped = c.scope != nil
+	c.guard.NoRoute = c.guard.Limit != 0 // a limit counts what its key names, on every route
+	if c.routeScope != nil {
+		c.guard.NoRoute = !*c.routeScope
+	}
 	g, err := guard.New(b, c.guard)
 	if err != nil {
 		return nil, err
@@ -84,10 +94,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 	}
+	if h.c.scope != nil {
+		x.Scope = func() (string, error) { return h.c.scope(r) }
+	}
 	if h.c.fingerprint != nil {
 		x.Fingerprint = func() (string, error) { return h.c.fingerprint(r) }
 	}
 	out, err := h.g.Serve(x)
+	if out == guard.Refused && h.c.problemBase != "" {
+		r = r.WithContext(guard.WithProblemBase(r.Context(), h.c.problemBase))
+	}
 	switch {
 	case out != guard.Refused:
 	case errors.Is(err, lock.ErrLocked):
@@ -102,18 +118,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // application/problem+json body (of type
 // urn:syncguard:problem:lock-busy, or
 // urn:syncguard:problem:concurrency-limit-reached for 429).
-func DefaultBusyHandler(w http.ResponseWriter, _ *http.Request, retryAfter time.Duration, err error) {
-	guard.WriteBusy(w, retryAfter, err)
+func DefaultBusyHandler(w http.ResponseWriter, r *http.Request, retryAfter time.Duration, err error) {
+	guard.WriteBusy(r.Context(), w, retryAfter, err)
 }
 
 // DefaultErrorHandler answers an application/problem+json body with 400 Bad
-// Request for a missing or invalid key (lock.CodeInvalidArgument), 500
-// Internal Server Error for a limit the backend cannot keep (an error
-// matching errors.ErrUnsupported or lock.ErrKindMismatch), with
-// the statuses of the replay errors (422 ErrKeyReused, 413
-// ErrRequestTooLarge, 400 ErrRequestBody and ErrFingerprint, 500
-// ErrBadRecord), and 503 Service Unavailable otherwise. The body never
-// contains the key.
-func DefaultErrorHandler(w http.ResponseWriter, _ *http.Request, err error) {
-	guard.WriteError(w, err)
+// Request for a missing or invalid key (lock.CodeInvalidArgument), 401
+// Unauthorized for a request without a scope (ErrScope), 413 Content Too
+// Large for a body over a limit (ErrRequestTooLarge, or an
+// http.MaxBytesError from anywhere), 500 Internal Server Error for a limit
+// the backend cannot keep (an error matching errors.ErrUnsupported or
+// lock.ErrKindMismatch), the statuses of the replay errors (422
+// ErrKeyReused, 409 ErrNotReplayable, 400 ErrRequestBody and
+// ErrFingerprint, 500 ErrBadRecord), and 503 Service Unavailable
+// otherwise. The body never contains the key. Its problem type is a URN,
+// or under WithProblemTypeBase's URI.
+func DefaultErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	guard.WriteError(r.Context(), w, err)
 }

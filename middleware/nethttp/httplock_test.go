@@ -2,6 +2,7 @@ package httplock_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,11 +34,13 @@ type limiter struct {
 
 // TestReplayNeedsRecorder: the error names what is missing.
 func TestReplayNeedsRecorder(t *testing.T) {
-	_, err := httplock.New(nopBackend{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour))
+	_, err := httplock.New(nopBackend{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour), httplock.Unscoped())
 	if err == nil || !strings.Contains(err.Error(), "lock.Recorder") {
 		t.Errorf("New = %v, want an error naming lock.Recorder", err)
 	}
 	if _, err := httplock.New(recorder{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour),
+		httplock.WithScope(func(*http.Request) (string, error) { return "u", nil }),
+		httplock.WithReplayStatuses(func(int) bool { return true }), httplock.WithProblemTypeBase("https://example.com/problems/"),
 		httplock.WithReplayHeaders("X-Order"), httplock.WithReplayMaxBody(10), httplock.WithReplayMaxRequestBody(10),
 		httplock.WithFingerprint(func(*http.Request) (string, error) { return "", nil })); err != nil {
 		t.Errorf("New with every replay option: %v", err)
@@ -67,6 +70,12 @@ func TestNewConfigErrors(t *testing.T) {
 		{desc: "limit over lock.MaxLimit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(lock.MaxLimit + 1)}},
 		{desc: "limit on a backend that is not a lock.Limiter", b: recorder{}, opts: []httplock.Option{key, httplock.WithLimit(3)}},
 		{desc: "limit with replay", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(3), httplock.WithReplay(time.Hour)}},
+		{desc: "replay without a scope", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
+		{desc: "replay with fail-open", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(), httplock.WithFailOpen(true)}},
+		{desc: "a scope and Unscoped", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(),
+			httplock.WithScope(func(*http.Request) (string, error) { return "u", nil })}},
+		{desc: "replay statuses without WithReplay", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplayStatuses(func(int) bool { return true })}},
+		{desc: "problem type base not a URI", b: recorder{}, opts: []httplock.Option{key, httplock.WithProblemTypeBase("problems/")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -184,4 +193,18 @@ type failing struct{ lock.Backend }
 
 func (failing) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {
 	return lock.Lease{}, &lock.Error{Code: lock.CodeAuthFailed, Op: "acquire"}
+}
+
+// TestProblemTypeBase: WithProblemTypeBase turns the default answers'
+// URN types into links under the base.
+func TestProblemTypeBase(t *testing.T) {
+	mw := httplock.Must(nopBackend{}, httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+		httplock.WithProblemTypeBase("https://example.com/problems/"))
+	rec := httptest.NewRecorder()
+	mw(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/orders", nil))
+	var p struct{ Type string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != http.StatusBadRequest ||
+		p.Type != "https://example.com/problems/invalid-lock-key" {
+		t.Errorf("answer %d %q (%v), want 400 of type https://example.com/problems/invalid-lock-key", rec.Code, rec.Body, err)
+	}
 }

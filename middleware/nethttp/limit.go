@@ -14,9 +14,15 @@ var ErrLimitReached = guard.ErrLimitReached
 // lock.WithLimit). A request that finds all n slots taken, after the wait
 // if WithWait is given, is answered 429 Too Many Requests with
 // Retry-After (DefaultBusyHandler; err matches ErrLimitReached). For "at
-// most 3 exports per user", key the requests by user:
+// most 3 exports per user", key the requests by the authenticated user,
+// from your authentication middleware (never a header the client
+// chooses, which would let it evade its limit or use up another user's
+// slots):
 //
-//	httplock.New(backend, httplock.WithKeyFunc(httplock.FromHeader("X-User")), httplock.WithLimit(3))
+//	httplock.New(backend, httplock.WithKeyFunc(userID), httplock.WithLimit(3))
+//
+// The route is left out of a limit's key by default (WithRouteScope), so
+// one limit holds across every route that uses the middleware.
 //
 // n must be between 1 and lock.MaxLimit (New rejects anything else,
 // including 0: leave the option out for no limit); the backend must be a

@@ -47,44 +47,47 @@ func docNetHTTPStripes(client *redis.Client) (*redisbackend.Backend, error) {
 	return backend, err
 }
 
-func docNetHTTPReplay(backend lock.Backend) (func(http.Handler) http.Handler, error) {
+func docNetHTTPReplay(backend lock.Backend, userID httplock.ScopeFunc) (func(http.Handler) http.Handler, error) {
 	// README: nethttp-doc-replay
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
-		httplock.WithReplay(httplock.DefaultReplayTTL)) // 24h
+		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+		httplock.WithScope(userID), // the user your authentication middleware established
+		httplock.WithReplay(httplock.DefaultReplayTTL))
 	// END README
 	return mw, err
 }
 
-func docNetHTTPLimit(backend lock.Backend) (func(http.Handler) http.Handler, error) {
+func docNetHTTPLimit(backend lock.Backend, userID httplock.KeyFunc) (func(http.Handler) http.Handler, error) {
 	// README: nethttp-doc-limit
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+		httplock.WithKeyFunc(userID), // the authenticated user, from your authentication middleware
 		httplock.WithLimit(3))
 	// END README
 	return mw, err
 }
 
 // The README's limit snippet.
-func readmeNetHTTPLimit(backend lock.Backend, mux *http.ServeMux, export http.HandlerFunc) {
+func readmeNetHTTPLimit(backend lock.Backend, mux *http.ServeMux, export http.HandlerFunc, userID httplock.KeyFunc) {
 	// README: nethttp-limit
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromHeader("X-User")),
+		httplock.WithKeyFunc(userID), // the authenticated user, from your authentication middleware
 		httplock.WithPrefix("exports:"),
 		httplock.WithLimit(3), // at most 3 exports per user at once, across every instance
 	)
 	if err != nil {
 		log.Fatal(err)
 	}
-	mux.Handle("POST /exports", mw(export)) // the 4th concurrent export of a user: 429 with Retry-After
+	mux.Handle("POST /exports", mw(export))             // the 4th concurrent export of a user: 429 with Retry-After
+	mux.Handle("POST /reports/{id}/export", mw(export)) // the same limit: a limit's key leaves the route out
 	// END README
 }
 
 // The README's replay snippet.
-func readmeNetHTTPReplay(backend lock.Backend, mux *http.ServeMux, createOrder http.HandlerFunc) {
+func readmeNetHTTPReplay(backend lock.Backend, mux *http.ServeMux, createOrder http.HandlerFunc, userID httplock.ScopeFunc) {
 	// README: nethttp-replay
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
+		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+		httplock.WithScope(userID),        // keys belong to the authenticated user
 		httplock.WithReplay(24*time.Hour), // how long a response is replayed
 		httplock.WithWait(5*time.Second),  // a concurrent duplicate waits, then gets the replay
 	)

@@ -21,11 +21,30 @@ const (
 	// HeaderReplayed ("Idempotent-Replayed: true") marks a replayed
 	// response.
 	HeaderReplayed = guard.HeaderReplayed
-	// HeaderNotStored ("Idempotent-Not-Stored: response-too-large") marks
-	// a first response that was not stored because its body passed the
-	// limit: a retry runs the handler again.
+	// HeaderNotStored ("Idempotent-Not-Stored") marks a response that is
+	// not, or not yet, stored for replay; its value is one of the
+	// NotStored constants.
 	HeaderNotStored = guard.HeaderNotStored
+	// NotStoredTooLarge: the body passed WithReplayMaxBody. The request is
+	// recorded as completed, without its response, and a retry is answered
+	// 409 (ErrNotReplayable), never run again.
+	NotStoredTooLarge = guard.NotStoredTooLarge
+	// NotStoredStatus: WithReplayStatuses does not store the status; a
+	// retry runs the handler again.
+	NotStoredStatus = guard.NotStoredStatus
+	// NotStoredPending: the record's first write failed (the backend did
+	// not answer); it is retried in the background for the lease's
+	// remaining time, and meanwhile a retry is answered 409 (busy).
+	NotStoredPending = guard.NotStoredPending
+	// NotStoredLeaseLost: the lease was lost while the handler ran; nothing
+	// is stored and a retry runs the handler again.
+	NotStoredLeaseLost = guard.NotStoredLeaseLost
 )
+
+// DefaultReplayStatus reports whether a status is stored by default: 2xx,
+// 3xx and 4xx except 401, 408, 409, 423, 425 and 429 (answers that say
+// "not now" or "not you", which a retry may change). 5xx are not stored.
+func DefaultReplayStatus(status int) bool { return guard.DefaultReplayStatus(status) }
 
 // Errors of replay mode, passed to the ErrorHandler (match them with
 // errors.Is); DefaultErrorHandler answers each with a problem+json body.
@@ -44,6 +63,14 @@ var (
 	// response (corrupt, foreign, or a newer format). Answered 500, and
 	// logged, until it expires or is deleted: no replay and no new run.
 	ErrBadRecord = guard.ErrBadRecord
+	// ErrNotReplayable: a request with the key completed, but its response
+	// was too large to store (NotStoredTooLarge). Answered 409 Conflict,
+	// without Retry-After, until the record expires: neither replayed nor
+	// run again.
+	ErrNotReplayable = guard.ErrNotReplayable
+	// ErrScope: WithScope's function failed or returned "". Answered 401
+	// Unauthorized.
+	ErrScope = guard.ErrScope
 )
 
 // FingerprintFunc returns the application's part of a request's
@@ -60,14 +87,18 @@ func DefaultReplayHeaders() []string { return guard.DefaultReplayHeaders() }
 
 // WithReplay turns on replay mode, for idempotent requests: the first
 // request with a key runs the handler under the lock, and its response
-// (status, the allow-listed headers, the body) is stored for ttl (at
-// least 1ms; DefaultReplayTTL is 24h; 0 is an error) by the same atomic
-// step that releases the lock. A later request with the key gets that
-// response byte for byte, with HeaderReplayed, without running the
+// (status, the allow-listed headers, the body, the trailers) is stored for
+// ttl (at least 1ms; DefaultReplayTTL is 24h; 0 is an error) by the same
+// atomic step that releases the lock. A later request with the key gets
+// that response byte for byte, with HeaderReplayed, without running the
 // handler; a request that waited for the key (WithWait) while the first
 // ran gets it too. The backend must implement lock.Recorder
 // (redisbackend.Backend does; otellock.Wrap forwards it), else New
 // returns an error.
+//
+// Keys belong to a principal: New rejects WithReplay without WithScope
+// (or Unscoped, for a public endpoint), and with WithFailOpen. Read keys
+// with FromIdempotencyKey, the draft standard's header syntax.
 //
 // A fingerprint of the request is stored with the response: the method,
 // the route, the request URI, the SHA-256 of the body (read up to
@@ -75,15 +106,37 @@ func DefaultReplayHeaders() []string { return guard.DefaultReplayHeaders() }
 // WithFingerprint's part. A later request with the key and another
 // fingerprint is answered 422 (ErrKeyReused).
 //
-// Nothing is stored, so the next request runs the handler again, when the
-// handler answers 5xx, panics, or loses its lease, and when the response
-// body passes WithReplayMaxBody: that response is sent as is, marked
-// HeaderNotStored. A stored value that cannot be read is answered 500
-// (ErrBadRecord), with one log line per request.
+// The response is held back until the record is stored, and goes out
+// marked HeaderNotStored when it is not: its status is not stored
+// (WithReplayStatuses; a retry runs the handler again), its lease was
+// lost, or the record's first write failed (it is retried in the
+// background while the lease lasts). A body over WithReplayMaxBody is
+// sent as it is written, marked, and the request is recorded as
+// completed: a retry gets 409 (ErrNotReplayable), never a second run. A
+// handler that panics sends nothing it wrote and stores nothing (the
+// panic goes on, for a recovering middleware to answer 500); one that
+// hijacks the connection stores nothing. A stored value that cannot be
+// read is answered 500 (ErrBadRecord), with one log line per request.
 func WithReplay(ttl time.Duration) Option {
 	return optionFunc(func(c *config) {
 		c.replayOn = true
 		c.replay.TTL = ttl
+	})
+}
+
+// WithReplayStatuses sets which response statuses are stored and replayed
+// (default DefaultReplayStatus). To store errors too, as Stripe does:
+//
+//	httplock.WithReplayStatuses(func(s int) bool { return httplock.DefaultReplayStatus(s) || s >= 500 })
+//
+// A stored 5xx is replayed for the whole replay TTL: the handler never
+// runs again for that key, so store 5xx only when a handler that fails
+// has done nothing (its work is one transaction) or when the client must
+// not retry with the same key. Needs WithReplay.
+func WithReplayStatuses(store func(status int) bool) Option {
+	return optionFunc(func(c *config) {
+		c.replay.Statuses = store
+		c.replayTuned = "WithReplayStatuses"
 	})
 }
 
@@ -99,10 +152,11 @@ func WithReplayHeaders(names ...string) Option {
 }
 
 // WithReplayMaxBody sets the largest response body stored (default
-// DefaultReplayMaxBody). The response is held back until it ends, the
-// handler flushes, or it passes n bytes, so that an answer over the limit
-// can be marked HeaderNotStored; a handler that flushes first streams as
-// usual and its headers go out unmarked. Needs WithReplay.
+// DefaultReplayMaxBody). The response is held back until it is stored,
+// the handler flushes, or it passes n bytes; an answer over the limit is
+// marked NotStoredTooLarge and recorded as completed without its body,
+// so a retry gets 409 (ErrNotReplayable). A handler that flushes first
+// streams as usual and its headers go out unmarked. Needs WithReplay.
 func WithReplayMaxBody(n int64) Option {
 	return optionFunc(func(c *config) {
 		c.replay.MaxBody = n

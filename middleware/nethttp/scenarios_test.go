@@ -38,8 +38,17 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	if s.Skip != nil {
 		opts = append(opts, httplock.WithSkipper(s.Skip))
 	}
-	if s.Unscoped {
+	if s.NoRouteScope {
 		opts = append(opts, httplock.WithRouteScope(false))
+	}
+	if s.RouteScope {
+		opts = append(opts, httplock.WithRouteScope(true))
+	}
+	if s.Scope != nil {
+		opts = append(opts, httplock.WithScope(s.Scope))
+	}
+	if s.Public {
+		opts = append(opts, httplock.Unscoped())
 	}
 	if s.Limit != 0 {
 		opts = append(opts, httplock.WithLimit(s.Limit)) // WithLimit(0) is an error
@@ -61,6 +70,9 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 		}
 		if r.Fingerprint != nil {
 			opts = append(opts, httplock.WithFingerprint(r.Fingerprint))
+		}
+		if r.Statuses != nil {
+			opts = append(opts, httplock.WithReplayStatuses(r.Statuses))
 		}
 	}
 	mw, err := httplock.New(s.Backend, opts...)

@@ -1,3 +1,3 @@
--- Record: the value at the done-marker key KEYS[1] (a record stored by
--- ReleaseRecord, or the fence of ReleaseDone), or nil. Read-only.
+-- Record: the record ReleaseRecord stored at the record key KEYS[1]
+-- ("<prefix>:record:<lock key>"), or nil. Read-only.
 return redis.call('GET', KEYS[1])

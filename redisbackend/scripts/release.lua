@@ -2,7 +2,7 @@
 -- the lock to the head of the key's queue of waiters (queue.go); with a
 -- done marker (ReleaseDone, ReleaseRecord), also mark the key done, in the
 -- same step; when a waiter leaves its queue, take its entry out first.
--- KEYS[1] index key; KEYS[2] the done-marker key (mode "d") or the queue
+-- KEYS[1] index key; KEYS[2] the done-marker or record key (mode "d") or the queue
 -- key (mode "l")
 -- ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] the start of the queue keys
 -- ("<prefix>:queue:", followed by the lock key), ARGV[4] tombstone ttlMs,

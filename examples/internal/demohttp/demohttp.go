@@ -1,7 +1,10 @@
-// Package demohttp holds the client side shared by the HTTP middleware
-// examples (examples/nethttp, examples/echo): sending requests to a locked
-// route, reading the fence out of a 200 answer, printing and checking the
-// replies, and a broken lock for their tests.
+// Package demohttp holds what the HTTP middleware examples
+// (examples/nethttp, examples/echo) share: a stand-in for an
+// authentication middleware (Authenticate, User), whose user is the
+// principal of their locks; the client side, sending requests to a locked
+// route as a user, reading the fence and the user out of a 200 or 201
+// answer, printing and checking the replies; and broken locks for their
+// tests.
 package demohttp
 
 import (
@@ -26,28 +29,38 @@ import (
 type Reply struct {
 	Status     int
 	Fence      lock.Fence // on 200 and 201
+	User       string     // on 200 and 201, when the body names the user it was served for
 	RetryAfter string     // on 409 and 429
 	Replayed   bool       // Idempotent-Replayed: true (replay mode)
+	NotStored  string     // Idempotent-Not-Stored (replay mode): why the response is not stored
 }
 
-// String formats r as "200 OK, fence …", "201 Created, fence …, replayed",
-// "409 Conflict, Retry-After: …" or "429 Too Many Requests, Retry-After: …".
+// String formats r as "200 OK, fence …", "201 Created, fence …, for
+// alice, replayed", "409 Conflict, Retry-After: …" or "429 Too Many
+// Requests, Retry-After: …".
 func (r Reply) String() string {
 	s := fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
 	switch r.Status {
 	case http.StatusOK, http.StatusCreated:
 		s += ", fence " + string(r.Fence)
+		if r.User != "" {
+			s += ", for " + r.User
+		}
 	case http.StatusConflict, http.StatusTooManyRequests:
 		s += ", Retry-After: " + r.RetryAfter
 	}
 	if r.Replayed {
 		s += ", replayed"
 	}
+	if r.NotStored != "" {
+		s += ", not stored: " + r.NotStored
+	}
 	return s
 }
 
 // Send sends one request with the given headers (which may be nil) and,
-// on a 200 or 201, reads the fence from the JSON body's "fence" field.
+// on a 200 or 201, reads the fence and the user from the JSON body's
+// "fence" and "user" fields.
 func Send(ctx context.Context, c *http.Client, method, url string, header http.Header) (Reply, error) {
 	return SendBody(ctx, c, method, url, header, "")
 }
@@ -65,15 +78,17 @@ func SendBody(ctx context.Context, c *http.Client, method, url string, header ht
 	}
 	defer resp.Body.Close()
 	r := Reply{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"),
-		Replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
+		Replayed:  resp.Header.Get("Idempotent-Replayed") == "true",
+		NotStored: resp.Header.Get("Idempotent-Not-Stored")}
 	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
 		var body struct {
 			Fence lock.Fence `json:"fence"`
+			User  string     `json:"user"`
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 			return Reply{}, fmt.Errorf("%d body: %w", resp.StatusCode, err)
 		}
-		r.Fence = body.Fence
+		r.Fence, r.User = body.Fence, body.User
 	}
 	return r, nil
 }
@@ -218,7 +233,7 @@ func (g *Gauge) Peak() int64 { return g.peak.Load() }
 
 // Replays sends n identical requests with body one after the other,
 // prints the replies, and checks that each is a replay of first: the same
-// status and fence, marked Idempotent-Replayed.
+// status, fence and user, marked Idempotent-Replayed.
 func Replays(ctx context.Context, w io.Writer, c *http.Client, method, url string, header http.Header, body string, n int, first Reply) error {
 	for i := range n {
 		r, err := SendBody(ctx, c, method, url, header, body)
@@ -226,9 +241,45 @@ func Replays(ctx context.Context, w io.Writer, c *http.Client, method, url strin
 			return err
 		}
 		fmt.Fprintf(w, "  retry %2d: %s\n", i+1, r)
-		if !r.Replayed || r.Status != first.Status || r.Fence != first.Fence {
+		if !isReplayOf(r, first) {
 			return fmt.Errorf("retry %d: %s, want a replay of %s", i+1, r, first)
 		}
+	}
+	return nil
+}
+
+func isReplayOf(r, first Reply) bool {
+	return r.Replayed && r.Status == first.Status && r.Fence == first.Fence && r.User == first.User
+}
+
+// OtherUser sends, as user, the request (method, url, header, body) that
+// another user sent first and got first for, and then its retry. It
+// prints both replies and checks that user's keys are user's own: the
+// request runs for user (status want, served for user, not a replay), and
+// the retry replays that run, not first. header is the request's headers
+// without Authorization. (The fences are not compared: with a fence
+// counter per key, user's key starts a count of its own, and its first
+// fence may be first's.)
+func OtherUser(ctx context.Context, w io.Writer, c *http.Client, user, method, url string, header http.Header, body string, want int, first Reply) error {
+	h := As(user, header)
+	r, err := SendBody(ctx, c, method, url, h, body)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  %-23s %s\n", user+", same key and body:", r)
+	switch {
+	case r.Replayed || r.User == first.User:
+		return fmt.Errorf("%s was served %s's response (%s): keys are not scoped to the user", user, first.User, r)
+	case r.Status != want || r.Replayed || r.User != user:
+		return fmt.Errorf("%s: %s, want a run of their own (%d %s, for %s)", user, r, want, http.StatusText(want), user)
+	}
+	retry, err := SendBody(ctx, c, method, url, h, body)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  %-23s %s\n", user+", retry:", retry)
+	if !isReplayOf(retry, r) {
+		return fmt.Errorf("%s's retry: %s, want a replay of %s", user, retry, r)
 	}
 	return nil
 }
@@ -326,6 +377,40 @@ func (b LeakyLimiter) Record(ctx context.Context, key string) ([]byte, bool, err
 // leave nil.
 func RunLeakyLimits(ctx context.Context, w io.Writer, demo demorun.Func) error {
 	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return LeakyLimiter{Limiter: b.(lock.Limiter)} }, demo)
+}
+
+// MixedUsersBackend is a broken scope for the examples' tests: it gives
+// every lock key of user From to user To (it rewrites the key's
+// ":From:" part to ":To:"), as if keys left out the principal.
+type MixedUsersBackend struct {
+	lock.Backend
+	From, To string
+}
+
+func (b *MixedUsersBackend) key(key string) string {
+	return strings.ReplaceAll(key, ":"+b.From+":", ":"+b.To+":")
+}
+
+// Acquire acquires To's key for From's.
+func (b *MixedUsersBackend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	return b.Backend.Acquire(ctx, b.key(key), ttl)
+}
+
+// ReleaseRecord forwards to the wrapped backend.
+func (b *MixedUsersBackend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
+	return b.Backend.(lock.Recorder).ReleaseRecord(ctx, l, record, ttl)
+}
+
+// Record reads To's record for From's.
+func (b *MixedUsersBackend) Record(ctx context.Context, key string) ([]byte, bool, error) {
+	return b.Backend.(lock.Recorder).Record(ctx, b.key(key))
+}
+
+// RunMixedUsers runs demo on an embedded miniredis behind a
+// MixedUsersBackend that gives user from's keys to user to, and returns
+// demo's error, which a demo of scoped replay must not leave nil.
+func RunMixedUsers(ctx context.Context, w io.Writer, from, to string, demo demorun.Func) error {
+	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return &MixedUsersBackend{Backend: b, From: from, To: to} }, demo)
 }
 
 // RunLeaky runs demo on an embedded miniredis behind a LeakyBackend and

@@ -1,33 +1,68 @@
 package guard
 
 import (
+	"bufio"
 	"bytes"
 	"maps"
+	"net"
 	"net/http"
+	"strings"
 )
 
 // capture is the ResponseWriter a handler writes to in replay mode. It
-// holds the response back (status, headers, body) until the handler
-// returns, flushes, or writes more than the body limit, then sends it on
-// to w unchanged, and keeps a copy of what it sent for the record.
+// holds the response back (status, headers, body) until Serve knows
+// whether the record was stored ([capture.send], after the release), so
+// that a response not stored can be marked (HeaderNotStored) before its
+// headers leave, and so that a handler that panics sends nothing of what
+// it wrote. It keeps a copy of the response for the record.
 //
-// Holding back lets it mark a response that passes the limit
-// (HeaderNotStored) before its headers leave. A handler that flushes
-// first sends its headers unmarked; its response is still stored when it
-// ends within the limit.
+// It sends early when the handler flushes (its headers then go out
+// unmarked) and when the body passes the limit (marked
+// NotStoredTooLarge: the record then says only that the request
+// completed). Trailers (http.TrailerPrefix, or declared in the Trailer
+// header) go out after the body and are stored. A handler that hijacks
+// the connection stores nothing.
 type capture struct {
-	w       http.ResponseWriter
-	max     int64
-	status  int         // 0 until the handler sets it
-	header  http.Header // as at WriteHeader; later changes are not sent, as with net/http
-	late    http.Header // what Header returns after WriteHeader
-	body    bytes.Buffer
-	sent    bool // status and headers went to w
-	tooBig  bool
-	flushed bool
+	w        http.ResponseWriter
+	max      int64
+	status   int         // 0 until the handler sets it
+	header   http.Header // as at WriteHeader; later changes are not sent, as with net/http
+	late     http.Header // what Header returns after WriteHeader: trailers are set there
+	body     bytes.Buffer
+	sent     bool // status and headers went to w
+	tooBig   bool
+	flushed  bool
+	hijacked bool
+	before   http.Header // w's headers when the handler got c, restored by discard
 }
 
-func newCapture(w http.ResponseWriter, max int64) *capture { return &capture{w: w, max: max} }
+func newCapture(w http.ResponseWriter, max int64) *capture {
+	c := &capture{max: max}
+	if w != nil {
+		c.bind(w)
+	}
+	return c
+}
+
+// bind makes c write to w.
+func (c *capture) bind(w http.ResponseWriter) {
+	c.w = w
+	c.before = w.Header().Clone()
+}
+
+// discard drops what the handler wrote and had not sent (a handler that
+// panicked), and gives w back the headers it had before the handler ran,
+// so that a recovering middleware in front answers on a clean response.
+func (c *capture) discard() {
+	c.body = bytes.Buffer{}
+	if c.sent || c.hijacked {
+		return
+	}
+	c.status = 0
+	h := c.w.Header()
+	clear(h)
+	maps.Copy(h, c.before)
+}
 
 // Header returns w's header map until WriteHeader, then a detached copy.
 func (c *capture) Header() http.Header {
@@ -44,7 +79,7 @@ func (c *capture) WriteHeader(code int) {
 		c.w.WriteHeader(code)
 		return
 	}
-	if c.status != 0 {
+	if c.status != 0 || c.hijacked {
 		return // superfluous; net/http would log it, the response keeps the first
 	}
 	c.status = code
@@ -54,13 +89,15 @@ func (c *capture) WriteHeader(code int) {
 
 // Write buffers p, or sends it when the headers are out.
 func (c *capture) Write(p []byte) (int, error) {
+	if c.hijacked {
+		return 0, http.ErrHijacked
+	}
 	if c.status == 0 {
 		c.WriteHeader(http.StatusOK)
 	}
 	if !c.tooBig && int64(c.body.Len()+len(p)) > c.max {
 		if !c.sent {
-			c.header.Set(HeaderNotStored, NotStoredTooLarge)
-			if err := c.send(); err != nil {
+			if err := c.sendHead(NotStoredTooLarge); err != nil {
 				return 0, err
 			}
 		}
@@ -78,19 +115,35 @@ func (c *capture) Write(p []byte) (int, error) {
 
 // Flush sends what is held and flushes w.
 func (c *capture) Flush() {
+	if c.hijacked {
+		return
+	}
 	if c.status == 0 {
 		c.WriteHeader(http.StatusOK)
 	}
 	c.flushed = true
-	_ = c.send()
+	_ = c.sendHead("")
 	_ = http.NewResponseController(c.w).Flush()
+}
+
+// Hijack hijacks w's connection (through http.ResponseController, so a
+// wrapper in between is found) and marks the response as not stored:
+// what goes over a hijacked connection is not a response to replay.
+func (c *capture) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(c.w).Hijack()
+	if err == nil {
+		c.hijacked = true
+		c.body = bytes.Buffer{}
+	}
+	return conn, rw, err
 }
 
 // Unwrap returns w, for http.ResponseController.
 func (c *capture) Unwrap() http.ResponseWriter { return c.w }
 
-// send writes the status, the headers and the held body to w, once.
-func (c *capture) send() error {
+// sendHead writes the status, the headers (with HeaderNotStored: mark,
+// unless mark is "") and the held body to w, once.
+func (c *capture) sendHead(mark string) error {
 	if c.sent {
 		return nil
 	}
@@ -98,6 +151,9 @@ func (c *capture) send() error {
 	h := c.w.Header()
 	clear(h)
 	maps.Copy(h, c.header)
+	if mark != "" {
+		h.Set(HeaderNotStored, mark)
+	}
 	c.w.WriteHeader(c.status)
 	if c.body.Len() > 0 {
 		_, err := c.w.Write(c.body.Bytes())
@@ -106,24 +162,76 @@ func (c *capture) send() error {
 	return nil
 }
 
-// finish sends what is still held when the handler has returned (or
-// panicked). A handler that wrote nothing answers 200 with the headers it
-// set, as net/http does; nothing is sent then, so code outside may still
-// write.
-func (c *capture) finish() {
-	if c.status == 0 {
-		c.status = http.StatusOK
-		c.header = c.w.Header().Clone()
-		return
+// ended completes the response of a handler that returned: one that
+// wrote nothing answers 200 with the headers it set, as net/http does.
+func (c *capture) ended() {
+	if c.status == 0 && !c.hijacked {
+		c.WriteHeader(http.StatusOK)
 	}
-	_ = c.send()
 }
 
-// response returns the captured response, or false when it must not be
-// stored: a 5xx or a body over the limit.
-func (c *capture) response() (status int, header http.Header, body []byte, ok bool) {
-	if c.tooBig || !storable(c.status) {
-		return 0, nil, nil, false
+// send sends the rest of the response once the handler has returned:
+// what is still held, marked HeaderNotStored: mark unless mark is "" (a
+// response already sent keeps its headers), then the trailers.
+func (c *capture) send(mark string) {
+	if c.hijacked || c.status == 0 {
+		return
 	}
-	return c.status, c.header, c.body.Bytes(), true
+	_ = c.sendHead(mark)
+	h := c.w.Header()
+	for name, vs := range c.trailers() {
+		h[http.TrailerPrefix+name] = vs
+	}
+}
+
+// trailers returns the trailers the handler set: names under
+// http.TrailerPrefix, and those declared in the Trailer header, set after
+// WriteHeader.
+func (c *capture) trailers() http.Header {
+	var t http.Header
+	add := func(name string, vs []string) {
+		if len(vs) == 0 {
+			return
+		}
+		if t == nil {
+			t = http.Header{}
+		}
+		t[http.CanonicalHeaderKey(name)] = vs
+	}
+	for name, vs := range c.late {
+		if after, ok := strings.CutPrefix(name, http.TrailerPrefix); ok {
+			add(after, vs)
+		}
+	}
+	for _, line := range c.header.Values("Trailer") {
+		for _, name := range strings.Split(line, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				add(name, c.late.Values(name))
+			}
+		}
+	}
+	return t
+}
+
+// kind says what a captured response leaves behind.
+type kind int
+
+const (
+	storeNothing   kind = iota // no record: a retry runs the handler
+	storeResponse              // a record to replay
+	storeCompleted             // a record that the request completed, without the response
+)
+
+// outcome returns what to store of the captured response, with the
+// HeaderNotStored mark for a response that will not be replayed.
+func (c *capture) outcome(rp *replay) (kind, string) {
+	switch {
+	case c.hijacked:
+		return storeNothing, ""
+	case !rp.storable(c.status):
+		return storeNothing, NotStoredStatus
+	case c.tooBig:
+		return storeCompleted, NotStoredTooLarge
+	}
+	return storeResponse, ""
 }

@@ -34,12 +34,22 @@ type Config struct {
 	// attempt.
 	Wait time.Duration
 	// FailOpen runs the handler without a lease when the backend fails.
+	// It cannot be combined with Replay: a request let through without a
+	// lease stores nothing, so its retry would run the handler again.
 	FailOpen bool
 	// LockOptions are appended to the options given to lock.Do, so they
 	// override the middleware's.
 	LockOptions []lock.Option
-	// Unscoped leaves the route out of lock keys, so every route under
+	// NoRoute leaves the route out of lock keys, so every route under
 	// the prefix shares one key space (see [Guard.Key]).
+	NoRoute bool
+	// Scoped says that the adapter gives every request's scope, the
+	// authenticated principal, in Exchange.Scope: it goes into the key
+	// (see [Guard.Key]), so two principals never share a key.
+	Scoped bool
+	// Unscoped is the explicit opt-out of a scope in replay mode, for a
+	// public endpoint where any client may be served any key's response.
+	// Replay mode needs Scoped or Unscoped; both at once are an error.
 	Unscoped bool
 	// Replay, when not nil, turns replay mode on (see [Guard.Serve]); the
 	// backend must then be a lock.Recorder.
@@ -59,7 +69,8 @@ type Guard struct {
 	prefix   string
 	ttl      time.Duration
 	failOpen bool
-	scoped   bool
+	route    bool // the route goes into keys
+	scoped   bool // Exchange.Scope goes into keys
 	opts     []lock.Option
 	holds    holdTimes
 	replay   *replay // nil: replay mode off
@@ -68,9 +79,11 @@ type Guard struct {
 
 // New validates c and returns a Guard on b. Errors are *lock.Error values
 // with lock.CodeInvalidArgument and Op "config"; with c.Replay, also when b
-// is not a lock.Recorder or the replay settings are bad; with c.Limit, also
-// when it is out of range, b is not a lock.Limiter (the error then matches
-// errors.ErrUnsupported) or c.Replay is set.
+// is not a lock.Recorder, the replay settings are bad, c has neither Scoped
+// nor Unscoped, or c.FailOpen is set; with c.Limit, also when it is out of
+// range, b is not a lock.Limiter (the error then matches
+// errors.ErrUnsupported) or c.Replay is set; and when c sets both Scoped
+// and Unscoped.
 func New(b lock.Backend, c Config) (*Guard, error) {
 	switch {
 	case b == nil:
@@ -111,7 +124,7 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 	if err := checkLimit(b, c); err != nil {
 		return nil, err
 	}
-	g := &Guard{b: b, prefix: c.Prefix, ttl: ttl, failOpen: c.FailOpen, scoped: !c.Unscoped, opts: opts, limit: c.Limit}
+	g := &Guard{b: b, prefix: c.Prefix, ttl: ttl, failOpen: c.FailOpen, route: !c.NoRoute, scoped: c.Scoped, opts: opts, limit: c.Limit}
 	if c.Replay != nil {
 		rp, err := newReplay(b, *c.Replay)
 		if err != nil {
@@ -119,7 +132,33 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 		}
 		g.replay = rp
 	}
+	if err := checkScope(c); err != nil {
+		return nil, err
+	}
 	return g, nil
+}
+
+// checkScope validates the scope part of c: replay mode stores responses
+// that any request with the same key is served, so it needs to know whose
+// keys they are (Scoped), or to be told that the endpoint is public
+// (Unscoped); and it cannot fail open, which would run a handler with no
+// lease and store nothing.
+func checkScope(c Config) error {
+	switch {
+	case c.Scoped && c.Unscoped:
+		return lock.InvalidArgument("config", "a scope and Unscoped are both set; set one")
+	case c.Replay == nil:
+		return nil
+	case c.FailOpen:
+		return lock.InvalidArgument("config",
+			"replay mode cannot fail open: a request let through without a lock stores no response, so its retry would run the handler a second time")
+	case !c.Scoped && !c.Unscoped:
+		return lock.InvalidArgument("config",
+			"replay mode needs a scope, the authenticated principal (user, tenant or API key id) whose requests share idempotency keys, "+
+				"taken from your authentication middleware, never from a header the client chooses: httplock.WithScope or echolock Config.Scope; "+
+				"for a public endpoint where any client may be served any key's response, say so with httplock.Unscoped() or echolock Config.Unscoped")
+	}
+	return nil
 }
 
 // TTL returns the lease duration in use.

@@ -1,6 +1,9 @@
 package guard
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // Errors of replay mode. Serve returns them wrapped (errors.Is matches),
 // and ErrorProblem answers each with its own status.
@@ -21,4 +24,28 @@ var (
 	// Answered 500, and logged, until it expires or is deleted; neither a
 	// replay nor a new run happens meanwhile.
 	ErrBadRecord = errors.New("syncguard: the stored response is unreadable")
+	// ErrNotReplayable: a request with the key and the same fingerprint
+	// completed, but its response could not be stored (its body was over
+	// the replay body limit), so it can be neither replayed nor run again.
+	// Answered 409, without Retry-After, until the record expires.
+	ErrNotReplayable = errors.New("syncguard: the request completed, but its response was not stored and cannot be replayed")
+	// ErrScope: the request's scope (the authenticated principal) could
+	// not be read, or is empty. Answered 401: the request reached the
+	// middleware without the identity its key belongs to.
+	ErrScope = errors.New("syncguard: no scope (authenticated principal) for the request")
 )
+
+// NotReplayableError is the error of a request whose key's record says
+// that a request with the same fingerprint completed with Status, but its
+// response was not stored. It matches ErrNotReplayable.
+type NotReplayableError struct {
+	// Status is the status the completed request answered.
+	Status int
+}
+
+func (e *NotReplayableError) Error() string {
+	return ErrNotReplayable.Error() + " (it answered " + strconv.Itoa(e.Status) + ")"
+}
+
+// Is reports whether target is ErrNotReplayable.
+func (e *NotReplayableError) Is(target error) bool { return target == ErrNotReplayable }

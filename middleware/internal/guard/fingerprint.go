@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,29 +13,46 @@ import (
 // fingerprintSize is the size of a request fingerprint (SHA-256).
 const fingerprintSize = sha256.Size
 
+// readBody reads r's body for the fingerprint, at most rp.maxReqBody
+// bytes, and gives r a new Body reading the same bytes, so that the key
+// extractor and the handler read the request as sent. A body over the
+// limit, or one cut short by an http.MaxBytesReader in front, gives an
+// error matching ErrRequestTooLarge; r.Body then reads what was read,
+// then the rest.
+func (rp *replay) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	orig := r.Body
+	body, err := io.ReadAll(io.LimitReader(orig, rp.maxReqBody+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(body), orig), orig}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, fmt.Errorf("%w: %w", ErrRequestTooLarge, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrRequestBody, err)
+	case int64(len(body)) > rp.maxReqBody:
+		return nil, ErrRequestTooLarge
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+// readCloser reads from Reader and closes Closer.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
 // fingerprint identifies what a request asks for, so a key reused for a
 // different request is told apart from a retry: SHA-256 over the method,
 // the route (see [Route]), the request URI (path and query), the SHA-256
-// of the body and extra (the application's own part, such as a tenant),
-// each length-prefixed.
-//
-// It reads the body, at most rp.maxReqBody bytes (more is ErrRequestTooLarge),
-// and gives r a new Body reading the same bytes, so the handler reads
-// the request as sent.
-func (rp *replay) fingerprint(r *http.Request, route string, extra func() (string, error)) ([fingerprintSize]byte, error) {
+// of the body (from readBody) and extra (the application's own part),
+// each length-prefixed. The scope is not part of it: it is part of the
+// key.
+func (rp *replay) fingerprint(r *http.Request, route string, body []byte, extra func() (string, error)) ([fingerprintSize]byte, error) {
 	var fp [fingerprintSize]byte
-	var body []byte
-	if r.Body != nil && r.Body != http.NoBody {
-		var err error
-		body, err = io.ReadAll(io.LimitReader(r.Body, rp.maxReqBody+1))
-		if err != nil {
-			return fp, fmt.Errorf("%w: %w", ErrRequestBody, err)
-		}
-		if int64(len(body)) > rp.maxReqBody {
-			return fp, ErrRequestTooLarge
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-	}
 	var x string
 	if extra != nil {
 		var err error

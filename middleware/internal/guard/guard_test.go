@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,8 +85,8 @@ func TestKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			g := newGuard(t, Config{Prefix: tt.prefix, Unscoped: true})
-			got, err := g.Key("POST /", tt.raw, tt.extractErr)
+			g := newGuard(t, Config{Prefix: tt.prefix, NoRoute: true})
+			got, err := g.Key("POST /", "", tt.raw, tt.extractErr)
 			if tt.want != "" {
 				if err != nil || got != tt.want {
 					t.Errorf("Key = %q, %v; want %q", got, err, tt.want)
@@ -116,7 +117,7 @@ func FuzzKey(f *testing.F) {
 		if err != nil {
 			return
 		}
-		key, err := g.Key(Route("POST", "/orders/{id}", ""), raw, nil)
+		key, err := g.Key(Route("POST", "/orders/{id}", ""), "", raw, nil)
 		if err != nil {
 			if lock.CodeOf(err) != lock.CodeInvalidArgument {
 				t.Fatalf("Key(%q) error %v is not InvalidArgument", raw, err)
@@ -212,23 +213,25 @@ func TestWriteResponses(t *testing.T) {
 		wantType   string
 		wantRetry  string
 	}{
-		{"busy", func(w http.ResponseWriter) { WriteBusy(w, 3*time.Second, &lock.LockedError{}) }, http.StatusConflict, TypeBusy, "3"},
-		{"busy under a second", func(w http.ResponseWriter) { WriteBusy(w, 0, lock.ErrLocked) }, http.StatusConflict, TypeBusy, "1"},
-		{"limit reached", func(w http.ResponseWriter) { WriteBusy(w, 2*time.Second, limited(&lock.LockedError{})) }, http.StatusTooManyRequests, TypeLimitReached, "2"},
+		{"busy", func(w http.ResponseWriter) { WriteBusy(context.Background(), w, 3*time.Second, &lock.LockedError{}) }, http.StatusConflict, TypeBusy, "3"},
+		{"busy under a second", func(w http.ResponseWriter) { WriteBusy(context.Background(), w, 0, lock.ErrLocked) }, http.StatusConflict, TypeBusy, "1"},
+		{"limit reached", func(w http.ResponseWriter) {
+			WriteBusy(context.Background(), w, 2*time.Second, limited(&lock.LockedError{}))
+		}, http.StatusTooManyRequests, TypeLimitReached, "2"},
 		{"limit reached after a wait", func(w http.ResponseWriter) {
-			WriteBusy(w, 0, limited(&lock.Error{Code: lock.CodeAcquisitionTimeout, Err: &lock.LockedError{}}))
+			WriteBusy(context.Background(), w, 0, limited(&lock.Error{Code: lock.CodeAcquisitionTimeout, Err: &lock.LockedError{}}))
 		}, http.StatusTooManyRequests, TypeLimitReached, "1"},
 		{"limit on a backend without limits", func(w http.ResponseWriter) {
-			WriteError(w, &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire", Err: errors.ErrUnsupported})
+			WriteError(context.Background(), w, &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire", Err: errors.ErrUnsupported})
 		}, http.StatusInternalServerError, TypeMisconfigured, ""},
 		{"key used as a lock and as a limit", func(w http.ResponseWriter) {
-			WriteError(w, &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire", Err: lock.ErrKindMismatch})
+			WriteError(context.Background(), w, &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire", Err: lock.ErrKindMismatch})
 		}, http.StatusInternalServerError, TypeMisconfigured, ""},
-		{"invalid key", func(w http.ResponseWriter) { WriteError(w, Missing("header", "Idempotency-Key")) }, http.StatusBadRequest, TypeInvalidKey, ""},
+		{"invalid key", func(w http.ResponseWriter) { WriteError(context.Background(), w, Missing("header", "Idempotency-Key")) }, http.StatusBadRequest, TypeInvalidKey, ""},
 		{"unavailable", func(w http.ResponseWriter) {
-			WriteError(w, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"})
+			WriteError(context.Background(), w, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"})
 		}, http.StatusServiceUnavailable, TypeUnavailable, ""},
-		{"foreign error", func(w http.ResponseWriter) { WriteError(w, errors.New("boom")) }, http.StatusServiceUnavailable, TypeUnavailable, ""},
+		{"foreign error", func(w http.ResponseWriter) { WriteError(context.Background(), w, errors.New("boom")) }, http.StatusServiceUnavailable, TypeUnavailable, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

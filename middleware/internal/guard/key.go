@@ -2,17 +2,21 @@ package guard
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
 
 // Key turns the key extractor's result into the lock key: the prefix, the
-// route (see [Route]; escaped, and left out when the Guard is unscoped)
-// and ':', then raw, validated with lock.NormalizeKey. extractErr is the
+// route (see [Route]; escaped, and left out with Config.NoRoute) and ':',
+// the principal (the request's scope, escaped as a [Compose] part, and ':';
+// left out when principal is ""), then raw, validated with
+// lock.NormalizeKey. The escaping keeps the parts apart: two (route,
+// principal, key) triples never give one lock key. extractErr is the
 // extractor's error. Every error has lock.CodeInvalidArgument and Op
-// "key"; none contains the key.
-func (g *Guard) Key(route, raw string, extractErr error) (string, error) {
+// "key"; none contains the key or the principal.
+func (g *Guard) Key(route, principal, raw string, extractErr error) (string, error) {
 	if extractErr != nil {
 		var le *lock.Error
 		if errors.As(extractErr, &le) && le.Code == lock.CodeInvalidArgument {
@@ -24,16 +28,29 @@ func (g *Guard) Key(route, raw string, extractErr error) (string, error) {
 	if raw == "" {
 		return "", lock.InvalidArgument("key", "the lock key is empty")
 	}
-	full := g.prefix + raw
-	if g.scoped {
-		full = g.prefix + scope(route) + ":" + raw
+	var b strings.Builder
+	b.WriteString(g.prefix)
+	if g.route {
+		b.WriteString(scope(route))
+		b.WriteByte(':')
 	}
+	if principal != "" {
+		writeEscaped(&b, principal)
+		b.WriteByte(':')
+	}
+	used := b.Len()
+	b.WriteString(raw)
+	full := b.String()
 	key, err := lock.NormalizeKey(full)
 	if err != nil {
 		var le *lock.Error
 		if errors.As(err, &le) {
 			c := *le
 			c.Op = "key"
+			if len(full) > lock.MaxKeyBytes {
+				c.Msg = fmt.Sprintf("the key is %d bytes; at most %d fit here (the lock key is limited to %d bytes, and the prefix, route and scope take %d)",
+					len(raw), max(lock.MaxKeyBytes-used, 0), lock.MaxKeyBytes, used)
+			}
 			return "", &c
 		}
 		return "", err

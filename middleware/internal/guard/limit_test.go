@@ -37,7 +37,7 @@ func TestNewLimit(t *testing.T) {
 		{desc: "limit over MaxLimit", b: nopLimiter{}, c: Config{Limit: lock.MaxLimit + 1}, wantErr: true},
 		{desc: "backend without limits", b: nopBackend{}, c: Config{Limit: 3}, wantErr: true, unsupported: true},
 		{desc: "limit with replay", b: recLimiter{}, c: Config{Limit: 3, Replay: &ReplayConfig{}}, wantErr: true},
-		{desc: "replay without a limit", b: recLimiter{}, c: Config{Replay: &ReplayConfig{}}},
+		{desc: "replay without a limit", b: recLimiter{}, c: Config{Replay: &ReplayConfig{}, Unscoped: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

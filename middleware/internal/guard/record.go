@@ -12,31 +12,36 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// A record is a stored response, as ReleaseRecord keeps it. Its encoding
-// (version 1):
+// A record is a stored response, as ReleaseRecord keeps it: the response
+// to replay, or, when the response could not be stored (too large), the
+// fact that the request completed. Its encoding (version 2):
 //
-//	"SGR" 0x01                     magic and format version
+//	"SGR" 0x02                     magic and format version
 //	fence                          15 ASCII digits: the run that produced it
 //	fingerprint                    32 bytes (see fingerprint.go)
-//	status                         uint16, big endian, 200-499
-//	header count                   uvarint
+//	kind                           'r' a response to replay, 'c' completed, not replayable
+//	status                         uint16, big endian, 200-599
+//	header count                   uvarint (0 for 'c')
 //	  name length, name            uvarint, canonical token; names ascending
 //	  value count                  uvarint, at least 1
 //	    value length, value        uvarint, no control characters but tab
-//	body                           the rest
+//	trailer count, trailers        as the headers (0 for 'c')
+//	body                           the rest (empty for 'c')
 //
 // Lengths are minimal uvarints, so a record has exactly one encoding:
 // decode accepts only what encode writes.
 type record struct {
 	fence       lock.Fence
 	fingerprint [fingerprintSize]byte
+	completed   bool // kind 'c': the request completed, its response was not stored
 	status      int
 	header      http.Header
+	trailer     http.Header
 	body        []byte
 }
 
 const (
-	recordMagic   = "SGR\x01"
+	recordMagic   = "SGR\x02"
 	maxRecHeaders = 64
 	maxRecValues  = 64
 	maxRecName    = 256
@@ -44,35 +49,49 @@ const (
 )
 
 // errBadRecord is the cause under ErrBadRecord of every decoding failure.
-var errBadRecord = errors.New("not a syncguard replay record (version 1)")
+var errBadRecord = errors.New("not a syncguard replay record (version 2)")
 
 // encode returns the record's bytes.
 func (r *record) encode() []byte {
-	names := slices.Sorted(maps.Keys(r.header))
-	n := len(recordMagic) + lock.FenceDigits + fingerprintSize + 2 + len(r.body) + 8
-	for _, name := range names {
-		n += len(name) + 4
-		for _, v := range r.header[name] {
-			n += len(v) + 3
+	n := len(recordMagic) + lock.FenceDigits + fingerprintSize + 3 + len(r.body) + 16
+	for _, h := range []http.Header{r.header, r.trailer} {
+		for name, vs := range h {
+			n += len(name) + 4
+			for _, v := range vs {
+				n += len(v) + 3
+			}
 		}
 	}
 	b := make([]byte, 0, n)
 	b = append(b, recordMagic...)
 	b = append(b, r.fence...)
 	b = append(b, r.fingerprint[:]...)
+	kind := byte('r')
+	if r.completed {
+		kind = 'c'
+	}
+	b = append(b, kind)
 	b = binary.BigEndian.AppendUint16(b, uint16(r.status))
+	b = appendHeader(b, r.header)
+	b = appendHeader(b, r.trailer)
+	return append(b, r.body...)
+}
+
+// appendHeader appends h's encoding (count, then names ascending) to b.
+func appendHeader(b []byte, h http.Header) []byte {
+	names := slices.Sorted(maps.Keys(h))
 	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, name := range names {
 		b = binary.AppendUvarint(b, uint64(len(name)))
 		b = append(b, name...)
-		vs := r.header[name]
+		vs := h[name]
 		b = binary.AppendUvarint(b, uint64(len(vs)))
 		for _, v := range vs {
 			b = binary.AppendUvarint(b, uint64(len(v)))
 			b = append(b, v...)
 		}
 	}
-	return append(b, r.body...)
+	return b
 }
 
 // decodeRecord parses b, checking every field; it never panics, and
@@ -94,17 +113,40 @@ func decodeRecord(b []byte) (*record, error) {
 	}
 	r.fence = fence
 	copy(r.fingerprint[:], d.next(fingerprintSize))
+	kind := d.next(1)
 	st := d.next(2)
 	if d.err != nil {
 		return nil, d.err
 	}
+	switch kind[0] {
+	case 'r':
+	case 'c':
+		r.completed = true
+	default:
+		return nil, fmt.Errorf("%w: kind %q", errBadRecord, kind[0])
+	}
 	r.status = int(binary.BigEndian.Uint16(st))
-	if !storable(r.status) {
+	if r.status < 200 || r.status > 599 {
 		return nil, fmt.Errorf("%w: status %d", errBadRecord, r.status)
 	}
+	r.header = d.header()
+	r.trailer = d.header()
+	if d.err != nil {
+		return nil, d.err
+	}
+	r.body = d.b
+	if r.completed && (r.header != nil || r.trailer != nil || len(r.body) > 0) {
+		return nil, fmt.Errorf("%w: a completed record with a response", errBadRecord)
+	}
+	return r, nil
+}
+
+// header reads a header block (see record); nil when it is empty.
+func (d *decoder) header() http.Header {
+	var h http.Header
 	nh := d.count(maxRecHeaders, 0)
 	if nh > 0 {
-		r.header = make(http.Header, nh)
+		h = make(http.Header, nh)
 	}
 	prev := ""
 	for i := 0; i < nh && d.err == nil; i++ {
@@ -113,7 +155,8 @@ func decodeRecord(b []byte) (*record, error) {
 			break
 		}
 		if !ValidHeaderName(name) || http.CanonicalHeaderKey(name) != name || name <= prev {
-			return nil, fmt.Errorf("%w: header name %q", errBadRecord, name)
+			d.err = fmt.Errorf("%w: header name %q", errBadRecord, name)
+			break
 		}
 		prev = name
 		nv := d.count(maxRecValues, 1)
@@ -121,22 +164,15 @@ func decodeRecord(b []byte) (*record, error) {
 		for j := 0; j < nv && d.err == nil; j++ {
 			v := string(d.next(d.count(maxRecValue, 0)))
 			if !validHeaderValue(v) {
-				return nil, fmt.Errorf("%w: a value of header %q", errBadRecord, name)
+				d.err = fmt.Errorf("%w: a value of header %q", errBadRecord, name)
+				break
 			}
 			vs = append(vs, v)
 		}
-		r.header[name] = vs
+		h[name] = vs
 	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	r.body = d.b
-	return r, nil
+	return h
 }
-
-// storable reports whether a response with status may be stored: a
-// final answer (2xx-4xx); a 5xx says the client may retry.
-func storable(status int) bool { return 200 <= status && status <= 499 }
 
 // decoder reads a record's fields; the first failure sticks in err.
 type decoder struct {
@@ -174,10 +210,22 @@ func (d *decoder) count(hi, lo int) int {
 // keepHeaders returns the allowed headers of h, for a record. A header
 // that breaks the record's limits is left out rather than the record.
 func (rp *replay) keepHeaders(h http.Header) http.Header {
+	return keepHeaders(h, func(name string) bool { return rp.headers[name] })
+}
+
+// keepTrailers returns the trailers of h that a record keeps: all but
+// those that can never be replayed.
+func keepTrailers(h http.Header) http.Header {
+	return keepHeaders(h, func(name string) bool { return !slices.Contains(neverReplayed, name) && name != "Set-Cookie" })
+}
+
+// keepHeaders returns the headers of h that allowed accepts (by canonical
+// name) and that fit a record's limits.
+func keepHeaders(h http.Header, allowed func(string) bool) http.Header {
 	var out http.Header
 	for name, vs := range h {
 		cn := http.CanonicalHeaderKey(name)
-		if !rp.headers[cn] || len(vs) == 0 || len(vs) > maxRecValues || len(cn) > maxRecName ||
+		if !allowed(cn) || len(vs) == 0 || len(vs) > maxRecValues || len(cn) > maxRecName ||
 			slices.ContainsFunc(vs, func(v string) bool { return len(v) > maxRecValue || !validHeaderValue(v) }) {
 			continue
 		}

@@ -18,7 +18,10 @@ func sampleRecord() *record {
 }
 
 func TestRecordRoundTrip(t *testing.T) {
-	for _, r := range []*record{sampleRecord(), {fence: "000000000000001", status: 204}} {
+	withTrailer := sampleRecord()
+	withTrailer.trailer = http.Header{"X-Checksum": {"abc"}}
+	for _, r := range []*record{sampleRecord(), withTrailer, {fence: "000000000000001", status: 204},
+		{fence: "000000000000001", status: 500}, {fence: "000000000000002", status: 201, completed: true}} {
 		b := r.encode()
 		got, err := decodeRecord(b)
 		if err != nil {
@@ -34,7 +37,8 @@ func TestRecordRoundTrip(t *testing.T) {
 // matching errBadRecord, never a record.
 func TestDecodeRecordRejects(t *testing.T) {
 	good := sampleRecord().encode()
-	hdr := len(recordMagic) + 15 + fingerprintSize // offset of the status
+	kind := len(recordMagic) + 15 + fingerprintSize // offset of the kind
+	hdr := kind + 1                                 // offset of the status
 	tests := []struct {
 		desc string
 		b    []byte
@@ -42,11 +46,14 @@ func TestDecodeRecordRejects(t *testing.T) {
 		{"empty", nil},
 		{"a done marker (a fence)", []byte("000000000000001")},
 		{"JSON", []byte(`{"status":200}`)},
-		{"a newer version", append([]byte("SGR\x02"), good[4:]...)},
+		{"a newer version", append([]byte("SGR\x03"), good[4:]...)},
+		{"version 1", append([]byte("SGR\x01"), good[4:]...)},
+		{"unknown kind", patch(good, kind, 'x')},
+		{"completed with a response", patch(good, kind, 'c')},
 		{"truncated in the fence", good[:10]},
 		{"truncated in the fingerprint", good[:30]},
 		{"bad fence", append(append([]byte(recordMagic), "00000000000004x"...), good[19:]...)},
-		{"status 500", patch(good, hdr, 0x01, 0xf4)},
+		{"status 600", patch(good, hdr, 0x02, 0x58)},
 		{"status 0", patch(good, hdr, 0, 0)},
 		{"status 199", patch(good, hdr, 0, 199)},
 		{"header count over the limit", patch(good, hdr+2, 65)},
@@ -85,7 +92,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(sampleRecord().encode())
 	f.Add((&record{fence: "000000000000001", status: 200}).encode())
 	f.Add([]byte("000000000000001"))
-	f.Add([]byte("SGR\x01"))
+	f.Add([]byte("SGR\x02"))
+	f.Add((&record{fence: "000000000000003", status: 201, completed: true}).encode())
 	f.Add([]byte(strings.Repeat("\xff", 64)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRecord(b)
@@ -95,7 +103,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 			return
 		}
-		if !storable(r.status) {
+		if r.status < 200 || r.status > 599 {
 			t.Fatalf("decoded status %d", r.status)
 		}
 		if again := r.encode(); !bytes.Equal(again, b) {

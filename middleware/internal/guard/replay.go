@@ -26,14 +26,44 @@ const (
 	MinReplayTTL = time.Millisecond
 	// HeaderReplayed marks a replayed response, with the value "true".
 	HeaderReplayed = "Idempotent-Replayed"
-	// HeaderNotStored marks a first response that was not stored, so a
-	// retry runs the handler again; its value says why
-	// (NotStoredTooLarge).
+	// HeaderNotStored marks a response that is not (or not yet) stored
+	// for replay; its value says why and what a retry gets.
 	HeaderNotStored = "Idempotent-Not-Stored"
 	// NotStoredTooLarge is the HeaderNotStored value of a response whose
-	// body passed the size limit.
+	// body passed the size limit: the request is recorded as completed,
+	// and a retry is answered ErrNotReplayable (409), not run again.
 	NotStoredTooLarge = "response-too-large"
+	// NotStoredStatus is the HeaderNotStored value of a response whose
+	// status is not stored (ReplayConfig.Statuses): a retry runs the
+	// handler again.
+	NotStoredStatus = "status-not-stored"
+	// NotStoredPending is the HeaderNotStored value of a response whose
+	// record could not be stored on the first attempt (the backend
+	// failed): the write is retried in the background for the lease's
+	// remaining time, and until it lands a retry is answered 409 (the key
+	// stays locked), or, after the lease's TTL with the backend still
+	// failing, runs the handler again.
+	NotStoredPending = "store-pending"
+	// NotStoredLeaseLost is the HeaderNotStored value of a response whose
+	// lease was lost while the handler ran: nothing is stored and a retry
+	// runs the handler again.
+	NotStoredLeaseLost = "lease-lost"
 )
+
+// DefaultReplayStatus reports whether a response with status is stored
+// and replayed by default: a final answer of the request (2xx, 3xx and
+// 4xx), except the 4xx that say "not now" or "not you" rather than "no":
+// 401 Unauthorized, 408 Request Timeout, 409 Conflict, 423 Locked, 425
+// Too Early and 429 Too Many Requests. A 5xx is not stored by default:
+// the client may retry it and the handler runs again.
+func DefaultReplayStatus(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusRequestTimeout, http.StatusConflict,
+		http.StatusLocked, http.StatusTooEarly, http.StatusTooManyRequests:
+		return false
+	}
+	return 200 <= status && status <= 499
+}
 
 // defaultReplayHeaders are the response headers replayed when none are
 // configured: the representation's metadata and where it lives, never
@@ -71,6 +101,9 @@ type ReplayConfig struct {
 	// MaxRequestBody is the largest request body read for the fingerprint
 	// (DefaultReplayMaxRequestBody when zero).
 	MaxRequestBody int64
+	// Statuses decides which response statuses are stored (nil means
+	// DefaultReplayStatus). Statuses under 200 are never stored.
+	Statuses func(status int) bool
 }
 
 // replay is a validated ReplayConfig and the backend's Recorder.
@@ -80,6 +113,7 @@ type replay struct {
 	maxBody    int64
 	maxReqBody int64
 	headers    map[string]bool // canonical names
+	statuses   func(int) bool
 }
 
 func newReplay(b lock.Backend, c ReplayConfig) (*replay, error) {
@@ -108,6 +142,10 @@ func newReplay(b lock.Backend, c ReplayConfig) (*replay, error) {
 	if rp.maxReqBody == 0 {
 		rp.maxReqBody = DefaultReplayMaxRequestBody
 	}
+	rp.statuses = c.Statuses
+	if rp.statuses == nil {
+		rp.statuses = DefaultReplayStatus
+	}
 	names := c.Headers
 	if names == nil {
 		names = defaultReplayHeaders
@@ -125,10 +163,15 @@ func newReplay(b lock.Backend, c ReplayConfig) (*replay, error) {
 	return rp, nil
 }
 
+// storable reports whether a response with status is stored.
+func (rp *replay) storable(status int) bool {
+	return status >= 200 && status <= 599 && rp.statuses(status)
+}
+
 // writeReplay writes the stored response r to w, byte for byte, with
 // HeaderReplayed: the status, the stored headers that are still allowed,
-// and the body. Headers already on w that the response does not store
-// (set by middleware in front, such as a request id) stay.
+// the body and the trailers. Headers already on w that the response does
+// not store (set by middleware in front, such as a request id) stay.
 func (rp *replay) writeReplay(w http.ResponseWriter, r *record) {
 	h := w.Header()
 	for name, vs := range r.header {
@@ -137,9 +180,16 @@ func (rp *replay) writeReplay(w http.ResponseWriter, r *record) {
 		}
 	}
 	h.Set(HeaderReplayed, "true")
-	h.Set("Content-Length", strconv.Itoa(len(r.body)))
+	if len(r.trailer) == 0 {
+		// With trailers the body is chunked: net/http sends trailers
+		// only then.
+		h.Set("Content-Length", strconv.Itoa(len(r.body)))
+	}
 	w.WriteHeader(r.status)
 	_, _ = w.Write(r.body)
+	for name, vs := range r.trailer {
+		h[http.TrailerPrefix+name] = slices.Clone(vs)
+	}
 }
 
 // ValidHeaderName reports whether s is an RFC 9110 token, the syntax of a

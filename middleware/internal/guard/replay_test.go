@@ -1,12 +1,15 @@
 package guard
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +52,7 @@ func TestNewReplayConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			g, err := New(tt.b, Config{Replay: &tt.c})
+			g, err := New(tt.b, Config{Replay: &tt.c, Unscoped: true})
 			if tt.wantErr == "" {
 				if err != nil || !g.Replays() {
 					t.Errorf("New = %v, %v; want a replaying Guard", g, err)
@@ -71,7 +74,7 @@ func TestBadRecordLogged(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
-	g, err := New(recorderBackend{record: []byte("000000000000001")}, Config{Replay: &ReplayConfig{}})
+	g, err := New(recorderBackend{record: []byte("000000000000001")}, Config{Replay: &ReplayConfig{}, Unscoped: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,46 +101,51 @@ func TestBadRecordLogged(t *testing.T) {
 
 // TestCapture checks what the capturing writer sends and keeps.
 func TestCapture(t *testing.T) {
+	rp := &replay{statuses: DefaultReplayStatus}
 	tests := []struct {
-		desc      string
-		write     func(w http.ResponseWriter)
-		wantCode  int
-		wantBody  string
-		wantStore bool
-		wantMark  string
+		desc     string
+		write    func(w http.ResponseWriter)
+		wantCode int
+		wantBody string
+		wantKind kind
+		wantMark string // on the wire
 	}{
-		{"implicit 200", func(w http.ResponseWriter) { _, _ = w.Write([]byte("hi")) }, 200, "hi", true, ""},
-		{"nothing written", func(w http.ResponseWriter) {}, 200, "", true, ""},
+		{"implicit 200", func(w http.ResponseWriter) { _, _ = w.Write([]byte("hi")) }, 200, "hi", storeResponse, ""},
+		{"nothing written", func(w http.ResponseWriter) {}, 200, "", storeResponse, ""},
 		{"201 and a body", func(w http.ResponseWriter) {
 			w.WriteHeader(201)
 			_, _ = w.Write([]byte("a"))
 			_, _ = w.Write([]byte("b"))
-		}, 201, "ab", true, ""},
-		{"a second WriteHeader is ignored", func(w http.ResponseWriter) { w.WriteHeader(202); w.WriteHeader(500) }, 202, "", true, ""},
-		{"5xx", func(w http.ResponseWriter) { w.WriteHeader(503) }, 503, "", false, ""},
-		{"at the limit", func(w http.ResponseWriter) { _, _ = w.Write(bytes.Repeat([]byte("x"), 8)) }, 200, "xxxxxxxx", true, ""},
+		}, 201, "ab", storeResponse, ""},
+		{"a second WriteHeader is ignored", func(w http.ResponseWriter) { w.WriteHeader(202); w.WriteHeader(500) }, 202, "", storeResponse, ""},
+		{"5xx", func(w http.ResponseWriter) { w.WriteHeader(503) }, 503, "", storeNothing, NotStoredStatus},
+		{"429", func(w http.ResponseWriter) { w.WriteHeader(429) }, 429, "", storeNothing, NotStoredStatus},
+		{"404", func(w http.ResponseWriter) { w.WriteHeader(404) }, 404, "", storeResponse, ""},
+		{"at the limit", func(w http.ResponseWriter) { _, _ = w.Write(bytes.Repeat([]byte("x"), 8)) }, 200, "xxxxxxxx", storeResponse, ""},
 		{"over the limit", func(w http.ResponseWriter) {
 			_, _ = w.Write([]byte("12345"))
 			_, _ = w.Write([]byte("6789"))
 			_, _ = w.Write([]byte("0"))
-		}, 200, "1234567890", false, NotStoredTooLarge},
+		}, 200, "1234567890", storeCompleted, NotStoredTooLarge},
 		{"flushed, then over the limit", func(w http.ResponseWriter) {
 			_, _ = w.Write([]byte("12345"))
 			w.(http.Flusher).Flush()
 			_, _ = w.Write([]byte("67890"))
-		}, 200, "1234567890", false, ""},
+		}, 200, "1234567890", storeCompleted, ""},
 		{"header changed after WriteHeader", func(w http.ResponseWriter) {
 			w.Header().Set("A", "1")
 			w.WriteHeader(200)
 			w.Header().Set("A", "2")
-		}, 200, "", true, ""},
+		}, 200, "", storeResponse, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			rec := httptest.NewRecorder()
 			c := newCapture(rec, 8)
 			tt.write(c)
-			c.finish()
+			c.ended()
+			k, mark := c.outcome(rp)
+			c.send(mark)
 			if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {
 				t.Errorf("sent %d %q, want %d %q", rec.Code, rec.Body, tt.wantCode, tt.wantBody)
 			}
@@ -147,10 +155,94 @@ func TestCapture(t *testing.T) {
 			if a := rec.Header().Get("A"); a == "2" {
 				t.Error("a header set after WriteHeader was sent")
 			}
-			status, _, body, ok := c.response()
-			if ok != tt.wantStore || (ok && (status != tt.wantCode || string(body) != tt.wantBody)) {
-				t.Errorf("response() = %d %q %v, want %d %q %v", status, body, ok, tt.wantCode, tt.wantBody, tt.wantStore)
+			if k != tt.wantKind {
+				t.Errorf("kind = %d, want %d", k, tt.wantKind)
+			}
+			if k == storeResponse && (c.status != tt.wantCode || c.body.String() != tt.wantBody) {
+				t.Errorf("captured %d %q, want %d %q", c.status, c.body.String(), tt.wantCode, tt.wantBody)
 			}
 		})
+	}
+}
+
+// TestCaptureHoldsUntilSent: nothing reaches the client before send, so a
+// handler that panics after writing a 2xx sends none of it, and the
+// headers it set are gone for the answer of a recovering middleware.
+func TestCaptureHoldsUntilSent(t *testing.T) {
+	rec := httptest.NewRecorder()
+	rec.Header().Set("X-Request-Id", "r1")
+	c := newCapture(rec, 1<<10)
+	c.Header().Set("Location", "/orders/1")
+	c.WriteHeader(http.StatusCreated)
+	_, _ = c.Write([]byte("created"))
+	if rec.Body.Len() != 0 {
+		t.Fatalf("sent before send: %q", rec.Body)
+	}
+	c.discard()
+	if rec.Body.Len() != 0 {
+		t.Errorf("a discarded response sent %q", rec.Body)
+	}
+	if got := rec.Header().Get("Location"); got != "" {
+		t.Errorf("Location = %q after discard, want none", got)
+	}
+	if got := rec.Header().Get("X-Request-Id"); got != "r1" {
+		t.Errorf("X-Request-Id = %q after discard, want the header set in front, r1", got)
+	}
+	http.Error(rec, "recovered", http.StatusInternalServerError) // a recovering middleware
+	if rec.Code != http.StatusInternalServerError {
+		t.Errorf("the recovering middleware's answer = %d, want 500", rec.Code)
+	}
+}
+
+// TestCaptureTrailers: trailers declared in the Trailer header and set
+// under http.TrailerPrefix go out after the body, and are kept for the
+// record.
+func TestCaptureTrailers(t *testing.T) {
+	rec := httptest.NewRecorder()
+	c := newCapture(rec, 1<<10)
+	c.Header().Set("Trailer", "X-Checksum")
+	c.WriteHeader(http.StatusOK)
+	_, _ = c.Write([]byte("body"))
+	c.Header().Set("X-Checksum", "abc")
+	c.Header().Set(http.TrailerPrefix+"X-Late", "1")
+	c.ended()
+	want := http.Header{"X-Checksum": {"abc"}, "X-Late": {"1"}}
+	if got := c.trailers(); !reflect.DeepEqual(got, want) {
+		t.Errorf("trailers() = %v, want %v", got, want)
+	}
+	c.send("")
+	if got := rec.Result().Trailer; !reflect.DeepEqual(got, want) {
+		t.Errorf("trailers sent = %v, want %v", got, want)
+	}
+}
+
+// hijacker is a ResponseWriter whose connection can be hijacked.
+type hijacker struct {
+	*httptest.ResponseRecorder
+	hijacked bool
+}
+
+func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h.hijacked = true
+	return nil, nil, nil
+}
+
+// TestCaptureHijack: a hijack through http.ResponseController reaches the
+// connection and leaves nothing to store or send.
+func TestCaptureHijack(t *testing.T) {
+	h := &hijacker{ResponseRecorder: httptest.NewRecorder()}
+	c := newCapture(h, 1<<10)
+	if _, _, err := http.NewResponseController(c).Hijack(); err != nil {
+		t.Fatal(err)
+	}
+	if !h.hijacked {
+		t.Fatal("the connection was not hijacked")
+	}
+	_, _ = c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\n\r\n"))
+	c.ended()
+	k, mark := c.outcome(&replay{statuses: DefaultReplayStatus})
+	c.send(mark)
+	if k != storeNothing || h.Body.Len() != 0 || h.Code != http.StatusOK {
+		t.Errorf("after a hijack: kind %d, sent %d %q; want nothing", k, h.Code, h.Body)
 	}
 }

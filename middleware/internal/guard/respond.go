@@ -1,18 +1,27 @@
 package guard
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
 
 // Problem types (RFC 9457 "type" members) of the default responses. They
-// are URNs: stable identifiers, not documents to fetch.
+// are URNs, stable identifiers, unless a base URI is set
+// ([WithProblemBase]): each is then that base followed by the name after
+// TypeURNPrefix, such as "https://example.com/problems/lock-busy", a
+// document a client can read.
 const (
+	// TypeURNPrefix starts every default problem type.
+	TypeURNPrefix = "urn:syncguard:problem:"
 	// TypeBusy is the type of the 409 answer to a key held by another
 	// request.
 	TypeBusy = "urn:syncguard:problem:lock-busy"
@@ -41,7 +50,41 @@ const (
 	// TypeBadRecord is the type of the 500 answer to a stored response
 	// that cannot be read (ErrBadRecord).
 	TypeBadRecord = "urn:syncguard:problem:replay-record-unreadable"
+	// TypeNotReplayable is the type of the 409 answer to a key whose
+	// request completed without a stored response (ErrNotReplayable).
+	TypeNotReplayable = "urn:syncguard:problem:response-not-stored"
+	// TypeNoScope is the type of the 401 answer to a request without a
+	// scope (ErrScope).
+	TypeNoScope = "urn:syncguard:problem:no-scope"
 )
+
+type problemBaseKey struct{}
+
+// WithProblemBase returns ctx carrying base, the URI that the problem
+// types of the default answers start with instead of TypeURNPrefix.
+func WithProblemBase(ctx context.Context, base string) context.Context {
+	return context.WithValue(ctx, problemBaseKey{}, base)
+}
+
+// ValidProblemBase checks a problem type base URI: an absolute http or
+// https URI.
+func ValidProblemBase(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return lock.InvalidArgument("config", fmt.Sprintf("problem type base %q is not an absolute http(s) URI", base))
+	}
+	return nil
+}
+
+// withBase returns p with its type under ctx's problem base, if any.
+func withBase(ctx context.Context, p Problem) Problem {
+	if base, ok := ctx.Value(problemBaseKey{}).(string); ok && base != "" {
+		if name, ok := strings.CutPrefix(p.Type, TypeURNPrefix); ok {
+			p.Type = base + name
+		}
+	}
+	return p
+}
 
 // ProblemContentType is the media type of RFC 9457 problem details.
 const ProblemContentType = "application/problem+json"
@@ -56,6 +99,9 @@ type Problem struct {
 	Status int `json:"status"`
 	// Detail explains this occurrence; it never contains the key.
 	Detail string `json:"detail,omitempty"`
+	// OriginalStatus is, for ErrNotReplayable, the status the completed
+	// request answered.
+	OriginalStatus int `json:"original_status,omitempty"`
 }
 
 // RetryAfter returns how long a client should wait before retrying after
@@ -123,22 +169,35 @@ func BusyProblem(retryAfter time.Duration, err error) Problem {
 }
 
 // ErrorProblem describes the default answer for err, a failure other than
-// a busy key: 500 Internal Server Error for a lock the program asks for
-// wrongly (errors.ErrUnsupported: a limit on a backend without limits;
-// lock.ErrKindMismatch: a key used both as a lock and as a limit), 400 Bad
-// Request for a missing or invalid key (other lock.CodeInvalidArgument
-// errors), the replay errors' own statuses (422 ErrKeyReused, 413
-// ErrRequestTooLarge, 400 ErrRequestBody and ErrFingerprint, 500
-// ErrBadRecord), 503 Service Unavailable otherwise. It never contains the
-// key.
+// a busy key: 413 Content Too Large for a body over a limit
+// (ErrRequestTooLarge, or an http.MaxBytesError from anywhere), 401
+// Unauthorized for no scope (ErrScope), 500 Internal Server Error for a
+// lock the program asks for wrongly (errors.ErrUnsupported: a limit on a
+// backend without limits; lock.ErrKindMismatch: a key used both as a lock
+// and as a limit), 400 Bad Request for a missing or invalid key (other
+// lock.CodeInvalidArgument errors), the replay errors' own statuses (422
+// ErrKeyReused, 409 ErrNotReplayable, 400 ErrRequestBody and
+// ErrFingerprint, 500 ErrBadRecord), 503 Service Unavailable otherwise. It
+// never contains the key.
 func ErrorProblem(err error) Problem {
+	var mbe *http.MaxBytesError
+	var nre *NotReplayableError
 	switch {
+	case errors.As(err, &mbe), errors.Is(err, ErrRequestTooLarge):
+		return Problem{Type: TypeRequestTooLarge, Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
+			Detail: "The request body is over the limit."}
+	case errors.Is(err, ErrScope):
+		return Problem{Type: TypeNoScope, Title: "Unauthenticated", Status: http.StatusUnauthorized,
+			Detail: "The request reached the lock without the authenticated principal its key belongs to."}
+	case errors.As(err, &nre):
+		return Problem{Type: TypeNotReplayable, Title: "Response not stored", Status: http.StatusConflict, OriginalStatus: nre.Status,
+			Detail: "A request with this key completed (status " + strconv.Itoa(nre.Status) + "), but its response was too large to store, so it can be neither replayed nor run again. Use a new key for a new request."}
+	case errors.Is(err, ErrNotReplayable):
+		return Problem{Type: TypeNotReplayable, Title: "Response not stored", Status: http.StatusConflict,
+			Detail: "A request with this key completed, but its response was too large to store, so it can be neither replayed nor run again. Use a new key for a new request."}
 	case errors.Is(err, ErrKeyReused):
 		return Problem{Type: TypeKeyReused, Title: "Idempotency key reused", Status: http.StatusUnprocessableEntity,
 			Detail: "A response is stored for this key, for a different request (method, route, URI or body). Use a new key for a new request."}
-	case errors.Is(err, ErrRequestTooLarge):
-		return Problem{Type: TypeRequestTooLarge, Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
-			Detail: "The request body is over the limit for requests with an idempotency key."}
 	case errors.Is(err, ErrRequestBody), errors.Is(err, ErrFingerprint):
 		return Problem{Type: TypeBadRequestBody, Title: "Bad request", Status: http.StatusBadRequest,
 			Detail: "The request could not be read to fingerprint it."}
@@ -173,16 +232,17 @@ func ErrorProblem(err error) Problem {
 
 // WriteBusy writes the default answer for a busy key, err: 409 Conflict
 // (429 Too Many Requests for ErrLimitReached) with Retry-After (whole
-// seconds) and the BusyProblem body.
-func WriteBusy(w http.ResponseWriter, retryAfter time.Duration, err error) {
+// seconds) and the BusyProblem body, its type under ctx's problem base.
+func WriteBusy(ctx context.Context, w http.ResponseWriter, retryAfter time.Duration, err error) {
 	w.Header().Set("Retry-After", RetryAfterValue(retryAfter))
-	WriteProblem(w, BusyProblem(retryAfter, err))
+	WriteProblem(w, withBase(ctx, BusyProblem(retryAfter, err)))
 }
 
 // WriteError writes the default answer for err, a failure other than a
-// busy key: the ErrorProblem body with its status.
-func WriteError(w http.ResponseWriter, err error) {
-	WriteProblem(w, ErrorProblem(err))
+// busy key: the ErrorProblem body with its status, its type under ctx's
+// problem base.
+func WriteError(ctx context.Context, w http.ResponseWriter, err error) {
+	WriteProblem(w, withBase(ctx, ErrorProblem(err)))
 }
 
 // WriteProblem writes p as application/problem+json with status p.Status.

@@ -1,8 +1,11 @@
 package guard
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 func TestRoute(t *testing.T) {
@@ -39,7 +42,7 @@ func TestScopedKey(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
-		got, err := g.Key(tt.route, tt.raw, nil)
+		got, err := g.Key(tt.route, "", tt.raw, nil)
 		if err != nil || got != tt.want {
 			t.Errorf("Key(%q, %q) = %q, %v; want %q", tt.route, tt.raw, got, err, tt.want)
 		}
@@ -48,15 +51,15 @@ func TestScopedKey(t *testing.T) {
 		}
 		seen[got] = true
 	}
-	got, err := g.Key(long, "42", nil)
+	got, err := g.Key(long, "", "42", nil)
 	if err != nil || len(got) > 2+1+maxScopeBytes+3 || !strings.HasPrefix(got, "p:#") || !strings.HasSuffix(got, ":42") {
 		t.Errorf("Key(long route) = %q, %v; want p:#<hash>:42", got, err)
 	}
-	if other, _ := g.Key(long+"b", "42", nil); other == got {
+	if other, _ := g.Key(long+"b", "", "42", nil); other == got {
 		t.Errorf("two long routes share the key %q", got)
 	}
-	unscoped := newGuard(t, Config{Prefix: "p:", Unscoped: true})
-	if got, err := unscoped.Key("POST /orders", "42", nil); err != nil || got != "p:42" {
+	unscoped := newGuard(t, Config{Prefix: "p:", NoRoute: true})
+	if got, err := unscoped.Key("POST /orders", "", "42", nil); err != nil || got != "p:42" {
 		t.Errorf("unscoped Key = %q, %v; want p:42", got, err)
 	}
 }
@@ -81,5 +84,35 @@ func TestHoldTimes(t *testing.T) {
 	}
 	if n := len(h.avg); n != maxHoldRoutes {
 		t.Errorf("%d routes tracked, want at most %d", n, maxHoldRoutes)
+	}
+}
+
+// TestKeyLengthMessage: a key too long says how many bytes fit once the
+// prefix, the route and the scope have taken their part.
+func TestKeyLengthMessage(t *testing.T) {
+	g := newGuard(t, Config{Prefix: "orders:"})
+	raw := strings.Repeat("k", 500)
+	_, err := g.Key("POST /orders", "alice", raw, nil)
+	used := len("orders:") + len("POST /orders") + 1 + len("alice") + 1
+	want := fmt.Sprintf("the key is 500 bytes; at most %d fit here", lock.MaxKeyBytes-used)
+	if lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), want) {
+		t.Errorf("Key = %v, want an InvalidArgument error saying %q", err, want)
+	}
+	if strings.Contains(err.Error(), "alice") || strings.Contains(err.Error(), raw) {
+		t.Errorf("the message %q holds the scope or the key", err)
+	}
+	if _, err := g.Key("POST /orders", "alice", raw[:lock.MaxKeyBytes-used], nil); err != nil {
+		t.Errorf("a key of the room left: %v", err)
+	}
+}
+
+// TestKeyScopeEscaped: the principal is a Compose part, so no two (scope,
+// key) pairs give one lock key.
+func TestKeyScopeEscaped(t *testing.T) {
+	g := newGuard(t, Config{Prefix: "p:"})
+	a, _ := g.Key("POST /", "a:b", "c", nil)
+	b, _ := g.Key("POST /", "a", "b:c", nil)
+	if a == b || a != `p:POST /:a\:b:c` {
+		t.Errorf("keys %q and %q; want them apart, the first p:POST /:a\\:b:c", a, b)
 	}
 }

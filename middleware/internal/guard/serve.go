@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -22,6 +23,9 @@ type Exchange struct {
 	R *http.Request
 	// Route is the request's route (see [Route]).
 	Route string
+	// Scope returns the request's scope, the authenticated principal
+	// (Config.Scoped); nil otherwise.
+	Scope func() (string, error)
 	// Key returns the raw key (the adapter's key function).
 	Key func() (string, error)
 	// Fingerprint, when not nil, returns the application's part of the
@@ -51,34 +55,52 @@ const (
 
 // Serve runs x's handler under the lock on its key.
 //
-// Without replay it is [Guard.Run] on the key from [Guard.Key].
+// The key is the request's scope (with Config.Scoped), then its raw key
+// (see [Guard.Key]); a request without a scope is refused with ErrScope,
+// one without a valid key with an InvalidArgument error, before anything
+// else is checked.
 //
-// In replay mode it first fingerprints the request, then looks for a
-// response stored for the key: one stored for the same fingerprint is
-// replayed, one for another fingerprint refuses with ErrKeyReused, and
-// one that cannot be decoded refuses with ErrBadRecord (logged). A record
-// seen without the lock is final (only a successful run writes one, as it
-// releases), so only its absence needs the lock: Serve then acquires,
-// looks again while holding the lease (a record written by the run that
-// held the key before is always visible then; this is how a request that
-// waited for a busy key gets the first one's response), and runs the
-// handler. When the handler ends with a status under 500, a body within
-// the limit, no panic and the lease kept, the response is stored, with
-// the lease's fence and the fingerprint, by the release itself
-// (lock.Recorder.ReleaseRecord), for the replay TTL. Otherwise the key is
-// released plainly and the next request runs the handler again.
+// Without replay it is [Guard.Run] on that key.
+//
+// In replay mode it also fingerprints the request, then looks for a
+// record stored for the key: a response stored for the same fingerprint
+// is replayed, a record of a completed request whose response could not
+// be stored refuses with ErrNotReplayable, a record for another
+// fingerprint refuses with ErrKeyReused, and one that cannot be decoded
+// refuses with ErrBadRecord (logged). A record seen without the lock is
+// final (only a completed run writes one, as it releases), so only its
+// absence needs the lock: Serve then acquires, looks again while holding
+// the lease (a record written by the run that held the key before is
+// always visible then; this is how a request that waited for a busy key
+// gets the first one's response), and runs the handler.
+//
+// The handler's response is held back until the release: when the
+// handler returns with a status ReplayConfig.Statuses accepts and the
+// lease kept, the release itself stores the record
+// (lock.Recorder.ReleaseRecord), with the lease's fence and the
+// fingerprint, for the replay TTL: the response, or, when its body
+// passed the limit (that response is sent as it is written, marked
+// NotStoredTooLarge), only that the request completed. The response then
+// goes out, marked with HeaderNotStored when it is not stored: its status
+// is not stored (NotStoredStatus; the key is released plainly and a retry
+// runs the handler), the lease was lost (NotStoredLeaseLost), or the
+// record's first write failed (NotStoredPending; lock.Do retries the
+// release in the background). A handler that panics sends nothing of what
+// it wrote (unless it flushed) and stores nothing; the panic goes on, for
+// a recovering middleware in front to answer 500. A handler that hijacks
+// the connection stores nothing.
 func (g *Guard) Serve(x Exchange) (Outcome, error) {
-	var fp [fingerprintSize]byte
+	var body []byte
+	var bodyErr error
 	if g.replay != nil {
-		var err error
-		if fp, err = g.replay.fingerprint(x.R, x.Route, x.Fingerprint); err != nil {
-			return Refused, err
-		}
+		body, bodyErr = g.replay.readBody(x.R)
 	}
-	raw, err := x.Key()
-	key, err := g.Key(x.Route, raw, err)
+	key, err := g.requestKey(x)
 	if err != nil {
 		return Refused, err
+	}
+	if bodyErr != nil {
+		return Refused, bodyErr
 	}
 	if g.replay == nil {
 		ran, err := g.Run(x.R.Context(), key, func(ctx context.Context) error {
@@ -90,7 +112,32 @@ func (g *Guard) Serve(x Exchange) (Outcome, error) {
 		}
 		return Refused, err
 	}
+	fp, err := g.replay.fingerprint(x.R, x.Route, body, x.Fingerprint)
+	if err != nil {
+		return Refused, err
+	}
 	return g.serveReplay(x, key, fp)
+}
+
+// requestKey returns the lock key of x: its scope, when the Guard is
+// scoped, and its raw key, through [Guard.Key].
+func (g *Guard) requestKey(x Exchange) (string, error) {
+	var principal string
+	if g.scoped {
+		if x.Scope == nil {
+			return "", fmt.Errorf("%w: the adapter gave no scope function", ErrScope)
+		}
+		p, err := x.Scope()
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("%w: %w", ErrScope, err)
+		case p == "":
+			return "", fmt.Errorf("%w: the scope is empty", ErrScope)
+		}
+		principal = p
+	}
+	raw, err := x.Key()
+	return g.Key(x.Route, principal, raw, err)
 }
 
 func identity(w http.ResponseWriter) http.ResponseWriter { return w }
@@ -101,6 +148,28 @@ func (g *Guard) timed(route string) func() {
 	return func() { g.holds.observe(route, time.Since(start)) }
 }
 
+// firstResult keeps the result of the first call of a release function
+// that lock.Do may call again in the background.
+type firstResult struct {
+	mu    sync.Mutex
+	tried bool
+	err   error
+}
+
+func (f *firstResult) set(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.tried {
+		f.tried, f.err = true, err
+	}
+}
+
+func (f *firstResult) get() (tried bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tried, f.err
+}
+
 func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (Outcome, error) {
 	ctx := x.R.Context()
 	rp := g.replay
@@ -108,12 +177,7 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 	switch {
 	case found:
 		return Replayed, nil
-	case err != nil && errors.Is(err, ErrKeyReused), errors.Is(err, ErrBadRecord):
-		return Refused, err
 	case err != nil:
-		if g.failOpen && failsOpen(err) {
-			return Ran, x.Next(ctx, identity)
-		}
 		return Refused, err
 	}
 
@@ -121,11 +185,15 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 		ran, replayed bool
 		refused       error // why the handler did not run, with the lease held
 		nextErr       error
+		c             *capture
 		rec           []byte // the record to store at release; nil: none
+		stored        firstResult
 	)
 	release := func(rctx context.Context, l lock.Lease, outcome error) error {
 		if outcome == nil && rec != nil {
-			return rp.rec.ReleaseRecord(rctx, l, rec, rp.ttl)
+			err := rp.rec.ReleaseRecord(rctx, l, rec, rp.ttl)
+			stored.set(err)
+			return err
 		}
 		return g.b.Release(rctx, l.ID)
 	}
@@ -143,21 +211,31 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 			return err
 		}
 		ran = true
-		c := newCapture(nil, rp.maxBody)
+		c = newCapture(nil, rp.maxBody)
 		func() {
 			defer g.timed(x.Route)()
-			defer c.finish() // on panic too: what the handler wrote goes out
+			returned := false
+			defer func() {
+				if !returned && c.w != nil {
+					c.discard() // a panic: nothing of the response goes out
+				}
+			}()
 			nextErr = x.Next(held, func(w http.ResponseWriter) http.ResponseWriter {
-				c.w = w
+				c.bind(w)
 				return c
 			})
+			returned = true
 		}()
 		if c.w == nil {
 			return nil // the adapter did not write through wrap; nothing to store
 		}
-		if status, h, body, ok := c.response(); ok {
-			rec = (&record{fence: l.Fence, fingerprint: fp, status: status,
-				header: rp.keepHeaders(h), body: body}).encode()
+		c.ended()
+		switch k, _ := c.outcome(rp); k {
+		case storeResponse:
+			rec = (&record{fence: l.Fence, fingerprint: fp, status: c.status,
+				header: rp.keepHeaders(c.header), trailer: keepTrailers(c.trailers()), body: c.body.Bytes()}).encode()
+		case storeCompleted:
+			rec = (&record{fence: l.Fence, fingerprint: fp, completed: true, status: c.status}).encode()
 		}
 		return nil
 	}, opts...)
@@ -165,6 +243,9 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 	case replayed:
 		return Replayed, nil
 	case ran:
+		if c.w != nil {
+			c.send(g.notStoredMark(ctx, key, c, rec != nil && err == nil, &stored))
+		}
 		if nextErr == nil && err != nil {
 			slog.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive, and its response was not stored",
 				"key_hash", lock.HashKey(key), "error", err)
@@ -177,23 +258,44 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 	case errors.Is(err, lock.ErrLocked):
 		// The holder may be a request that found the record and is
 		// releasing: a record seen now is final too.
-		if found, rerr := g.replayStored(ctx, x.W, key, fp); found || errors.Is(rerr, ErrKeyReused) || errors.Is(rerr, ErrBadRecord) {
-			if found {
-				return Replayed, nil
-			}
+		found, rerr := g.replayStored(ctx, x.W, key, fp)
+		switch {
+		case found:
+			return Replayed, nil
+		case errors.Is(rerr, ErrKeyReused), errors.Is(rerr, ErrBadRecord), errors.Is(rerr, ErrNotReplayable):
 			return Refused, rerr
 		}
-		return Refused, err
-	case g.failOpen && failsOpen(err):
-		return Ran, x.Next(ctx, identity)
 	}
 	return Refused, err
 }
 
-// replayStored looks up the record for key and, when it is for fp,
-// writes it to w (found). A record for another fingerprint gives
-// ErrKeyReused, one that cannot be decoded ErrBadRecord (logged once
-// here); no record gives false, nil; a backend failure its error.
+// notStoredMark returns the HeaderNotStored value of the response c (""
+// when it is stored): recorded says whether a record was written at the
+// release (stored tells how its first write went), else the lease was
+// lost or the response is not one to store.
+func (g *Guard) notStoredMark(ctx context.Context, key string, c *capture, recorded bool, stored *firstResult) string {
+	k, mark := c.outcome(g.replay)
+	if k == storeNothing {
+		return mark
+	}
+	tried, err := stored.get()
+	switch {
+	case !recorded, !tried, errors.Is(err, lock.ErrNotHeld):
+		return NotStoredLeaseLost
+	case err != nil:
+		slog.WarnContext(ctx, "syncguard: the response record could not be stored; the release is retried in the background for the lease's remaining time, and the response goes out marked "+HeaderNotStored+": "+NotStoredPending,
+			"key_hash", lock.HashKey(key), "error", err)
+		return NotStoredPending
+	}
+	return mark
+}
+
+// replayStored looks up the record for key and, when it holds the
+// response to a request with fingerprint fp, writes it to w (found). A
+// record of a completed request without its response gives
+// ErrNotReplayable, a record for another fingerprint ErrKeyReused, one
+// that cannot be decoded ErrBadRecord (logged once here); no record gives
+// false, nil; a backend failure its error.
 func (g *Guard) replayStored(ctx context.Context, w http.ResponseWriter, key string, fp [fingerprintSize]byte) (found bool, err error) {
 	b, ok, err := g.replay.rec.Record(ctx, key)
 	if err != nil || !ok {
@@ -205,8 +307,11 @@ func (g *Guard) replayStored(ctx context.Context, w http.ResponseWriter, key str
 			"key_hash", lock.HashKey(key), "bytes", len(b), "error", err)
 		return false, fmt.Errorf("%w: %w", ErrBadRecord, err)
 	}
-	if r.fingerprint != fp {
+	switch {
+	case r.fingerprint != fp:
 		return false, ErrKeyReused
+	case r.completed:
+		return false, &NotReplayableError{Status: r.status}
 	}
 	g.replay.writeReplay(w, r)
 	return true, nil

@@ -28,9 +28,9 @@ const (
 	burstOf = 30
 )
 
-// limitKey is the lock key the middleware makes of user on the default
-// route.
-func limitKey(user string) string { return ns + "POST /:" + user }
+// limitKey is the lock key the middleware makes of user: a limit's key
+// leaves the route out by default.
+func limitKey(user string) string { return ns + user }
 
 // free asserts that no slot of k is held.
 func (e *env) free(t *testing.T, k string) {

@@ -19,6 +19,10 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
+// recordKey is the lock key, and the record's key, of key sent by
+// DefaultPrincipal to POST /orders in the replay scenarios.
+const recordKey = ns + "POST /orders:" + DefaultPrincipal + ":" + key
+
 // replayScenarios are the scenarios of replay mode; Run runs them with the
 // others.
 var replayScenarios = []scenario{
@@ -28,7 +32,7 @@ var replayScenarios = []scenario{
 	{"replay: a 500 or a panic stores nothing", replayNoStore},
 	{"replay: survives an application restart", replayRestart},
 	{"replay: runs again after the replay TTL", replayExpiry},
-	{"replay: a response over the limit is sent, marked, not stored", replayTooLarge},
+	{"replay: a response over the limit is sent, marked, and never run again (20 sequential, 20 concurrent retries)", replayTooLarge},
 	{"replay: a request body over the limit is 413", replayRequestTooLarge},
 	{"replay: an unreadable record is 500, never replayed or run", replayBadRecord},
 	{"replay: the fingerprint function tells requests apart", replayFingerprint},
@@ -119,7 +123,7 @@ func replaySequential(t *testing.T, a Adapter) {
 	const retries = 100
 	e := newEnv(t)
 	var o order
-	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Replay: &Replay{}, Handler: o.handle})
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle})
 	const body = `{"item":"book","qty":1}`
 	first := send(h, "/orders", ptr(key), body)
 	checkFirst(t, first)
@@ -137,7 +141,7 @@ func replaySequential(t *testing.T, a Adapter) {
 		t.Errorf("handler ran %d times for 1 + %d requests, want 1", n, retries)
 	}
 	// The record carries the fence of the run that produced it.
-	raw, ok, err := e.b.Record(context.Background(), ns+"POST /orders:"+key)
+	raw, ok, err := e.b.Record(context.Background(), recordKey)
 	if err != nil || !ok {
 		t.Fatalf("Record = %v, %v", ok, err)
 	}
@@ -159,8 +163,8 @@ func replayMismatch(t *testing.T, a Adapter) {
 		t.Run(fmt.Sprintf("unscoped=%v", unscoped), func(t *testing.T) {
 			e := newEnv(t)
 			var o order
-			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Unscoped: unscoped, Routes: []string{"/orders", "/accounts"},
-				Replay: &Replay{}, Handler: o.handle})
+			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, NoRouteScope: unscoped, Routes: []string{"/orders", "/accounts"},
+				Scope: Principal, Replay: &Replay{}, Handler: o.handle})
 			first := send(h, "/orders", ptr(key), `{"qty":1}`)
 			checkFirst(t, first)
 			rec := send(h, "/orders", ptr(key), `{"qty":2}`)
@@ -185,7 +189,7 @@ func replayConcurrent(t *testing.T, a Adapter) {
 	const n = 20
 	e := newEnv(t)
 	var o order
-	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Wait: 5 * time.Second, Routes: []string{"/orders"}, Replay: &Replay{},
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{},
 		Handler: func(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool) {
 			time.Sleep(50 * time.Millisecond) // the work, while the others wait
 			o.handle(w, r, l, ok)
@@ -224,7 +228,7 @@ func replayNoStore(t *testing.T, a Adapter) {
 			} else {
 				o.panics.Store(true)
 			}
-			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Replay: &Replay{}, Handler: o.handle})
+			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle})
 			var rec *httptest.ResponseRecorder
 			recovered := func() (v any) {
 				defer func() { v = recover() }()
@@ -239,7 +243,7 @@ func replayNoStore(t *testing.T, a Adapter) {
 			case rec.Code != http.StatusInternalServerError:
 				t.Fatalf("failing run: status %d, want 500", rec.Code)
 			}
-			if _, ok, err := e.b.Record(context.Background(), ns+"POST /orders:"+key); ok || err != nil {
+			if _, ok, err := e.b.Record(context.Background(), recordKey); ok || err != nil {
 				t.Errorf("Record after a failed run = %v, %v; want none", ok, err)
 			}
 			first := send(h, "/orders", ptr(key), "b")
@@ -255,7 +259,7 @@ func replayNoStore(t *testing.T, a Adapter) {
 func replayRestart(t *testing.T, a Adapter) {
 	e := newEnv(t)
 	var o order
-	setup := Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Replay: &Replay{}, Handler: o.handle}
+	setup := Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle}
 	first := send(a.Build(t, setup), "/orders", ptr(key), "b")
 	checkFirst(t, first)
 	// A new process: a new client, backend and middleware on the same
@@ -275,7 +279,7 @@ func replayExpiry(t *testing.T, a Adapter) {
 	const ttl = 300 * time.Millisecond
 	e := newEnv(t)
 	var o order
-	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Replay: &Replay{TTL: ttl}, Handler: o.handle})
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{TTL: ttl}, Handler: o.handle})
 	first := send(h, "/orders", ptr(key), "b")
 	checkFirst(t, first)
 	checkReplay(t, send(h, "/orders", ptr(key), "b"), first)
@@ -292,27 +296,38 @@ func replayTooLarge(t *testing.T, a Adapter) {
 		t.Run(fmt.Sprint(size, " bytes"), func(t *testing.T) {
 			e := newEnv(t)
 			o := order{size: size}
-			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Replay: &Replay{MaxBody: limit}, Handler: o.handle})
+			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{MaxBody: limit}, Handler: o.handle})
 			first := send(h, "/orders", ptr(key), "b")
 			checkFirst(t, first)
 			if first.Body.Len() != size {
 				t.Errorf("first answer has %d bytes, want all %d", first.Body.Len(), size)
 			}
-			second := send(h, "/orders", ptr(key), "b")
 			mark := first.Header().Get("Idempotent-Not-Stored")
 			if size <= limit {
 				if mark != "" {
 					t.Errorf("Idempotent-Not-Stored = %q within the limit", mark)
 				}
-				checkReplay(t, second, first)
+				checkReplay(t, send(h, "/orders", ptr(key), "b"), first)
 				return
 			}
 			if mark != "response-too-large" {
 				t.Errorf("Idempotent-Not-Stored = %q, want response-too-large", mark)
 			}
-			checkFirst(t, second)
-			if n := o.runs.Load(); n != 2 {
-				t.Errorf("handler ran %d times, want 2: an unstored response is not replayed", n)
+			// Completed, not replayable: 20 retries one after another,
+			// then 20 at once, all get 409 and none runs the handler.
+			retries := make([]*httptest.ResponseRecorder, 0, 40)
+			for range 20 {
+				retries = append(retries, send(h, "/orders", ptr(key), "b"))
+			}
+			retries = append(retries, fire(20, func() *httptest.ResponseRecorder { return send(h, "/orders", ptr(key), "b") })...)
+			for _, rec := range retries {
+				checkProblem(t, rec, http.StatusConflict, key)
+				if ra := rec.Header().Get("Retry-After"); ra != "" {
+					t.Errorf("Retry-After = %q on a response that will never be stored", ra)
+				}
+			}
+			if n := o.runs.Load(); n != 1 {
+				t.Errorf("handler ran %d times for 1 + 40 requests, want 1: a completed request never runs again", n)
 			}
 		})
 	}
@@ -321,7 +336,7 @@ func replayTooLarge(t *testing.T, a Adapter) {
 func replayRequestTooLarge(t *testing.T, a Adapter) {
 	e := newEnv(t)
 	var o order
-	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Replay: &Replay{MaxRequestBody: 10}, Handler: o.handle})
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{MaxRequestBody: 10}, Handler: o.handle})
 	checkProblem(t, send(h, "/orders", ptr(key), strings.Repeat("b", 11)), http.StatusRequestEntityTooLarge, key)
 	checkFirst(t, send(h, "/orders", ptr(key), strings.Repeat("b", 10)))
 	if n := o.runs.Load(); n != 1 {
@@ -330,13 +345,13 @@ func replayRequestTooLarge(t *testing.T, a Adapter) {
 }
 
 func replayBadRecord(t *testing.T, a Adapter) {
-	for _, value := range []string{"not a record", "SGR\x01" + "000000000000001", "SGR\x02future"} {
+	for _, value := range []string{"not a record", "SGR\x01" + "000000000000001", "SGR\x02future", "SGR\x03" + "000000000000001"} {
 		t.Run(fmt.Sprintf("%q", value), func(t *testing.T) {
 			e := newEnv(t)
 			var o order
-			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Replay: &Replay{}, Handler: o.handle})
+			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle})
 			// Foreign data where the record would be.
-			l := hold(t, e, ns+"POST /orders:"+key, 10*time.Second)
+			l := hold(t, e, recordKey, 10*time.Second)
 			if err := e.b.ReleaseRecord(context.Background(), l, []byte(value), time.Minute); err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +369,7 @@ func replayFingerprint(t *testing.T, a Adapter) {
 	e := newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Handler: o.handle,
-		Replay: &Replay{Fingerprint: func(r *http.Request) (string, error) { return r.Header.Get("X-Tenant"), nil }}})
+		Scope: Principal, Replay: &Replay{Fingerprint: func(r *http.Request) (string, error) { return r.Header.Get("X-Tenant"), nil }}})
 	sendAs := func(tenant string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader("b"))
 		req.Header.Set(Header, key)

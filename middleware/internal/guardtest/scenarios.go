@@ -57,7 +57,7 @@ var scenarios = []scenario{
 
 // Run runs every scenario against a.
 func Run(t *testing.T, a Adapter) {
-	for _, sc := range slices.Concat(scenarios, replayScenarios, limitScenarios) {
+	for _, sc := range slices.Concat(scenarios, replayScenarios, safetyScenarios, limitScenarios) {
 		t.Run(sc.desc, func(t *testing.T) {
 			t.Parallel()
 			sc.run(t, a)
@@ -384,7 +384,7 @@ func invalidKeys(t *testing.T, a Adapter) {
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			b := &countingBackend{Backend: e.b}
-			h := a.Build(t, Setup{Backend: b, Prefix: tt.prefix, Unscoped: tt.unscoped, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
+			h := a.Build(t, Setup{Backend: b, Prefix: tt.prefix, NoRouteScope: tt.unscoped, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 				t.Error("handler ran for an invalid key")
 				ok(w)
 			}})
@@ -568,7 +568,7 @@ func routeScope(t *testing.T, a Adapter) {
 			e := newEnv(t)
 			entered := newCloseOnce()
 			release := make(chan struct{})
-			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Unscoped: unscoped, Routes: []string{"/orders", "/accounts"},
+			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, NoRouteScope: unscoped, Routes: []string{"/orders", "/accounts"},
 				Handler: func(w http.ResponseWriter, r *http.Request, l lock.Lease, _ bool) {
 					if r.URL.Path == "/orders" {
 						entered.close()

@@ -1,6 +1,7 @@
 package guardtest
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"testing"
@@ -39,9 +40,16 @@ type Setup struct {
 	// Routes are the paths served, each for every method; nil means
 	// {"/"}. Use paths that read the same to every router ("/orders").
 	Routes []string
-	// Unscoped turns route scoping off (httplock.WithRouteScope(false),
-	// echolock.Config.DisableRouteScope).
-	Unscoped bool
+	// NoRouteScope turns route scoping off (httplock.WithRouteScope(false),
+	// echolock.RouteScopeOff); RouteScope turns it on (for limits, whose
+	// default is off).
+	NoRouteScope, RouteScope bool
+	// Scope, when not nil, is the request's scope (httplock.WithScope,
+	// echolock.Config.Scope); see Principal.
+	Scope func(*http.Request) (string, error)
+	// Public asks for replay without a scope (httplock.Unscoped,
+	// echolock.Config.Unscoped).
+	Public bool
 	// Replay, when not nil, turns replay mode on.
 	Replay *Replay
 	// Limit, when not 0, makes the key a concurrency limit of Limit slots
@@ -60,6 +68,31 @@ type Replay struct {
 	// Fingerprint, when not nil, is the application's part of the
 	// fingerprint, read from the request.
 	Fingerprint func(*http.Request) (string, error)
+	// Statuses, when not nil, decides which statuses are stored.
+	Statuses func(int) bool
+}
+
+// PrincipalHeader carries the principal of a scenario's request, as an
+// authentication middleware would establish it; Principal reads it. (Only
+// the suite takes a principal from a header: it stands in for the
+// authentication in front.)
+const PrincipalHeader = "X-Test-Principal"
+
+// DefaultPrincipal is the principal of a request without PrincipalHeader.
+const DefaultPrincipal = "alice"
+
+// Principal is the scope function of the scenarios: the request's
+// PrincipalHeader, DefaultPrincipal when it has none, and an error for
+// the value "-" (a request that is not authenticated).
+func Principal(r *http.Request) (string, error) {
+	p := r.Header.Get(PrincipalHeader)
+	switch p {
+	case "":
+		return DefaultPrincipal, nil
+	case "-":
+		return "", errors.New("not authenticated")
+	}
+	return p, nil
 }
 
 // RoutesOf returns s.Routes, or {"/"} when it is empty.

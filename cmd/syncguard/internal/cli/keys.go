@@ -10,8 +10,8 @@ import (
 // namer knows the key names of one prefix and layout (see
 // redisbackend.Layout): a lock key is "<prefix>:<key>" or, in the cluster
 // layout, "<prefix>:{T}:<key>" with a 3-character hash tag T; its index,
-// fence and done keys put "id:", "fence:" or "done:" where the key goes,
-// and its waiter queue is "<prefix>:queue:<lock key>".
+// fence, done and record keys put "id:", "fence:", "done:" or "record:"
+// where the key goes, and its waiter queue is "<prefix>:queue:<lock key>".
 type namer struct {
 	prefix  string
 	cluster bool
@@ -21,11 +21,12 @@ type namer struct {
 type kind int
 
 const (
-	kindLock  kind = iota // a lock key, if its value says so
-	kindIndex             // <p>:id:<lock id>
-	kindFence             // <p>:fence:<lock key> or a stripe's <p>:fence::<i>
-	kindDone              // <p>:done:<lock key>
-	kindQueue             // <p>:queue:<lock key>: the waiters of a lock
+	kindLock   kind = iota // a lock key, if its value says so
+	kindIndex              // <p>:id:<lock id>
+	kindFence              // <p>:fence:<lock key> or a stripe's <p>:fence::<i>
+	kindDone               // <p>:done:<lock key>: a done marker
+	kindRecord             // <p>:record:<lock key>: a stored record (replay)
+	kindQueue              // <p>:queue:<lock key>: the waiters of a lock
 )
 
 // internal names the key kinds that are not locks, by the word that
@@ -33,7 +34,7 @@ const (
 var internal = []struct {
 	word string
 	kind kind
-}{{"id:", kindIndex}, {"fence:", kindFence}, {"done:", kindDone}, {"queue:", kindQueue}}
+}{{"id:", kindIndex}, {"fence:", kindFence}, {"done:", kindDone}, {"record:", kindRecord}, {"queue:", kindQueue}}
 
 // tagLen is the length of a cluster hash tag.
 const tagLen = 3

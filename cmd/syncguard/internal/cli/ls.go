@@ -135,8 +135,9 @@ func totals(t tally, pattern string) string {
 	if t.Limits > 0 {
 		s += fmt.Sprintf(", %s (%s)", count(t.Limits, "limit"), count(t.Slots, "slot"))
 	}
-	s += fmt.Sprintf(" (scanned %s matching %s: %s, %s, %s, %s", count(t.Scanned, "key"), pattern,
-		count(t.Index, "index key"), count(t.Fence, "fence counter"), count(t.Done, "done marker"), count(t.Queue, "waiter queue"))
+	s += fmt.Sprintf(" (scanned %s matching %s: %s, %s, %s, %s, %s", count(t.Scanned, "key"), pattern,
+		count(t.Index, "index key"), count(t.Fence, "fence counter"), count(t.Done, "done marker"),
+		count(t.Records, "record"), count(t.Queue, "waiter queue"))
 	if t.Expired > 0 {
 		s += ", " + count(t.Expired, "expired lock") + " or limit"
 		if t.Expired > 1 {

@@ -31,12 +31,20 @@ func TestLsAgreesWithLookupKey(t *testing.T) {
 		leases[k] = l
 	}
 	// Not locks: a released key (index tombstone, fence counter, done
-	// marker), a foreign value, a lock of a longer prefix.
+	// marker), another (index tombstone, fence counter, stored record), a
+	// foreign value, a lock of a longer prefix.
 	done, err := b.Acquire(ctx, "job:1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.ReleaseDone(ctx, done, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	replayed, err := b.Acquire(ctx, "req:1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseRecord(ctx, replayed, []byte("SGR"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	rdb.Set(ctx, p+":foreign", "hello", time.Minute)
@@ -84,11 +92,11 @@ func TestLsAgreesWithLookupKey(t *testing.T) {
 	if len(seen) != len(keys) {
 		t.Errorf("ls listed %d of the %d locks: %v", len(seen), len(keys), seen)
 	}
-	// 4 locks and 1 released key: 5 index keys and fence counters, 1 done
-	// marker; the foreign value and the nested prefix's lock are other,
-	// and its index key and fence counter, "<p>:tenant:id:..." and
+	// 4 locks and 2 released keys: 6 index keys and fence counters, 1 done
+	// marker, 1 record; the foreign value and the nested prefix's lock are
+	// other, and its index key and fence counter, "<p>:tenant:id:..." and
 	// "<p>:tenant:fence:...", are other too.
-	want := tally{Scanned: 19, Locks: 4, Index: 5, Fence: 5, Done: 1, Other: 4}
+	want := tally{Scanned: 22, Locks: 4, Index: 6, Fence: 6, Done: 1, Records: 1, Other: 4}
 	if totals.Totals != want {
 		t.Errorf("totals %+v, want %+v", totals.Totals, want)
 	}
@@ -101,7 +109,8 @@ func TestLsAgreesWithLookupKey(t *testing.T) {
 		t.Fatalf("ls: status %d, output:\n%s", r.code, r.out)
 	}
 	if !strings.Contains(r.out, leases["invoice:42"].Fence.String()) || !strings.Contains(r.out, `"line\nbreak"`) ||
-		!strings.HasPrefix(text[len(text)-1], "4 locks (scanned") {
+		!strings.HasPrefix(text[len(text)-1], "4 locks (scanned") ||
+		!strings.Contains(text[len(text)-1], "1 done marker, 1 record, 0 waiter queues") {
 		t.Errorf("ls output:\n%s", r.out)
 	}
 

@@ -66,7 +66,8 @@ type tally struct {
 	Expired int64 `json:"expired"` // locks and limits past their expiry, not yet removed
 	Index   int64 `json:"index"`   // index keys (and release tombstones)
 	Fence   int64 `json:"fence"`   // fence counters
-	Done    int64 `json:"done"`    // done markers and stored records
+	Done    int64 `json:"done"`    // done markers
+	Records int64 `json:"records"` // stored records (replay)
 	Queue   int64 `json:"queue"`   // waiter queues
 	Other   int64 `json:"other"`   // not syncguard data of this prefix and layout
 }
@@ -131,6 +132,8 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 			t.Fence++
 		case kindDone:
 			t.Done++
+		case kindRecord:
+			t.Records++
 		case kindQueue:
 			t.Queue++
 		}

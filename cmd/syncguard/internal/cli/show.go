@@ -19,7 +19,7 @@ import (
 var showCommand = &command{
 	name:    "show",
 	args:    "[--json] KEY",
-	summary: "one key in full: its lock or limit's slots, fence counter, done marker or stored record, waiters",
+	summary: "one key in full: its lock or limit's slots, fence counter, done marker, stored record, waiters",
 	detail: "KEY is the key as the application locks it (as ls prints it), not the Redis key. A lock key\n" +
 		"holding anything but syncguard lock data or a concurrency limit's slots for KEY is an error\n" +
 		"(exit status 1). A limit shows the n of its latest grant and each live slot (fence, holder as\n" +
@@ -48,10 +48,17 @@ type state struct {
 	// Counter is the fence counter's value, "" when it does not exist.
 	Counter string `json:"fenceCounter"`
 	DoneKey string `json:"doneKey"`
-	// Done is the done marker's value (a fence) or the stored record;
-	// DoneTTLMs its time left. Nil when there is none.
+	// Done is the done marker's value (a fence; asynqlock); DoneTTLMs its
+	// time left. Nil when there is none.
 	Done      *string `json:"done,omitempty"`
 	DoneTTLMs int64   `json:"doneTtlMs,omitempty"`
+	// RecordKey is the key of the record stored for a replayed request
+	// (lock.Recorder); HasRecord says one is there, Record is its value and
+	// RecordTTLMs its time left.
+	RecordKey   string  `json:"recordKey"`
+	HasRecord   bool    `json:"hasRecord"`
+	Record      *string `json:"record,omitempty"`
+	RecordTTLMs int64   `json:"recordTtlMs,omitempty"`
 	// Waiters is the number of waiters queued in Redis for the key.
 	Waiters int64 `json:"waiters"`
 
@@ -127,13 +134,15 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 		return nil, err
 	}
 	norm, _ := lock.NormalizeKey(key) // StorageKeys accepted it
-	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done}
+	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done, RecordKey: keys.Record}
 	pipe := node.Pipeline()
 	get := pipe.Get(ctx, keys.Lock)
 	typ := pipe.Type(ctx, keys.Lock)
 	counter := pipe.Get(ctx, keys.Fence)
 	done := pipe.Get(ctx, keys.Done)
 	doneTTL := pipe.PTTL(ctx, keys.Done)
+	record := pipe.Get(ctx, keys.Record)
+	recordTTL := pipe.PTTL(ctx, keys.Record)
 	waiters := pipe.ZCard(ctx, s.names.queueKey(keys.Lock))
 	now := pipe.Time(ctx)
 	_, _ = pipe.Exec(ctx)
@@ -175,6 +184,10 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	if v, err := done.Result(); err == nil {
 		st.Done = &v
 		st.DoneTTLMs = doneTTL.Val().Milliseconds()
+	}
+	if v, err := record.Result(); err == nil {
+		st.HasRecord, st.Record = true, &v
+		st.RecordTTLMs = recordTTL.Val().Milliseconds()
 	}
 	st.Waiters = waiters.Val() // 0 when there is no queue (or it is not a sorted set)
 	return st, nil
@@ -248,7 +261,16 @@ func (st *state) print(w io.Writer) {
 	} else if f, err := lock.ParseFence(*st.Done); err == nil {
 		row("done marker", "%s: done by fence %s, for %s more", display(st.DoneKey), f, duration(ms(st.DoneTTLMs)))
 	} else {
-		row("record", "%s: %d bytes, for %s more: %s", display(st.DoneKey), len(*st.Done), duration(ms(st.DoneTTLMs)), preview(*st.Done))
+		// Not a fence: a record stored there by a version that kept records
+		// at the done marker's key. It still counts as done; replay no
+		// longer reads it.
+		row("done marker", "%s: not a fence (%d bytes, for %s more; a record of an older version?): %s",
+			display(st.DoneKey), len(*st.Done), duration(ms(st.DoneTTLMs)), preview(*st.Done))
+	}
+	if st.Record == nil {
+		row("record", "%s: none", display(st.RecordKey))
+	} else {
+		row("record", "%s: %d bytes, for %s more: %s", display(st.RecordKey), len(*st.Record), duration(ms(st.RecordTTLMs)), preview(*st.Record))
 	}
 	row("waiters", "%d", st.Waiters)
 }

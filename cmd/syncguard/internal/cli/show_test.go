@@ -12,8 +12,8 @@ import (
 )
 
 // TestShow shows a held key, a key with a done marker, one with a stored
-// record and a free key, and checks them against LookupKey and the keys
-// the library wrote.
+// record, one with both and a free key, and checks them against LookupKey
+// and the keys the library wrote.
 func TestShow(t *testing.T) {
 	srv := redistest.Shared(t)
 	rdb := srv.Client(t)
@@ -37,6 +37,21 @@ func TestShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := b.ReleaseRecord(ctx, rec, []byte(`{"status":200}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// A done marker and a record on one key (asynqlock and replay on one
+	// prefix): each at its own key.
+	both, err := b.Acquire(ctx, "both:1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseDone(ctx, both, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if both, err = b.Acquire(ctx, "both:1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseRecord(ctx, both, []byte("SGR\x01"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 
@@ -68,8 +83,10 @@ func TestShow(t *testing.T) {
 	case st.Lock.Fence != info.Fence || st.Lock.Holder != info.IDHash ||
 		!st.Lock.AcquiredAt.Equal(info.AcquiredAt) || !st.Lock.ExpiresAt.Equal(info.ExpiresAt):
 		t.Errorf("show's lock %+v disagrees with LookupKey %+v", *st.Lock, *info)
-	case st.LockKey != keys.Lock || st.FenceKey != keys.Fence || st.DoneKey != keys.Done:
-		t.Errorf("show's keys %s, %s, %s; want %+v", st.LockKey, st.FenceKey, st.DoneKey, keys)
+	case st.LockKey != keys.Lock || st.FenceKey != keys.Fence || st.DoneKey != keys.Done || st.RecordKey != keys.Record:
+		t.Errorf("show's keys %s, %s, %s, %s; want %+v", st.LockKey, st.FenceKey, st.DoneKey, st.RecordKey, keys)
+	case st.HasRecord || st.Record != nil:
+		t.Errorf("show invoice:42 has a record %v, want none (a done marker is not a record)", st.Record)
 	case st.Counter != "2":
 		t.Errorf("fence counter %q, want 2", st.Counter)
 	case st.Done == nil || *st.Done != string(first.Fence) || st.DoneTTLMs <= 0:
@@ -77,25 +94,70 @@ func TestShow(t *testing.T) {
 	}
 
 	st = show("payment:9")
-	if st.Locked || st.Counter != "1" || st.Done == nil || *st.Done != `{"status":200}` {
-		t.Errorf("show payment:9 = %+v, want free with the record", st)
+	recKeys, _ := b.StorageKeys("payment:9")
+	if st.Locked || st.Counter != "1" || !st.HasRecord || st.Record == nil || *st.Record != `{"status":200}` ||
+		st.RecordTTLMs <= 0 || st.RecordKey != recKeys.Record || st.Done != nil {
+		t.Errorf("show payment:9 = %+v, want free with the record and no done marker", st)
+	}
+	st = show("both:1")
+	if st.Done == nil || *st.Done != "000000000000001" || !st.HasRecord || st.Record == nil || *st.Record != "SGR\x01" {
+		t.Errorf("show both:1 = %+v, want the done marker of fence 1 and the record", st)
 	}
 	st = show("never")
-	if st.Locked || st.Counter != "" || st.Done != nil {
-		t.Errorf("show never = %+v, want free, no counter, no marker", st)
+	if st.Locked || st.Counter != "" || st.Done != nil || st.HasRecord || st.Record != nil {
+		t.Errorf("show never = %+v, want free, no counter, no marker, no record", st)
+	}
+	// JSON: the record key is always there, and whether there is a record.
+	r := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "never", "--json")
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(r.out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw["recordKey"] != keysOf(t, b, "never").Record || raw["hasRecord"] != false {
+		t.Errorf("show never --json: recordKey %v, hasRecord %v", raw["recordKey"], raw["hasRecord"])
 	}
 
 	// The text form.
-	r := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "invoice:42")
+	r = syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "invoice:42")
 	for _, want := range []string{
 		"state          locked",
 		"fence          " + string(l.Fence),
 		"holder         " + info.IDHash,
 		"fence counter  " + keys.Fence + " = 2",
 		"done marker    " + keys.Done + ": done by fence " + string(first.Fence),
+		"record         " + keys.Record + ": none",
 	} {
 		if !strings.Contains(r.out, want+"") {
 			t.Errorf("show output lacks %q:\n%s", want, r.out)
 		}
 	}
+	r = syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "payment:9")
+	for _, want := range []string{
+		"done marker    none",
+		"record         " + recKeys.Record + `: 14 bytes, for `,
+		`: "{\"status\":200}"`,
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("show payment:9 output lacks %q:\n%s", want, r.out)
+		}
+	}
+	// A record left at the done marker's key by a version that kept
+	// records there: shown as a done marker that is not a fence.
+	old := keysOf(t, b, "old:1")
+	rdb.Set(ctx, old.Done, "SGR old record", time.Minute)
+	r = syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "old:1")
+	if want := "done marker    " + old.Done + ": not a fence (14 bytes"; !strings.Contains(r.out, want) ||
+		!strings.Contains(r.out, "record         "+old.Record+": none") {
+		t.Errorf("show old:1 output lacks %q and no record:\n%s", want, r.out)
+	}
+}
+
+// keysOf returns the storage keys of key, failing the test otherwise.
+func keysOf(t *testing.T, b *redisbackend.Backend, key string) redisbackend.StorageKeys {
+	t.Helper()
+	k, err := b.StorageKeys(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
