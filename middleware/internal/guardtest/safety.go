@@ -252,7 +252,9 @@ func replayTrailers(t *testing.T, a Adapter) {
 func replayHijack(t *testing.T, a Adapter) {
 	e := newEnv(t)
 	var runs atomic.Int32
-	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{},
+	// A wait: the client has the hijacked answer before the handler
+	// returns and releases the key.
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{},
 		Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
 			runs.Add(1)
 			conn, rw, err := http.NewResponseController(w).Hijack()
