@@ -18,9 +18,11 @@ import (
 // caller waits in the backend's queue of the key: every attempt is
 // Waiter.Attempt (which, when the key is busy, takes or keeps the caller's
 // place in the queue), and a release hands the lock to the oldest waiter,
-// which Acquire returns as soon as it arrives. The backoff timer keeps
-// running as the polling fallback (a holder whose lease expires, a client
-// that does not queue), and Acquire always leaves the queue on its way
+// which Acquire returns as soon as it arrives. A queued caller attempts
+// again only as a fallback (a holder whose lease expires without a
+// release, a lost message): once the holder's lease has expired, or
+// [QueuedPollInterval] after its last attempt, whichever comes first, not
+// on the backoff schedule; and Acquire always leaves the queue on its way
 // out. Otherwise, when b is a [Notifier], a release of key wakes the
 // waiter early: on the
 // first contention Acquire watches the key and tries once more at once
@@ -186,8 +188,15 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 		}
 		var wait time.Duration // until the next attempt at the latest
 		if timerAt.IsZero() {
-			wait = min(c.delay(waits), left)
-			waits++
+			if qw != nil && locked {
+				// Queued: the release hands the lock over (Granted); an
+				// attempt is only the fallback for a hand-off that never
+				// comes (a holder that dies, a lost message).
+				wait = min(queuedPoll(err, time.Now()), left)
+			} else {
+				wait = min(c.delay(waits), left)
+				waits++
+			}
 			if timer == nil {
 				timer = time.NewTimer(wait)
 				defer timer.Stop()
@@ -335,6 +344,33 @@ func watchKey(n Notifier, key string) (<-chan struct{}, func()) {
 		cancel = func() {}
 	}
 	return ch, cancel
+}
+
+// QueuedPollInterval is the longest a waiter in a backend's queue (see
+// [Queuer]) goes without an attempt of its own: it is handed the lock by
+// the release, and attempts only as a fallback, when the holder's lease
+// has ended by its expiry (the hand-off a dead holder never makes) or
+// QueuedPollInterval after its last attempt (a lost message), whichever
+// comes first, however short the retry delays ([WithBaseDelay],
+// [WithMaxDelay]).
+const QueuedPollInterval = time.Second
+
+// minQueuedPoll keeps a queued waiter from spinning on a holder whose
+// expiry is already past by the local clock (clocks differ).
+const minQueuedPoll = 50 * time.Millisecond
+
+// queuedPoll is the wait of a queued waiter after contention err at now:
+// until just after the holder's lease (err's *LockedError) expires, within
+// [minQueuedPoll, QueuedPollInterval]. (The store drops an expired lease
+// at its expiry; the time tolerance matters only to a lease read before
+// the store dropped it.)
+func queuedPoll(err error, now time.Time) time.Duration {
+	var le *LockedError
+	if !errors.As(err, &le) || le.ExpiresAt.IsZero() {
+		return QueuedPollInterval
+	}
+	d := le.ExpiresAt.Sub(now) + minQueuedPoll
+	return min(max(d, minQueuedPoll), QueuedPollInterval)
 }
 
 // delay is the wait after the given failed attempt (0-based).

@@ -16,10 +16,11 @@ import (
 // [Acquire], [Do] and [Hold] use it, when the backend is also an
 // [IDAcquirer] and the wait ([WithWait]) is not zero, in preference to a
 // [Notifier]: they Join with the call's lock id, make every attempt with
-// Attempt, take a lease from Granted, and Leave when done. The backoff
-// timer keeps running as the polling fallback: a holder that dies lets its
-// lease expire and hands nothing on, nor do clients that do not queue
-// (they still take a free lock, and never disturb the queue).
+// Attempt, take a lease from Granted, and Leave when done. They attempt
+// again only as a fallback, at the holder's expiry or after
+// [QueuedPollInterval]: a holder that dies lets its lease expire and hands
+// nothing on, nor do clients that do not queue (they still take a free
+// lock, and never disturb the queue).
 type Queuer interface {
 	IDAcquirer
 	// Join returns the waiter for key with lock id id (from NewLockID(key))

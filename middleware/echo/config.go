@@ -81,9 +81,12 @@ type Config struct {
 	TTL time.Duration
 	// Wait is how long a request waits for a busy key (or a free slot,
 	// with Limit) before it is answered 409 (429): lock.WithWait, with a default of 0 here (a single
-	// attempt). While waiting it retries
-	// at most WaitMaxDelay apart, and it stops when the request's context
-	// ends.
+	// attempt). While waiting, on a backend with a waiter queue
+	// (redisbackend) the request is handed the key by the release, in the
+	// order requests queued, and attempts again only as a fallback (at the
+	// holder's expiry, or lock.QueuedPollInterval after its last attempt);
+	// on other backends it retries at most WaitMaxDelay apart. It stops
+	// when the request's context ends.
 	Wait time.Duration
 	// FailOpen runs the handler without a lease (LeaseFrom reports false)
 	// when the backend fails, instead of answering 503. Busy and invalid

@@ -101,9 +101,13 @@ func WithTTL(d time.Duration) Option {
 
 // WithWait sets how long a request waits for a busy key (or a free slot,
 // with WithLimit) before it is answered 409 (429): lock.WithWait, with a default of 0 here (a single attempt)
-// so that a busy key is answered at once. While waiting it retries at most
-// WaitMaxDelay apart (from 10ms, doubling, with jitter), and the wait ends
-// early when the request's context does.
+// so that a busy key is answered at once. While waiting, on a backend with
+// a waiter queue (redisbackend) the request is handed the key by the
+// release, in the order requests queued, and attempts again only as a
+// fallback (at the holder's expiry, or lock.QueuedPollInterval after its
+// last attempt); on other backends it retries at most WaitMaxDelay apart
+// (from 10ms, doubling, with jitter). The wait ends early when the
+// request's context does.
 func WithWait(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.guard.Wait = d })
 }

@@ -107,8 +107,10 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 	if c.Wait > 0 {
 		// lock.Do's defaults (10 retries, exponential from 100ms) would give
 		// up long before a multi-second wait is over, and would leave a
-		// released key idle for up to seconds. Retry until the wait ends,
-		// at most WaitMaxDelay apart.
+		// released key idle for up to seconds on a backend without a
+		// waiter queue. Retry until the wait ends, at most WaitMaxDelay
+		// apart there; a queued waiter is handed the key and attempts only
+		// as a fallback (lock.QueuedPollInterval).
 		opts = append(opts,
 			lock.WithMaxRetries(math.MaxInt32),
 			lock.WithBaseDelay(WaitBaseDelay),
