@@ -111,7 +111,7 @@ type Backend struct {
 	notify   *notifier  // release notifications (notify.go)
 	coalesce *coalescer // nil: each call on its own round trip (coalesce.go)
 	proc     processor  // nil: only the redis.Scripter methods (scripts.go)
-	direct   processor  // nil: calls with a deadline wait on a goroutine (direct.go)
+	direct   processor  // the directSender (direct.go); nil: calls that can end wait on a goroutine
 	features Features   // what New turned on and why (features.go)
 	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
 	// key follows), boxed once for release.lua (queue.go).

@@ -102,21 +102,28 @@ func BenchmarkCycle(b *testing.B) {
 }
 
 // BenchmarkSerialCycle measures Acquire+Release cycles from one goroutine
-// on distinct keys: with a context that cannot end; with a deadline, as a
-// request's context has, on a client with go-redis's defaults (each call
-// waits for its reply on a goroutine of its own, bounded.go); and with a
-// deadline on a client that sets ContextTimeoutEnabled (each call is sent
-// from the caller's goroutine, direct.go).
+// on distinct keys, with the three contexts users have, on a client with
+// go-redis's defaults: one that cannot end (jobs); one that can be
+// cancelled, without a deadline (net/http's request context); a 5 s
+// deadline (asynq's kind), which comes before the client's own bound, so
+// each call waits for its reply on a goroutine of its own (bounded.go,
+// direct.go); and the same deadline on a client that sets
+// ContextTimeoutEnabled (each call is sent from the caller's goroutine).
 func BenchmarkSerialCycle(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, tc := range []struct {
 		desc       string
-		deadline   bool
+		ctx        func() (context.Context, context.CancelFunc)
 		ctxTimeout bool
 	}{
-		{desc: "background"},
-		{desc: "deadline", deadline: true},
-		{desc: "deadline-ctxtimeout", deadline: true, ctxTimeout: true},
+		{desc: "background", ctx: func() (context.Context, context.CancelFunc) { return context.Background(), func() {} }},
+		{desc: "cancellable", ctx: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }},
+		{desc: "deadline5s", ctx: func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 5*time.Second)
+		}},
+		{desc: "deadline5s-ctxtimeout", ctxTimeout: true, ctx: func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 5*time.Second)
+		}},
 	} {
 		b.Run(tc.desc, func(b *testing.B) {
 			rdb := srv.Client(b, func(o *redis.Options) { o.ContextTimeoutEnabled = tc.ctxTimeout })
@@ -124,14 +131,9 @@ func BenchmarkSerialCycle(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx := context.Background()
-			if tc.deadline {
-				dctx, cancel := context.WithTimeout(ctx, time.Hour)
-				defer cancel()
-				ctx = dctx
-			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
+				ctx, cancel := tc.ctx() // a request's: one per cycle
 				l, err := bk.Acquire(ctx, "k"+strconv.Itoa(i), 30*time.Second)
 				if err != nil {
 					b.Fatal(err)
@@ -139,6 +141,7 @@ func BenchmarkSerialCycle(b *testing.B) {
 				if err := bk.Release(ctx, l.ID); err != nil {
 					b.Fatal(err)
 				}
+				cancel()
 			}
 		})
 	}

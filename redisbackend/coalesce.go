@@ -73,9 +73,9 @@ var errUnanswered = errors.New("redisbackend: the shared pipeline ended without 
 
 type coalescer struct {
 	c pipelineProcessor
-	// direct sends a lone call whose context has a deadline from its
-	// caller's goroutine (direct.go); nil: such calls get a round trip
-	// goroutine.
+	// direct is the Backend's directSender (direct.go): a lone call that
+	// sendsDirect lets out goes from its caller's goroutine; nil: only
+	// calls whose context cannot end do.
 	direct processor
 
 	mu       sync.Mutex

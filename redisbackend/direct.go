@@ -3,33 +3,54 @@ package redisbackend
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // Direct calls. Every Backend call ends by its context's deadline (see
-// bounded.go). go-redis ends a command at its context's deadline itself
-// only when the client's options set ContextTimeoutEnabled (off by
-// default): it then gives the connection the context's deadline when that
-// comes before the read and write timeouts, and retries nothing past it.
-// Otherwise a call waits for its reply on a goroutine of its own while the
-// caller waits for the reply or the deadline, and that hand-off between
+// bounded.go), or by the client's own bound when that comes first: go-redis
+// gives up on a command after its timeouts and retries whatever the
+// context says. A call whose context has no deadline, or a deadline no
+// earlier than that bound, therefore goes out from its caller's goroutine:
+// go-redis ends it first anyway. Only a call whose deadline comes before
+// the client's bound waits for its reply on a goroutine of its own while
+// the caller waits for the reply or the deadline; that hand-off between
 // goroutines costs about a third of an uncontended Acquire+Release on 2
-// cores (BenchmarkSerialCycle).
+// cores (BenchmarkSerialCycle). A context that is cancelled without a
+// deadline does not end a call on the wire: the call ends by the client's
+// bound, as a context.Background() call does.
 //
-// So with such a client, a call whose context has a deadline goes out
-// from its caller's goroutine. A context that can be cancelled but has no
-// deadline still gets the goroutine: only the deadline reaches go-redis,
-// so a cancel before it would not end the call.
+// go-redis ends a command at its context's deadline itself when the
+// client's options set ContextTimeoutEnabled (off by default): it then
+// gives the connection the context's deadline when that comes before the
+// read and write timeouts, and retries nothing past it. With such a client
+// every call goes out from its caller's goroutine.
 //
 // (A copy of a default client with ContextTimeoutEnabled set, made by
 // Client.WithTimeout, would share its pool but, in go-redis v9.23, not its
 // hooks: redisotel's spans would be lost. So the option stays the
 // application's choice.)
 
-// directClient returns client when it ends a command at its context's
-// deadline (see above), or nil; the Feature says which and why
-// (Features.DirectCalls).
+// directSender is a client that calls go out on from their callers'
+// goroutines, with the deadlines it ends calls by on its own.
+type directSender struct {
+	processor
+	// anyDeadline: the client ends a command at its context's deadline
+	// (ContextTimeoutEnabled).
+	anyDeadline bool
+	// bound is the longest the client takes to give up on a command
+	// (clientBound); a deadline at least this far away is never missed.
+	bound time.Duration
+}
+
+// unbounded is the bound of a client without read or write timeouts.
+const unbounded = time.Duration(math.MaxInt64)
+
+// directClient returns the directSender of client, or nil for a client
+// without go-redis's Process method; the Feature says whether every call
+// with a deadline goes out directly and why (Features.DirectCalls).
 func directClient(client any) (processor, Feature) {
 	p, ok := client.(processor)
 	if !ok {
@@ -37,31 +58,64 @@ func directClient(client any) (processor, Feature) {
 	}
 	o, ok := optionsOf(client)
 	if !ok {
-		return nil, Feature{Why: fmt.Sprintf(whyLacks, client, "Options")}
+		// Options unknown: only calls without a deadline go direct.
+		return &directSender{processor: p, bound: unbounded}, Feature{Why: fmt.Sprintf(whyLacks, client, "Options")}
 	}
+	d := &directSender{processor: p, bound: clientBound(o)}
 	switch {
 	case !o.contextTimeouts:
-		return nil, Feature{Why: "the client's options do not set ContextTimeoutEnabled"}
+		return d, Feature{Why: "the client's options do not set ContextTimeoutEnabled: a call with a deadline before the client's own bound (" + boundText(d.bound) + ") waits on a goroutine"}
 	case o.read < 0 || o.write < 0:
 		// -2 in the options (New's -1, "no timeout", reads 0 here):
 		// go-redis sets no deadline on the connection, the context's neither.
-		return nil, Feature{Why: "the client's ReadTimeout or WriteTimeout is -2: go-redis sets no deadlines"}
+		return d, Feature{Why: "the client's ReadTimeout or WriteTimeout is -2: go-redis sets no deadlines"}
 	}
-	return p, Feature{On: true, Why: "the client's options set ContextTimeoutEnabled"}
+	d.anyDeadline = true
+	return d, Feature{On: true, Why: "the client's options set ContextTimeoutEnabled"}
+}
+
+// clientBound is the longest a client with options o (as go-redis filled
+// them in: a timeout of 0 is none) takes to give up on a command when the
+// server does not answer: per try, waiting for a connection (PoolTimeout)
+// or dialing one (DialTimeout), then the write and read timeouts;
+// MaxRetries more tries, each after a backoff. A client without read or
+// write timeouts has no bound.
+func clientBound(o clientOptions) time.Duration {
+	if o.read <= 0 || o.write <= 0 {
+		return unbounded
+	}
+	tries := time.Duration(max(o.retries, 0) + 1)
+	return tries*(max(o.dial, o.pool, 0)+o.write+o.read) + (tries-1)*max(o.backoff, 0)
+}
+
+func boundText(d time.Duration) string {
+	if d == unbounded {
+		return "none: no read or write timeout"
+	}
+	return d.String()
 }
 
 // sendsDirect reports whether a call on ctx goes out from its caller's
-// goroutine: always when ctx cannot end, and when it has a deadline and
-// the Backend has a direct client.
+// goroutine: always when ctx has no deadline (nothing but go-redis's own
+// bound can end the call), and when its deadline is no earlier than the
+// client's bound, or the client ends calls at their deadline. direct is
+// the Backend's directSender (nil: only contexts that cannot end).
 func sendsDirect(ctx context.Context, direct processor) bool {
 	if ctx.Done() == nil {
 		return true
 	}
-	if direct == nil {
+	d, ok := direct.(*directSender)
+	if !ok {
 		return false
 	}
-	_, ok := ctx.Deadline()
-	return ok
+	dl, has := ctx.Deadline()
+	switch {
+	case !has, d.anyDeadline:
+		return true
+	case d.bound == unbounded:
+		return false
+	}
+	return time.Until(dl) >= d.bound
 }
 
 // processDirect sends cmd on direct from this goroutine (see sendsDirect)

@@ -31,13 +31,13 @@ type Features struct {
 	// rejects ReplicaAck for a client that cannot pipeline to one node, so
 	// it is on exactly when it was asked for.
 	ReplicaAck Feature
-	// DirectCalls: a call whose context has a deadline is sent from its
-	// caller's goroutine, and go-redis ends it at the deadline, instead of
-	// waiting for its reply on a goroutine of its own, which costs about a
-	// third of an uncontended Acquire+Release on 2 cores (direct.go). On
+	// DirectCalls: every call whose context has a deadline is sent from
+	// its caller's goroutine, and go-redis ends it at the deadline. On
 	// when the client's options set ContextTimeoutEnabled (and its
-	// ReadTimeout and WriteTimeout are not -2). A context without a
-	// deadline that can be cancelled always gets the goroutine.
+	// ReadTimeout and WriteTimeout are not -2). Off, a call goes out from
+	// its caller's goroutine when its context has no deadline or one no
+	// earlier than the client's own bound (its timeouts and retries), and
+	// waits for its reply on a goroutine of its own otherwise (direct.go).
 	DirectCalls Feature
 	// ResendWindow is how long a finished release is remembered
 	// (Options.ResendWindow).

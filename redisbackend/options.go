@@ -13,6 +13,7 @@ type clientOptions struct {
 	retries              int
 	read, write, backoff time.Duration
 	contextTimeouts      bool
+	dial, pool           time.Duration // 0: not read (the client's own defaults apply)
 }
 
 // optionsOf reads the options of any client with go-redis's Options method
@@ -22,10 +23,10 @@ func optionsOf(client any) (clientOptions, bool) {
 	switch c := client.(type) {
 	case interface{ Options() *redis.Options }:
 		o := c.Options()
-		return clientOptions{o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff, o.ContextTimeoutEnabled}, true
+		return clientOptions{o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff, o.ContextTimeoutEnabled, o.DialTimeout, o.PoolTimeout}, true
 	case interface{ Options() *redis.ClusterOptions }:
 		o := c.Options()
-		return clientOptions{o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff, o.ContextTimeoutEnabled}, true
+		return clientOptions{o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff, o.ContextTimeoutEnabled, o.DialTimeout, o.PoolTimeout}, true
 	}
 	return clientOptions{}, false
 }

@@ -27,7 +27,9 @@ type invoiceStore interface {
 
 func readmeUsage(ctx context.Context, store invoiceStore, paid string) error {
 	// README: usage
-	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	// ContextTimeoutEnabled: go-redis ends a call at its context's deadline,
+	// so no call needs a goroutine of its own to return by it.
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	backend, err := redisbackend.New(rdb, nil) // prefix "syncguard"
 	if err != nil {
 		log.Fatal(err)
