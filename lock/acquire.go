@@ -23,17 +23,7 @@ import (
 // release, a lost message): once the holder's lease has expired, or
 // [QueuedPollInterval] after its last attempt, whichever comes first, not
 // on the backoff schedule; and Acquire always leaves the queue on its way
-// out. Otherwise, when b is a [Notifier], a release of key wakes the
-// waiter early: on the
-// first contention Acquire watches the key and tries once more at once
-// (that re-check closes the gap between the failed attempt and the watch
-// and does not count as a retry), then waits for a wake-up, the backoff
-// timer or ctx, whichever comes first. An attempt brought by a wake-up
-// does not count against MaxRetries (it follows a release; the wait
-// still bounds the whole of it) and does not restart the backoff timer,
-// which keeps its schedule as the polling fallback for a holder whose
-// lease expires without a release, and the wait still bounds the whole
-// of it. Without a Notifier Acquire only polls.
+// out. Without a queue Acquire polls on the backoff schedule.
 //
 // When b is an [IDAcquirer] (redisbackend is), every attempt uses one lock
 // id, so an attempt whose reply was lost is picked up by the next one
@@ -72,169 +62,189 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, e
 	if err := ctx.Err(); err != nil {
 		return Lease{}, aborted(err)
 	}
-	try, id, err := c.attempter(b, key)
-	if err != nil {
+	a := &acquisition{c: c, b: b, key: key, obs: obs, deadline: time.Now().Add(c.wait)}
+	if err := a.start(); err != nil {
 		return Lease{}, err
 	}
-	// unknown is set once an attempt failed without telling whether it
-	// took the lock (a lost reply): unless a later attempt with the same id
-	// gets the lease back, that id is released on the way out.
-	unknown := false
-	// qw is the caller's place in the backend's queue of the key, when b
-	// is a Queuer and the call may wait; its Leave releases whatever the
-	// id holds if the call fails, which covers unknown outcomes too.
-	qw, err := joinQueue(b, key, id, c)
+	defer func() { a.finish(ctx, err) }()
+	return a.run(ctx)
+}
+
+// acquisition is one call of Acquire: how it attempts, its place in the
+// backend's queue, and its schedule.
+type acquisition struct {
+	c        *config
+	b        Backend
+	key      string
+	obs      AcquireObserver // nil: not observed
+	deadline time.Time       // the end of the wait
+
+	try func(ctx context.Context) (Lease, error)
+	id  string // the lock id of every attempt; "" when b picks one per attempt
+	qw  Waiter // the caller's place in b's queue of key; nil when it does not queue
+	// idUses counts the attempts made with id. unknown is set once an
+	// attempt failed without telling whether it took the lock (a lost
+	// reply): unless a later attempt with the same id gets the lease back,
+	// that id is released on the way out.
+	idUses  int
+	unknown bool
+
+	timer   *time.Timer
+	timerAt time.Time // when the pending timer fires; zero when none is pending
+	waits   int       // backoff timers started: the index into the delay schedule
+	retries int       // attempts counted against maxRetries
+}
+
+// start picks the attempt function and lock id, and joins the queue.
+func (a *acquisition) start() error {
+	try, id, err := a.c.attempter(a.b, a.key)
 	if err != nil {
-		return Lease{}, err
+		return err
 	}
-	defer func() {
-		switch {
-		case qw != nil:
-			qw.Leave(err == nil)
-		case err != nil && unknown && id != "":
-			go releaseOrphan(context.WithoutCancel(ctx), b, id, max(c.releaseTimeout, c.ttl))
-		}
-	}()
-	if qw != nil {
-		try = qw.Attempt
+	a.try, a.id, a.idUses, a.unknown = try, id, 0, false
+	if a.qw, err = joinQueue(a.b, a.key, id, a.c); err != nil {
+		return err
 	}
-	deadline := time.Now().Add(c.wait)
-	var notifier Notifier
-	if qw == nil {
-		notifier, _ = b.(Notifier)
+	if a.qw != nil {
+		a.try = a.qw.Attempt
 	}
-	var (
-		timer   *time.Timer
-		timerAt time.Time // when the pending backoff timer fires; zero when none is pending
-		waits   int       // backoff timers started: the index into the delay schedule
-		retries int       // attempts counted against maxRetries
-		watch   <-chan struct{}
-		unwatch func() // nil until the first watch
-	)
-	defer func() {
-		if unwatch != nil {
-			unwatch()
-		}
-	}()
-	idUses := 0 // attempts made with id
+	return nil
+}
+
+// finish leaves the queue (which releases what the id may hold when the
+// call failed), or releases an id whose outcome is unknown, and stops the
+// timer.
+func (a *acquisition) finish(ctx context.Context, err error) {
+	switch {
+	case a.qw != nil:
+		a.qw.Leave(err == nil)
+	case err != nil && a.unknown && a.id != "":
+		go releaseOrphan(context.WithoutCancel(ctx), a.b, a.id, max(a.c.releaseTimeout, a.c.ttl))
+	}
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}
+
+// run attempts until one succeeds, a hand-off arrives, or the call gives
+// up.
+func (a *acquisition) run(ctx context.Context) (Lease, error) {
 	for attempt := 1; ; attempt++ {
-		idUses++
-		l, err := try(ctx)
+		a.idUses++
+		l, err := a.try(ctx)
 		if err == nil {
 			return l, nil
 		}
-		if c.limitSet && errors.Is(err, errors.ErrUnsupported) && CodeOf(err) == "" {
-			// A decorator of a backend without limits (see Limiter).
-			return Lease{}, errNoLimits()
+		renewed, ferr := a.judge(ctx, attempt, err)
+		switch {
+		case ferr != nil:
+			return Lease{}, ferr
+		case renewed:
+			continue // at once, with the new id
 		}
-		locked := errors.Is(err, ErrLocked)
+		if l, err := a.wait(ctx, attempt, err); err != nil || l.ID != "" {
+			return l, err
+		}
+	}
+}
+
+// judge decides what follows failed attempt number attempt: an error to
+// return (final), an attempt at once with a new id (renewed), or neither:
+// a wait, after contention or a transient failure.
+func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewed bool, final error) {
+	if a.c.limitSet && errors.Is(err, errors.ErrUnsupported) && CodeOf(err) == "" {
+		return false, errNoLimits() // a decorator of a backend without limits (see Limiter)
+	}
+	locked := errors.Is(err, ErrLocked)
+	if !locked {
+		if a.id != "" && a.idUses > 1 && errors.Is(err, ErrNotHeld) {
+			// The id was released since its last attempt (an attempt gave
+			// its grant up, as ReplicaAck does): it holds nothing and takes
+			// nothing any more. Try again at once with a new one; that
+			// attempt's outcome is the one to report.
+			if a.qw != nil {
+				a.qw.Leave(false)
+				a.qw = nil
+			}
+			if serr := a.start(); serr != nil {
+				return false, serr
+			}
+			a.observe(attempt, err, 0)
+			return true, nil
+		}
+		a.unknown = a.unknown || outcomeUnknown(err)
+		// With one id for every attempt, a transient failure is retried
+		// like contention: an attempt that did take the lock gets it back.
+		// Without, a retry could take a second lock.
+		if a.id == "" || !transient(err) || ctx.Err() != nil {
+			a.observe(attempt, err, 0)
+			return false, err
+		}
+	}
+	if a.retries >= a.c.maxRetries || time.Until(a.deadline) <= 0 {
+		a.observe(attempt, err, 0)
 		if !locked {
-			if id != "" && idUses > 1 && errors.Is(err, ErrNotHeld) {
-				// The id was released since its last attempt (an attempt
-				// gave its grant up, as ReplicaAck does): it holds nothing
-				// and takes nothing any more. Try again at once with a new
-				// one; that attempt's outcome is the one to report.
-				var aerr error
-				if try, id, aerr = c.attempter(b, key); aerr != nil {
-					return Lease{}, aerr
-				}
-				if qw != nil {
-					qw.Leave(false)
-					if qw, aerr = joinQueue(b, key, id, c); aerr != nil {
-						return Lease{}, aerr
-					}
-					if qw != nil {
-						try = qw.Attempt
-					}
-				}
-				unknown, idUses = false, 0
-				if obs != nil {
-					obs.Attempt(attempt, err, 0)
-				}
-				continue
-			}
-			unknown = unknown || outcomeUnknown(err)
-			// With one id for every attempt, a transient failure is retried
-			// like contention: an attempt that did take the lock gets it
-			// back. Without, a retry could take a second lock.
-			if id == "" || !transient(err) || ctx.Err() != nil {
-				if obs != nil {
-					obs.Attempt(attempt, err, 0)
-				}
-				return Lease{}, err
-			}
+			return false, err
 		}
-		left := time.Until(deadline)
-		if retries >= c.maxRetries || left <= 0 {
-			if obs != nil {
-				obs.Attempt(attempt, err, 0)
-			}
-			if !locked {
-				return Lease{}, err
-			}
-			return Lease{}, newError(CodeAcquisitionTimeout, "acquire",
-				"key still locked after "+itoa(attempt)+" attempts", err)
-		}
-		if locked && notifier != nil && unwatch == nil {
-			watch, unwatch = watchKey(notifier, key)
-			if watch != nil {
-				// A release between the attempt above and the watch
-				// published to nobody: look again before waiting.
-				if obs != nil {
-					obs.Attempt(attempt, err, 0)
-				}
-				continue
-			}
-		}
-		var wait time.Duration // until the next attempt at the latest
-		if timerAt.IsZero() {
-			if qw != nil && locked {
-				// Queued: the release hands the lock over (Granted); an
-				// attempt is only the fallback for a hand-off that never
-				// comes (a holder that dies, a lost message).
-				wait = min(queuedPoll(err, time.Now()), left)
-			} else {
-				wait = min(c.delay(waits), left)
-				waits++
-			}
-			if timer == nil {
-				timer = time.NewTimer(wait)
-				defer timer.Stop()
-			} else {
-				timer.Reset(wait)
-			}
-			timerAt = time.Now().Add(wait)
-		} else {
-			wait = max(time.Until(timerAt), 0)
-		}
-		if obs != nil {
-			obs.Attempt(attempt, err, wait)
-		}
-		var granted <-chan Lease
-		if qw != nil {
-			granted = qw.Granted()
-		}
-		select {
-		case g := <-granted:
-			if g.ID != "" {
-				// Handed over by a release: the lease is ours.
-				return g, nil
-			}
-			// The backend asks for an attempt at once (hand-offs may have
-			// been missed); like a wake-up, it uses up no retry.
-		case <-ctx.Done():
-			return Lease{}, aborted(ctx.Err())
-		case <-timer.C:
-			timerAt = time.Time{}
-			retries++
-		case <-watch:
-			// A wake-up follows a release, so the attempt it brings does
-			// not use up a retry (MaxRetries bounds polling; the wait
-			// bounds everything). One-shot: watch again before the
-			// attempt, so a release during it wakes us.
-			unwatch()
-			watch, unwatch = watchKey(notifier, key)
-		}
+		return false, newError(CodeAcquisitionTimeout, "acquire",
+			"key still locked after "+itoa(attempt)+" attempts", err)
+	}
+	return false, nil
+}
+
+// wait waits after failed attempt number attempt (err) for a hand-off
+// (when queued), the timer or the end of ctx. It returns a handed-over
+// lease, or a zero Lease for another attempt: when the timer fired (a
+// retry used up) or the backend asked for one (a missed hand-off, no
+// retry used up).
+func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, error) {
+	d := a.schedule(err)
+	a.observe(attempt, err, d)
+	var granted <-chan Lease
+	if a.qw != nil {
+		granted = a.qw.Granted()
+	}
+	select {
+	case g := <-granted:
+		return g, nil
+	case <-ctx.Done():
+		return Lease{}, aborted(ctx.Err())
+	case <-a.timer.C:
+		a.timerAt = time.Time{}
+		a.retries++
+		return Lease{}, nil
+	}
+}
+
+// schedule starts the timer of the next attempt after err, unless one is
+// pending (a hand-off request does not restart it), and returns the time
+// until it fires: a queued waiter's fallback (queuedPoll) after
+// contention, else the next backoff delay, within the wait.
+func (a *acquisition) schedule(err error) time.Duration {
+	if !a.timerAt.IsZero() {
+		return max(time.Until(a.timerAt), 0)
+	}
+	left := time.Until(a.deadline)
+	var d time.Duration
+	if a.qw != nil && errors.Is(err, ErrLocked) {
+		d = min(queuedPoll(err, time.Now()), left)
+	} else {
+		d = min(a.c.delay(a.waits), left)
+		a.waits++
+	}
+	if a.timer == nil {
+		a.timer = time.NewTimer(d)
+	} else {
+		a.timer.Reset(d)
+	}
+	a.timerAt = time.Now().Add(d)
+	return d
+}
+
+// observe reports an attempt to the observer, if any.
+func (a *acquisition) observe(attempt int, err error, wait time.Duration) {
+	if a.obs != nil {
+		a.obs.Attempt(attempt, err, wait)
 	}
 }
 
@@ -335,15 +345,6 @@ func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Durat
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cleanup.Retry(ctx, func(ctx context.Context) error { return b.Release(ctx, id) }, transient)
-}
-
-// watchKey calls n.WatchKey and guards against a nil cancel.
-func watchKey(n Notifier, key string) (<-chan struct{}, func()) {
-	ch, cancel := n.WatchKey(key)
-	if cancel == nil {
-		cancel = func() {}
-	}
-	return ch, cancel
 }
 
 // QueuedPollInterval is the longest a waiter in a backend's queue (see

@@ -14,8 +14,7 @@ import (
 // queued, whichever process they run in.
 //
 // [Acquire], [Do] and [Hold] use it, when the backend is also an
-// [IDAcquirer] and the wait ([WithWait]) is not zero, in preference to a
-// [Notifier]: they Join with the call's lock id, make every attempt with
+// [IDAcquirer] and the wait ([WithWait]) is not zero: they Join with the call's lock id, make every attempt with
 // Attempt, take a lease from Granted, and Leave when done. They attempt
 // again only as a fallback, at the holder's expiry or after
 // [QueuedPollInterval]: a holder that dies lets its lease expire and hands

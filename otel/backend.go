@@ -30,7 +30,6 @@ type backend struct {
 var (
 	_ lock.Backend    = (*backend)(nil)
 	_ lock.Observer   = (*backend)(nil)
-	_ lock.Notifier   = (*backend)(nil)
 	_ lock.IDAcquirer = (*backend)(nil)
 )
 
@@ -101,16 +100,6 @@ func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 		return &batcher{backend: w, next: be}
 	}
 	return w
-}
-
-// WatchKey forwards to the wrapped backend when it is a lock.Notifier, so
-// waiters still wake on a release; otherwise it returns a nil channel,
-// which leaves lock.Acquire polling as it would without the wrapper.
-func (w *backend) WatchKey(key string) (<-chan struct{}, func()) {
-	if n, ok := w.next.(lock.Notifier); ok {
-		return n.WatchKey(key)
-	}
-	return nil, func() {}
 }
 
 // Acquire calls the wrapped backend's Acquire in a "syncguard.acquire"

@@ -113,10 +113,4 @@ func TestWrapForwardsQueuer(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("waiter took %v after the release; want a wake-up, not the 5s poll", d)
 	}
-
-	if ch, cancel := otellock.Wrap(plainBackend{inner}).(lock.Notifier).WatchKey("k"); ch != nil {
-		t.Error("WatchKey on a backend without notifications returned a channel")
-	} else {
-		cancel()
-	}
 }

@@ -260,8 +260,7 @@ func deadlineNs(ctx context.Context) int64 {
 // may have run on the server, once or more).
 //
 // It has the optional interfaces lock uses when a backend has them, so the
-// workers take the paths users take: [lock.Notifier] (a release wakes
-// waiters), [lock.BatchExtender] (batched keep-alive; each lease of a batch
+// workers take the paths users take: [lock.BatchExtender] (batched keep-alive; each lease of a batch
 // is recorded as an Extend) and lock.IDAcquirer (one lock id for every
 // attempt of an Acquire; declared here as [idAcquirer] so that the harness
 // builds whether or not lock has it). Each forwards to the wrapped backend,
@@ -279,7 +278,6 @@ type idAcquirer interface {
 }
 
 var (
-	_ lock.Notifier      = (*recorder)(nil)
 	_ lock.BatchExtender = (*recorder)(nil)
 	_ idAcquirer         = (*recorder)(nil)
 )
@@ -369,14 +367,6 @@ func (r *recorder) record(call int64, key string, n int, deadline int64, l lock.
 	}
 	r.h.record(op, err)
 	return l, err
-}
-
-// WatchKey forwards to the backend's lock.Notifier (none: no watch).
-func (r *recorder) WatchKey(key string) (<-chan struct{}, func()) {
-	if n, ok := r.Backend.(lock.Notifier); ok {
-		return n.WatchKey(key)
-	}
-	return nil, func() {}
 }
 
 func (r *recorder) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
