@@ -27,10 +27,41 @@ func (s Snippet) FirstLine() string {
 // MarkdownGo returns the fenced code blocks of a Markdown document whose
 // info string starts with the word "go" (```go, ~~~go).
 func MarkdownGo(file string, src []byte) []Snippet {
+	return markdownBlocks(file, src, func(info []string) bool { return len(info) > 0 && info[0] == "go" })
+}
+
+// MarkdownUntagged returns the fenced code blocks of a Markdown document
+// with no info string, which MarkdownGo cannot tell from Go: a Go block
+// says ```go to be checked, and output says ```text.
+func MarkdownUntagged(file string, src []byte) []Snippet {
+	return markdownBlocks(file, src, func(info []string) bool { return len(info) == 0 })
+}
+
+// markdownBlocks returns the fenced code blocks of a Markdown document
+// whose info string (split into words) keep accepts.
+func markdownBlocks(file string, src []byte, keep func(info []string) bool) []Snippet {
+	var out []Snippet
+	scanMarkdown(src, nil, func(info []string, start int, body []string) {
+		if !keep(info) {
+			return
+		}
+		line := start
+		for j := 0; j < len(body) && strings.TrimSpace(body[j]) == ""; j++ {
+			line++
+		}
+		out = append(out, Snippet{File: file, Line: line, Text: Normalize(strings.Join(body, "\n"))})
+	})
+	return out
+}
+
+// scanMarkdown calls prose, if not nil, with the 1-based number and text
+// of every line outside fenced code blocks and their fences, and block with
+// the words of the info string, the 1-based line after the opening fence
+// and the lines of every fenced code block.
+func scanMarkdown(src []byte, prose func(line int, text string), block func(info []string, start int, body []string)) {
 	var (
-		out   []Snippet
 		fence string // the opening fence while inside a block, else ""
-		isGo  bool
+		info  []string
 		start int
 		body  []string
 	)
@@ -41,26 +72,20 @@ func MarkdownGo(file string, src []byte) []Snippet {
 		}
 		if fence == "" {
 			if f := fenceOf(trimmed); f != "" {
-				info := strings.Fields(trimmed[len(f):])
-				fence, isGo, start, body = f, len(info) > 0 && info[0] == "go", i+2, nil
+				fence, info, start, body = f, strings.Fields(trimmed[len(f):]), i+2, nil
+			} else if prose != nil {
+				prose(i+1, line)
 			}
 			continue
 		}
 		if f := fenceOf(trimmed); f != "" && f[0] == fence[0] && len(f) >= len(fence) &&
 			strings.TrimSpace(trimmed[len(f):]) == "" {
-			if isGo {
-				line := start
-				for j := 0; j < len(body) && strings.TrimSpace(body[j]) == ""; j++ {
-					line++
-				}
-				out = append(out, Snippet{File: file, Line: line, Text: Normalize(strings.Join(body, "\n"))})
-			}
+			block(info, start, body)
 			fence = ""
 			continue
 		}
 		body = append(body, line)
 	}
-	return out
 }
 
 // fenceOf returns the run of three or more backticks or tildes that line

@@ -1,8 +1,10 @@
 // Package readme keeps the Go code quoted in the documentation compiling.
 //
-// Every ```go block of README.md must be a verbatim copy of a marked region
+// Every ```go block of the documents (Documents: README.md, CHANGELOG.md,
+// bench/README.md and docs/*.md) must be a verbatim copy of a marked region
 // of a Go file of this module, which go vet and go test compile; TestREADME
-// checks it. A region runs from a comment line "// README: <name>" to the
+// checks it, and fails for a fenced block with no language, which could be
+// Go that the check does not see (output is ```text). A region runs from a comment line "// README: <name>" to the
 // next comment line "// END README". The common indentation of the region
 // and of the block is removed and trailing spaces and blank lines are
 // ignored; otherwise the two must be equal.
@@ -16,9 +18,16 @@
 // (readme_test.go by convention), inside an unexported function, or an
 // Example function without an "// Output:" comment, whose parameters
 // declare whatever the snippet uses but does not define; put the marker
-// lines around it; run gofmt; then paste the region into the README. The
-// test names the README line of any block without a matching region, with
-// the nearest region and the first line where they differ.
+// lines around it; run gofmt; then paste the region into the document. The
+// test names the document's line of any block without a matching region,
+// with the nearest region and the first line where they differ. A Go block
+// of bench/README.md quotes a region of this module too (bench is a module
+// of its own, whose files are not searched for regions).
+//
+// TestREADMELinks checks the relative links of the documents: each must
+// lead to a file or directory of the module, and a #anchor into a Markdown
+// file to one of its headings (as GitHub names them), so a section moved to
+// another file cannot leave a link behind.
 //
 // The code blocks of the package comment of every doc.go file (the
 // indented blocks of a Go doc comment) are held to the same rule by

@@ -2,6 +2,7 @@ package readme_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -39,19 +40,61 @@ func moduleRegions(t *testing.T, root string) []readme.Region {
 	return regions
 }
 
-// TestREADME fails for every ```go block of README.md that is not a copy of
-// a marked region of a compiled Go file.
-func TestREADME(t *testing.T) {
-	root := moduleRoot(t)
-	src, err := os.ReadFile(filepath.Join(root, "README.md"))
+// documents returns the module's Markdown documents (readme.Documents).
+func documents(t *testing.T, root string) []string {
+	t.Helper()
+	files, err := readme.MarkdownFiles(root, readme.Documents)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := readme.MarkdownGo("README.md", src)
-	if len(blocks) == 0 {
+	return files
+}
+
+// TestREADME fails for every ```go block of README.md, CHANGELOG.md,
+// bench/README.md and docs/*.md that is not a copy of a marked region of a
+// compiled Go file, and for every block of theirs with no language, which
+// could be Go that the check does not see.
+func TestREADME(t *testing.T) {
+	root := moduleRoot(t)
+	var blocks []readme.Snippet
+	perFile := map[string]int{}
+	for _, name := range documents(t, root) {
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs := readme.MarkdownGo(name, src)
+		perFile[name] = len(bs)
+		blocks = append(blocks, bs...)
+		for _, b := range readme.MarkdownUntagged(name, src) {
+			t.Errorf("%s:%d: the code block starting %q has no language: write ```go for Go (then it must be a region, see internal/readme/doc.go), ```text for output",
+				b.File, b.Line, b.FirstLine())
+		}
+	}
+	if perFile["README.md"] == 0 {
 		t.Fatal("README.md: no go blocks found; is the extraction broken?")
 	}
 	for _, err := range readme.Check(blocks, moduleRegions(t, root)) {
+		t.Error(err)
+	}
+}
+
+// TestREADMELinks fails for every relative link of the documents to a file
+// that does not exist, or to a heading that does not.
+func TestREADMELinks(t *testing.T) {
+	root := moduleRoot(t)
+	var links []readme.Link
+	for _, name := range documents(t, root) {
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		links = append(links, readme.MarkdownLinks(name, src)...)
+	}
+	if len(links) == 0 {
+		t.Fatal("no relative links found; is the extraction broken?")
+	}
+	for _, err := range readme.CheckLinks(root, links) {
 		t.Error(err)
 	}
 }
@@ -343,5 +386,106 @@ func TestModuleFiles(t *testing.T) {
 	}
 	if got, want := names["usage"], "redisbackend/readme_test.go"; got != want {
 		t.Errorf("ModuleRegions: region usage in %q, want %q", got, want)
+	}
+}
+
+// writeFiles creates the files of a test tree under a temporary directory
+// and returns the directory.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestReadmeMarkdownFiles(t *testing.T) {
+	root := writeFiles(t, map[string]string{
+		"README.md": "", "docs/b.md": "", "docs/a.md": "", "docs/x.txt": "", "bench/RESULTS.md": "",
+	})
+	got, err := readme.MarkdownFiles(root, []string{"README.md", "docs/*.md", "README.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"README.md", "docs/a.md", "docs/b.md"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("MarkdownFiles: got %q, want %q", got, want)
+	}
+	// A named document that is missing is an error; an empty glob is not.
+	_, err = readme.MarkdownFiles(root, []string{"CHANGELOG.md", "guides/*.md"})
+	if want := "CHANGELOG.md: no such document"; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "guides") {
+		t.Errorf("MarkdownFiles: got error %v, want one about CHANGELOG.md only", err)
+	}
+}
+
+func TestReadmeMarkdownUntagged(t *testing.T) {
+	got := readme.MarkdownUntagged("doc.md", []byte(sampleMarkdown+"```\nfmt.Println(1)\n```\n"))
+	want := []readme.Snippet{{File: "doc.md", Line: 26, Text: "fmt.Println(1)"}}
+	if len(got) != 1 || got[0] != want[0] {
+		t.Errorf("MarkdownUntagged: got %+v, want %+v", got, want)
+	}
+}
+
+const linkedMarkdown = "# Guide: `lock.Do` / `lock.Hold`\n" + // 1
+	"\n" + // 2
+	"See [the key layout](#key-layout), [Compatibility](#compatibility-with-the-typescript-syncguard)\n" + // 3
+	"and [a missing part](#nowhere). [`lock`](../lock) [docs](https://pkg.go.dev/x) [mail](mailto:a@b)\n" + // 4
+	"`[not](a-link.md)` [gone](gone.md) [other](other.md#usage) [stale](other.md#changes)\n" + // 5
+	"```sh\n" + // 6
+	"# not a heading; [not](a-link.md)\n" + // 7
+	"```\n" + // 8
+	"## Key layout\n" + // 9
+	"## Key layout\n" + // 10
+	"## Compatibility with the [TypeScript](https://x) syncguard ##\n" + // 11
+	"[up]: ../README.md\n" + // 12
+	"[escapes]: ../../etc/passwd\n" // 13
+
+func TestReadmeAnchors(t *testing.T) {
+	got := readme.Anchors([]byte(linkedMarkdown))
+	for _, want := range []string{"guide-lockdo--lockhold", "key-layout", "key-layout-1", "compatibility-with-the-typescript-syncguard"} {
+		if !got[want] {
+			t.Errorf("Anchors: got %v, want it to include %q", got, want)
+		}
+	}
+	if got["not-a-heading-not-a-linkmd"] || len(got) != 4 {
+		t.Errorf("Anchors: got %v, want the 4 headings outside the code block", got)
+	}
+}
+
+func TestReadmeLinks(t *testing.T) {
+	root := writeFiles(t, map[string]string{
+		"README.md":     "",
+		"lock/doc.go":   "",
+		"docs/guide.md": linkedMarkdown,
+		"docs/other.md": "# Usage\n",
+	})
+	links := readme.MarkdownLinks("docs/guide.md", []byte(linkedMarkdown))
+	var targets []string
+	for _, l := range links {
+		targets = append(targets, fmt.Sprintf("%d:%s", l.Line, l.Target))
+	}
+	want := "3:#key-layout 3:#compatibility-with-the-typescript-syncguard 4:#nowhere 4:../lock " +
+		"5:gone.md 5:other.md#usage 5:other.md#changes 12:../README.md 13:../../etc/passwd"
+	if got := strings.Join(targets, " "); got != want {
+		t.Errorf("MarkdownLinks:\ngot  %s\nwant %s", got, want)
+	}
+	var got []string
+	for _, err := range readme.CheckLinks(root, links) {
+		got = append(got, err.Error())
+	}
+	wantErrs := []string{
+		`docs/guide.md:4: link "#nowhere": docs/guide.md has no heading with the anchor #nowhere`,
+		`docs/guide.md:5: link "gone.md": no file docs/gone.md`,
+		`docs/guide.md:5: link "other.md#changes": docs/other.md has no heading with the anchor #changes`,
+		`docs/guide.md:13: link "../../etc/passwd" leaves the module`,
+	}
+	if strings.Join(got, "\n") != strings.Join(wantErrs, "\n") {
+		t.Errorf("CheckLinks: got\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(wantErrs, "\n\t"))
 	}
 }

@@ -49,9 +49,10 @@ func Example() {
 	// the middleware returns an *echo.HTTPError (409, with the lock error
 	// as Internal) and sets Retry-After; e.HTTPErrorHandler renders it.
 	// The lock key is the route (':' escaped) and the id. Retry-After is 1:
-	// the holder's lease has 10s left, but this route's handlers hold the
-	// lock for well under a second.
-	l, err := backend.Acquire(context.Background(), `POST /orders/\:id/pay:42`, 10*time.Second)
+	// the holder's lease has 30s left (a live holder's heartbeat keeps it
+	// above half the TTL), but this route's handlers hold the lock for well
+	// under a second.
+	l, err := backend.Acquire(context.Background(), `POST /orders/\:id/pay:42`, 30*time.Second)
 	if err != nil {
 		panic(err)
 	}
@@ -217,14 +218,14 @@ func ExampleConfig_limit() {
 	go func() { done <- post("alice", "/reports/7/export").Code }()
 	<-inside
 	<-inside
-	rec := post("alice", "/reports/8/export") // a third one, on either route
+	rec := post("alice", "/reports/8/export") // a third one, on either route; Retry-After 1: no export has finished here yet
 	fmt.Print(rec.Code, " Retry-After: ", rec.Header().Get("Retry-After"), " ", rec.Body)
 	rec = post("bob", "/exports")
 	fmt.Println("bob:", rec.Code, rec.Body)
 	close(release)
 	fmt.Println("alice:", <-done, <-done)
 	// Output:
-	// 429 Retry-After: 10 {"message":"The limit of concurrent requests for this resource is reached. Retry after 10s."}
+	// 429 Retry-After: 1 {"message":"The limit of concurrent requests for this resource is reached. Retry after 1s."}
 	// bob: 200 exported
 	// alice: 200 200
 }

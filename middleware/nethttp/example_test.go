@@ -62,9 +62,10 @@ func Example() {
 
 	// While another instance holds the key, the request is turned away.
 	// The lock key is the prefix, the route and the Idempotency-Key.
-	// Retry-After is 1: the holder's lease has 10s left, but this route's
-	// handlers hold the lock for well under a second.
-	l, err := backend.Acquire(context.Background(), "orders:POST /orders:3f6c", 10*time.Second)
+	// Retry-After is 1: the holder's lease has 30s left (a live holder's
+	// heartbeat keeps it above half the TTL), but this route's handlers
+	// hold the lock for well under a second.
+	l, err := backend.Acquire(context.Background(), "orders:POST /orders:3f6c", 30*time.Second)
 	if err != nil {
 		panic(err)
 	}
@@ -240,7 +241,7 @@ func ExampleWithLimit() {
 	go func() { done <- post("alice", "/reports/7/export").Code }()
 	<-inside
 	<-inside
-	rec := post("alice", "/reports/8/export") // a third one, on either route
+	rec := post("alice", "/reports/8/export") // a third one, on either route; Retry-After 1: no export has finished here yet
 	fmt.Println(rec.Code, rec.Header().Get("Content-Type"), "Retry-After:", rec.Header().Get("Retry-After"))
 	fmt.Println(rec.Body)
 	rec = post("bob", "/exports")
@@ -248,8 +249,8 @@ func ExampleWithLimit() {
 	close(release)
 	fmt.Println("alice:", <-done, <-done)
 	// Output:
-	// 429 application/problem+json Retry-After: 10
-	// {"type":"urn:syncguard:problem:concurrency-limit-reached","title":"Too many concurrent requests","status":429,"detail":"The limit of concurrent requests for this resource is reached. Retry after 10s."}
+	// 429 application/problem+json Retry-After: 1
+	// {"type":"urn:syncguard:problem:concurrency-limit-reached","title":"Too many concurrent requests","status":429,"detail":"The limit of concurrent requests for this resource is reached. Retry after 1s."}
 	//
 	// bob: 200 exported
 	// alice: 200 200

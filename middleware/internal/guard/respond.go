@@ -104,15 +104,26 @@ type Problem struct {
 	OriginalStatus int `json:"original_status,omitempty"`
 }
 
+// UnmeasuredRetryAfter caps Retry-After on a route where no handler has
+// run yet on this instance (no hold time measured): the holder's lease
+// alone would say up to the whole TTL, as the heartbeat keeps extending
+// it, while most holders finish in a fraction of it.
+const UnmeasuredRetryAfter = time.Second
+
 // RetryAfter returns how long a client should wait before retrying after
-// err (an error matching lock.ErrLocked) on route: the time until the
-// holder's lease expires by err's *lock.LockedError (for a limit, the
-// earliest expiry among the slots' holders, the latest time one frees;
-// the TTL when that is unknown), capped by the moving average of how long this route's
-// handlers held the lock (when one has run here), in whole seconds,
-// rounded up, at least one. The lease alone would say the full TTL (the
-// heartbeat keeps extending it) while most holders finish in a fraction
-// of it.
+// err (an error matching lock.ErrLocked) on route, in whole seconds,
+// rounded up, at least one:
+//
+//   - when the holder's lease is not being extended (its time left, by
+//     err's *lock.LockedError, is under half the TTL: a live holder's
+//     heartbeat extends it every third of the TTL), the holder is dead and
+//     the key frees at its expiry: that time left;
+//   - otherwise the time left capped by the moving average of how long
+//     this route's handlers held the lock, or, before one has run here, by
+//     UnmeasuredRetryAfter.
+//
+// For a limit, the time left is the earliest expiry among the slots'
+// holders; the TTL stands in when it is unknown.
 func (g *Guard) RetryAfter(route string, err error) time.Duration {
 	est, ok := g.holds.estimate(route)
 	if !ok {
@@ -126,11 +137,17 @@ func (g *Guard) RetryAfter(route string, err error) time.Duration {
 func retryAfter(err error, ttl, est time.Duration, now time.Time) time.Duration {
 	d := ttl
 	var le *lock.LockedError
-	if errors.As(err, &le) && !le.ExpiresAt.IsZero() {
+	known := errors.As(err, &le) && !le.ExpiresAt.IsZero()
+	if known {
 		d = le.ExpiresAt.Sub(now)
 	}
-	if est >= 0 && est < d {
-		d = est
+	switch {
+	case known && d < ttl/2:
+		// Not extended: a dead holder, whose lease ends at its expiry.
+	case est >= 0:
+		d = min(d, est)
+	default:
+		d = min(d, UnmeasuredRetryAfter)
 	}
 	secs := (d + time.Second - 1) / time.Second
 	return max(secs, 1) * time.Second

@@ -46,7 +46,7 @@ var scenarios = []scenario{
 	{"handler panic frees the key and propagates", handlerPanic},
 	{"invalid keys get 400 without a backend call", invalidKeys},
 	{"backend down: 503, or the handler with fail-open", backendDown},
-	{"Retry-After comes from the holder's expiry", retryAfterFromHolder},
+	{"Retry-After: a dead holder's expiry, else capped before any hold is measured", retryAfterFromHolder},
 	{"wait gives up with 409 after the wait", waitGivesUp},
 	{"custom busy and error responses", customResponses},
 	{"the lease and its fence reach the handler", leaseReachable},
@@ -460,14 +460,30 @@ func hold(t *testing.T, e *env, k string, ttl time.Duration) lock.Lease {
 }
 
 func retryAfterFromHolder(t *testing.T, a Adapter) {
-	e := newEnv(t)
-	hold(t, e, lk, 10*time.Second) // shorter than the middleware's 30s TTL
-	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
-		t.Error("handler ran on a held key")
-	}})
-	rec := serve(h, ptr(key))
-	checkProblem(t, rec, http.StatusConflict, key)
-	checkRetryAfter(t, rec, 9, 10)
+	tests := []struct {
+		desc     string
+		ttl      time.Duration // the holder's lease, never extended
+		min, max int
+	}{
+		// Under half the middleware's 30s TTL: not being extended, a dead
+		// holder; the key frees at its expiry.
+		{"dead holder: its time left", 10 * time.Second, 9, 10},
+		// As a live holder's: no hold time measured yet on this route, so
+		// the cap, not the whole lease.
+		{"live holder, nothing measured: the cap", 30 * time.Second, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			e := newEnv(t)
+			hold(t, e, lk, tt.ttl)
+			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
+				t.Error("handler ran on a held key")
+			}})
+			rec := serve(h, ptr(key))
+			checkProblem(t, rec, http.StatusConflict, key)
+			checkRetryAfter(t, rec, tt.min, tt.max)
+		})
+	}
 }
 
 func waitGivesUp(t *testing.T, a Adapter) {
