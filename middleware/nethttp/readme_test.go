@@ -14,7 +14,7 @@ import (
 
 // The README's net/http snippet, kept compiling; internal/readme checks that
 // README.md quotes the marked region verbatim.
-func readmeNetHTTP(rdb *redis.Client, mux *http.ServeMux, createOrder func(http.ResponseWriter, *http.Request)) {
+func readmeNetHTTP(rdb *redis.Client, mux *http.ServeMux, createOrder http.HandlerFunc) {
 	// README: nethttp
 	// A key per request: striped fence counters keep Redis's memory bounded.
 	backend, err := redisbackend.New(rdb, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
@@ -25,7 +25,7 @@ func readmeNetHTTP(rdb *redis.Client, mux *http.ServeMux, createOrder func(http.
 	if err != nil {
 		log.Fatal(err)
 	}
-	mux.Handle("POST /orders", mw(http.HandlerFunc(createOrder))) // in createOrder: l, _ := lock.LeaseFrom(r.Context())
+	mux.Handle("POST /orders", mw(createOrder)) // createOrder is an http.HandlerFunc; in it: l, _ := lock.LeaseFrom(r.Context())
 	// END README
 }
 
