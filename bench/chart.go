@@ -29,6 +29,7 @@ var libColor = map[string]color.Color{
 	libRedsync:      color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
 	libRueidis:      color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
 	libRaw:          color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff},
+	libSpecMin:      color.RGBA{R: 0x44, G: 0x44, B: 0x44, A: 0xff},
 	libRedislockAP:  color.RGBA{R: 0xf4, G: 0xa5, B: 0x82, A: 0xff},
 	libSyncguardCTE: color.RGBA{R: 0x66, G: 0xc2, B: 0xa5, A: 0xff},
 }
@@ -110,26 +111,39 @@ func writeCharts(r *results, dir string) ([]string, error) {
 		return nil
 	}
 	if len(r.distinct) > 0 {
-		var groups, series []string
+		var groups []string
 		for _, g := range r.cfg.conc {
 			groups = append(groups, fmt.Sprintf("%d goroutines", g))
 		}
-		var rate, p99 [][]float64
-		for _, l := range libraries {
-			var rs, ps []float64
-			for _, g := range r.cfg.conc {
-				d, _ := r.find(g, l.name)
-				rs = append(rs, d.Rate())
-				ps = append(ps, msf(d.P99))
+		// series: the libraries that ran under kind k; f: a figure of a row
+		series := func(k ctxKind, f func(distinctResult) float64) ([]string, [][]float64) {
+			var names []string
+			var vals [][]float64
+			for _, l := range libraries {
+				if _, ok := r.findK(r.cfg.conc[0], k, l.name); !ok {
+					continue
+				}
+				var vs []float64
+				for _, g := range r.cfg.conc {
+					d, _ := r.findK(g, k, l.name)
+					vs = append(vs, f(d))
+				}
+				names = append(names, l.name)
+				vals = append(vals, vs)
 			}
-			series = append(series, l.name)
-			rate = append(rate, rs)
-			p99 = append(p99, ps)
+			return names, vals
 		}
-		if err := write("chart-distinct.png", []panel{
-			{"Distinct keys: acquire+release cycles/s (higher is better)", "cycles/s", groups, series, rate},
-			{"Distinct keys: p99 latency per cycle (lower is better)", "ms", groups, series, p99},
-		}); err != nil {
+		var panels []panel
+		for _, k := range r.cfg.kinds {
+			names, vals := series(k, distinctResult.Rate)
+			panels = append(panels, panel{"Distinct keys, " + k.String() + ": acquire+release cycles/s (higher is better)", "cycles/s", groups, names, vals})
+		}
+		k := r.refKind()
+		names, vals := series(k, distinctResult.CmdUs)
+		panels = append(panels, panel{"Distinct keys, " + k.String() + ": Redis command µs per cycle (lower is better)", "µs", groups, names, vals})
+		names, vals = series(k, func(d distinctResult) float64 { return msf(d.P99) })
+		panels = append(panels, panel{"Distinct keys, " + k.String() + ": p99 latency per cycle (lower is better)", "ms", groups, names, vals})
+		if err := write("chart-distinct.png", panels); err != nil {
 			return written, err
 		}
 	}

@@ -68,7 +68,7 @@ func runWorker(args []string) error {
 	hold := fs.Duration("hold", 0, "hold per acquisition (fleet)")
 	g := fs.Int("g", 4, "goroutines (fleet)")
 	ttl := fs.Duration("ttl", 10*time.Second, "lease TTL")
-	pool := fs.Int("pool", 64, "go-redis PoolSize")
+	pool := fs.Int("pool", 0, "go-redis PoolSize (0: its default)")
 	warm := fs.Duration("warm", 0, "warm-up before the measured window (fleet)")
 	dur := fs.Duration("dur", time.Second, "measured window (fleet)")
 	if err := fs.Parse(args); err != nil {
@@ -526,9 +526,9 @@ func (e *env) runFanout(ctx context.Context) ([]fanoutResult, error) {
 				}
 				tag := "f" + strconv.FormatInt(keySeq.Add(1), 10) + ":"
 				if c.warm > 0 {
-					distinctCell(ctx, inst, c.fanoutG, c.warm, tag)
+					distinctCell(ctx, inst, c.fanoutG, ctxBackground, c.warm, tag)
 				}
-				r, _ := distinctCell(ctx, inst, c.fanoutG, c.cell/time.Duration(c.rounds), tag)
+				r, _ := distinctCell(ctx, inst, c.fanoutG, ctxBackground, c.cell/time.Duration(c.rounds), tag)
 				_ = inst.close()
 				k := [2]any{l.name, idle}
 				a := acc[k]

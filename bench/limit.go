@@ -93,6 +93,7 @@ func (e *env) limitEnv() *env {
 	}
 	le.libs = append(le.libs, limitLibrary)
 	le.cfg.conc = []int{e.cfg.limitG}
+	le.cfg.kinds = []ctxKind{ctxBackground}
 	le.cfg.holds = []time.Duration{e.cfg.limitHold}
 	return &le
 }

@@ -1,27 +1,38 @@
 // Command bench measures syncguard-go side by side with bsm/redislock,
-// go-redsync/redsync (one pool), rueidislock and a raw SET NX PX + DEL
-// baseline, against one redis-server it starts itself on a free loopback
-// port, and writes RESULTS.md plus one PNG chart per workload next to it.
+// go-redsync/redsync (one pool), rueidislock, a raw SET NX PX + DEL
+// baseline and a spec-minimal row (syncguard's wire format by the bench's
+// own scripts, the least seed 000 requires: specmin.go), against one
+// redis-server it starts itself on a free loopback port, every library on
+// go-redis's default options, and writes RESULTS.md plus one PNG chart per
+// workload next to it.
 //
-//	go run . -out RESULTS.md                      # what `make bench` runs (< 5 min)
+//	go run . -out RESULTS.md                      # what `make bench` runs (< 5 min on 2 cores)
+//	go run . -workloads distinct -goroutines 32,128 -contexts background -libs "spec-minimal scripts"
 //	go run . -workloads fleet -fleet-cell 10s     # only the hot key across processes, longer
 //	go run . -keep-n 1000 -keep-hold 3s -keep-ttl 6s     # a quicker keep-alive workload
 //	go run . -workloads limit -out /tmp/limit.md  # only the concurrency limits (syncguard-go alone)
 //	go run . -workloads fleet -libs bsm/redislock # syncguard-go (always) and one peer
+//	go run . -workloads handoff                   # the earlier hand-off harness (not run by default)
 //
-// Workloads: (1) distinct keys at 1, 4, 8, 32 and 128 goroutines
-// (cycles/s, p50/p99 per cycle, allocations per cycle from a serial pass);
-// (2) one hot key across 4 OS processes x 4 goroutines with no handoff rule,
-// hold 0 and 1 ms (acquisitions/s, Jain fairness index, max and p99 wait,
-// workers starved for a second, Redis commands and Redis CPU per
-// acquisition); (3) fan-out: distinct keys from 32 goroutines next to 0, 4
-// and 16 idle instances (processes) that waited for a lock before; (4) N
-// leases held and kept alive (round trips/s, goroutines, client CPU);
-// (5) the earlier single-process hand-off harness on a hot key, kept for
-// comparison and labelled as such; (6) concurrency limits, syncguard-go
-// alone (see limit.go): slot acquire+release cycles at 32 goroutines next
-// to lock cycles, and a hot limit (n = 4, 4 processes x 4 goroutines, hold
-// 1 ms). Libraries run interleaved within every cell, their order rotating
+// Workloads: (1) distinct keys at 1, 4, 8, 32 and 128 goroutines, each
+// library under three context kinds (-contexts: context.Background(); a
+// cancellable context without deadline per cycle, as net/http's request
+// context; a 5 s deadline per cycle, as asynq's), with cycles/s, p50/p99
+// per cycle and Redis's cost per cycle in every row (CONFIG RESETSTAT
+// before each cell, then INFO commandstats usec and calls / cycles, and
+// INFO cpu used_cpu_sys+used_cpu_user delta / cycles), allocations per
+// cycle from a serial pass; (2) one hot key across 4 OS processes x 4
+// goroutines with no handoff rule, hold 0 and 1 ms (acquisitions/s, Jain
+// fairness index, max and p99 wait, workers starved for a second, Redis
+// commands and Redis CPU per acquisition); (3) fan-out: distinct keys from
+// 32 goroutines next to 0, 4 and 16 idle instances (processes) that waited
+// for a lock before; (4) N leases held and kept alive (round trips/s,
+// goroutines, client CPU); (5) the earlier single-process hand-off harness
+// on a hot key, kept for comparison and labelled as such, run only when
+// asked (-workloads handoff); (6) concurrency limits, syncguard-go alone
+// (see limit.go): slot acquire+release cycles at 32 goroutines next to
+// lock cycles, and a hot limit (n = 4, 4 processes x 4 goroutines, hold 1
+// ms). Libraries run interleaved within every cell, their order rotating
 // between rounds.
 //
 // Workloads (2) and (3) run the bench binary itself as their worker
@@ -64,11 +75,12 @@ func main() {
 func defaultConfig() config {
 	return config{
 		ttl:         10 * time.Second,
-		cell:        2 * time.Second,
-		warm:        200 * time.Millisecond,
+		cell:        time.Second,
+		warm:        100 * time.Millisecond,
 		rounds:      2,
 		conc:        []int{1, 4, 8, 32, 128},
-		allocCycles: 4000,
+		kinds:       allKinds,
+		allocCycles: 2000,
 		contenders:  16,
 		handoffCell: 1500 * time.Millisecond,
 		fleetProcs:  4,
@@ -80,7 +92,7 @@ func defaultConfig() config {
 		keepN:       10000,
 		keepHold:    15 * time.Second,
 		keepTTL:     30 * time.Second,
-		poolSize:    64,
+		poolSize:    0,
 		limitG:      32,
 		limitHold:   time.Millisecond,
 	}
@@ -92,9 +104,10 @@ func run(args []string) error {
 	out := fs.String("out", "RESULTS.md", "Markdown report to write; the charts go next to it")
 	bin := fs.String("redis-server", "redis-server", "redis-server binary")
 	conc := fs.String("goroutines", "1,4,8,32,128", "goroutine counts of the distinct-keys workload")
+	kinds := fs.String("contexts", "background,cancel,deadline", "context kinds of the distinct-keys workload: background (context.Background()), cancel (context.WithCancel per cycle, as net/http's request context), deadline (context.WithTimeout 5s per cycle, as asynq's)")
 	idle := fs.String("fanout-idle", "0,4,16", "idle instances (processes) of the fan-out workload; the first is the baseline")
 	libsFlag := fs.String("libs", "", "comma-separated libraries to run (default all); syncguard-go, the reference of every ratio, always runs")
-	only := fs.String("workloads", "distinct,fleet,fanout,handoff,keepalive,limit", "workloads to run (hotkey = handoff; limit = syncguard-go's concurrency limits only)")
+	only := fs.String("workloads", "distinct,fleet,fanout,keepalive,limit", "workloads to run: distinct, fleet, fanout, handoff (= hotkey, the earlier single-process harness, not run by default), keepalive, limit (syncguard-go's concurrency limits only)")
 	fs.DurationVar(&cfg.ttl, "ttl", cfg.ttl, "lease TTL of the distinct-keys and hot-key workloads (equal for every library)")
 	fs.DurationVar(&cfg.cell, "cell", cfg.cell, "measured time per library per cell (split over -rounds)")
 	fs.DurationVar(&cfg.warm, "warm", cfg.warm, "warm-up per library per cell and round")
@@ -109,7 +122,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.keepN, "keep-n", cfg.keepN, "leases kept alive (the issue's goal is stated for 10000)")
 	fs.DurationVar(&cfg.keepHold, "keep-hold", cfg.keepHold, "how long the leases are kept alive (15s with TTL 30s: one extend per lease, mid-window, away from its edges)")
 	fs.DurationVar(&cfg.keepTTL, "keep-ttl", cfg.keepTTL, "lease TTL in the keep-alive workload; extended every TTL/3 (the goal is stated for 30s)")
-	fs.IntVar(&cfg.poolSize, "pool", cfg.poolSize, "go-redis PoolSize, the same for every library")
+	fs.IntVar(&cfg.poolSize, "pool", cfg.poolSize, "go-redis PoolSize, the same for every library (0: go-redis's default, 10 per GOMAXPROCS)")
 	fs.IntVar(&cfg.limitG, "limit-goroutines", cfg.limitG, "goroutines of the slot cycles in the limit workloads")
 	fs.DurationVar(&cfg.limitHold, "limit-hold", cfg.limitHold, "hold per acquisition on the hot limit")
 	if err := fs.Parse(args); err != nil {
@@ -122,6 +135,10 @@ func run(args []string) error {
 			return fmt.Errorf("bad -goroutines %q", *conc)
 		}
 		cfg.conc = append(cfg.conc, n)
+	}
+	var err error
+	if cfg.kinds, err = parseKinds(*kinds); err != nil {
+		return err
 	}
 	cfg.fanoutIdle = nil
 	for _, f := range strings.Split(*idle, ",") {

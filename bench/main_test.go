@@ -97,12 +97,20 @@ func TestSmoke(t *testing.T) {
 	if res.distinct, err = e.runDistinct(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.distinct) != len(libraries) {
-		t.Fatalf("distinct: %d results, want %d", len(res.distinct), len(libraries))
+	want := 0
+	for _, l := range libraries {
+		for _, k := range cfg.kinds {
+			if l.runsWith(k) {
+				want++
+			}
+		}
+	}
+	if len(res.distinct) != want {
+		t.Fatalf("distinct: %d results, want %d", len(res.distinct), want)
 	}
 	for _, d := range res.distinct {
-		if d.Cycles == 0 || d.Errors != 0 || d.P50 <= 0 {
-			t.Errorf("distinct %s: %+v", d.Lib, d)
+		if d.Cycles == 0 || d.Errors != 0 || d.P50 <= 0 || d.Redis.Calls == 0 || d.Redis.Usec == 0 {
+			t.Errorf("distinct %s %s: %+v", d.Lib, d.Ctx, d)
 		}
 	}
 	if res.allocs, err = e.runAllocs(ctx); err != nil {
@@ -188,6 +196,11 @@ func TestSmoke(t *testing.T) {
 	if len(md) < 500 {
 		t.Errorf("report too short:\n%s", md)
 	}
+	for _, want := range []string{"## 6. Concurrency limits", "## Goals of issue 25", libSpecMin, "5 s deadline"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report has no %q", want)
+		}
+	}
 	if !strings.Contains(md, "## 6. Concurrency limits") {
 		t.Errorf("report has no limit section:\n%s", md)
 	}
@@ -202,4 +215,14 @@ func hotLibraries() int {
 		}
 	}
 	return n
+}
+
+func TestParseKinds(t *testing.T) {
+	ks, err := parseKinds("deadline, background,deadline")
+	if err != nil || len(ks) != 2 || ks[0] != ctxDeadline || ks[1] != ctxBackground {
+		t.Errorf("parseKinds = %v, %v", ks, err)
+	}
+	if _, err := parseKinds("request"); err == nil {
+		t.Error("parseKinds(request): no error")
+	}
 }

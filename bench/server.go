@@ -71,30 +71,65 @@ func (s *server) newClient(poolSize int) (*redis.Client, *counter) {
 }
 
 // commandCalls sums INFO commandstats calls, leaving out the commands the
-// harness itself or connection set-up sends (info, hello, client, ping,
-// flushall). Commands run inside Lua scripts are counted by Redis too.
+// harness itself or connection set-up sends (see harnessCommand). Commands
+// run inside Lua scripts are counted by Redis too.
 func commandCalls(ctx context.Context, c *redis.Client) (int64, error) {
-	info, err := c.Info(ctx, "commandstats").Result()
+	st, err := commandStats(ctx, c)
 	if err != nil {
 		return 0, err
 	}
 	var total int64
+	for _, s := range st {
+		total += s.Calls
+	}
+	return total, nil
+}
+
+// cmdStat is one command's line of INFO commandstats.
+type cmdStat struct {
+	Calls, Usec int64
+}
+
+// harnessCommand reports whether a command (INFO commandstats name,
+// without "cmdstat_" and subcommand) is the harness's own or connection
+// set-up: left out of every command figure.
+func harnessCommand(name string) bool {
+	switch name {
+	case "info", "hello", "client", "ping", "flushall", "config":
+		return true
+	}
+	return false
+}
+
+// commandStats returns INFO commandstats by command name (subcommands
+// folded into their command), the harness's commands left out.
+func commandStats(ctx context.Context, c *redis.Client) (map[string]cmdStat, error) {
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]cmdStat{}
 	for _, line := range strings.Split(info, "\n") {
 		line = strings.TrimSpace(line)
 		name, rest, ok := strings.Cut(line, ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") {
 			continue
 		}
-		switch strings.SplitN(strings.TrimPrefix(name, "cmdstat_"), "|", 2)[0] {
-		case "info", "hello", "client", "ping", "flushall", "config":
+		name = strings.SplitN(strings.TrimPrefix(name, "cmdstat_"), "|", 2)[0]
+		if harnessCommand(name) {
 			continue
 		}
+		s := out[name]
 		for _, f := range strings.Split(rest, ",") {
 			if v, ok := strings.CutPrefix(f, "calls="); ok {
 				n, _ := strconv.ParseInt(v, 10, 64)
-				total += n
+				s.Calls += n
+			} else if v, ok := strings.CutPrefix(f, "usec="); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				s.Usec += n
 			}
 		}
+		out[name] = s
 	}
-	return total, nil
+	return out, nil
 }

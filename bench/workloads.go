@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,6 +22,7 @@ type config struct {
 	warm        time.Duration // warm-up per library per cell and round
 	rounds      int           // rounds per cell; library order rotates every round
 	conc        []int         // goroutines for the distinct-keys workload
+	kinds       []ctxKind     // context kinds of the distinct-keys workload
 	allocCycles int           // serial cycles of the allocation pass
 	contenders  int           // hot-key contenders of the single-process hand-off workload
 	handoffCell time.Duration // measured time per library per cell of the hand-off workload
@@ -88,16 +90,158 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 // ---------- (1) distinct keys ----------
 
+// ctxKind is the context a distinct-keys cycle runs under, one of the
+// three kinds programs pass (issue 25, decision 4).
+type ctxKind int
+
+const (
+	// ctxBackground: context.Background(), as a job or a loop has.
+	ctxBackground ctxKind = iota
+	// ctxCancel: a cancellable context without a deadline, new per cycle
+	// (context.WithCancel), as net/http's request context.
+	ctxCancel
+	// ctxDeadline: a 5 s deadline, new per cycle (context.WithTimeout), as
+	// asynq's task context.
+	ctxDeadline
+)
+
+var allKinds = []ctxKind{ctxBackground, ctxCancel, ctxDeadline}
+
+// flagName is the kind's name in -contexts.
+func (k ctxKind) flagName() string {
+	return [...]string{"background", "cancel", "deadline"}[k]
+}
+
+// String is the kind's name in the report.
+func (k ctxKind) String() string {
+	return [...]string{"Background", "cancellable", "5 s deadline"}[k]
+}
+
+// Go is how the kind is made, for the report.
+func (k ctxKind) Go() string {
+	return [...]string{"`context.Background()`", "`context.WithCancel(context.Background())` per cycle", "`context.WithTimeout(context.Background(), 5*time.Second)` per cycle"}[k]
+}
+
+func parseKinds(s string) ([]ctxKind, error) {
+	var out []ctxKind
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		i := slices.IndexFunc(allKinds, func(k ctxKind) bool { return k.flagName() == f })
+		if i < 0 {
+			return nil, fmt.Errorf("bad -contexts %q (background, cancel, deadline)", s)
+		}
+		if !slices.Contains(out, allKinds[i]) {
+			out = append(out, allKinds[i])
+		}
+	}
+	return out, nil
+}
+
+// cycle runs one cycle of inst on key under a context of kind k.
+func (k ctxKind) cycle(inst *instance, key string) error {
+	switch k {
+	case ctxCancel:
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		return inst.cycle(ctx, key)
+	case ctxDeadline:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return inst.cycle(ctx, key)
+	}
+	return inst.cycle(context.Background(), key)
+}
+
+// redisCost is what a cell cost Redis: INFO commandstats after a CONFIG
+// RESETSTAT at the start of the cell (the harness's own commands left
+// out), and the server's CPU (INFO cpu used_cpu_sys + used_cpu_user) over
+// the cell.
+type redisCost struct {
+	Calls int64              // commands, those run by scripts included
+	Usec  int64              // their usec, summed as Redis reports it
+	CPU   float64            // seconds
+	ByCmd map[string]cmdStat // per command
+}
+
+func (c *redisCost) add(o redisCost) {
+	c.Calls += o.Calls
+	c.Usec += o.Usec
+	c.CPU += o.CPU
+	if c.ByCmd == nil {
+		c.ByCmd = map[string]cmdStat{}
+	}
+	for k, v := range o.ByCmd {
+		s := c.ByCmd[k]
+		s.Calls += v.Calls
+		s.Usec += v.Usec
+		c.ByCmd[k] = s
+	}
+}
+
+// costMeter measures one cell's redisCost.
+type costMeter struct {
+	admin *redis.Client
+	cpu0  float64
+}
+
+// start resets Redis's command statistics and samples its CPU.
+func (m *costMeter) start(ctx context.Context) error {
+	if err := m.admin.ConfigResetStat(ctx).Err(); err != nil {
+		return err
+	}
+	cpu, err := redisCPU(ctx, m.admin)
+	m.cpu0 = cpu
+	return err
+}
+
+// stop returns the cost since start.
+func (m *costMeter) stop(ctx context.Context) (redisCost, error) {
+	st, err := commandStats(ctx, m.admin)
+	if err != nil {
+		return redisCost{}, err
+	}
+	cpu, err := redisCPU(ctx, m.admin)
+	if err != nil {
+		return redisCost{}, err
+	}
+	c := redisCost{CPU: cpu - m.cpu0, ByCmd: st}
+	for _, s := range st {
+		c.Calls += s.Calls
+		c.Usec += s.Usec
+	}
+	return c, nil
+}
+
 type distinctResult struct {
 	Lib        string
 	Goroutines int
+	Ctx        ctxKind
 	Cycles     int64
 	Errors     int64
 	Seconds    float64
 	P50, P99   time.Duration
+	Redis      redisCost
 }
 
 func (r distinctResult) Rate() float64 { return float64(r.Cycles) / r.Seconds }
+
+// CmdUs is Redis's command time per cycle, µs: the usec of every command
+// in INFO commandstats / cycles. A script's usec includes the commands it
+// ran, which Redis also counts under their own names.
+func (r distinctResult) CmdUs() float64 { return perCycle(float64(r.Redis.Usec), r.Cycles) }
+
+// CPUUs is Redis's CPU per cycle, µs.
+func (r distinctResult) CPUUs() float64 { return perCycle(r.Redis.CPU*1e6, r.Cycles) }
+
+// CmdsPer is Redis commands per cycle (those run by scripts included).
+func (r distinctResult) CmdsPer() float64 { return perCycle(float64(r.Redis.Calls), r.Cycles) }
+
+func perCycle(x float64, cycles int64) float64 {
+	if cycles == 0 {
+		return 0
+	}
+	return x / float64(cycles)
+}
 
 type allocResult struct {
 	Lib       string
@@ -110,49 +254,88 @@ type allocResult struct {
 var keySeq atomic.Int64
 
 // runDistinct measures acquire+release cycles on distinct keys: each
-// goroutine owns one key, reused every cycle.
+// goroutine owns one key, reused every cycle; every library under every
+// context kind it runs with (library.kinds), with Redis's cost of each
+// cell.
 func (e *env) runDistinct(ctx context.Context) ([]distinctResult, error) {
+	admin, _ := e.srv.newClient(2)
+	defer admin.Close()
+	meter := &costMeter{admin: admin}
 	var out []distinctResult
+	type cellKey struct {
+		kind ctxKind
+		lib  string
+	}
 	for _, g := range e.cfg.conc {
-		acc := map[string]*distinctResult{}
-		lat := map[string][]time.Duration{}
+		acc := map[cellKey]*distinctResult{}
+		lat := map[cellKey][]time.Duration{}
+		// Within a round every kind runs every library; kinds and
+		// libraries rotate between rounds, so drift in the machine's load
+		// hits every kind and library alike.
 		for round := 0; round < e.cfg.rounds; round++ {
-			for _, l := range rotate(e.libs, round+g) {
-				inst, err := e.instance(l, e.cfg.ttl)
-				if err != nil {
-					return nil, err
+			for ki, kind := range rotate(e.cfg.kinds, round) {
+				var libs []library
+				for _, l := range e.libs {
+					if l.runsWith(kind) {
+						libs = append(libs, l)
+					}
 				}
-				tag := "d" + strconv.FormatInt(keySeq.Add(1), 10) + ":"
-				if e.cfg.warm > 0 {
-					distinctCell(ctx, inst, g, e.cfg.warm, tag)
+				for _, l := range rotate(libs, round+g+ki) {
+					if err := ctx.Err(); err != nil {
+						return nil, err
+					}
+					inst, err := e.instance(l, e.cfg.ttl)
+					if err != nil {
+						return nil, err
+					}
+					tag := "d" + strconv.FormatInt(keySeq.Add(1), 10) + ":"
+					if e.cfg.warm > 0 {
+						distinctCell(ctx, inst, g, kind, e.cfg.warm, tag)
+					}
+					if err := meter.start(ctx); err != nil {
+						_ = inst.close()
+						return nil, err
+					}
+					r, ls := distinctCell(ctx, inst, g, kind, e.cfg.cell/time.Duration(e.cfg.rounds), tag)
+					cost, err := meter.stop(ctx)
+					_ = inst.close()
+					if err != nil {
+						return nil, err
+					}
+					k := cellKey{kind, l.name}
+					a := acc[k]
+					if a == nil {
+						a = &distinctResult{Lib: l.name, Goroutines: g, Ctx: kind}
+						acc[k] = a
+					}
+					a.Cycles += r.Cycles
+					a.Errors += r.Errors
+					a.Seconds += r.Seconds
+					a.Redis.add(cost)
+					lat[k] = append(lat[k], ls...)
 				}
-				r, ls := distinctCell(ctx, inst, g, e.cfg.cell/time.Duration(e.cfg.rounds), tag)
-				_ = inst.close()
-				a := acc[l.name]
-				if a == nil {
-					a = &distinctResult{Lib: l.name, Goroutines: g}
-					acc[l.name] = a
-				}
-				a.Cycles += r.Cycles
-				a.Errors += r.Errors
-				a.Seconds += r.Seconds
-				lat[l.name] = append(lat[l.name], ls...)
 			}
 		}
-		for _, l := range e.libs {
-			a := acc[l.name]
-			ls := lat[l.name]
-			slices.Sort(ls)
-			a.P50, a.P99 = percentile(ls, 0.50), percentile(ls, 0.99)
-			e.log("distinct g=%-3d %-20s %9.0f cycles/s  p50 %-9v p99 %-9v errors %d",
-				g, l.name, a.Rate(), a.P50, a.P99, a.Errors)
-			out = append(out, *a)
+		for _, kind := range e.cfg.kinds {
+			for _, l := range e.libs {
+				k := cellKey{kind, l.name}
+				a := acc[k]
+				if a == nil {
+					continue
+				}
+				ls := lat[k]
+				slices.Sort(ls)
+				a.P50, a.P99 = percentile(ls, 0.50), percentile(ls, 0.99)
+				e.log("distinct g=%-3d %-12s %-20s %9.0f cycles/s  p50 %-9v p99 %-9v  Redis %5.1f µs cmd %5.1f µs CPU %5.2f cmds /cycle  errors %d",
+					g, kind, l.name, a.Rate(), a.P50, a.P99, a.CmdUs(), a.CPUUs(), a.CmdsPer(), a.Errors)
+				out = append(out, *a)
+			}
 		}
 	}
 	return out, nil
 }
 
-func distinctCell(ctx context.Context, inst *instance, g int, d time.Duration, tag string) (distinctResult, []time.Duration) {
+func distinctCell(ctx context.Context, inst *instance, g int, kind ctxKind, d time.Duration, tag string) (distinctResult, []time.Duration) {
 	var cycles, errs atomic.Int64
 	lats := make([][]time.Duration, g)
 	var wg sync.WaitGroup
@@ -169,7 +352,7 @@ func distinctCell(ctx context.Context, inst *instance, g int, d time.Duration, t
 				if !t0.Before(end) || ctx.Err() != nil {
 					break
 				}
-				if err := inst.cycle(ctx, key); err != nil {
+				if err := kind.cycle(inst, key); err != nil {
 					errs.Add(1)
 					continue
 				}
@@ -184,11 +367,12 @@ func distinctCell(ctx context.Context, inst *instance, g int, d time.Duration, t
 	for _, ls := range lats {
 		all = append(all, ls...)
 	}
-	return distinctResult{Goroutines: g, Cycles: cycles.Load(), Errors: errs.Load(), Seconds: time.Since(start).Seconds()}, all
+	return distinctResult{Goroutines: g, Ctx: kind, Cycles: cycles.Load(), Errors: errs.Load(), Seconds: time.Since(start).Seconds()}, all
 }
 
 // runAllocs counts heap allocations per acquire+release cycle in a serial
-// pass (one goroutine, one key), libraries interleaved.
+// pass (one goroutine, one key, context.Background(), or the one context
+// kind of a row that runs with one only), libraries interleaved.
 func (e *env) runAllocs(ctx context.Context) ([]allocResult, error) {
 	acc := map[string]*allocResult{}
 	for round := 0; round < e.cfg.rounds; round++ {
@@ -198,8 +382,9 @@ func (e *env) runAllocs(ctx context.Context) ([]allocResult, error) {
 				return nil, err
 			}
 			key := "a" + strconv.FormatInt(keySeq.Add(1), 10)
+			kind := l.allocKind()
 			for i := 0; i < 200; i++ { // warm the pool, scripts and caches
-				_ = inst.cycle(ctx, key)
+				_ = kind.cycle(inst, key)
 			}
 			n := e.cfg.allocCycles / e.cfg.rounds
 			var before, after runtime.MemStats
@@ -207,7 +392,7 @@ func (e *env) runAllocs(ctx context.Context) ([]allocResult, error) {
 			runtime.ReadMemStats(&before)
 			bad := 0
 			for i := 0; i < n; i++ {
-				if inst.cycle(ctx, key) != nil {
+				if kind.cycle(inst, key) != nil {
 					bad++
 				}
 			}

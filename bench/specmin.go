@@ -1,0 +1,95 @@
+package main
+
+// The spec-minimal row: syncguard's wire format (seed 000, the Redis backend
+// specification) done with the least the specification requires, by the
+// bench's own scripts (specmin_acquire.lua, specmin_release.lua) run with
+// EVALSHA from go-redis. It is the floor of the format that issue 25's
+// goal compares syncguard-go's Redis command time against (at most 0.8x
+// this row's).
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+var (
+	//go:embed specmin_acquire.lua
+	specAcquireLua string
+	//go:embed specmin_release.lua
+	specReleaseLua string
+
+	specAcquire = redis.NewScript(specAcquireLua)
+	specRelease = redis.NewScript(specReleaseLua)
+)
+
+// specPrefix is the spec-minimal row's key prefix (the spec's default is
+// "syncguard"; a prefix of its own keeps the row's keys apart).
+const specPrefix = "spec"
+
+// specMaxFence is FENCE_THRESHOLDS.MAX: the backend must refuse a fence
+// above it (ADR-004), a check on the client, not in Lua.
+const specMaxFence = 900_000_000_000_000
+
+// newSpecMinimal is the spec-minimal row: Acquire = one EVALSHA of
+// specmin_acquire.lua with the three keys of the dual-key pattern and the
+// fence counter; Release = one EVALSHA of specmin_release.lua with the
+// index key. go-redis's Script.Run sends EVALSHA and falls back to EVAL on
+// NOSCRIPT; both scripts are loaded here first. Distinct keys only (no
+// retry, no keep-alive).
+func newSpecMinimal(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	ctx := context.Background()
+	for _, s := range []*redis.Script{specAcquire, specRelease} {
+		if err := s.Load(ctx, rdb).Err(); err != nil {
+			return nil, err
+		}
+	}
+	ttlMs := strconv.FormatInt(ttl.Milliseconds(), 10)
+	return &impl{
+		cycle: func(ctx context.Context, key string) error {
+			id := lock.NewLockID()
+			lockKey := specPrefix + ":" + key
+			idKey := specPrefix + ":id:" + id
+			fenceKey := specPrefix + ":fence:" + lockKey
+			res, err := specAcquire.Run(ctx, rdb, []string{lockKey, idKey, fenceKey}, id, ttlMs, key).Result()
+			if err != nil {
+				return err
+			}
+			if err := specGranted(res); err != nil {
+				return err
+			}
+			n, err := specRelease.Run(ctx, rdb, []string{idKey}, id).Int64()
+			if err != nil {
+				return err
+			}
+			if n != 1 {
+				return fmt.Errorf("%w: spec-minimal release returned %d", errNotObtained, n)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// specGranted checks an acquire reply: {1, fence, expiresAtMs} with a fence
+// of 15 digits no greater than specMaxFence.
+func specGranted(res any) error {
+	a, ok := res.([]any)
+	if !ok || len(a) != 3 || a[0] != int64(1) {
+		return fmt.Errorf("%w: spec-minimal acquire returned %v", errNotObtained, res)
+	}
+	fs, _ := a[1].(string)
+	f, err := strconv.ParseInt(fs, 10, 64)
+	if err != nil || len(fs) != 15 || f > specMaxFence {
+		return fmt.Errorf("spec-minimal acquire: bad fence %q", fs)
+	}
+	if _, ok := a[2].(int64); !ok {
+		return fmt.Errorf("spec-minimal acquire: bad expiresAtMs %v", a[2])
+	}
+	return nil
+}
