@@ -21,8 +21,10 @@
 //
 // Then a batch of report jobs runs on more workers than it may use: an
 // asynqlock.Guard with WithLimit(2) lets at most 2 report jobs run at
-// once (the key is the task type); the others are requeued, not as
-// failures, until a slot is free. It prints the peak concurrency it saw.
+// once (the key is the task type); the others wait for a slot
+// (WithLimitWait, 5s by default) and are handed one as soon as it frees,
+// so this part runs with asynq's default check intervals, which bring a
+// requeued job back only every 5s. It prints the peak concurrency it saw.
 //
 // It exits non-zero when an invoice is sent more or less than once, when a
 // report does not run, or when more than 2 reports ran at once.
@@ -132,7 +134,7 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 			return context.Cause(ctx)
 		}
 	})
-	err = runQueue(ctx, rdb, guard, 5, mux, func(err error) {
+	err = runQueue(ctx, rdb, guard, 5, 100*time.Millisecond, mux, func(err error) {
 		var d *asynqlock.DuplicateError
 		switch {
 		case errors.As(err, &d) && d.Dropped:
@@ -166,9 +168,11 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 // runQueue runs an asynq server with concurrency workers on a queue of
 // its own (random, deleted at the end), handling tasks with mux (which
 // uses guard's middleware); it calls enqueue to fill the queue, passes
-// every task error to onErr, and returns once the queue is empty.
-func runQueue(ctx context.Context, rdb *redis.Client, guard *asynqlock.Guard, concurrency int, mux *asynq.ServeMux,
-	onErr func(error), enqueue func(client *asynq.Client, queue string) error) error {
+// every task error to onErr, and returns once the queue is empty. A
+// checkEvery other than 0 replaces asynq's TaskCheckInterval (1s) and
+// DelayedTaskCheckInterval (5s, how often requeued tasks come back).
+func runQueue(ctx context.Context, rdb *redis.Client, guard *asynqlock.Guard, concurrency int, checkEvery time.Duration,
+	mux *asynq.ServeMux, onErr func(error), enqueue func(client *asynq.Client, queue string) error) error {
 	var rnd [6]byte
 	rand.Read(rnd[:]) // never fails (Go 1.24+)
 	queue := "asynqlock-demo-" + hex.EncodeToString(rnd[:])
@@ -177,8 +181,8 @@ func runQueue(ctx context.Context, rdb *redis.Client, guard *asynqlock.Guard, co
 		Queues:                   map[string]int{queue: 1},
 		IsFailure:                asynqlock.IsFailure,       // a requeued task is not a failure
 		RetryDelayFunc:           asynqlock.RetryDelay(nil), // it comes back when the key (or a slot) is likely free
-		TaskCheckInterval:        100 * time.Millisecond,
-		DelayedTaskCheckInterval: 100 * time.Millisecond,
+		TaskCheckInterval:        checkEvery,
+		DelayedTaskCheckInterval: checkEvery,
 		Logger:                   guard.Logger(nil), // without a "revoke task" warning per dropped duplicate
 		LogLevel:                 asynq.WarnLevel,   // nor asynq's start and stop lines
 		ErrorHandler: asynq.ErrorHandlerFunc(func(_ context.Context, _ *asynq.Task, err error) {

@@ -16,6 +16,9 @@ import (
 
 // The report part: a batch of report jobs, at most reportLimit running at
 // once across the workers (asynqlock.WithLimit; the key is the task type).
+// A job that finds every slot taken waits for one (asynqlock.WithLimitWait,
+// 5s by default) and is handed the next one freed, so the server keeps
+// asynq's default check intervals.
 const (
 	reportType    = "report:build"
 	reportLimit   = 2
@@ -27,7 +30,7 @@ const (
 type reportStats struct {
 	done     int64 // handler runs that finished
 	peak     int64 // handler runs at once, at most
-	requeued int64 // times a job found every slot taken and was requeued
+	requeued int64 // times a job found every slot taken, waited in vain and was requeued
 }
 
 // reports enqueues reportBatch report jobs, runs them on reportWorkers
@@ -35,14 +38,15 @@ type reportStats struct {
 // until the queue is empty, and reports the peak concurrency it saw.
 func reports(ctx context.Context, env *demorun.Env) (reportStats, error) {
 	w := &syncWriter{w: env.Out}
-	fmt.Fprintf(w, "At most %d running report jobs (asynqlock.WithLimit):\n", reportLimit)
+	fmt.Fprintf(w, "At most %d running report jobs (asynqlock.WithLimit); the others wait for a slot:\n", reportLimit)
 	backend, err := env.Backend("asynqlock-reports")
 	if err != nil {
 		return reportStats{}, err
 	}
 	guard, err := asynqlock.New(backend,
-		asynqlock.WithLimit(reportLimit), // at most 2 running report jobs, whatever the number of workers
-		asynqlock.WithTTL(time.Second),   // kept alive while a job runs; bounds RetryDelay's delay here
+		asynqlock.WithLimit(reportLimit),       // at most 2 running report jobs, whatever the number of workers
+		asynqlock.WithLimitWait(5*time.Second), // the default, spelled out: wait up to 5s for a freed slot
+		asynqlock.WithTTL(time.Second),         // kept alive while a job runs; bounds RetryDelay's delay here
 	)
 	if err != nil {
 		return reportStats{}, err
@@ -65,7 +69,8 @@ func reports(ctx context.Context, env *demorun.Env) (reportStats, error) {
 			return context.Cause(ctx)
 		}
 	})
-	err = runQueue(ctx, env.Redis, guard, reportWorkers, mux, func(err error) {
+	// 0: asynq's default check intervals; waiting jobs need no faster retries.
+	err = runQueue(ctx, env.Redis, guard, reportWorkers, 0, mux, func(err error) {
 		if asynqlock.IsLimited(err) {
 			requeued.Add(1)
 		} else {

@@ -83,6 +83,8 @@ type config struct {
 	doneTTL   time.Duration
 	limit     int // WithLimit's n; 0 when not given
 	limitSet  bool
+	limitWait time.Duration // WithLimitWait's d
+	waitSet   bool          // WithLimitWait was given
 	onRelease func(lock.Lease, error)
 	lockOpts  []lock.Option
 }
@@ -148,8 +150,10 @@ func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 // WithLockOptions passes options to lock.Do, after the Guard's own (so
 // they win): for example lock.WithReleaseTimeout, lock.WithKeepOptions, or
 // lock.WithWait to wait for a busy key instead of applying the policy at
-// once (the Guard's default is a single attempt: a wait holds an asynq
-// worker). The release function stays the Guard's, which writes the done
+// once (without WithLimit the Guard's default is a single attempt: a wait
+// holds an asynq worker; with WithLimit, WithLimitWait sets the wait, and
+// a lock.WithWait given here replaces it, without its bound by the task's
+// deadline). The release function stays the Guard's, which writes the done
 // marker of WithDoneTTL.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
@@ -157,7 +161,7 @@ func WithLockOptions(opts ...lock.Option) Option {
 
 // newConfig applies opts over the defaults and validates the result.
 func newConfig(b lock.Backend, opts []Option) (config, lock.Completer, error) {
-	c := config{ttl: DefaultTTL, onRelease: logReleaseError}
+	c := config{ttl: DefaultTTL, limitWait: DefaultLimitWait, onRelease: logReleaseError}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)

@@ -94,11 +94,18 @@
 // once across every worker and server; the key is the task type (TypeKey)
 // under the prefix "asynq-limit:", or whatever WithKeyFunc returns (a
 // tenant's id, say). A slot is an ordinary lease (fence, keep-alive,
-// lock.LeaseFrom). A task that finds every slot taken fails with a
-// *LimitError and is handled like a busy duplicate: requeued under policy
-// Requeue (not a failure with IsFailure; RetryDelay brings it back after a
-// short random delay, see there why), deleted under Drop; it never runs
-// without a slot. A limit does not combine with WithDoneTTL (New rejects
+// lock.LeaseFrom). A task that finds every slot taken waits for one in
+// the backend's queue of the key, for up to WithLimitWait (5s by default,
+// and at most half the time left before the task's asynq deadline): the
+// release of a slot, in any worker of any server, hands it to the oldest
+// waiting task at once. Waiting matters because asynq brings a requeued
+// task back only every Config.DelayedTaskCheckInterval (5s by default):
+// requeued at once, a limit of n would run about n tasks per interval. A
+// task that gets no slot within its wait fails with a *LimitError and is
+// handled like a busy duplicate: requeued under policy Requeue (not a
+// failure with IsFailure; RetryDelay brings it back by the earliest slot
+// expiry), deleted under Drop; it never runs without a slot. A waiting
+// task holds its asynq worker. A limit does not combine with WithDoneTTL (New rejects
 // it): a done marker on a key that many different tasks share would drop
 // them all. To deduplicate and limit, chain two Guards:
 //

@@ -34,7 +34,7 @@ type env struct {
 	insp    *asynq.Inspector
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{redis: redistest.Shared(t), cmds: &redistest.Counter{}}
 	e.lockRC = e.redis.Client(t)
@@ -58,7 +58,7 @@ func newEnv(t *testing.T) *env {
 }
 
 // guard builds a Guard on the env's backend.
-func (e *env) guard(t *testing.T, opts ...asynqlock.Option) *asynqlock.Guard {
+func (e *env) guard(t testing.TB, opts ...asynqlock.Option) *asynqlock.Guard {
 	t.Helper()
 	g, err := asynqlock.New(e.backend, opts...)
 	if err != nil {
@@ -111,7 +111,7 @@ func (e *env) enqueue(t *testing.T, payload string, n int, idPrefix string) {
 
 // waitQueue polls the queue until cond holds, failing the test after
 // timeout; it returns the last snapshot.
-func (e *env) waitQueue(t *testing.T, timeout time.Duration, what string, cond func(*asynq.QueueInfo) bool) *asynq.QueueInfo {
+func (e *env) waitQueue(t testing.TB, timeout time.Duration, what string, cond func(*asynq.QueueInfo) bool) *asynq.QueueInfo {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

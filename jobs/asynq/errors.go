@@ -83,11 +83,12 @@ func dropped(err error) bool {
 }
 
 // LimitError is the error of a task that did not run because every slot
-// of its key's concurrency limit was taken (see WithLimit).
+// of its key's concurrency limit was taken (see WithLimit), and none freed
+// while it waited (see WithLimitWait).
 //
 // Under policy Requeue asynq retries the task: IsFailure keeps that retry
-// from counting as a failure and RetryDelay brings it back after a short
-// random delay. Under policy Drop the error also matches asynq.RevokeTask,
+// from counting as a failure and RetryDelay brings it back by the
+// earliest slot expiry. Under policy Drop the error also matches asynq.RevokeTask,
 // so asynq deletes the task without retrying or archiving it (IsLimited
 // tells it apart in an ErrorHandler; (*Guard).Logger leaves out asynq's
 // warning). It always matches lock.ErrLocked.
@@ -100,6 +101,9 @@ type LimitError struct {
 	// every TTL/3. When the backend does not say, it is an estimate (the
 	// local time plus the Guard's TTL).
 	ExpiresAt time.Time
+	// Waited is how long the task waited for a slot before giving up (see
+	// WithLimitWait); 0 when it did not wait.
+	Waited time.Duration
 	// Dropped is true when the task is removed (the error matches
 	// asynq.RevokeTask) rather than retried.
 	Dropped bool
@@ -109,6 +113,9 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	s := "asynqlock: concurrency limit reached: " + itoa(e.Limit) + " tasks with this key running" +
 		" (earliest lease ends " + e.ExpiresAt.UTC().Format(time.RFC3339Nano) + ")"
+	if e.Waited > 0 {
+		s += ", no slot freed within " + e.Waited.Round(time.Millisecond).String()
+	}
 	if e.Dropped {
 		return s + "; dropped"
 	}

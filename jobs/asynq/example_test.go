@@ -89,14 +89,19 @@ func ExampleGuard_Wrap() {
 }
 
 // ExampleWithLimit runs at most two report tasks at a time: with two
-// running, a third is turned away with a *LimitError (which asynq requeues,
-// not as a failure, when the server uses IsFailure and RetryDelay), and it
-// runs once a slot is free. The key is the task type, under
+// running, a third waits for a slot (WithLimitWait, 5s by default) and
+// runs as soon as one frees; a Guard that does not wait turns it away with
+// a *LimitError (which asynq requeues, not as a failure, when the server
+// uses IsFailure and RetryDelay). The key is the task type, under
 // DefaultLimitPrefix.
 func ExampleWithLimit() {
 	backend, stop := embeddedBackend(nil)
 	defer stop()
 	guard, err := asynqlock.New(backend, asynqlock.WithLimit(2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	impatient, err := asynqlock.New(backend, asynqlock.WithLimit(2), asynqlock.WithLimitWait(0))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -121,15 +126,18 @@ func ExampleWithLimit() {
 	fmt.Println(strings.Join(started, "\n"))
 
 	third := asynq.NewTask("report:build", []byte("report-3"))
-	err = h.ProcessTask(context.Background(), third)
+	err = impatient.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil })).
+		ProcessTask(context.Background(), third)
 	fmt.Println(asynqlock.IsLimited(err), asynqlock.IsFailure(err))
 
-	close(finish) // the two running tasks end and free their slots
-	wg.Wait()
 	result := make(chan error)
+	// The third task waits for a slot; the two running tasks end, and a
+	// slot goes to it.
 	go func() { result <- h.ProcessTask(context.Background(), third) }()
+	close(finish)
 	fmt.Println(<-running)
 	fmt.Println(<-result)
+	wg.Wait()
 	// Output:
 	// report-1 under asynq-limit:report:build
 	// report-2 under asynq-limit:report:build

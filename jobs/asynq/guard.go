@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -23,9 +25,10 @@ type Guard struct {
 	ttl       time.Duration
 	policy    Policy
 	doneTTL   time.Duration
-	limit     int // 0 unless WithLimit
-	do        []lock.Option
-	drops     dropLog // tasks dropped, for Logger
+	limit     int           // 0 unless WithLimit
+	limitWait time.Duration // WithLimitWait's; 0 unless WithLimit
+	do        []lock.Option // do[waitOpt] is lock.WithWait(0); a limit's wait replaces it per task
+	drops     dropLog       // tasks dropped, for Logger
 }
 
 // New returns a Guard that locks tasks on b. It returns an *lock.Error with
@@ -60,10 +63,15 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 	g.do = []lock.Option{
 		lock.WithTTL(c.ttl),
 		// One attempt: a busy key is the policy's business, not a wait
-		// that would hold an asynq worker.
-		lock.WithWait(0),
+		// that would hold an asynq worker. A limit's tasks wait for a
+		// slot instead (see waitFor), by time, not by a count of attempts.
+		waitOpt: lock.WithWait(0),
 		lock.WithReleaseTimeout(ReleaseTimeout),
 		lock.WithReleaseErrorHandler(c.onRelease),
+	}
+	if c.limitSet {
+		g.limitWait = c.limitWait
+		g.do = append(g.do, lock.WithMaxRetries(math.MaxInt32), lock.WithMaxDelay(lock.QueuedPollInterval))
 	}
 	g.do = append(g.do, c.lockOpts...)
 	if c.limitSet {
@@ -72,6 +80,9 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 	g.do = append(g.do, lock.WithReleaseFunc(g.release))
 	return g, nil
 }
+
+// waitOpt is the index of the wait in Guard.do.
+const waitOpt = 1
 
 // Middleware returns the Guard as an asynq.MiddlewareFunc, for
 // (*asynq.ServeMux).Use.
@@ -83,7 +94,8 @@ func (g *Guard) Middleware() asynq.MiddlewareFunc { return g.Wrap }
 //     derived or is invalid fails the task with an error matching
 //     ErrInvalidKey and asynq.SkipRetry (archived), without a backend call.
 //   - A busy key fails the task with a *DuplicateError (with WithLimit:
-//     every slot taken, a *LimitError): retried under policy Requeue,
+//     every slot taken, and none freed within WithLimitWait's wait, a
+//     *LimitError): retried under policy Requeue,
 //     removed (asynq.RevokeTask) under Drop. asynq logs a warning for
 //     every task removed so, unless its Config.Logger comes from the
 //     Guard's Logger method.
@@ -124,6 +136,14 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 		return err
 	}
 	ran := false
+	opts := g.do
+	wait := g.waitFor(ctx)
+	var start time.Time
+	if wait > 0 {
+		opts = slices.Clone(g.do)
+		opts[waitOpt] = lock.WithWait(wait)
+		start = time.Now()
+	}
 	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
 		ran = true
 		if g.completer != nil {
@@ -136,16 +156,36 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 			}
 		}
 		return h.ProcessTask(held, t)
-	}, g.do...)
+	}, opts...)
 	switch {
 	case err == nil:
 		return nil
 	case !ran:
-		return g.notAcquired(ctx, key, err)
+		var waited time.Duration
+		if wait > 0 {
+			waited = time.Since(start)
+		}
+		return g.notAcquired(ctx, key, err, waited)
 	case errors.Is(err, lock.ErrLeaseLost):
 		return fmt.Errorf("asynqlock: %w", err)
 	}
 	return err
+}
+
+// waitFor returns how long a task with context ctx waits for a slot of
+// its full limit: the limit's wait, but at most half the time left before
+// ctx's deadline (asynq's deadline of the task), so that the work keeps
+// the other half; 0 (a single attempt) without a limit, or when less than
+// a millisecond would be left to wait.
+func (g *Guard) waitFor(ctx context.Context) time.Duration {
+	w := g.limitWait
+	if dl, ok := ctx.Deadline(); ok && w > 0 {
+		w = min(w, time.Until(dl)/2)
+	}
+	if w < time.Millisecond {
+		return 0
+	}
+	return w
 }
 
 // release ends the lease for lock.Do: with the done marker after a
@@ -157,8 +197,9 @@ func (g *Guard) release(ctx context.Context, l lock.Lease, outcome error) error 
 	return g.b.Release(ctx, l.ID)
 }
 
-// notAcquired translates a failed acquisition into the task's error.
-func (g *Guard) notAcquired(ctx context.Context, key string, err error) error {
+// notAcquired translates a failed acquisition, after waiting for waited,
+// into the task's error.
+func (g *Guard) notAcquired(ctx context.Context, key string, err error, waited time.Duration) error {
 	var le *lock.LockedError
 	switch {
 	case errors.As(err, &le):
@@ -176,7 +217,7 @@ func (g *Guard) notAcquired(ctx context.Context, key string, err error) error {
 			exp = time.Now().Add(g.ttl)
 		}
 		if g.limit > 0 {
-			return &LimitError{Limit: g.limit, ExpiresAt: exp, Dropped: g.policy == Drop}
+			return &LimitError{Limit: g.limit, ExpiresAt: exp, Waited: waited, Dropped: g.policy == Drop}
 		}
 		return &DuplicateError{ExpiresAt: exp, Dropped: g.policy == Drop}
 	case errors.Is(err, lock.ErrKindMismatch), errors.Is(err, errors.ErrUnsupported):

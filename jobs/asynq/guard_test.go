@@ -89,6 +89,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"limit above lock.MaxLimit", e.backend, []asynqlock.Option{asynqlock.WithLimit(lock.MaxLimit + 1)}},
 		{"limit with a done TTL", e.backend, []asynqlock.Option{asynqlock.WithLimit(2), asynqlock.WithDoneTTL(time.Minute)}},
 		{"limit on a backend without lock.Limiter", hidden{e.backend}, []asynqlock.Option{asynqlock.WithLimit(2)}},
+		{"negative limit wait", e.backend, []asynqlock.Option{asynqlock.WithLimit(2), asynqlock.WithLimitWait(-time.Second)}},
+		{"limit wait without a limit", e.backend, []asynqlock.Option{asynqlock.WithLimitWait(time.Second)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

@@ -52,7 +52,7 @@ func TestLimitReached(t *testing.T) {
 		t.Run(policy.String(), func(t *testing.T) {
 			const n = 3
 			typ := "report:" + policy.String()
-			g := e.guard(t, asynqlock.WithLimit(n), asynqlock.WithPolicy(policy))
+			g := e.guard(t, asynqlock.WithLimit(n), asynqlock.WithPolicy(policy), asynqlock.WithLimitWait(0))
 			earliest := e.holdSlots(t, asynqlock.DefaultLimitPrefix+typ, n)
 			ran, err := runOnce(t, g, asynq.NewTask(typ, []byte("any payload")))
 			if ran {
@@ -165,7 +165,7 @@ func TestDedupThenLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	dedup := e.guard(t, asynqlock.WithDoneTTL(time.Minute))
-	limit := e.guard(t, asynqlock.WithLimit(1))
+	limit := e.guard(t, asynqlock.WithLimit(1), asynqlock.WithLimitWait(0))
 	runs := 0
 	h := dedup.Wrap(limit.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
 		runs++

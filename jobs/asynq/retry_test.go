@@ -123,6 +123,8 @@ func TestNotRunErrorsMatch(t *testing.T) {
 			"asynqlock: duplicate task: key already done; dropped"},
 		{"over the limit, requeued", &asynqlock.LimitError{Limit: 2, ExpiresAt: exp}, true, false,
 			"asynqlock: concurrency limit reached: 2 tasks with this key running (earliest lease ends 2030-01-02T03:04:05Z); requeued"},
+		{"over the limit after a wait", &asynqlock.LimitError{Limit: 4, ExpiresAt: exp, Waited: 5*time.Second + 300*time.Microsecond}, true, false,
+			"asynqlock: concurrency limit reached: 4 tasks with this key running (earliest lease ends 2030-01-02T03:04:05Z), no slot freed within 5s; requeued"},
 		{"over the limit, dropped", &asynqlock.LimitError{Limit: 5, ExpiresAt: exp, Dropped: true}, true, true,
 			"asynqlock: concurrency limit reached: 5 tasks with this key running (earliest lease ends 2030-01-02T03:04:05Z); dropped"},
 	}
