@@ -60,12 +60,12 @@ const (
 	OutcomeReleased = "released"  // release
 	OutcomeExtended = "extended"  // extend
 	OutcomeNotHeld  = "not_held"  // release, extend: lock.ErrNotHeld without a known reason
-	OutcomeNotFound = "not_found" // release, extend: lock.NotHeldNotFound; lookup: no live lease
+	OutcomeNotFound = "not_found" // release, extend: lock.NotHeldNotFound; lookup: no live lease; is_done, record: none stored
 	OutcomeExpired  = "expired"   // release, extend: lock.NotHeldExpired
 	OutcomeNotOwner = "not_owner" // release, extend: lock.NotHeldNotOwner
 	OutcomeHeld     = "held"      // is_locked: true
 	OutcomeFree     = "free"      // is_locked: false
-	OutcomeFound    = "found"     // lookup: a live lease
+	OutcomeFound    = "found"     // lookup: a live lease; is_done: a live done marker; record: a stored record
 	OutcomeError    = "error"     // any: a system failure; see error.type
 )
 

@@ -2,6 +2,7 @@ package otellock_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,8 +45,11 @@ func TestWrapForwardsCompleter(t *testing.T) {
 	for _, s := range rec.Ended() {
 		names = append(names, s.Name())
 	}
-	if len(names) != 2 || names[1] != "syncguard.release" {
-		t.Errorf("spans = %v, want acquire then release", names)
+	if strings.Join(names, " ") != "syncguard.acquire syncguard.release syncguard.is_done" {
+		t.Errorf("spans = %v, want acquire, release, is_done", names)
+	}
+	if out := attrOf(rec.Ended()[2], "syncguard.outcome"); out != "found" {
+		t.Errorf("is_done outcome = %q, want found", out)
 	}
 
 	// Records (a done marker with contents) too, observed as a release.
@@ -63,8 +67,18 @@ func TestWrapForwardsCompleter(t *testing.T) {
 	if got, ok, err := r.Record(ctx, "req"); err != nil || !ok || string(got) != "201" {
 		t.Errorf("Record = %q, %v, %v; want 201", got, ok, err)
 	}
-	if n := len(rec.Ended()); n != 4 || rec.Ended()[3].Name() != "syncguard.release" {
-		t.Errorf("%d spans, want 4 ending with a release", n)
+	// The record read of replay mode is a span of its own (issue 27: it
+	// showed only as a bare evalsha client span).
+	if n := len(rec.Ended()); n != 6 || rec.Ended()[4].Name() != "syncguard.release" || rec.Ended()[5].Name() != "syncguard.record" {
+		t.Errorf("%d spans, want 6 ending with a release and a record read", n)
+	} else if out := attrOf(rec.Ended()[5], "syncguard.outcome"); out != "found" {
+		t.Errorf("record outcome = %q, want found", out)
+	}
+	if _, ok, _ := r.Record(ctx, "none"); ok {
+		t.Error("Record of a key without one found one")
+	}
+	if out := attrOf(rec.Ended()[len(rec.Ended())-1], "syncguard.outcome"); out != "not_found" {
+		t.Errorf("record outcome of a key without one = %q, want not_found", out)
 	}
 
 	// A backend without Completer stays without it.
@@ -113,4 +127,14 @@ func TestWrapForwardsQueuer(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("waiter took %v after the release; want a wake-up, not the 5s poll", d)
 	}
+}
+
+// attrOf returns the value of span attribute key, "" when absent.
+func attrOf(s trace.ReadOnlySpan, key string) string {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
 }

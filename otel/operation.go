@@ -20,6 +20,12 @@ const (
 	OperationIsLocked Operation = "is_locked"
 	// OperationLookup is LookupKey and LookupID.
 	OperationLookup Operation = "lookup"
+	// OperationIsDone is IsDone of a lock.Completer: the done-marker check
+	// of job deduplication (asynqlock).
+	OperationIsDone Operation = "is_done"
+	// OperationRecord is Record of a lock.Recorder: the read of a stored
+	// response in replay mode (httplock, echolock).
+	OperationRecord Operation = "record"
 	// OperationWait is the whole acquisition by lock.Acquire or lock.Do,
 	// attempts and pauses included; its span is the parent of the
 	// attempts' acquire spans.
@@ -41,6 +47,8 @@ const (
 	opExtend
 	opIsLocked
 	opLookup
+	opIsDone
+	opRecord
 	opWait
 	opExtendBatch
 	numSpanOps
@@ -56,6 +64,8 @@ var operations = [numSpanOps]Operation{
 	opExtend:      OperationExtend,
 	opIsLocked:    OperationIsLocked,
 	opLookup:      OperationLookup,
+	opIsDone:      OperationIsDone,
+	opRecord:      OperationRecord,
 	opWait:        OperationWait,
 	opExtendBatch: OperationExtendBatch,
 }
@@ -63,5 +73,5 @@ var operations = [numSpanOps]Operation{
 // spanNames are the span names per op.
 var spanNames = [numSpanOps]string{
 	"syncguard.acquire", "syncguard.release", "syncguard.extend", "syncguard.is_locked",
-	"syncguard.lookup", "syncguard.wait", "syncguard.extend_batch",
+	"syncguard.lookup", "syncguard.is_done", "syncguard.record", "syncguard.wait", "syncguard.extend_batch",
 }
