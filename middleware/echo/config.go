@@ -102,9 +102,11 @@ type Config struct {
 	// DefaultErrorHandler: an *echo.HTTPError with 400 or 503;
 	// ProblemErrorHandler writes a problem+json body instead).
 	ErrorHandler ErrorHandler
-	// LockOptions are passed to lock.Do after the middleware's own (so
-	// they win): for example lock.WithReleaseErrorHandler or
-	// lock.WithKeepOptions.
+	// LockOptions are passed to lock.Do, such as
+	// lock.WithReleaseErrorHandler or lock.WithKeepOptions. The
+	// middleware's own settings win over them: TTL and Wait (and its
+	// retry schedule) are set by those fields only, and a limit by Limit,
+	// not lock.WithLimit (see Limit).
 	LockOptions []lock.Option
 	// RouteScope says whether lock keys include the request's route, the
 	// method and the route path (c.Path(), such as "POST /orders/:id"),

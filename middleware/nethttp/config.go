@@ -185,9 +185,13 @@ func WithProblemTypeBase(uri string) Option {
 	return optionFunc(func(c *config) { c.problemBase = uri })
 }
 
-// WithLockOptions passes options to lock.Do, after the middleware's own
-// (so they win): for example lock.WithReleaseErrorHandler,
-// lock.WithReleaseTimeout or lock.WithKeepOptions.
+// WithLockOptions passes options to lock.Do, such as
+// lock.WithReleaseErrorHandler, lock.WithReleaseTimeout or
+// lock.WithKeepOptions. The middleware's own settings win over them: the
+// TTL (WithTTL) and the wait and its retry schedule (WithWait) are set by
+// those options only, so lock.WithTTL, WithWait, WithMaxRetries,
+// WithBaseDelay or WithMaxDelay given here are overridden; set a limit
+// with WithLimit, not lock.WithLimit (see WithLimit).
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.guard.LockOptions = append(c.guard.LockOptions, opts...) })
 }

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"math"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -37,8 +38,9 @@ type Config struct {
 	// It cannot be combined with Replay: a request let through without a
 	// lease stores nothing, so its retry would run the handler again.
 	FailOpen bool
-	// LockOptions are appended to the options given to lock.Do, so they
-	// override the middleware's.
+	// LockOptions are given to lock.Do before the middleware's own, which
+	// win: TTL, wait, the retry schedule of a wait and the limit are the
+	// middleware's settings.
 	LockOptions []lock.Option
 	// NoRoute leaves the route out of lock keys, so every route under
 	// the prefix shares one key space (see [Guard.Key]).
@@ -103,7 +105,9 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 	if ttl == 0 {
 		ttl = DefaultTTL
 	}
-	opts := []lock.Option{lock.WithTTL(ttl), lock.WithWait(c.Wait)}
+	// The middleware's own settings come after LockOptions, so they win:
+	// TTL, wait, retry schedule and limit are set one way only.
+	opts := append(slices.Clone(c.LockOptions), lock.WithTTL(ttl), lock.WithWait(c.Wait))
 	if c.Wait > 0 {
 		// lock.Do's defaults (10 retries, exponential from 100ms) would give
 		// up long before a multi-second wait is over, and would leave a
@@ -116,7 +120,6 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 			lock.WithBaseDelay(WaitBaseDelay),
 			lock.WithMaxDelay(WaitMaxDelay))
 	}
-	opts = append(opts, c.LockOptions...)
 	if c.Limit != 0 {
 		opts = append(opts, lock.WithLimit(c.Limit))
 	}

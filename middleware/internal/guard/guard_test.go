@@ -263,3 +263,37 @@ func TestWriteResponses(t *testing.T) {
 		})
 	}
 }
+
+// ttlBackend grants every Acquire and remembers the TTL asked for.
+type ttlBackend struct {
+	nopBackend
+	ttl chan time.Duration
+}
+
+func (b ttlBackend) Acquire(_ context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	b.ttl <- ttl
+	return lock.Lease{Key: key, ID: "id", Fence: "000000000000001", TTL: ttl, ExpiresAt: time.Now().Add(ttl)}, nil
+}
+
+func (ttlBackend) Release(context.Context, string) error { return nil }
+
+func (ttlBackend) Extend(_ context.Context, _ string, ttl time.Duration) (time.Time, error) {
+	return time.Now().Add(ttl), nil
+}
+
+// TestOwnSettingsWin: a TTL set both ways is the middleware's: there is one
+// way to set it (issue 26).
+func TestOwnSettingsWin(t *testing.T) {
+	b := ttlBackend{ttl: make(chan time.Duration, 1)}
+	g, err := New(b, Config{TTL: 7 * time.Second, LockOptions: []lock.Option{lock.WithTTL(time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, err := g.Run(context.Background(), "k", func(context.Context) error { return nil })
+	if !ran || err != nil {
+		t.Fatalf("Run = %v, %v", ran, err)
+	}
+	if got := <-b.ttl; got != 7*time.Second {
+		t.Errorf("lease TTL = %v, want the middleware's 7s", got)
+	}
+}
