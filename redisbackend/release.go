@@ -22,7 +22,10 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	args := b.releaseArgs(idKey, id, 1)
+	// Release's layout of release.lua's arguments: four ARGV, five with
+	// the channel (done.go and queue.go send the full layout, seven or
+	// more; each ARGV costs the script about a tenth of a GET).
+	args := append(releaseScript.args(1, 5), idKey, id, b.tombArg, b.nonce(), b.queueArg)
 	if b.notify != nil && b.notify.sub != nil {
 		// A waiter of this Backend that the release hands the lock to is
 		// told from the reply, with no message (release.lua). Only this
@@ -38,7 +41,7 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	switch r := reply.(type) {
 	case int64:
 		n = r
-	case []any: // {result, lock id, fence, expiresAtMs}: handed to a waiter of ours
+	case []any: // {1, lock id, fence, expiresAtMs}: handed to a waiter of ours
 		if len(r) != 4 {
 			return internal(op, "unexpected reply from the release script")
 		}
@@ -66,13 +69,7 @@ var (
 // release runs the release script for lease id (idKey its index key);
 // a hand-off it makes is published, even to a waiter of b.
 func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
-	return b.run(ctx, releaseScript, b.releaseArgs(idKey, id, 0))
-}
-
-// releaseArgs is the command line of a release of lease id (mode "r",
-// with a nonce of its own), with room for extra more ARGV.
-func (b *Backend) releaseArgs(idKey, id string, extra int) []any {
-	return append(releaseScript.args(1, 7+extra), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
+	return b.run(ctx, releaseScript, append(releaseScript.args(1, 4), idKey, id, b.tombArg, b.nonce(), b.queueArg))
 }
 
 // releaseAbandoned releases lease id, which the caller will not hand out

@@ -3,19 +3,23 @@
 -- keep the caller's place there.
 -- KEYS[1] lock key, KEYS[2] index key (prefix:id:<lockId>), KEYS[3] fence
 -- key, KEYS[4] (optional) the key's queue of waiters
--- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] toleranceMs, ARGV[4] user key (for
--- the lock data), ARGV[5] max fence, ARGV[6] "1" when KEYS[3] is a striped
--- counter shared by many keys (stripes.go), else "0"; with KEYS[4]: ARGV[7]
--- the caller's queue entry, ARGV[8] "1" when the entry may be queued
--- already (an earlier attempt queued it), ARGV[9] the queue's TTL in ms.
+-- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] the user key (for the lock data)
+-- as the text of a JSON string (escaped, without quotes: jsonText in
+-- lockdata.go), ARGV[4] (optional without KEYS[4]) "1" when KEYS[3] is a
+-- striped counter shared by many keys (stripes.go), else "0"; with
+-- KEYS[4]: ARGV[5] the caller's queue entry, ARGV[6] "1" when the entry
+-- may be queued already (an earlier attempt queued it), ARGV[7] the
+-- queue's TTL in ms.
 -- The index holds the lock key, KEYS[1].
--- Returns {1, fence, expiresAtMs} on success; {0, holderExpiresAtMs,
--- holderFence} on contention (the fence says which lease the answer was
--- about; internal/chaos's probe reads it); {-3, fence} when the fence counter passed the maximum (nothing
--- is written but the counter, which only ever grows); {-4} when the lock id
--- was released or retired (its index key holds a tombstone, see release.lua);
--- the SYNCGUARD_KIND error while live slots of a limit hold the key
--- (limit.go).
+-- Returns {1, fence, expiresAtMs} on success (the fence a number when this
+-- run granted it, the lock data's string when it returns a grant of an
+-- earlier run); {0, holderExpiresAtMs, holderFence} on contention (the
+-- fence says which lease the answer was about; internal/chaos's probe
+-- reads it); {-3, fence} when the fence counter passed the maximum
+-- (nothing is written but the counter, which only ever grows); {-4} when
+-- the lock id was released or retired (its index key holds a tombstone,
+-- see release.lua); the SYNCGUARD_KIND error while live slots of a limit
+-- hold the key (limit.go).
 --
 -- Safe to run twice: a second run with the lock id of the live lease on
 -- KEYS[1] (a command re-sent after its reply was lost, the next attempt of
@@ -24,20 +28,28 @@
 -- after the lease was released it returns {-4} and writes nothing, so a
 -- late copy can never take the key again. ZADD NX keeps a queued entry's
 -- place.
-local nowMs, nowUs = serverMs()
-local ttlMs = tonumber(ARGV[2])
+--
+-- The cost of the path of a free key is measured (TestScriptCost): five
+-- commands (TIME, GET, SET NX, INCR, SET), the ttl passed to PX as the
+-- string it came as (a number is formatted again, which costs more than
+-- a GET), the lock data made by one string.format. A queued attempt marks
+-- the holder's lock data (queuedMark, prelude.lua).
+local nowMs, t = serverMs()
 local queue = KEYS[4]
 
-local existing, slots = typed('GET', KEYS[1])
-if slots then
-  -- Not a string: a limit's slots (limit.go). Refuse while one is live.
-  slotLib().reclaim(KEYS[1], nowMs - tonumber(ARGV[3]))
+local existing = redis.pcall('GET', KEYS[1])
+if type(existing) == 'table' then
+  -- An error reply: WRONGTYPE is a limit's slots (limit.go), refused while
+  -- one is live; any other error is the script's.
+  if not string.find(existing.err or '', 'WRONGTYPE', 1, true) then return existing end
+  lib().reclaim(KEYS[1], nowMs - tolMs)
   if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply(kindMsg) end
+  existing = false
 end
 if existing then
   local data, corrupt = decodeLock(existing)
   if not data then return corrupt end
-  if data.expiresAtMs > nowMs - tonumber(ARGV[3]) then
+  if data.expiresAtMs > nowMs - tolMs then
     if data.lockId == ARGV[1] then
       return {1, data.fence, data.expiresAtMs}
     end
@@ -46,27 +58,48 @@ if existing then
       -- microseconds (no two scripts run in the same one); release.lua
       -- pops the head. The queue goes away on its own when nobody queues
       -- for its TTL.
-      redis.call('ZADD', queue, 'NX', nowUs, ARGV[7])
-      redis.call('PEXPIRE', queue, ARGV[9])
+      redis.call('ZADD', queue, 'NX', t[1] * 1000000 + t[2], ARGV[5])
+      redis.call('PEXPIRE', queue, ARGV[7])
+      -- The holder's release then looks at the queue.
+      if string.sub(existing, -1) ~= queuedMark then
+        redis.call('APPEND', KEYS[1], queuedMark)
+      end
     end
     return {0, data.expiresAtMs, data.fence}
   end
 end
-local tomb = redis.call('GET', KEYS[2])
-if tomb and isTomb(tomb) then
-  return {-4}
+
+-- The index first, with NX: it exists when the id was released (a
+-- tombstone: this is a late copy, which takes nothing) or, rarely, when
+-- this id's own expired lease left it.
+if not redis.call('SET', KEYS[2], KEYS[1], 'NX', 'PX', ARGV[2]) then
+  if kind(redis.call('GET', KEYS[2])) == TOMB then
+    return {-4}
+  end
+  redis.call('SET', KEYS[2], KEYS[1], 'PX', ARGV[2])
 end
 
-local n = nextFence(KEYS[3], ARGV[6] == '1', nowMs)
-local fence = string.format('%015d', n)
-if n > tonumber(ARGV[5]) then
-  return {-3, fence}
+local n
+if ARGV[4] == '1' then
+  n = lib().nextFence(KEYS[3], true, nowMs)
+else
+  n = redis.call('INCR', KEYS[3])
+end
+if n > fenceMax then
+  redis.call('DEL', KEYS[2])
+  return {-3, string.format('%015d', n)}
 end
 
-local expiresAtMs = nowMs + ttlMs
-redis.call('SET', KEYS[1], lockJSON(ARGV[1], expiresAtMs, nowMs, ARGV[4], fence), 'PX', ttlMs)
-redis.call('SET', KEYS[2], KEYS[1], 'PX', ttlMs)
-if queue and ARGV[8] == '1' then
-  redis.call('ZREM', queue, ARGV[7])
+local expiresAtMs = nowMs + ARGV[2]
+local data = string.format(lockFormat, ARGV[1], expiresAtMs, nowMs, ARGV[3], n)
+if queue or (existing and string.sub(existing, -1) == queuedMark) then
+  -- A waiter's lease (other waiters may be queued behind it), or one that
+  -- takes over an expired lease somebody queued for: its release looks at
+  -- the queue.
+  data = data .. queuedMark
 end
-return {1, fence, expiresAtMs}
+redis.call('SET', KEYS[1], data, 'PX', ARGV[2])
+if queue and ARGV[6] == '1' then
+  redis.call('ZREM', queue, ARGV[5])
+end
+return {1, n, expiresAtMs}

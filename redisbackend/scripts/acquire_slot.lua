@@ -14,14 +14,15 @@
 --
 -- Safe to run twice like acquire.lua: the id of a live slot gets that slot
 -- back; after its release the tombstone on the index key takes nothing.
-local nowMs, nowUs = serverMs()
+local nowMs, t = serverMs()
+local nowUs = t[1] * 1000000 + t[2]
 local ttlMs = tonumber(ARGV[2])
 local tolMs = tonumber(ARGV[3])
 local n = tonumber(ARGV[7])
 local lockKey = KEYS[1]
 local queue = KEYS[4]
 
-local S = slotLib()
+local S = lib()
 
 local freed = S.reclaim(lockKey, nowMs - tolMs)
 if not freed then
@@ -35,8 +36,8 @@ end
 
 local idx = redis.call('GET', KEYS[2])
 if idx then
-  if isTomb(idx) then return {-4} end
-  local mine = isSlot(idx) and redis.call('ZSCORE', lockKey, ARGV[1])
+  if kind(idx) == TOMB then return {-4} end
+  local mine = kind(idx) == SLOT and redis.call('ZSCORE', lockKey, ARGV[1])
   if mine then
     local fence = S.parse(idx)
     return {1, fence, tonumber(mine)}
@@ -47,7 +48,7 @@ local idPrefix = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1])
 if freed > 0 then
   -- Slots that expired go to the waiters first, the caller among them if
   -- it is queued: then it has its slot.
-  S.grant(lockKey, ARGV[8] .. lockKey, idPrefix, ARGV[4], nowMs, tolMs, tonumber(ARGV[5]))
+  S.grant(lockKey, ARGV[8] .. lockKey, idPrefix, ARGV[4], nowMs)
   local mine = redis.call('ZSCORE', lockKey, ARGV[1])
   if mine then
     local fence = S.parse(redis.call('GET', KEYS[2]))
@@ -63,13 +64,13 @@ if redis.call('ZCARD', lockKey) >= n then
   return {0, tonumber(first[2])}
 end
 
-local f = nextFence(KEYS[3], ARGV[6] == '1', nowMs)
+local f = S.nextFence(KEYS[3], ARGV[6] == '1', nowMs)
 local fence = string.format('%015d', f)
 if f > tonumber(ARGV[5]) then
   return {-3, fence}
 end
 local expiresAtMs = nowMs + ttlMs
-S.add(lockKey, KEYS[2], ARGV[1], expiresAtMs, ttlMs, tolMs, S.index(fence, nowMs, n, lockKey, ARGV[4]))
+S.add(lockKey, KEYS[2], ARGV[1], expiresAtMs, ttlMs, S.index(fence, nowMs, n, lockKey, ARGV[4]))
 if queue and ARGV[10] == '1' then
   redis.call('ZREM', queue, ARGV[9])
 end

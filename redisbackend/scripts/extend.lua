@@ -9,12 +9,12 @@ local ttlMs = tonumber(ARGV[3])
 
 local lockKey = redis.call('GET', KEYS[1])
 -- No index, or a tombstone (release.lua): the lease is over.
-if not lockKey or isTomb(lockKey) then return -1 end
-if isSlot(lockKey) then
+if not lockKey or kind(lockKey) == TOMB then return -1 end
+if kind(lockKey) == SLOT then
   -- A slot of a limit (limit.go).
-  local S = slotLib()
+  local S = lib()
   local _, _, _, slotKey = S.parse(lockKey)
-  local expiresAtMs = slotKey and typed('ZSCORE', slotKey, ARGV[1])
+  local expiresAtMs = slotKey and S.typed('ZSCORE', slotKey, ARGV[1])
   if not expiresAtMs then return -1 end
   if tonumber(expiresAtMs) <= nowMs - tonumber(ARGV[2]) then
     redis.call('ZREM', slotKey, ARGV[1])
@@ -22,10 +22,15 @@ if isSlot(lockKey) then
     return -2
   end
   local newExpiresAtMs = nowMs + ttlMs
-  S.add(slotKey, KEYS[1], ARGV[1], newExpiresAtMs, ttlMs, tonumber(ARGV[2]), lockKey)
+  S.add(slotKey, KEYS[1], ARGV[1], newExpiresAtMs, ttlMs, lockKey)
   return {1, newExpiresAtMs}
 end
-local lockData = typed('GET', lockKey)
+local lockData = redis.pcall('GET', lockKey)
+if type(lockData) == 'table' then
+  -- An error reply: WRONGTYPE is a limit's slots since (the lock expired).
+  if not string.find(lockData.err or '', 'WRONGTYPE', 1, true) then return lockData end
+  lockData = false
+end
 if not lockData then return -1 end
 
 local data, corrupt = decodeLock(lockData)
@@ -39,6 +44,10 @@ end
 
 local newExpiresAtMs = nowMs + ttlMs
 data.expiresAtMs = newExpiresAtMs
-redis.call('SET', lockKey, cjson.encode(data), 'PX', ttlMs)
+local value = cjson.encode(data)
+if string.sub(lockData, -1) == queuedMark then
+  value = value .. queuedMark -- its release looks at the queue
+end
+redis.call('SET', lockKey, value, 'PX', ARGV[3])
 redis.call('SET', KEYS[1], lockKey, 'PX', ttlMs)
 return {1, newExpiresAtMs}

@@ -4,17 +4,23 @@ local nowMs = serverMs()
 
 local lockKey = redis.call('GET', KEYS[1])
 -- No index, or a tombstone (release.lua): no live lease.
-if not lockKey or isTomb(lockKey) then return nil end
-if isSlot(lockKey) then
+if not lockKey or kind(lockKey) == TOMB then return nil end
+if kind(lockKey) == SLOT then
+  local L = lib()
   -- A slot of a limit (limit.go): its lock data, as a lock's would be.
-  local fence, acquiredAtMs, _, slotKey, userKey = slotLib().parse(lockKey)
-  local expiresAtMs = slotKey and typed('ZSCORE', slotKey, ARGV[1])
+  local fence, acquiredAtMs, _, slotKey, userKey = L.parse(lockKey)
+  local expiresAtMs = slotKey and L.typed('ZSCORE', slotKey, ARGV[1])
   if not expiresAtMs then return nil end
   expiresAtMs = tonumber(expiresAtMs)
   if expiresAtMs <= nowMs - tonumber(ARGV[2]) then return nil end
-  return lockJSON(ARGV[1], expiresAtMs, acquiredAtMs, userKey, fence)
+  return string.format(lockFormat, ARGV[1], expiresAtMs, acquiredAtMs, L.jsonText(userKey), fence)
 end
-local lockData = typed('GET', lockKey)
+local lockData = redis.pcall('GET', lockKey)
+if type(lockData) == 'table' then
+  -- An error reply: WRONGTYPE is a limit's slots since (the lock expired).
+  if not string.find(lockData.err or '', 'WRONGTYPE', 1, true) then return lockData end
+  lockData = false
+end
 if not lockData then return nil end
 
 local data, corrupt = decodeLock(lockData)

@@ -2,7 +2,7 @@
 -- KEYS[1] lock key; ARGV[1] toleranceMs
 local nowMs = serverMs()
 
-local lockData, slots = typed('GET', KEYS[1])
+local lockData, slots = lib().typed('GET', KEYS[1])
 if slots then
   -- A limit's slots (limit.go): a mismatch while one is live.
   if redis.call('ZCOUNT', KEYS[1], string.format('(%d', nowMs - tonumber(ARGV[1])), '+inf') > 0 then return redis.error_reply(kindMsg) end

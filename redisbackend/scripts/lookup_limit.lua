@@ -7,7 +7,7 @@
 local nowMs = serverMs()
 local cutoff = nowMs - tonumber(ARGV[1])
 
-local slots, lockData = typed('ZRANGEBYSCORE', KEYS[1], string.format('(%d', cutoff), '+inf', 'WITHSCORES')
+local slots, lockData = lib().typed('ZRANGEBYSCORE', KEYS[1], string.format('(%d', cutoff), '+inf', 'WITHSCORES')
 if lockData then
   local data, corrupt = decodeLock(redis.call('GET', KEYS[1]))
   if not data then return corrupt end

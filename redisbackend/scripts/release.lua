@@ -1,41 +1,60 @@
--- Release: delete the lock and its index when owned by ARGV[1], or hand
+-- Release: delete the lock and its index when owned by the lock id, or hand
 -- the lock to the head of the key's queue of waiters (queue.go); with a
 -- done marker (ReleaseDone, ReleaseRecord), also mark the key done, in the
 -- same step; when a waiter leaves its queue, take its entry out first.
--- KEYS[1] index key; KEYS[2] the done-marker or record key (mode "d") or the queue
--- key (mode "l")
--- ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] the start of the queue keys
--- ("<prefix>:queue:", followed by the lock key), ARGV[4] tombstone ttlMs,
--- ARGV[5] this call's nonce (unique per Release call, the same in every
--- copy of its command), ARGV[6] max fence, ARGV[7] mode: "r" release, "d"
--- release and mark done: ARGV[8] the lease's lock key (the marker key was
--- derived from it), ARGV[9] marker ttlMs, ARGV[10] (optional) the marker's
--- value, a record (the lease's fence when absent); "l" leave the queue:
--- ARGV[8] the waiter's queue entry; in mode "r", ARGV[8] (optional) the
--- hand-off channel of the releasing Backend (notify.go).
--- Returns 1 released, 0 owned by another lease, -1 not found, -2 expired;
--- or, when the lock was handed to a waiter of the releasing Backend (its
--- entry names ARGV[8] as its channel, mode "r"), {1 or -2, <lock id>,
--- <fence>, <expiresAtMs>}: the Backend gives that waiter the lease itself,
--- and nothing is published.
--- The marker is written only on 1. A slot of a limit (its index holds
--- slotLib().index, limit.go) is released the same way, and its freed slot (with
--- any expired ones) goes to the oldest waiters whose n admits them.
 --
--- Hand-off: a lock released (1) or found expired (-2) goes to the oldest
+-- Two argument layouts. Release's (release.go, 3 to 5 ARGV): KEYS[1]
+-- index key; ARGV[1] lockId, ARGV[2] tombstone ttlMs, ARGV[3] this call's
+-- nonce (unique per Release call, the same in every copy of its command),
+-- ARGV[4] the start of the queue keys ("<prefix>:queue:", followed by the
+-- lock key), ARGV[5] (optional) the hand-off channel of the releasing
+-- Backend (notify.go).
+-- The full layout (7 or more ARGV, done.go and queue.go): KEYS[1] index
+-- key; KEYS[2] the done-marker or record key (mode "d") or the queue key
+-- (mode "l"); ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] the start of
+-- the queue keys, ARGV[4] tombstone ttlMs, ARGV[5] nonce, ARGV[6] max
+-- fence, ARGV[7] mode: "r" release, "d" release and mark done: ARGV[8]
+-- the lease's lock key (the marker key was derived from it), ARGV[9]
+-- marker ttlMs, ARGV[10] (optional) the marker's value, a record (the
+-- lease's fence when absent); "l" leave the queue: ARGV[8] the waiter's
+-- queue entry; in mode "r", ARGV[8] (optional) the hand-off channel.
+-- (The tolerance and the max fence are the prelude's constants, tolMs and
+-- fenceMax, which ARGV[2] and ARGV[6] of the full layout repeat.)
+--
+-- Returns 1 released, 0 owned by another lease, -1 not found, -2 expired
+-- (a slot of a limit); or, when the lock was handed to a waiter of the
+-- releasing Backend (its entry names the releasing Backend's channel, mode
+-- "r"), {1, <lock id>, <fence>, <expiresAtMs>}: the Backend gives that
+-- waiter the lease itself, and nothing is published.
+-- The marker is written only on 1. A slot of a limit (its index holds
+-- lib().index, limit.go) is released the same way, and its freed slot
+-- (with any expired ones) goes to the oldest waiters whose n admits them.
+--
+-- A lock key that still exists is live: both keys of a lease are written
+-- with PX at its expiresAtMs (by every client of the wire format), and
+-- Redis removes them then, while the lease is live until expiresAtMs plus
+-- the tolerance. So the release of a lock reads no clock and decodes no
+-- JSON: the lease's own lock data holds '"lockId":"<its id>"' (inside a
+-- JSON string every '"' is escaped, so that text is the lockId member, in
+-- whatever order a writer put the members); anything else is decoded, to
+-- tell another lease's lock (0) from data that is not a lock (decodeLock's
+-- error).
+--
+-- Hand-off: a lock released whose lock data is marked (queuedMark: an
+-- attempt queued for it, or it was itself a waiter's) goes to the oldest
 -- live entry of its queue: a new lease for the entry's lock id and TTL,
 -- with the next fence, announced on the entry's channel (PUBLISH "<id>
 -- <fence> <expiresAtMs>"), so that the waiter's process hands it to the
--- waiter with no further round trip. An entry past its deadline (its score,
--- the time it queued in microseconds, plus its wait) is dropped; so is one whose channel
--- has no subscriber when its entry asks for that check (the single layout:
+-- waiter with no further round trip. An entry past its deadline (its score, the time it queued
+-- in microseconds, plus its wait) is dropped; so is one whose channel has
+-- no subscriber when its entry asks for that check (the single layout:
 -- its process died or lost its connection; in Redis Cluster PUBLISH counts
 -- only the node's own subscribers). A queue of dead entries is popped 16
 -- at a time; without a live entry the lock is deleted. No queue, no
 -- message: a release nobody waits on is delivered to no one.
 --
--- Safe to run twice: the index key is not deleted but replaced, for
--- ARGV[4] ms (the time in which a client may re-send a command), by a
+-- Safe to run twice: the index key is not deleted but replaced, for the
+-- tombstone ttl (the time in which a client may re-send a command), by a
 -- tombstone "\0<result>:<nonce>" (never a key name: it starts with a NUL
 -- byte). A copy of the same call (same nonce) returns the first run's
 -- result, so a release whose reply was lost and that go-redis sent again is
@@ -44,47 +63,10 @@
 -- tombstone. A release of an id with no index key (never acquired, or long
 -- gone) leaves the tombstone "\0-1:<nonce>": a copy of an acquisition with
 -- that id still in flight then takes nothing.
-local nowMs = serverMs()
-local mode = ARGV[7]
-local tombMs = tonumber(ARGV[4])
-local mine = mode == 'r' and ARGV[8]
-
--- handOff gives the lock on lockKey (user key userKey) to the oldest live
--- entry of its queue, and reports whether it did: false, true, or the
--- grant {lock id, fence, expiresAtMs} when the entry's channel is mine
--- (the releasing Backend's own waiter, which it is alive to tell).
-local function handOff(lockKey, userKey)
-  local queue = ARGV[3] .. lockKey
-  -- The index key of a lock id: KEYS[1] is this prefix followed by ARGV[1]
-  -- (in the cluster layout too: the ids of one lock key share its tag).
-  local idPrefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
-  for _ = 1, 16 do
-    local head = redis.call('ZPOPMIN', queue)
-    if #head == 0 then return false end
-    -- "<id> <ttlMs> <waitMs> <l|n><s|k> <channel length> <channel><fence key>"
-    local id, ttl, wait, live, striped, clen, rest =
-      string.match(head[1], '^(%S+) (%d+) (%d+) ([ln])([sk]) (%d+) (.*)$')
-    if id and tonumber(head[2]) / 1000 + tonumber(wait) > nowMs then
-      clen = tonumber(clen)
-      local n = nextFence(string.sub(rest, clen + 1), striped == 's', nowMs)
-      if n > tonumber(ARGV[6]) then
-        -- The waiter's own attempt reports the overflow.
-        return false
-      end
-      local fence = string.format('%015d', n)
-      local expiresAtMs = nowMs + tonumber(ttl)
-      local channel = string.sub(rest, 1, clen)
-      local own = channel == mine
-      -- (PUBLISH first: an "n" entry is told too, whatever the count.)
-      if own or redis.call('PUBLISH', channel, id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs)) > 0 or live == 'n' then
-        redis.call('SET', lockKey, lockJSON(id, expiresAtMs, nowMs, userKey, fence), 'PX', ttl)
-        redis.call('SET', idPrefix .. id, lockKey, 'PX', ttl)
-        if own then return {id, fence, expiresAtMs} end
-        return true
-      end
-    end
-  end
-  return false
+local id, tombMs, nonce, queueStart, mode, mine = ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'r', ARGV[5]
+if ARGV[7] then
+  tombMs, nonce, queueStart, mode, mine = ARGV[4], ARGV[5], ARGV[3], ARGV[7], nil
+  if mode == 'r' then mine = ARGV[8] end
 end
 
 if mode == 'l' then
@@ -93,59 +75,120 @@ end
 
 local lockKey = redis.call('GET', KEYS[1])
 if not lockKey then
-  redis.call('SET', KEYS[1], tombstone(-1, ARGV[5]), 'PX', tombMs)
+  redis.call('SET', KEYS[1], tombstone('-1', nonce), 'PX', tombMs)
   return -1
 end
-if isTomb(lockKey) then
-  local result, nonce = string.match(lockKey, '^%z(-?%d+):(.*)$')
-  if nonce == ARGV[5] then return tonumber(result) end
+local k = kind(lockKey)
+if k == TOMB then
+  local result, was = string.match(lockKey, '^%z(-?%d+):(.*)$')
+  if was == nonce then return tonumber(result) end
   return -1
 end
-if isSlot(lockKey) then
+if k == SLOT then
   -- A slot of a limit (limit.go): free it and hand what is free to the
   -- waiters.
-  local S = slotLib()
-  local _, _, _, slotKey, userKey = S.parse(lockKey)
+  local L = lib()
+  local nowMs = serverMs()
+  local _, _, _, slotKey, userKey = L.parse(lockKey)
   if not slotKey or (mode == 'd' and slotKey ~= ARGV[8]) then return 0 end
-  local cutoff = nowMs - tonumber(ARGV[2])
-  local expiresAtMs = typed('ZSCORE', slotKey, ARGV[1])
+  local cutoff = nowMs - tolMs
+  local expiresAtMs = L.typed('ZSCORE', slotKey, id)
   if not expiresAtMs then
-    redis.call('SET', KEYS[1], tombstone(-1, ARGV[5]), 'PX', tombMs)
+    redis.call('SET', KEYS[1], tombstone('-1', nonce), 'PX', tombMs)
     return -1
   end
-  local result = -2
-  if tonumber(expiresAtMs) > cutoff then result = 1 end
-  redis.call('ZREM', slotKey, ARGV[1])
-  S.reclaim(slotKey, cutoff)
-  redis.call('SET', KEYS[1], tombstone(result, ARGV[5]), 'PX', tombMs)
-  if result == 1 and mode == 'd' then
-    redis.call('SET', KEYS[2], ARGV[10] or S.parse(lockKey), 'PX', tonumber(ARGV[9]))
+  local result = '-2'
+  if tonumber(expiresAtMs) > cutoff then result = '1' end
+  redis.call('ZREM', slotKey, id)
+  L.reclaim(slotKey, cutoff)
+  redis.call('SET', KEYS[1], tombstone(result, nonce), 'PX', tombMs)
+  if result == '1' and mode == 'd' then
+    redis.call('SET', KEYS[2], ARGV[10] or L.parse(lockKey), 'PX', tonumber(ARGV[9]))
   end
-  S.grant(slotKey, ARGV[3] .. slotKey, string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1]), userKey, nowMs, tonumber(ARGV[2]), tonumber(ARGV[6]))
-  return result
+  L.grant(slotKey, queueStart .. slotKey, string.sub(KEYS[1], 1, #KEYS[1] - #id), userKey, nowMs)
+  return tonumber(result)
 end
 if mode == 'd' and lockKey ~= ARGV[8] then return 0 end
--- typed: the key may have become a limit since (its lock expired).
-local lockData = typed('GET', lockKey)
+
+-- pcall: the key may have become a limit since (its lock expired), whose
+-- WRONGTYPE reads as no lock.
+local lockData = redis.pcall('GET', lockKey)
+if type(lockData) == 'table' then
+  if not string.find(lockData.err or '', 'WRONGTYPE', 1, true) then return lockData end
+  lockData = false
+end
 if not lockData then
-  redis.call('SET', KEYS[1], tombstone(-1, ARGV[5]), 'PX', tombMs)
+  redis.call('SET', KEYS[1], tombstone('-1', nonce), 'PX', tombMs)
   return -1
 end
+local data
+if not string.find(lockData, '"lockId":"' .. id .. '"', 1, true) then
+  -- Ownership first: a stale index must never touch another lease's lock.
+  local corrupt
+  data, corrupt = decodeLock(lockData)
+  if not data then return corrupt end
+  if data.lockId ~= id then return 0 end
+end
+redis.call('SET', KEYS[1], tombstone('1', nonce), 'PX', tombMs)
+if mode == 'd' then
+  local marker = ARGV[10]
+  if not marker then
+    data = data or decodeLock(lockData)
+    marker = (data and data.fence) or '1'
+  end
+  redis.call('SET', KEYS[2], marker, 'PX', tonumber(ARGV[9]))
+end
 
-local data, corrupt = decodeLock(lockData)
-if not data then return corrupt end
--- Ownership first: a stale index must never touch another lease's lock.
-if data.lockId ~= ARGV[1] then return 0 end
-local result = -2
-if data.expiresAtMs > nowMs - tonumber(ARGV[2]) then result = 1 end
-redis.call('SET', KEYS[1], tombstone(result, ARGV[5]), 'PX', tombMs)
-if result == 1 and mode == 'd' then
-  redis.call('SET', KEYS[2], ARGV[10] or data.fence or '1', 'PX', tonumber(ARGV[9]))
-end
-local given = handOff(lockKey, data.key or '')
-if not given then
+-- The hand-off: the oldest live entry of the key's queue gets the lock.
+-- Only a lease somebody queued for looks at the queue (queuedMark,
+-- prelude.lua): the others cost one command less.
+if string.sub(lockData, -1) ~= queuedMark then
   redis.call('DEL', lockKey)
-elseif given ~= true then
-  return {result, given[1], given[2], given[3]}
+  return 1
 end
-return result
+local queue = queueStart .. lockKey
+local head = redis.call('ZPOPMIN', queue)
+if #head == 0 then
+  redis.call('DEL', lockKey)
+  return 1
+end
+local nowMs = serverMs()
+data = data or decodeLock(lockData)
+local userKey = lib().jsonText((data and data.key) or '')
+-- The index key of a lock id: KEYS[1] is this prefix followed by the id
+-- (in the cluster layout too: the ids of one lock key share its tag).
+local idPrefix = string.sub(KEYS[1], 1, #KEYS[1] - #id)
+for i = 1, 16 do
+  if i > 1 then
+    head = redis.call('ZPOPMIN', queue)
+    if #head == 0 then break end
+  end
+  -- "<id> <ttlMs> <waitMs> <l|n><s|k> <channel length> <channel><fence key>"
+  local wid, ttl, wait, live, striped, clen, rest =
+    string.match(head[1], '^(%S+) (%d+) (%d+) ([ln])([sk]) (%d+) (.*)$')
+  if wid and tonumber(head[2]) / 1000 + tonumber(wait) > nowMs then
+    clen = tonumber(clen)
+    local n
+    if striped == 's' then
+      n = lib().nextFence(string.sub(rest, clen + 1), true, nowMs)
+    else
+      n = redis.call('INCR', string.sub(rest, clen + 1))
+    end
+    -- Past the maximum, the waiter's own attempt reports the overflow.
+    if n > fenceMax then break end
+    local fence = string.format('%015d', n)
+    local expiresAtMs = nowMs + tonumber(ttl)
+    local channel = string.sub(rest, 1, clen)
+    local own = channel == mine
+    -- (PUBLISH first: an "n" entry is told too, whatever the count.)
+    if own or redis.call('PUBLISH', channel, wid .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs)) > 0 or live == 'n' then
+      -- Marked: more waiters may be queued behind this one.
+      redis.call('SET', lockKey, string.format(lockFormat, wid, expiresAtMs, nowMs, userKey, n) .. queuedMark, 'PX', ttl)
+      redis.call('SET', idPrefix .. wid, lockKey, 'PX', ttl)
+      if own then return {1, wid, fence, expiresAtMs} end
+      return 1
+    end
+  end
+end
+redis.call('DEL', lockKey)
+return 1

@@ -1,0 +1,146 @@
+package redisbackend_test
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// An experiment for TestScriptCost (not what the Backend runs): the lock's
+// acquire and release scripts as Redis 7 functions (one FUNCTION LOAD of
+// prelude.lua and both bodies, then FCALL), against the same scripts by
+// EVALSHA, with the Backend's arguments for a key nobody waits on.
+func init() {
+	extraCostCases = append(extraCostCases, ourScriptsCase("ours-evalsha", false), ourScriptsCase("ours-fcall", true))
+}
+
+func ourScriptsCase(name string, fcall bool) costCase {
+	var rdb *redis.Client
+	var acq, rel *redis.Script
+	var fnAcq, fnRel string
+	ctx := context.Background()
+	read := func(t *testing.T, f string) string {
+		raw, err := os.ReadFile("scripts/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	var nonce int
+	return costCase{
+		name: name,
+		setup: func(t *testing.T, c *redis.Client) {
+			rdb = c
+			prelude, acqBody, relBody := read(t, "prelude.lua"), read(t, "acquire.lua"), read(t, "release.lua")
+			if !fcall {
+				acq, rel = redis.NewScript(prelude+acqBody), redis.NewScript(prelude+relBody)
+				for _, s := range []*redis.Script{acq, rel} {
+					if err := s.Load(ctx, rdb).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return
+			}
+			sum := sha1.Sum([]byte(prelude + acqBody + relBody))
+			tag := hex.EncodeToString(sum[:6])
+			fnAcq, fnRel = "sgcost_acquire_"+tag, "sgcost_release_"+tag
+			lib := "#!lua name=sgcost_" + tag + "\n" + prelude +
+				"\nredis.register_function('" + fnAcq + "', function(KEYS, ARGV)\n" + acqBody + "\nend)\n" +
+				"redis.register_function('" + fnRel + "', function(KEYS, ARGV)\n" + relBody + "\nend)\n"
+			if err := rdb.FunctionLoadReplace(ctx, lib).Err(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		acquire: func(t *testing.T, i int) string {
+			key := "k" + strconv.Itoa(i)
+			lockKey := name + ":" + key
+			id := lock.NewLockID()
+			keys := []string{lockKey, name + ":id:" + id, name + ":fence:" + lockKey}
+			var res []any
+			var err error
+			if fcall {
+				res, err = rdb.FCall(ctx, fnAcq, keys, id, 30000, key).Slice()
+			} else {
+				res, err = acq.EvalSha(ctx, rdb, keys, id, 30000, key).Slice()
+			}
+			if err != nil || len(res) != 3 || res[0] != int64(1) {
+				t.Fatalf("%s acquire = %v, %v", name, res, err)
+			}
+			return id
+		},
+		release: func(t *testing.T, i int, id string) {
+			nonce++
+			keys := []string{name + ":id:" + id}
+			args := []any{id, 15000, "abcdefgh" + strconv.Itoa(nonce), name + ":queue:", name + ":waiter:abcdefghijklmnop"}
+			var n int64
+			var err error
+			if fcall {
+				n, err = rdb.FCall(ctx, fnRel, keys, args...).Int64()
+			} else {
+				n, err = rel.EvalSha(ctx, rdb, keys, args...).Int64()
+			}
+			if err != nil || n != 1 {
+				t.Fatalf("%s release = %v, %v", name, n, err)
+			}
+		},
+	}
+}
+
+// With SCRIPTCOST_BEFORE_DIR set to a copy of scripts/ as it was before
+// issue 25, TestScriptCost also runs those scripts ("before"), with the
+// arguments the Backend sent them then.
+func init() {
+	dir := os.Getenv("SCRIPTCOST_BEFORE_DIR")
+	if dir == "" {
+		return
+	}
+	var rdb *redis.Client
+	var acq, rel *redis.Script
+	ctx := context.Background()
+	var nonce int
+	extraCostCases = append(extraCostCases, costCase{
+		name: "before",
+		setup: func(t *testing.T, c *redis.Client) {
+			rdb = c
+			read := func(f string) string {
+				raw, err := os.ReadFile(dir + "/" + f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(raw)
+			}
+			acq, rel = redis.NewScript(read("prelude.lua")+read("acquire.lua")), redis.NewScript(read("prelude.lua")+read("release.lua"))
+			for _, s := range []*redis.Script{acq, rel} {
+				if err := s.Load(ctx, rdb).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
+		acquire: func(t *testing.T, i int) string {
+			key := "k" + strconv.Itoa(i)
+			lockKey := "before:" + key
+			id := lock.NewLockID()
+			res, err := acq.EvalSha(ctx, rdb, []string{lockKey, "before:id:" + id, "before:fence:" + lockKey},
+				id, 30000, "1000", key, "900000000000000", "0").Slice()
+			if err != nil || len(res) != 3 || res[0] != int64(1) {
+				t.Fatalf("before acquire = %v, %v", res, err)
+			}
+			return id
+		},
+		release: func(t *testing.T, i int, id string) {
+			nonce++
+			n, err := rel.EvalSha(ctx, rdb, []string{"before:id:" + id},
+				id, "1000", "before:queue:", 15000, "abcdefgh"+strconv.Itoa(nonce), "900000000000000", "r", "before:waiter:abcdefghijklmnop").Int64()
+			if err != nil || n != 1 {
+				t.Fatalf("before release = %v, %v", n, err)
+			}
+		},
+	})
+}
