@@ -218,8 +218,8 @@ func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, 
 
 // schedule starts the timer of the next attempt after err, unless one is
 // pending (a hand-off request does not restart it), and returns the time
-// until it fires: a queued waiter's fallback (queuedPoll) after
-// contention, else the next backoff delay, within the wait.
+// until it fires: the next backoff delay, within the wait; for a queued
+// waiter after contention, no sooner than its fallback (queuedPoll).
 func (a *acquisition) schedule(err error) time.Duration {
 	if !a.timerAt.IsZero() {
 		return max(time.Until(a.timerAt), 0)
@@ -227,11 +227,13 @@ func (a *acquisition) schedule(err error) time.Duration {
 	left := time.Until(a.deadline)
 	var d time.Duration
 	if a.qw != nil && errors.Is(err, ErrLocked) {
-		d = min(queuedPoll(err, time.Now()), left)
+		// Never sooner than the backoff schedule either: a caller that
+		// asked for long delays keeps them.
+		d = min(max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.delay(a.waits)), left)
 	} else {
 		d = min(a.c.delay(a.waits), left)
-		a.waits++
 	}
+	a.waits++
 	if a.timer == nil {
 		a.timer = time.NewTimer(d)
 	} else {
@@ -347,13 +349,12 @@ func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Durat
 	cleanup.Retry(ctx, func(ctx context.Context) error { return b.Release(ctx, id) }, transient)
 }
 
-// QueuedPollInterval is the longest a waiter in a backend's queue (see
-// [Queuer]) goes without an attempt of its own: it is handed the lock by
-// the release, and attempts only as a fallback, when the holder's lease
-// has ended by its expiry (the hand-off a dead holder never makes) or
-// QueuedPollInterval after its last attempt (a lost message), whichever
-// comes first, however short the retry delays ([WithBaseDelay],
-// [WithMaxDelay]).
+// QueuedPollInterval bounds how often a waiter in a backend's queue (see
+// [Queuer]) attempts on its own: it is handed the lock by the release, and
+// attempts only as a fallback, when the holder's lease has ended (the
+// hand-off a dead holder never makes) or QueuedPollInterval after its last
+// attempt (a lost message), whichever comes first, however short the retry
+// delays ([WithBaseDelay], [WithMaxDelay]); longer delays are kept.
 const QueuedPollInterval = time.Second
 
 // minQueuedPoll keeps a queued waiter from spinning on a holder whose
@@ -361,16 +362,19 @@ const QueuedPollInterval = time.Second
 const minQueuedPoll = 50 * time.Millisecond
 
 // queuedPoll is the wait of a queued waiter after contention err at now:
-// until just after the holder's lease (err's *LockedError) expires, within
-// [minQueuedPoll, QueuedPollInterval]. (The store drops an expired lease
-// at its expiry; the time tolerance matters only to a lease read before
-// the store dropped it.)
-func queuedPoll(err error, now time.Time) time.Duration {
+// until just after the holder's lease (err's *LockedError) has ended,
+// within [minQueuedPoll, QueuedPollInterval]. A lock's lease ends at its
+// expiry (the store drops it then); a slot of a limit counts as live for
+// the time tolerance after its expiry (slot is true).
+func queuedPoll(err error, now time.Time, slot bool) time.Duration {
 	var le *LockedError
 	if !errors.As(err, &le) || le.ExpiresAt.IsZero() {
 		return QueuedPollInterval
 	}
 	d := le.ExpiresAt.Sub(now) + minQueuedPoll
+	if slot {
+		d += TimeTolerance
+	}
 	return min(max(d, minQueuedPoll), QueuedPollInterval)
 }
 
