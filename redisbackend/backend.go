@@ -35,9 +35,9 @@ const (
 type Options struct {
 	// Prefix namespaces all keys (default "syncguard"). Trailing ':' are
 	// ignored. A prefix with a ':'-separated segment "id" or "fence" is
-	// rejected (likewise "done", "record" and "queue"): lock keys under it
-	// could alias another prefix's index, fence, done-marker, record or
-	// queue keys.
+	// rejected (likewise "done", "record", "queue" and "config"): lock keys
+	// under it could alias another prefix's index, fence, done-marker,
+	// record, queue or configuration keys.
 	Prefix string
 	// CleanupInIsLocked lets IsLocked delete an expired lock it finds (the
 	// lock key and its index key, never the fence counter). Off by
@@ -93,6 +93,14 @@ type Options struct {
 	// MaxFenceStripes. In the cluster layout every instance on a prefix
 	// must use the same value (it picks the locks' hash tags).
 	FenceStripes int
+	// DisableConfigRecord stops New from recording the Backend's layout
+	// and FenceStripes under the prefix (ConfigKey, see config.go), which
+	// it otherwise does once, for operator tools (syncguard reads them)
+	// and for CheckRecordedConfig. Set it for a Backend that does not take
+	// the application's locks, such as one made only to run Check or to
+	// read a prefix another program owns: its record would claim a
+	// configuration no instance uses.
+	DisableConfigRecord bool
 }
 
 // Backend is a lock.Backend on Redis. It is safe for concurrent use. It
@@ -135,7 +143,12 @@ var _ lock.Backend = (*Backend)(nil)
 // lock.CodeInvalidArgument for a nil client, a *redis.Ring (it moves keys
 // between shards when one is marked down, so a lock could be held twice and
 // its fences restart), a bad prefix or an Options value the client cannot
-// serve. New does no I/O: the release subscription is opened on the first
+// serve. New sends one command, whose failure is not an error: it records
+// the Backend's layout and FenceStripes under the prefix (one HSET on
+// ConfigKey, waited for 200 ms at most, then left to finish in the
+// background; see Config and Options.DisableConfigRecord), so that
+// operator tools name the same keys and CheckRecordedConfig can tell when
+// instances disagree. The release subscription is opened on the first
 // contended lock.Acquire; call Close to end it.
 //
 // New takes the smallest interface the locks need, redis.Scripter: with
@@ -208,6 +221,9 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if features.lacking() {
 		log.Info("syncguard: the redis client lacks methods that some features need; see redisbackend.New", "features", features.String())
 	}
+	if !o.DisableConfigRecord {
+		recordConfig(client, prefix+configKeySuffix, Config{Layout: layout, FenceStripes: o.FenceStripes})
+	}
 	return &Backend{
 		features:   features,
 		coalesce:   co,
@@ -255,9 +271,9 @@ func validatePrefix(p string) (string, error) {
 			"prefix must be in Unicode NFC: the TypeScript library derives fence keys from the normalised prefix")
 	}
 	for _, seg := range strings.Split(p, ":") {
-		if seg == "id" || seg == "fence" || seg == "done" || seg == "record" || seg == "queue" {
+		if seg == "id" || seg == "fence" || seg == "done" || seg == "record" || seg == "queue" || seg == "config" {
 			return "", lock.InvalidArgument("config",
-				`prefix must not contain a segment "id", "fence", "done", "record" or "queue": its lock keys could overlap internal keys`)
+				`prefix must not contain a segment "id", "fence", "done", "record", "queue" or "config": its lock keys could overlap internal keys`)
 		}
 	}
 	return p, nil
@@ -281,6 +297,11 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") || strings.HasPrefix(norm, "done:") ||
 		strings.HasPrefix(norm, "record:") || strings.HasPrefix(norm, "queue:") {
 		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:", "record:" or "queue:" (reserved for index, fence, done-marker, record and queue keys)`)
+	}
+	if norm == configKeyName {
+		// Only this one name: "config:..." keys are common, and only this
+		// one is the configuration record's (config.go).
+		return "", "", lock.InvalidArgument(op, `key must not be "`+configKeyName+`" (the name of the backends' configuration record)`)
 	}
 	lockKey, err = lock.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
 	if err != nil {

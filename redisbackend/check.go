@@ -82,7 +82,8 @@ const MinRedisVersion = "5.0"
 // Finding is one result of Check.
 type Finding struct {
 	// Name is one of CheckVersion, CheckPersistence, CheckEviction,
-	// CheckReplication and CheckCluster: stable, for programs.
+	// CheckReplication and CheckCluster (and CheckConfig, see
+	// CheckRecordedConfig): stable, for programs.
 	Name string `json:"name"`
 	// Node is the address of the cluster master the finding is about, and
 	// empty for a client that talks to one server (a failover client: its
@@ -172,7 +173,10 @@ type masterLister interface {
 // (lock.CodeServiceUnavailable), rejecting the
 // credentials (lock.CodeAuthFailed), or ctx done (lock.CodeAborted), as
 // the other methods map them. Check writes nothing; it costs one pipelined
-// round trip per node.
+// round trip per node, and one HGETALL of the configuration record (see
+// CheckRecordedConfig): when instances on the prefix recorded a
+// configuration (Options.Layout, Options.FenceStripes) other than b's,
+// the report ends with that finding, named CheckConfig, without a Node.
 func (b *Backend) Check(ctx context.Context) (Report, error) {
 	const op = "check"
 	if err := checkCtx(op, ctx); err != nil {
@@ -186,7 +190,15 @@ func (b *Backend) Check(ctx context.Context) (Report, error) {
 	if berr := bounded(ctx, func(ctx context.Context) { r, err = b.check(ctx) }); berr != nil {
 		return Report{}, mapError(ctx, op, berr)
 	}
-	return r, err
+	if err != nil {
+		return r, err
+	}
+	// Instances that disagree on the key names: a finding of its own,
+	// only then (CheckRecordedConfig tells the rest).
+	if f, ferr := b.CheckRecordedConfig(ctx); ferr == nil && f.Severity >= SeverityWarning {
+		r.Findings = append(r.Findings, f)
+	}
+	return r, nil
 }
 
 // check is Check without the bound on its duration.

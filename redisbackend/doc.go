@@ -12,15 +12,17 @@
 //	<prefix>:fence:<prefix>:<key>  the fence counter (INCR), never expires, never deleted
 //	<prefix>:done:<prefix>:<key>   done marker (ReleaseDone, optional), PX doneTTL
 //	<prefix>:record:<prefix>:<key> replay record (ReleaseRecord, optional), PX ttl
+//	<prefix>:config:backend        the configurations of the Backends on the prefix (layout,
+//	                               fence stripes), written once by New, for syncguard and Check
 //
 // Keys longer than the 1000-byte budget are hashed (see lock.MakeStorageKey).
 //
 // Every script is safe to run twice, as go-redis does when a reply is lost,
 // and every call returns by its context's deadline, even on a stalled
-// server (see resend.go, bounded.go and the README's "Client retries, stalls
-// and deadlines").
-// User keys beginning with "id:", "fence:", "done:", "record:" or "queue:"
-// are rejected, because they would alias the internal keys.
+// server (see resend.go, bounded.go and docs/client-retries.md).
+// User keys beginning with "id:", "fence:", "done:", "record:" or "queue:",
+// and the key "config:backend", are rejected, because they would alias the
+// internal keys.
 //
 // Waiters queue in Redis (lock.Queuer, queue.go): a release hands the lock
 // to the oldest waiter and tells only its process. The Backend is also a

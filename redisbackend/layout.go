@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -71,6 +72,21 @@ func (l Layout) String() string {
 		return "cluster"
 	}
 	return "Layout(?)"
+}
+
+// MarshalText encodes l as its String ("auto", "single", "cluster"), for
+// JSON and other text formats.
+func (l Layout) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText decodes "auto", "single" or "cluster".
+func (l *Layout) UnmarshalText(b []byte) error {
+	for _, v := range []Layout{LayoutAuto, LayoutSingle, LayoutCluster} {
+		if string(b) == v.String() {
+			*l = v
+			return nil
+		}
+	}
+	return lock.InvalidArgument("config", "unknown Layout "+strconv.Quote(string(b)))
 }
 
 // tagLen is the length of a cluster hash tag and of the tag at the start of

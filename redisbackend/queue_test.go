@@ -430,14 +430,18 @@ func TestExpiredEntrySkipped(t *testing.T) {
 
 // TestPlainAcquireTakesFreeLock: a client that does not queue (the
 // TypeScript library's acquire script, or Backend.Acquire) takes a free
-// lock even with entries queued, and the queue still works afterwards:
-// the next release hands the lock to its head.
+// lock even with entries queued, and the queue still works afterwards.
+// Its lease is not marked as waited on (no waiter has met it yet), so its
+// release hands nothing over: the queued waiter takes the lock by its own
+// fallback attempt, within lock.QueuedPollInterval (its earlier delays
+// are short here).
 func TestPlainAcquireTakesFreeLock(t *testing.T) {
 	srv := redistest.Shared(t)
 	rdb := srv.Client(t)
 	b := newQueueBackend(t, srv.Client(t), Options{})
 	ctx := context.Background()
-	l, queued := holdAndQueue(t, rdb, b, b, "k", 1)
+	l, queued := holdAndQueue(t, rdb, b, b, "k", 1, lock.WithWait(20*time.Second),
+		lock.WithBaseDelay(50*time.Millisecond), lock.WithMaxDelay(100*time.Millisecond), lock.WithMaxRetries(1000))
 	// The holder's lease goes without a release (as a TypeScript
 	// client's release does: it knows nothing of queues).
 	_, lockKey, _ := b.lockKey("test", "k")
@@ -450,7 +454,10 @@ func TestPlainAcquireTakesFreeLock(t *testing.T) {
 	if n := queueLen(t, rdb, b, "k"); n != 1 {
 		t.Errorf("queue has %d entries after a plain acquire, want 1 (untouched)", n)
 	}
-	releaseExpectGrant(t, b, plain.ID, queued, "the queued waiter did not get the lock from the plain holder's release")
+	if err := b.Release(ctx, plain.ID); err != nil {
+		t.Fatal(err)
+	}
+	expectGrant(t, queued, lock.QueuedPollInterval+time.Second, "the queued waiter did not get the lock after the plain holder's release")
 }
 
 // TestPubSubKilledFallsBackToPolling: with the hand-off subscription's

@@ -38,6 +38,7 @@ func TestWireLayout(t *testing.T) {
 	}
 	sort.Strings(keys)
 	want := []string{
+		"syncguard:config:backend", // written once by New (config.go); the TypeScript library never reads it
 		"syncguard:fence:syncguard:resource:123",
 		"syncguard:id:" + l.ID,
 		"syncguard:resource:123",
@@ -105,7 +106,7 @@ func TestWireLayout(t *testing.T) {
 	idKey := "syncguard:id:" + l.ID
 	keys = rdb.Keys(ctx, "*").Val()
 	sort.Strings(keys)
-	if want := []string{"syncguard:fence:syncguard:resource:123", idKey}; !slices.Equal(keys, want) {
+	if want := []string{"syncguard:config:backend", "syncguard:fence:syncguard:resource:123", idKey}; !slices.Equal(keys, want) {
 		t.Errorf("keys after release = %q, want %q", keys, want)
 	}
 	if v := rdb.Get(ctx, idKey).Val(); !strings.HasPrefix(v, "\x001:") {

@@ -7,9 +7,9 @@
 // Usage:
 //
 //	syncguard [flags] ls [--match GLOB] [--json]
-//	syncguard [flags] show [--json] KEY
-//	syncguard [flags] release --force [--yes] [--all | --slot FENCE] KEY
-//	syncguard [flags] watch [--match GLOB] [--interval 1s] [--count N] [--top 3]
+//	syncguard [flags] show [--json] [--route R] [--scope S] [--key-prefix NS] KEY
+//	syncguard [flags] release --force [--yes] [--all | --slot FENCE] [--route R] [--scope S] [--key-prefix NS] KEY
+//	syncguard [flags] watch [--match GLOB] [--interval 1s] [--count N] [--top 3] [--json]
 //	syncguard [flags] doctor [--json] [--samples 100]
 //
 // The flags, before or after the command:
@@ -19,12 +19,21 @@
 //	                   default $REDIS_URL (comma-separated for several), else
 //	                   redis://127.0.0.1:6379
 //	--prefix P         the application's redisbackend.Options.Prefix (default "syncguard")
-//	--layout L         auto, single or cluster: its Options.Layout (auto: cluster on a cluster)
-//	--fence-stripes N  its Options.FenceStripes (names the keys in the cluster layout,
-//	                   and the fence counters in show)
+//	--layout L         auto, single or cluster: its Options.Layout (auto: as recorded)
+//	--fence-stripes N  its Options.FenceStripes (default: as recorded)
+//
+// Every redisbackend.Backend records its layout and fence stripes under
+// its prefix when it starts (redisbackend.ConfigKey, "<prefix>:config:backend"),
+// and the command names the keys as the newest record says, so it needs
+// --layout and --fence-stripes only to override it (or for instances that
+// recorded nothing: older versions, the TypeScript library); it notes on
+// stderr when instances recorded different configurations, which doctor
+// reports.
 //
 // KEY is the key as the application locks it ("invoice:42"), as ls prints
-// it. Raw keys appear in the output, lock ids never: a holder is shown as
+// it; for a key of the HTTP middleware, show and release build the stored
+// name from the key the request carried and --route (the method and the
+// route pattern), --scope and --key-prefix. Raw keys appear in the output, lock ids never: a holder is shown as
 // lock.HashKey of its lock id, as lock.Info.IDHash, since the id itself
 // releases the lock. Times are the Redis server's (TIME), as the locks'.
 //
@@ -36,16 +45,20 @@
 // of slots at the lock key) is one line of ls: its live slots over the n
 // of its latest grant, and its waiters; show lists its slots (a slot is
 // live while its expiry, by the server's TIME, is within
-// lock.TimeToleranceMs). watch
-// samples the same way every interval and compares fences
-// between samples, so the application needs no change. release --force
+// lock.TimeToleranceMs); --match is matched against the keys themselves,
+// so a key stored under a hash (over about 970 bytes) matches too. watch
+// samples the same way every interval and counts the grants by the index
+// keys every grant writes (a lock id it did not see before) and by the
+// fences, so the application needs no change; --json prints its lines as
+// JSON objects. release --force
 // evicts the holder through redisbackend's ForceRelease: the lock and its
 // index key go, the fence counter stays, waiters are woken as by a release;
 // the holder is not told, and its fence is now stale. On a limit it
 // releases nothing unless told which slots: --all, or --slot FENCE
 // (ForceReleaseSlots); each freed slot goes to a waiter. doctor prints the
-// findings of redisbackend's Check and one on the fence counters (count and
-// MEMORY USAGE).
+// findings of redisbackend's Check, one on the recorded configurations
+// (CheckRecordedConfig: severe when instances name a lock's keys
+// differently) and one on the fence counters (count and MEMORY USAGE).
 //
 // Errors are one line on stderr. Exit status: 0 ok, 1 failure (Redis
 // unreachable, credentials refused, not syncguard data, nothing to

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"net/url"
@@ -22,14 +24,19 @@ const defaultURL = "redis://127.0.0.1:6379"
 // server or refused credentials apart before any command runs.
 const connectTimeout = 10 * time.Second
 
-// session is a connection to the Redis of the locks and a Backend on it.
+// session is a connection to the Redis of the locks and a Backend on it,
+// named as the application recorded its configuration.
 type session struct {
 	client  redis.UniversalClient // *redis.Client or *redis.ClusterClient
 	cluster *redis.ClusterClient  // nil for one server
-	backend *redisbackend.Backend
+	backend *redisbackend.Backend // configured as the flags say, else as recorded
 	names   namer
 	where   string // the server's address, or the cluster's first seed, for messages
 	env     Env
+	// recorded is what the application's backends recorded under the
+	// prefix (redisbackend.RecordedConfigs), newest first.
+	recorded []redisbackend.ConfigRecord
+	seed     maphash.Seed // watch's fingerprints of key names
 }
 
 func (s *session) close() {
@@ -70,19 +77,21 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.stripes < 0 || o.stripes > redisbackend.MaxFenceStripes {
+	if o.stripes.set && (o.stripes.n < 0 || o.stripes.n > redisbackend.MaxFenceStripes) {
 		return nil, usageErrorf("--fence-stripes must be between 0 and %d", redisbackend.MaxFenceStripes)
 	}
 	bopts := &redisbackend.Options{
 		Prefix:               o.prefix,
 		Layout:               layout,
-		FenceStripes:         o.stripes,
+		FenceStripes:         o.stripes.n,
 		DisableNotifications: true, // a release still publishes and hands on; nothing here waits
 		DisableCoalescing:    true,
+		DisableConfigRecord:  true, // the command reads the application's record, never writes one
 		Logger:               slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	// A bad prefix is a usage error before any I/O (New does none).
-	probe := redis.NewClient(&redis.Options{})
+	// A bad prefix is a usage error before any I/O (New does none without
+	// its record; the probe client is never used).
+	probe := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	_, err = redisbackend.New(probe, bopts)
 	_ = probe.Close()
 	if err != nil {
@@ -130,14 +139,57 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 			return nil, connError(ctx, addr, err)
 		}
 	}
+	s.configure(pctx, o, bopts)
 	b, err := redisbackend.New(s.client, bopts)
 	if err != nil {
 		_ = s.client.Close()
 		return nil, usageErrorf("%s", message(err))
 	}
 	s.backend = b
+	s.seed = maphash.MakeSeed()
 	s.names = namer{prefix: b.Prefix(), cluster: b.Layout() == redisbackend.LayoutCluster}
+	s.noteConfig(o)
 	return s, nil
+}
+
+// configure reads the configuration the application's backends recorded
+// under the prefix and sets, in bopts, the layout and stripes that the
+// flags do not give: the newest record's (or, without a record, the
+// defaults: the layout by the server, a counter per key). A record it
+// cannot read is a note, not an error: the flags and defaults still work.
+func (s *session) configure(ctx context.Context, o *options, bopts *redisbackend.Options) {
+	recs, err := redisbackend.RecordedConfigs(ctx, s.client, o.prefix)
+	if err != nil {
+		fmt.Fprintf(s.env.Stderr, "syncguard: note: cannot read the configuration the application recorded: %s; naming keys as the flags say\n", oneLine(message(err)))
+		return
+	}
+	s.recorded = recs
+	if len(recs) == 0 {
+		return
+	}
+	if bopts.Layout == redisbackend.LayoutAuto {
+		bopts.Layout = recs[0].Layout
+	}
+	if !o.stripes.set {
+		bopts.FenceStripes = recs[0].FenceStripes
+	}
+}
+
+// noteConfig says on stderr when the keys are named otherwise than every
+// record says: several configurations recorded (instances disagree, or a
+// configuration changed), or flags that differ from the newest.
+func (s *session) noteConfig(o *options) {
+	if len(s.recorded) == 0 {
+		return
+	}
+	used, newest := s.backend.Config(), s.recorded[0].Config
+	switch {
+	case used != newest:
+		fmt.Fprintf(s.env.Stderr, "syncguard: note: naming keys as the flags say (%s), not as the application recorded (%s)\n", used, newest)
+	case len(s.recorded) > 1:
+		fmt.Fprintf(s.env.Stderr, "syncguard: note: instances on this prefix recorded %d configurations; naming keys as the newest (%s): see syncguard doctor\n",
+			len(s.recorded), newest)
+	}
 }
 
 type nodeError struct {

@@ -16,9 +16,11 @@ var doctorCommand = &command{
 	name:    "doctor",
 	args:    "[--json] [--samples N]",
 	summary: "what the server does for fences, each with a verdict and what to do; exits 3 if severe",
-	detail: "The findings of redisbackend's Check (version, persistence, eviction, replication, cluster)\n" +
-		"and one on the fence counters under the prefix: how many (SCAN) and their memory (MEMORY USAGE\n" +
-		"of a sample). Exit status 3 when a finding is severe, such as no persistence or allkeys-lru.",
+	detail: "The findings of redisbackend's Check (version, persistence, eviction, replication, cluster),\n" +
+		"one on the configurations the application's instances recorded under the prefix (config: they\n" +
+		"must agree on the layout and fence stripes), and one on the fence counters under the prefix: how\n" +
+		"many (SCAN) and their memory (MEMORY USAGE of a sample). Exit status 3 when a finding is severe,\n" +
+		"such as no persistence, allkeys-lru, or instances whose lock keys differ.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object: {findings, worst}")
 		fs.IntVar(&o.samples, "samples", 100, "fence counters per server whose MEMORY USAGE is read")
@@ -46,6 +48,20 @@ func runDoctor(ctx context.Context, s *session, o *options, args []string) error
 	report, err := s.backend.Check(ctx)
 	if err != nil {
 		return failf("check: %s", message(err))
+	}
+	// Check reports the configuration record only when instances
+	// disagree; doctor always says what it found there.
+	hasConfig := false
+	for _, f := range report.Findings {
+		hasConfig = hasConfig || f.Name == redisbackend.CheckConfig
+	}
+	if !hasConfig {
+		f, err := s.backend.CheckRecordedConfig(ctx)
+		if err != nil {
+			f = redisbackend.Finding{Name: redisbackend.CheckConfig, Severity: redisbackend.SeverityUnknown,
+				Message: "cannot read the configuration record: " + oneLine(message(err))}
+		}
+		report.Findings = append(report.Findings, f)
 	}
 	fences, err := s.fenceFinding(ctx, o.samples)
 	if err != nil {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -12,27 +14,52 @@ import (
 type options struct {
 	urls    urlList
 	prefix  string
-	layout  string
-	stripes int
+	layout  string // "auto": the recorded layout (redisbackend.RecordedConfigs), else by the server
+	stripes optInt // unset: the recorded FenceStripes, else 0
 
-	json     bool          // ls, show, doctor
-	match    string        // ls, watch
-	force    bool          // release
-	yes      bool          // release
-	all      bool          // release
-	slot     string        // release
-	interval time.Duration // watch
-	count    int           // watch
-	top      int           // watch
-	samples  int           // doctor
+	json      bool          // ls, show, doctor
+	match     string        // ls, watch
+	force     bool          // release
+	yes       bool          // release
+	all       bool          // release
+	slot      string        // release
+	route     string        // show, release: the middleware's route of KEY
+	scope     string        // show, release: the middleware's scope of KEY
+	keyPrefix string        // show, release: the middleware's key prefix
+	interval  time.Duration // watch
+	count     int           // watch
+	top       int           // watch
+	samples   int           // doctor
 }
 
 // common binds the flags every command takes.
 func (o *options) common(fs *flag.FlagSet) {
 	fs.Var(&o.urls, "redis", "Redis URL (repeat for a cluster; default $REDIS_URL)")
 	fs.StringVar(&o.prefix, "prefix", "syncguard", "key prefix (redisbackend.Options.Prefix)")
-	fs.StringVar(&o.layout, "layout", "auto", "key layout: auto, single or cluster")
-	fs.IntVar(&o.stripes, "fence-stripes", 0, "the application's redisbackend.Options.FenceStripes")
+	fs.StringVar(&o.layout, "layout", "auto", "key layout: auto (as the application recorded it), single or cluster")
+	fs.Var(&o.stripes, "fence-stripes", "the application's redisbackend.Options.FenceStripes (default: as it recorded it, else 0)")
+}
+
+// optInt is an int flag that knows whether it was given.
+type optInt struct {
+	n   int
+	set bool
+}
+
+func (o *optInt) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.n)
+}
+
+func (o *optInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	o.n, o.set = n, true
+	return nil
 }
 
 // urlList is a repeatable --redis flag.

@@ -11,7 +11,9 @@ import (
 // redisbackend.Layout): a lock key is "<prefix>:<key>" or, in the cluster
 // layout, "<prefix>:{T}:<key>" with a 3-character hash tag T; its index,
 // fence, done and record keys put "id:", "fence:", "done:" or "record:"
-// where the key goes, and its waiter queue is "<prefix>:queue:<lock key>".
+// where the key goes, its waiter queue is "<prefix>:queue:<lock key>",
+// and the backends' configuration record is "<prefix>:config:backend"
+// (redisbackend.ConfigKey) in both layouts.
 type namer struct {
 	prefix  string
 	cluster bool
@@ -27,6 +29,7 @@ const (
 	kindDone               // <p>:done:<lock key>: a done marker
 	kindRecord             // <p>:record:<lock key>: a stored record (replay)
 	kindQueue              // <p>:queue:<lock key>: the waiters of a lock
+	kindConfig             // <p>:config:backend: the backends' configuration record
 )
 
 // internal names the key kinds that are not locks, by the word that
@@ -39,27 +42,43 @@ var internal = []struct {
 // tagLen is the length of a cluster hash tag.
 const tagLen = 3
 
-// lockPattern is the SCAN MATCH pattern of the lock keys whose user key
-// matches glob (Redis glob syntax). Internal keys match it too when glob
-// is "*"; classify tells them apart.
-func (n namer) lockPattern(glob string) string {
-	if n.cluster {
-		return globEscape(n.prefix) + ":{???}:" + glob
+// scanPattern is the SCAN MATCH pattern of every scan of the locks:
+// "<prefix>:*", every key of the prefix in both layouts. --match is
+// applied to the keys themselves (globMatch), not to their names: a key
+// over the storage budget is stored under a hash of it, and the waiter
+// queues and index keys, which watch counts, are named after other parts.
+// (SCAN walks every key whatever the pattern, so this costs no more
+// round trips; it costs the names of the prefix's other keys.)
+func (n namer) scanPattern() string { return globEscape(n.prefix) + ":*" }
+
+// mayMatch reports whether the lock key redisKey may hold a lock whose
+// key matches glob, by its name: the key as it is named, or a hashed name
+// (22 base64url characters), whose lock data tells the key.
+func (n namer) mayMatch(redisKey, glob string) bool {
+	if glob == "*" {
+		return true
 	}
-	return globEscape(n.prefix) + ":" + glob
+	_, rest, ok := n.split(redisKey)
+	if !ok {
+		return true // its value decides (it will not be a lock of ours)
+	}
+	return globMatch(glob, rest) || hashedName(rest)
 }
 
-// scanPattern is the SCAN MATCH pattern of a scan for the lock keys whose
-// user key matches glob: lockPattern, except that in the cluster layout
-// with glob "*" it is "<prefix>:*", which also matches the waiter queues
-// ("<prefix>:queue:<lock key>", outside the tagged names) so that they are
-// counted as in the single layout (SCAN walks every key whatever the
-// pattern, so this costs no more round trips).
-func (n namer) scanPattern(glob string) string {
-	if n.cluster && glob == "*" {
-		return globEscape(n.prefix) + ":*"
+// hashedName reports whether the part of a lock key after its tag prefix
+// may be lock.MakeStorageKey's hash of a long key: 22 base64url
+// characters.
+func hashedName(rest string) bool {
+	if len(rest) != 22 {
+		return false
 	}
-	return n.lockPattern(glob)
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // split returns the tag prefix of a key name ("<prefix>" or
@@ -82,6 +101,9 @@ func (n namer) split(redisKey string) (tagPrefix, rest string, ok bool) {
 func (n namer) classify(redisKey string) kind {
 	if strings.HasPrefix(redisKey, n.prefix+":queue:") {
 		return kindQueue // in the cluster layout too, where the tag follows
+	}
+	if strings.HasPrefix(redisKey, n.prefix+":config:") {
+		return kindConfig // no lock key begins so (redisbackend reserves "config:")
 	}
 	_, rest, ok := n.split(redisKey)
 	if !ok {
@@ -140,4 +162,27 @@ func globEscape(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// indexValue reads the value of an index key the previous sample did not
+// see: granted says it is a grant's (a lease's lock key, a slot's index,
+// or the tombstone of a lease that ended: released, "\x001:...", or found
+// expired, "\x00-2:..."); lockKey, and key when the value tells it, name
+// the lock while the lease lives. A release of an unknown lock id leaves a
+// tombstone "\x00-1:..." of its own: not a grant.
+func (n namer) indexValue(v string) (lockKey, key string, granted bool) {
+	switch {
+	case isTombstone(v):
+		result, _, _ := strings.Cut(v[1:], ":")
+		return "", "", result == "1" || result == "-2"
+	case strings.HasPrefix(v, "\x01"):
+		ix, err := decodeSlotIndex(v)
+		if err != nil {
+			return "", "", false
+		}
+		return ix.lockKey, ix.userKey, true
+	case strings.HasPrefix(v, n.prefix+":"):
+		return v, "", true
+	}
+	return "", "", false
 }

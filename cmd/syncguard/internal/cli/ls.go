@@ -16,8 +16,9 @@ var lsCommand = &command{
 	args:    "[--match GLOB] [--json]",
 	summary: "the live locks and limits: fence, age, time left, holder (hash of its lock id), key; totals",
 	detail: "Streams the locks as it scans (SCAN, on every master of a cluster), so its memory stays small\n" +
-		"on millions of keys. --match filters by the key as the application names it (keys longer than\n" +
-		"about 970 bytes are stored hashed and match only '*'). HOLDER is lock.HashKey of the lock id.\n" +
+		"on millions of keys. --match filters by the key as the application names it, read from the\n" +
+		"lock data (so keys longer than about 970 bytes, stored under a hash, match too; ? is one\n" +
+		"character). HOLDER is lock.HashKey of the lock id.\n" +
 		"A concurrency limit (lock.WithLimit) is one line: the fence and age of its latest grant, the\n" +
 		"time until its first slot expires, and in HOLDER \"<live slots>/<n> slots\" (n of the latest\n" +
 		"grant) and its waiters; syncguard show KEY lists its slots.",
@@ -125,19 +126,29 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 			Totals tally `json:"totals"`
 		}{t})
 	}
-	fmt.Fprintln(w, totals(t, s.names.scanPattern(o.match)))
+	fmt.Fprintln(w, totals(t, s.names.scanPattern(), o.match))
 	return nil
 }
 
 // totals is ls's last line.
-func totals(t tally, pattern string) string {
+func totals(t tally, pattern, glob string) string {
 	s := count(t.Locks, "lock")
 	if t.Limits > 0 {
 		s += fmt.Sprintf(", %s (%s)", count(t.Limits, "limit"), count(t.Slots, "slot"))
 	}
-	s += fmt.Sprintf(" (scanned %s matching %s: %s, %s, %s, %s, %s", count(t.Scanned, "key"), pattern,
+	if glob != "*" {
+		s += " with keys matching " + glob
+	}
+	s += fmt.Sprintf(" (scanned %s matching %s: ", count(t.Scanned, "key"), pattern)
+	if glob != "*" {
+		s += fmt.Sprintf("%d locks or limits not matching, ", t.NotMatching)
+	}
+	s += fmt.Sprintf("%s, %s, %s, %s, %s",
 		count(t.Index, "index key"), count(t.Fence, "fence counter"), count(t.Done, "done marker"),
 		count(t.Records, "record"), count(t.Queue, "waiter queue"))
+	if t.Config > 0 {
+		s += ", the configuration record"
+	}
 	if t.Expired > 0 {
 		s += ", " + count(t.Expired, "expired lock") + " or limit"
 		if t.Expired > 1 {

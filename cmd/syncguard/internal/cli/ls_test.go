@@ -93,10 +93,11 @@ func TestLsAgreesWithLookupKey(t *testing.T) {
 		t.Errorf("ls listed %d of the %d locks: %v", len(seen), len(keys), seen)
 	}
 	// 4 locks and 2 released keys: 6 index keys and fence counters, 1 done
-	// marker, 1 record; the foreign value and the nested prefix's lock are
-	// other, and its index key and fence counter, "<p>:tenant:id:..." and
-	// "<p>:tenant:fence:...", are other too.
-	want := tally{Scanned: 22, Locks: 4, Index: 6, Fence: 6, Done: 1, Records: 1, Other: 4}
+	// marker, 1 record, the configuration record; the foreign value and the
+	// nested prefix's lock are other, and its index key, fence counter and
+	// configuration record, "<p>:tenant:id:...", "<p>:tenant:fence:..." and
+	// "<p>:tenant:config:backend", are other too.
+	want := tally{Scanned: 24, Locks: 4, Index: 6, Fence: 6, Done: 1, Records: 1, Config: 1, Other: 5}
 	if totals.Totals != want {
 		t.Errorf("totals %+v, want %+v", totals.Totals, want)
 	}

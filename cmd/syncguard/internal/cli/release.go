@@ -9,12 +9,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/syncguard-go/syncguard/lock"
 )
 
 var releaseCommand = &command{
 	name:    "release",
-	args:    "--force [--yes] [--all | --slot FENCE] KEY",
+	args:    "--force [--yes] [--all | --slot FENCE] [--route R] [--scope S] [--key-prefix NS] KEY",
 	summary: "evict the holder of KEY (or slots of a limit), handing on to its waiters; the fence counter stays",
 	detail: "Releases the lock as its holder would (never deleting the fence counter), so the key's oldest\n" +
 		"waiter gets it as after a release. The holder is not told: until its next extend it may still\n" +
@@ -22,12 +24,14 @@ var releaseCommand = &command{
 		"terminal it asks first.\n" +
 		"On a concurrency limit (lock.WithLimit) it evicts nothing unless told which slots: --all\n" +
 		"releases every live slot, --slot FENCE the one with that fence (as show lists them); each\n" +
-		"freed slot goes to the oldest waiter whose n admits it.",
+		"freed slot goes to the oldest waiter whose n admits it.\n" +
+		"--route, --scope and --key-prefix build the key of the HTTP middleware, as for show.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.force, "force", false, "required: release a lock this command does not hold")
 		fs.BoolVar(&o.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
 		fs.BoolVar(&o.all, "all", false, "on a concurrency limit: release every live slot")
 		fs.StringVar(&o.slot, "slot", "", "on a concurrency limit: release the slot with this fence")
+		o.keyFlags(fs)
 	},
 	check: func(o *options, args []string) error {
 		if _, err := oneKey("release", args); err != nil {
@@ -66,6 +70,7 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 	if err != nil {
 		return err
 	}
+	key = keyOf(o, key)
 	st, err := s.read(ctx, key)
 	if err != nil {
 		return err
@@ -98,8 +103,7 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 	fmt.Fprintf(w, "  removed  %s (fence %s, holder %s, acquired %s)\n",
 		display(st.LockKey), info.Fence, info.IDHash, timestamp(info.AcquiredAt))
 	fmt.Fprintf(w, "  removed  its index key (a release tombstone stays there for the resend window)\n")
-	counter := s.client.Get(ctx, st.FenceKey).Val() // for the report only
-	fmt.Fprintf(w, "  kept     %s = %s (fence counters are never deleted)\n", display(st.FenceKey), counter)
+	s.printKept(ctx, st.FenceKey)
 	// A release hands the lock to the oldest waiter queued in Redis, if
 	// any: say who has the key now.
 	after, err := s.read(ctx, key)
@@ -129,4 +133,19 @@ func (s *session) confirm(o *options, question string) error {
 		return failf("not confirmed: nothing released")
 	}
 	return nil
+}
+
+// printKept reports the fence counter a release kept (for the report
+// only: a failure to read it says so).
+func (s *session) printKept(ctx context.Context, fenceKey string) {
+	w := s.env.Stdout
+	counter, err := s.client.Get(ctx, fenceKey).Result()
+	switch {
+	case err == nil:
+		fmt.Fprintf(w, "  kept     %s = %s (fence counters are never deleted)\n", display(fenceKey), counter)
+	case errors.Is(err, redis.Nil):
+		fmt.Fprintf(w, "  kept     nothing at %s: the counter is MISSING (evicted, or lost in a restart): run syncguard doctor\n", display(fenceKey))
+	default:
+		fmt.Fprintf(w, "  kept     %s (fence counters are never deleted; not read: %s)\n", display(fenceKey), oneLine(err.Error()))
+	}
 }

@@ -62,8 +62,7 @@ func releaseSlots(ctx context.Context, s *session, o *options, st *state) error 
 			highest = h.Fence
 		}
 	}
-	counter := s.client.Get(ctx, st.FenceKey).Val() // for the report only
-	fmt.Fprintf(w, "  kept     %s = %s (fence counters are never deleted)\n", display(st.FenceKey), counter)
+	s.printKept(ctx, st.FenceKey)
 	if err != nil { // a release failed after others succeeded
 		return failf("%s: released %d of %d slots, then: %s", display(st.Key), len(infos), len(picked), message(err))
 	}

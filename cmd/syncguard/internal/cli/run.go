@@ -172,9 +172,10 @@ Flags (before or after the command):
                      repeat for a Redis Cluster (a single URL of a cluster node works too);
                      default $REDIS_URL (comma-separated for several), else redis://127.0.0.1:6379
   --prefix P         key prefix of the locks (default "syncguard", as redisbackend.Options.Prefix)
-  --layout L         auto, single or cluster (default auto: cluster on a Redis Cluster), as Options.Layout
-  --fence-stripes N  the application's Options.FenceStripes (default 0: a counter per key);
-                     needed to name the keys in the cluster layout and the counters in show
+  --layout L         auto, single or cluster, as Options.Layout (default auto: as the application
+                     recorded it under the prefix, else cluster on a Redis Cluster)
+  --fence-stripes N  the application's Options.FenceStripes (default: as it recorded it under the
+                     prefix, else 0, a counter per key); only to override the record
 
 Exit status: 0 ok, 1 failure, 2 usage error, 3 doctor found a severe finding.
 Run 'syncguard help <command>' for a command's flags.

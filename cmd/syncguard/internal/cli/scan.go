@@ -69,7 +69,11 @@ type tally struct {
 	Done    int64 `json:"done"`    // done markers
 	Records int64 `json:"records"` // stored records (replay)
 	Queue   int64 `json:"queue"`   // waiter queues
+	Config  int64 `json:"config"`  // the backends' configuration record
 	Other   int64 `json:"other"`   // not syncguard data of this prefix and layout
+	// NotMatching counts the locks and limits whose key does not match
+	// --match.
+	NotMatching int64 `json:"notMatching"`
 }
 
 // found is a live lock found by a scan.
@@ -84,6 +88,7 @@ type page struct {
 	nowMs  int64 // the node's TIME when the page's values were read
 	locks  []found
 	limits []foundLimit
+	index  []string // the index keys of the page (every one, whatever --match)
 }
 
 // foundLimit is a limit with live slots found by a scan.
@@ -93,19 +98,19 @@ type foundLimit struct {
 }
 
 // scanLocks calls fn with the live locks and limits of each SCAN page of
-// the lock keys whose key matches glob, node after node, and counts every
-// key it sees in t. It reads each page's candidates and the server's TIME
-// in one pipeline (and the limits among them in two more), and keeps one
-// page at a time, whatever the number of keys.
+// the prefix's keys whose key matches glob (globMatch), node after node,
+// and counts every key it sees in t. It reads each page's candidates and
+// the server's TIME in one pipeline (and the limits among them in two
+// more), and keeps one page at a time, whatever the number of keys.
 func (s *session) scanLocks(ctx context.Context, glob string, t *tally, fn func(p page) error) error {
 	nodes, err := s.nodes(ctx)
 	if err != nil {
 		return err
 	}
-	pattern := s.names.scanPattern(glob)
+	pattern := s.names.scanPattern()
 	for _, node := range nodes {
 		err := scanKeys(ctx, node, pattern, func(keys []string) error {
-			p, err := s.readPage(ctx, node, keys, t)
+			p, err := s.readPage(ctx, node, keys, glob, t)
 			if err != nil {
 				return err
 			}
@@ -118,16 +123,25 @@ func (s *session) scanLocks(ctx context.Context, glob string, t *tally, fn func(
 	return nil
 }
 
-// readPage classifies keys by name and reads the candidates' values.
-func (s *session) readPage(ctx context.Context, node *redis.Client, keys []string, t *tally) (page, error) {
+// readPage classifies keys by name and reads the values of the lock keys
+// that may match glob.
+func (s *session) readPage(ctx context.Context, node *redis.Client, keys []string, glob string, t *tally) (page, error) {
 	t.Scanned += int64(len(keys))
 	candidates := keys[:0:0]
+	var index []string
 	for _, k := range keys {
 		switch s.names.classify(k) {
 		case kindLock:
+			if !s.names.mayMatch(k, glob) {
+				t.NotMatching++
+				continue
+			}
 			candidates = append(candidates, k)
 		case kindIndex:
 			t.Index++
+			index = append(index, k)
+		case kindConfig:
+			t.Config++
 		case kindFence:
 			t.Fence++
 		case kindDone:
@@ -148,7 +162,7 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 	if err := now.Err(); err != nil {
 		return page{}, redisError(ctx, node.Options().Addr, err)
 	}
-	p := page{node: node, nowMs: now.Val().UnixMilli()}
+	p := page{node: node, nowMs: now.Val().UnixMilli(), index: index}
 	var others []string // not strings: limits (sorted sets), or foreign
 	for i, k := range candidates {
 		raw, err := gets[i].Result()
@@ -166,6 +180,10 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 			t.Other++
 			continue
 		}
+		if glob != "*" && !globMatch(glob, d.key) {
+			t.NotMatching++
+			continue
+		}
 		if !d.live(p.nowMs) {
 			t.Expired++
 			continue
@@ -181,6 +199,10 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 		return page{}, err
 	}
 	for i, r := range reads {
+		if r.state == limitLive && glob != "*" && !globMatch(glob, r.limit.key) {
+			t.NotMatching++
+			continue
+		}
 		switch r.state {
 		case limitLive:
 			t.Limits++

@@ -18,14 +18,19 @@ import (
 
 var showCommand = &command{
 	name:    "show",
-	args:    "[--json] KEY",
+	args:    "[--json] [--route R] [--scope S] [--key-prefix NS] KEY",
 	summary: "one key in full: its lock or limit's slots, fence counter, done marker, stored record, waiters",
 	detail: "KEY is the key as the application locks it (as ls prints it), not the Redis key. A lock key\n" +
 		"holding anything but syncguard lock data or a concurrency limit's slots for KEY is an error\n" +
 		"(exit status 1). A limit shows the n of its latest grant and each live slot (fence, holder as\n" +
-		"the hash of its lock id, acquired, expires), earliest expiry first.",
+		"the hash of its lock id, acquired, expires), earliest expiry first.\n" +
+		"For a key of the HTTP middleware (httplock, echolock), give the key the request carried and\n" +
+		"its route (--route \"POST /orders\", the method and the route pattern), --scope (WithScope's\n" +
+		"principal) and --key-prefix (WithPrefix): show builds the name the middleware locks,\n" +
+		"<key prefix><route>:<scope>:<key>, escaped as the middleware escapes it.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object")
+		o.keyFlags(fs)
 	},
 	check: func(o *options, args []string) error {
 		_, err := oneKey("show", args)
@@ -97,7 +102,7 @@ func runShow(ctx context.Context, s *session, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.read(ctx, key)
+	st, err := s.read(ctx, keyOf(o, key))
 	if err != nil {
 		return err
 	}

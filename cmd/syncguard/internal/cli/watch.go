@@ -3,9 +3,11 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,20 +20,29 @@ import (
 
 var watchCommand = &command{
 	name:    "watch",
-	args:    "[--match GLOB] [--interval D] [--count N] [--top N]",
+	args:    "[--match GLOB] [--interval D] [--count N] [--top N] [--json]",
 	summary: "a line a second: locks, limits, acquisitions and releases per second, waiters, busiest keys",
-	detail: "Samples the locks with SCAN every interval and compares each key's fence with the previous\n" +
-		"sample, so the application needs no change. With a fence counter per key the fence difference\n" +
-		"also counts the grants that came and went between two samples; an expiry counts as a release.\n" +
-		"Waiters are those queued in Redis (<prefix>:queue:<lock key>). Concurrency limits (lock.WithLimit)\n" +
-		"count the slots whose fences appeared or vanished between samples (a slot taken and freed\n" +
-		"between two samples is not seen) and add \"limits L (S slots)\" to the line when there are any.\n" +
+	detail: "Samples the prefix's keys with SCAN every interval, so the application needs no change.\n" +
+		"Every grant writes an index key named after its new lock id (<prefix>:id:<lock id>), which stays\n" +
+		"until the lease ends and then, as a release tombstone, for the resend window (5 s at least): an\n" +
+		"index key that the previous sample did not see is a grant, whatever the fence counters (per key\n" +
+		"or striped). Only a lease that expired without release sooner than --interval after its grant\n" +
+		"(or a TypeScript client's, released within --interval) can be missed; with a counter per key the\n" +
+		"fences count those of the keys seen recently too. Releases are the grants less the change in held\n" +
+		"locks and slots (an expiry counts as a release). The busiest keys: per key, the grants its fences\n" +
+		"show (all of them with a counter per key, one per change with striped counters) or the new lock\n" +
+		"ids that named it, whichever is more; the grants counted on no key end the line (\"on keys no\n" +
+		"sample saw held\"). With --match, only grants whose key is known to match count: by the lock\n" +
+		"data when a sample finds the lease held, or by the key's fences. Waiters are those queued in\n" +
+		"Redis (<prefix>:queue:<lock key>). Concurrency limits (lock.WithLimit) add \"limits L (S slots)\"\n" +
+		"to the line when there are any. --json prints each line as a JSON object.\n" +
 		"Ends on Ctrl-C, SIGTERM or --count.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.StringVar(&o.match, "match", "*", "only keys matching this Redis glob")
 		fs.DurationVar(&o.interval, "interval", time.Second, "time between samples")
 		fs.IntVar(&o.count, "count", 0, "stop after this many lines (0: until interrupted)")
 		fs.IntVar(&o.top, "top", 3, "how many of the busiest keys to name")
+		fs.BoolVar(&o.json, "json", false, "one JSON object per sample (no header line)")
 	},
 	check: func(o *options, args []string) error {
 		if o.interval <= 0 || o.count < 0 || o.top < 0 {
@@ -44,13 +55,34 @@ var watchCommand = &command{
 
 // sample is what one scan saw: the live locks by lock key, and the fence
 // counters of the keys that were locked in one of the last goneSamples
-// samples and are not now.
+// samples and are not now; and the index keys, by which the next sample
+// counts the grants.
 type sample struct {
 	nowMs   int64
 	locks   map[string]held
 	limits  map[string]heldLimit // by lock key
 	gone    map[string]gone      // by lock key, with a fence counter per key
 	waiters int64
+	// ids holds a fingerprint of the name of every index key of the
+	// prefix (every lease's, whatever --match): a lock id appears once, at
+	// its grant, and its index key stays until the lease ends and, as a
+	// release tombstone, for the resend window after.
+	ids map[uint64]struct{}
+	// grants counts the index keys new since the previous sample that are
+	// grants (idsCounted: there was a previous sample to compare with): by
+	// lock key, those whose lease a sample found (byLock); the rest,
+	// granted and ended between the samples, in unattributed (counted in
+	// grants only when --match is "*").
+	grants       int64
+	byLock       map[string]idGrants
+	unattributed int64
+	idsCounted   bool
+}
+
+// idGrants is the new lock ids of one lock key in a sample.
+type idGrants struct {
+	key string // the user key, "" when unknown
+	n   int64
 }
 
 // gone is a key seen locked before and free now.
@@ -79,15 +111,51 @@ type activity struct {
 	waiters  int64
 }
 
+// watchRow is one line of watch --json.
+type watchRow struct {
+	Time           time.Time `json:"time"`
+	IntervalMs     int64     `json:"intervalMs"`
+	Locks          int       `json:"locks"`
+	Limits         int       `json:"limits"`
+	Slots          int       `json:"slots"`
+	Acquired       int64     `json:"acquired"`
+	Released       int64     `json:"released"`
+	AcquiredPerSec float64   `json:"acquiredPerSec"`
+	ReleasedPerSec float64   `json:"releasedPerSec"`
+	Waiters        int64     `json:"waiters"`
+	Busiest        []busyRow `json:"busiest"`
+	// Unattributed counts the grants of Acquired counted on no key:
+	// leases granted and ended between the samples on keys whose fences do
+	// not tell (striped counters, or keys no recent sample saw held, such
+	// as a new Idempotency-Key per request).
+	Unattributed       int64   `json:"unattributed"`
+	UnattributedPerSec float64 `json:"unattributedPerSec"`
+}
+
+// busyRow is one of the busiest keys of a watchRow.
+type busyRow struct {
+	Key            string  `json:"key"`
+	Acquired       int64   `json:"acquired"`
+	AcquiredPerSec float64 `json:"acquiredPerSec"`
+	Waiters        int64   `json:"waiters"`
+}
+
 func runWatch(ctx context.Context, s *session, o *options, args []string) error {
 	w := bufio.NewWriter(s.env.Stdout)
 	defer w.Flush()
-	fmt.Fprintf(w, "watching %s every %v: acquisitions and releases counted by comparing fences between samples (an expiry counts as a release)\n",
-		s.names.scanPattern(o.match), o.interval)
-	if err := w.Flush(); err != nil {
-		return err
+	enc := json.NewEncoder(w)
+	if !o.json {
+		what := ""
+		if o.match != "*" {
+			what = " (keys matching " + o.match + ")"
+		}
+		fmt.Fprintf(w, "watching %s%s every %v: acquisitions counted by the new lock ids and the fences between samples, releases by the leases that ended (an expiry counts as a release)\n",
+			s.names.scanPattern(), what, o.interval)
+		if err := w.Flush(); err != nil {
+			return err
+		}
 	}
-	perKey := o.stripes == 0
+	perKey := s.backend.Config().FenceStripes == 0
 	prev, err := s.sample(ctx, o.match, sample{}, perKey)
 	if err != nil {
 		return quietIfDone(ctx, err)
@@ -104,7 +172,14 @@ func runWatch(ctx context.Context, s *session, o *options, args []string) error 
 		if err != nil {
 			return quietIfDone(ctx, err)
 		}
-		fmt.Fprintln(w, watchLine(prev, cur, perKey, o.top))
+		row := newWatchRow(prev, cur, perKey, o.top)
+		if o.json {
+			if err := enc.Encode(row); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(w, row.line())
+		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
@@ -120,13 +195,16 @@ func quietIfDone(ctx context.Context, err error) error {
 	return err
 }
 
-// sample scans the live locks and counts their waiters (the sorted set
-// "<prefix>:queue:<lock key>" where the backend queues waiters in Redis).
-// With a fence counter per key it also reads the counters of the keys
-// locked in prev and free now, so the grants that came and went on them
-// since prev are counted too.
+// sample scans the prefix's keys: the live locks and limits whose key
+// matches glob, with their waiters (the sorted set "<prefix>:queue:<lock
+// key>" where the backend queues waiters in Redis), and the index keys,
+// reading those new since prev to count the grants. With a fence counter
+// per key it also reads the counters of the keys locked in prev and free
+// now, so the grants that came and went on them since prev are counted
+// too.
 func (s *session) sample(ctx context.Context, glob string, prev sample, perKey bool) (sample, error) {
-	cur := sample{locks: map[string]held{}, limits: map[string]heldLimit{}, gone: map[string]gone{}}
+	cur := sample{locks: map[string]held{}, limits: map[string]heldLimit{}, gone: map[string]gone{},
+		ids: make(map[uint64]struct{}, len(prev.ids)), byLock: map[string]idGrants{}, idsCounted: prev.ids != nil}
 	var t tally
 	err := s.scanLocks(ctx, glob, &t, func(p page) error {
 		cur.nowMs = max(cur.nowMs, p.nowMs)
@@ -135,8 +213,22 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 		for i, l := range p.locks {
 			cards[i] = pipe.ZCard(ctx, s.names.queueKey(l.redisKey))
 		}
-		if len(cards) > 0 {
-			_, _ = pipe.Exec(ctx) // no queue, or not a sorted set: 0 waiters
+		// The index keys: a name the previous sample did not see is a
+		// lock id granted since; its value tells which lock (or that the
+		// lease ended already, a tombstone).
+		var fresh []*redis.StringCmd
+		for _, k := range p.index {
+			fp := maphash.String(s.seed, k)
+			cur.ids[fp] = struct{}{}
+			if _, seen := prev.ids[fp]; !seen && cur.idsCounted {
+				fresh = append(fresh, pipe.Get(ctx, k))
+			}
+		}
+		if len(cards) > 0 || len(fresh) > 0 {
+			_, err := pipe.Exec(ctx) // no queue, or not a sorted set: 0 waiters
+			if err != nil && !errors.Is(err, redis.Nil) && !isReply(err) {
+				return redisError(ctx, p.node.Options().Addr, err)
+			}
 		}
 		for i, l := range p.locks {
 			n := cards[i].Val()
@@ -147,11 +239,31 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 			cur.waiters += l.data.waiters
 			cur.limits[l.redisKey] = newHeldLimit(l.data)
 		}
+		for _, cmd := range fresh {
+			v, err := cmd.Result()
+			if err != nil {
+				continue // gone since the SCAN (a lease that expired, most likely): not counted
+			}
+			lockKey, key, granted := s.names.indexValue(v)
+			switch {
+			case !granted:
+			case lockKey == "":
+				cur.unattributed++
+			default:
+				g := cur.byLock[lockKey]
+				g.n++
+				if key != "" {
+					g.key = key
+				}
+				cur.byLock[lockKey] = g
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return sample{}, err
 	}
+	cur.attribute(prev, s.names, glob)
 	if perKey {
 		if err := s.readGone(ctx, prev, &cur); err != nil {
 			return sample{}, err
@@ -169,6 +281,37 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 		cur.nowMs = now.UnixMilli()
 	}
 	return cur, nil
+}
+
+// attribute names the user key of every lock key whose new lock ids the
+// sample counted (by its lock data in this sample or the last, else by its
+// name), drops those that do not match glob, and sums the grants.
+func (cur *sample) attribute(prev sample, names namer, glob string) {
+	for lk, g := range cur.byLock {
+		if g.key == "" {
+			switch {
+			case cur.locks[lk].key != "":
+				g.key = cur.locks[lk].key
+			case cur.limits[lk].key != "":
+				g.key = cur.limits[lk].key
+			case prev.locks[lk].key != "":
+				g.key = prev.locks[lk].key
+			default:
+				if _, rest, ok := names.split(lk); ok && !hashedName(rest) {
+					g.key = rest
+				}
+			}
+		}
+		if glob != "*" && (g.key == "" || !globMatch(glob, g.key)) {
+			delete(cur.byLock, lk)
+			continue
+		}
+		cur.byLock[lk] = g
+		cur.grants += g.n
+	}
+	if glob == "*" {
+		cur.grants += cur.unattributed
+	}
 }
 
 // readGone reads into cur.gone the fence counters of the keys locked in
@@ -214,15 +357,28 @@ func (s *session) readGone(ctx context.Context, prev sample, cur *sample) error 
 	return nil
 }
 
-// compare counts the grants and releases between two samples: a lock that
-// appeared was acquired, one that vanished was released (or expired), one
-// whose fence changed was released and acquired again. With a fence
-// counter per key the fences count the grants that came and went between
-// the samples too: on a key held in both, by the difference of the fences;
-// on a key free in one or both, by its counter (sample.gone) against the
-// fence or counter of the other. With striped counters each change counts
-// once.
+// compare counts the grants and releases between two samples. Per key: a
+// lock that appeared was acquired, one that vanished was released (or
+// expired), one whose fence changed was released and acquired again; with
+// a fence counter per key the fences count the grants that came and went
+// between the samples too: on a key held in both, by the difference of
+// the fences; on a key free in one or both, by its counter (sample.gone)
+// against the fence or counter of the other. With striped counters each
+// change counts once. The new lock ids of a key (sample.byLock) count
+// when they are more. In all, the grants are the larger of the keys' sum
+// and the new lock ids (sample.grants), which also count the leases
+// granted and ended between the samples on any key; the releases are the
+// grants less the change in held locks and slots.
 func compare(prev, cur sample, perKey bool) (acquired, released int64, busy []activity) {
+	acquired, released, busy, _ = compareAll(prev, cur, perKey)
+	return acquired, released, busy
+}
+
+// compareAll is compare, which also returns the grants it counted on no
+// key (acquired less the keys' sum): leases granted and ended between the
+// samples on keys whose fences do not tell (striped counters, or keys no
+// recent sample saw held).
+func compareAll(prev, cur sample, perKey bool) (acquired, released int64, busy []activity, unattributed int64) {
 	grants := func(to, from lock.Fence) int64 { // grants after the one of fence from, up to to
 		if !perKey {
 			return 1
@@ -234,51 +390,60 @@ func compare(prev, cur sample, perKey bool) (acquired, released int64, busy []ac
 		}
 		return int64(a - b)
 	}
-	add := func(key string, n, waiters int64) {
-		if n > 0 || waiters > 0 {
-			busy = append(busy, activity{key: key, acquired: n, waiters: waiters})
+	per := map[string]*activity{} // by lock key
+	add := func(lockKey, key string, n, waiters int64) {
+		a := per[lockKey]
+		if a == nil {
+			a = &activity{key: key}
+			per[lockKey] = a
 		}
+		a.acquired = max(a.acquired, n)
+		a.waiters = max(a.waiters, waiters)
 	}
 	for k, c := range cur.locks {
 		var n int64
 		if p, was := prev.locks[k]; was {
 			if p.fence != c.fence {
 				n = grants(c.fence, p.fence)
-				released += n // the holder of p.fence and those between
 			}
 		} else if g, ok := prev.gone[k]; ok && perKey {
 			n = grants(c.fence, g.counter)
-			released += n - 1 // those between; the holder of g's fence counted before
 		} else {
 			n = 1
 		}
-		acquired += n
-		add(c.key, n, c.waiters)
+		add(k, c.key, n, c.waiters)
 	}
 	for k, g := range cur.gone {
 		var n int64
 		if p, was := prev.locks[k]; was {
-			released++ // the holder of p.fence
 			if g.counter != p.fence {
 				n = grants(g.counter, p.fence)
-				released += n
 			}
 		} else if pg, ok := prev.gone[k]; ok && pg.counter != g.counter {
 			n = grants(g.counter, pg.counter)
-			released += n
 		}
-		acquired += n
-		add(g.key, n, 0)
+		add(k, g.key, n, 0)
 	}
-	for k := range prev.locks {
-		if _, ok := cur.locks[k]; !ok {
-			if _, ok := cur.gone[k]; !ok {
-				released++ // vanished, counter unknown (striped, or not read)
-			}
+	for k, a := range limitActivity(prev, cur) {
+		add(k, a.key, a.acquired, a.waiters)
+	}
+	for k, g := range cur.byLock {
+		add(k, g.key, g.n, 0)
+	}
+	var perKeySum int64
+	for _, a := range per {
+		perKeySum += a.acquired
+		if a.acquired > 0 || a.waiters > 0 {
+			busy = append(busy, *a)
 		}
 	}
-	la, lr, lb := compareLimits(prev, cur)
-	acquired, released, busy = acquired+la, released+lr, append(busy, lb...)
+	acquired = perKeySum
+	if cur.idsCounted {
+		acquired = max(acquired, cur.grants)
+	}
+	unattributed = acquired - perKeySum
+	held := func(s sample) int64 { return int64(len(s.locks) + s.slotCount()) }
+	released = max(held(prev)+acquired-held(cur), 0)
 	sort.Slice(busy, func(i, j int) bool {
 		a, b := busy[i], busy[j]
 		if a.acquired != b.acquired {
@@ -289,35 +454,49 @@ func compare(prev, cur sample, perKey bool) (acquired, released int64, busy []ac
 		}
 		return a.key < b.key
 	})
-	return acquired, released, busy
+	return acquired, released, busy, unattributed
 }
 
-// watchLine is one line of watch: the server's time, then what changed
-// since the previous sample.
-func watchLine(prev, cur sample, perKey bool, top int) string {
-	acquired, released, busy := compare(prev, cur, perKey)
+// newWatchRow is what changed from prev to cur, with the top busiest keys.
+func newWatchRow(prev, cur sample, perKey bool, top int) watchRow {
+	acquired, released, busy, other := compareAll(prev, cur, perKey)
 	secs := float64(cur.nowMs-prev.nowMs) / 1000
 	if secs <= 0 {
 		secs = 1
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s  locks %d", msTime(cur.nowMs).Format("15:04:05"), len(cur.locks))
-	if len(cur.limits) > 0 || len(prev.limits) > 0 {
-		fmt.Fprintf(&b, "  limits %d (%s)", len(cur.limits), count(int64(cur.slotCount()), "slot"))
+	r := watchRow{Time: msTime(cur.nowMs), IntervalMs: cur.nowMs - prev.nowMs, Locks: len(cur.locks),
+		Limits: len(cur.limits), Slots: cur.slotCount(), Acquired: acquired, Released: released,
+		AcquiredPerSec: float64(acquired) / secs, ReleasedPerSec: float64(released) / secs, Waiters: cur.waiters,
+		Busiest: []busyRow{}, Unattributed: other, UnattributedPerSec: float64(other) / secs}
+	for _, a := range busy[:min(top, len(busy))] {
+		r.Busiest = append(r.Busiest, busyRow{Key: a.key, Acquired: a.acquired, AcquiredPerSec: float64(a.acquired) / secs, Waiters: a.waiters})
 	}
-	fmt.Fprintf(&b, "  acquired/s %.1f  released/s %.1f  waiters %d  busiest:",
-		float64(acquired)/secs, float64(released)/secs, cur.waiters)
-	if len(busy) == 0 || top == 0 {
+	return r
+}
+
+// line is watch's line of r: the server's time, then what changed since
+// the previous sample.
+func (r watchRow) line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  locks %d", r.Time.Format("15:04:05"), r.Locks)
+	if r.Limits > 0 || r.Slots > 0 {
+		fmt.Fprintf(&b, "  limits %d (%s)", r.Limits, count(int64(r.Slots), "slot"))
+	}
+	fmt.Fprintf(&b, "  acquired/s %.1f  released/s %.1f  waiters %d  busiest:", r.AcquiredPerSec, r.ReleasedPerSec, r.Waiters)
+	if len(r.Busiest) == 0 {
 		b.WriteString(" -")
 	}
-	for i, a := range busy[:min(top, len(busy))] {
+	for i, a := range r.Busiest {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, " %s %.1f/s", display(a.key), float64(a.acquired)/secs)
-		if a.waiters > 0 {
-			fmt.Fprintf(&b, " (%d waiting)", a.waiters)
+		fmt.Fprintf(&b, " %s %.1f/s", display(a.Key), a.AcquiredPerSec)
+		if a.Waiters > 0 {
+			fmt.Fprintf(&b, " (%d waiting)", a.Waiters)
 		}
+	}
+	if r.Unattributed > 0 {
+		fmt.Fprintf(&b, "; %.1f/s on keys no sample saw held", r.UnattributedPerSec)
 	}
 	return b.String()
 }

@@ -18,11 +18,12 @@ func newHeldLimit(l limitData) heldLimit {
 	return h
 }
 
-// compareLimits counts the slot grants and releases of the limits between
-// two samples by their slots' fences: a fence that appeared was granted, one
-// that vanished was released (or expired). A slot taken and freed between
-// two samples is not seen: the counts are lower bounds.
-func compareLimits(prev, cur sample) (acquired, released int64, busy []activity) {
+// limitActivity counts the slot grants of the limits between two samples
+// by their slots' fences, by lock key: a fence that appeared was granted.
+// A slot taken and freed between two samples is not seen here (its new
+// lock id is: sample.byLock).
+func limitActivity(prev, cur sample) map[string]activity {
+	m := map[string]activity{}
 	for k, c := range cur.limits {
 		p := prev.limits[k]
 		var n int64
@@ -31,22 +32,9 @@ func compareLimits(prev, cur sample) (acquired, released int64, busy []activity)
 				n++
 			}
 		}
-		for f := range p.fences {
-			if !c.fences[f] {
-				released++
-			}
-		}
-		acquired += n
-		if n > 0 || c.waiters > 0 {
-			busy = append(busy, activity{key: c.key, acquired: n, waiters: c.waiters})
-		}
+		m[k] = activity{key: c.key, acquired: n, waiters: c.waiters}
 	}
-	for k, p := range prev.limits {
-		if _, ok := cur.limits[k]; !ok {
-			released += int64(len(p.fences))
-		}
-	}
-	return acquired, released, busy
+	return m
 }
 
 // slotCount is the number of live slots of a sample's limits.

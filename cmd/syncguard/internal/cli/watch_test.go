@@ -15,7 +15,7 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-var watchRe = regexp.MustCompile(`^\d\d:\d\d:\d\d  locks (\d+)  acquired/s ([0-9.]+)  released/s ([0-9.]+)  waiters (\d+)  busiest: (.*)$`)
+var watchRe = regexp.MustCompile(`^\d\d:\d\d:\d\d  locks (\d+)  acquired/s ([0-9.]+)  released/s ([0-9.]+)  waiters (\d+)  busiest: (.*?)(?:; [0-9.]+/s on keys no sample saw held)?$`)
 
 // TestWatch samples a key that changes hands all the time next to one
 // that is held throughout, with a waiter queued.
@@ -113,6 +113,15 @@ func TestCompare(t *testing.T) {
 		s.gone = map[string]gone{key: {key: key, counter: lock.Fence(counter)}}
 		return s
 	}
+	// ids gives cur the new lock ids of a sample: n in all, those of held
+	// keys by key.
+	ids := func(cur sample, n int64, byKey map[string]int64) sample {
+		cur.idsCounted, cur.grants, cur.byLock = true, n, map[string]idGrants{}
+		for k, m := range byKey {
+			cur.byLock[k] = idGrants{key: k, n: m}
+		}
+		return cur
+	}
 	s := func(nowMs int64, fences map[string]string) sample {
 		m := map[string]held{}
 		for k, f := range fences {
@@ -136,6 +145,14 @@ func TestCompare(t *testing.T) {
 		{"back, striped", gone(s(0, nil), "a", "000000000000005"), s(1000, map[string]string{"a": "000000000000008"}), false, 1, 0},
 		{"free at both samples: the counter counts the grants between", gone(s(0, nil), "a", "000000000000005"), gone(s(1000, nil), "a", "000000000000009"), true, 4, 4},
 		{"free at both samples, nothing happened", gone(s(0, nil), "a", "000000000000005"), gone(s(1000, nil), "a", "000000000000005"), true, 0, 0},
+		// The new lock ids count the grants no fence shows.
+		{"new lock ids of leases that came and went, striped", s(0, nil), ids(s(1000, nil), 7, nil), false, 7, 7},
+		{"new lock ids of leases that came and went, per key", s(0, nil), ids(s(1000, nil), 7, nil), true, 7, 7},
+		{"new lock ids and a held key", s(0, map[string]string{"a": "001700000000000"}),
+			ids(s(1000, map[string]string{"a": "001700000000900"}), 3, map[string]int64{"a": 1}), false, 3, 3},
+		{"fences count more than the new lock ids", s(0, map[string]string{"a": "000000000000001"}),
+			ids(s(1000, map[string]string{"a": "000000000000009"}), 2, map[string]int64{"a": 1}), true, 8, 8},
+		{"no previous sample of lock ids", s(0, nil), func() sample { c := ids(s(1000, nil), 7, nil); c.idsCounted = false; return c }(), false, 0, 0},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			acq, rel, _ := compare(tc.prev, tc.cur, tc.perKey)
@@ -143,5 +160,27 @@ func TestCompare(t *testing.T) {
 				t.Errorf("compare = %d acquired, %d released; want %d, %d", acq, rel, tc.acquired, tc.released)
 			}
 		})
+	}
+}
+
+// TestWatchIndexValue: what a new index key's value says about its grant.
+func TestWatchIndexValue(t *testing.T) {
+	n := namer{prefix: "p"}
+	for _, tc := range []struct {
+		v, lockKey, key string
+		granted         bool
+	}{
+		{"p:invoice:42", "p:invoice:42", "", true}, // a held lease
+		{"\x001:abc1", "", "", true},               // released since its grant
+		{"\x00-2:", "", "", true},                  // found expired
+		{"\x00-1:abc2", "", "", false},             // a release of an unknown lock id
+		{"\x01000000000000003 1700000000000 2 6 p:pool" + "pool", "p:pool", "pool", true}, // a slot
+		{"\x01broken", "", "", false},
+		{"q:other", "", "", false}, // not this prefix's
+	} {
+		lk, key, granted := n.indexValue(tc.v)
+		if lk != tc.lockKey || key != tc.key || granted != tc.granted {
+			t.Errorf("indexValue(%q) = %q, %q, %v; want %q, %q, %v", tc.v, lk, key, granted, tc.lockKey, tc.key, tc.granted)
+		}
 	}
 }
