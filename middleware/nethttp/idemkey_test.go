@@ -8,59 +8,15 @@ import (
 	"testing"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
 
-// TestFromIdempotencyKey checks the keys FromIdempotencyKey reads from
-// Idempotency-Key header lines: the draft's structured-field string, the
-// bare form, and the errors, which never contain the value.
+// TestFromIdempotencyKey runs the shared cases (guardtest): the draft's
+// structured-field string, the bare form, and the errors, which never
+// contain the value.
 func TestFromIdempotencyKey(t *testing.T) {
-	tests := []struct {
-		desc    string
-		values  []string // the Idempotency-Key header lines
-		want    string
-		wantErr string // a part of the message; "" means no error
-	}{
-		{desc: "draft: UUID", values: []string{`"8e03978e-40d5-43e8-bc93-6894a57f9324"`},
-			want: "8e03978e-40d5-43e8-bc93-6894a57f9324"},
-		{desc: "draft: random string", values: []string{`"clkyoesmbgybucifusbbtdsbohtyuuwz"`},
-			want: "clkyoesmbgybucifusbbtdsbohtyuuwz"},
-		{desc: "escapes", values: []string{`"a\"b\\c"`}, want: `a"b\c`},
-		{desc: "token", values: []string{"abc-123"}, want: "abc-123"},
-		{desc: "parameters ignored", values: []string{`"k1";a=1;b`}, want: "k1"},
-		{desc: "255 characters", values: []string{strings.Repeat("k", 255)}, want: strings.Repeat("k", 255)},
-		{desc: "no header", wantErr: "header Idempotency-Key is missing or empty"},
-		{desc: "two header lines", values: []string{`"s3cr3t-1"`, `"s3cr3t-2"`}, wantErr: "several header lines"},
-		{desc: "a list", values: []string{`"s3cr3t-1", "s3cr3t-2"`}, wantErr: "several values"},
-		{desc: "NUL", values: []string{"\"s3cr3t\x00\""}, wantErr: "control character"},
-		{desc: "non-ASCII", values: []string{`"s3cr3t-é"`}, wantErr: "non-ASCII character"},
-		{desc: "256 characters", values: []string{"s3cr3t" + strings.Repeat("k", 250)}, wantErr: "is 256 characters; at most 255"},
-		{desc: "empty string", values: []string{`""`}, wantErr: "is empty"},
-		{desc: "unterminated quote", values: []string{`"s3cr3t`}, wantErr: "the closing quote is missing"},
-		{desc: `bad escape \n`, values: []string{`"s3cr3t\n"`}, wantErr: "a backslash escapes only"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.desc, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/orders", nil)
-			for _, v := range tt.values {
-				r.Header.Add("Idempotency-Key", v)
-			}
-			got, err := httplock.FromIdempotencyKey()(r)
-			if tt.wantErr == "" {
-				if err != nil || got != tt.want {
-					t.Errorf("FromIdempotencyKey()(%q) = %q, %v; want %q", tt.values, got, err, tt.want)
-				}
-				return
-			}
-			if lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("FromIdempotencyKey()(%q) = %q, %v; want an InvalidArgument error containing %q",
-					tt.values, got, err, tt.wantErr)
-			}
-			if err != nil && strings.Contains(err.Error(), "s3cr3t") {
-				t.Errorf("FromIdempotencyKey()(%q) error %q contains the value", tt.values, err)
-			}
-		})
-	}
+	guardtest.RunIdempotencyKeyCases(t, httplock.FromIdempotencyKey())
 }
 
 // TestFromIdempotencyKeyWire checks requests as net/http reads them: the
