@@ -19,9 +19,8 @@ import (
 // maxBatch queued calls and sends them as its next round trip, one
 // pipeline; it ends when the queue is empty. Redis reads and answers a
 // pipeline of N commands with one read and one write instead of N of each,
-// and the client likewise: at 32 goroutines on distinct keys that takes
-// Acquire+Release (two Lua scripts) from 0.6x to 1.1x the cycles/s of a
-// bare SET NX + DEL (see README, Performance).
+// and the client likewise (BenchmarkCycle and bench/ measure what that
+// gives; bench/README.md has the figures).
 //
 // Round trips run on goroutines of their own (at most maxInFlight), and
 // every caller waits for its reply or the end of its context, whichever
@@ -36,9 +35,8 @@ import (
 
 // maxInFlight is how many round trips the coalescer lets run at once. One
 // in flight keeps pipelines deepest but leaves Redis idle while the client
-// reads replies. Measured on 2 cores (BenchmarkCycle, 32 goroutines on
-// distinct keys, Acquire+Release cycles/s): 1 in flight 43k, 2 51k, 4 56k,
-// 8 52k.
+// reads replies; BenchmarkCycle at 32 goroutines found 4 the fastest of 1,
+// 2, 4 and 8 (bench/README.md).
 const maxInFlight = 4
 
 // maxBatch caps the commands of one pipeline. go-redis reads all the
