@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/syncguard-go/syncguard/internal/httpkey"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -28,19 +29,10 @@ func (g *Guard) Key(route, principal, raw string, extractErr error) (string, err
 	if raw == "" {
 		return "", lock.InvalidArgument("key", "the lock key is empty")
 	}
-	var b strings.Builder
-	b.WriteString(g.prefix)
-	if g.route {
-		b.WriteString(scope(route))
-		b.WriteByte(':')
+	if !g.route {
+		route = "" // httpkey.Build leaves an empty route out
 	}
-	if principal != "" {
-		writeEscaped(&b, principal)
-		b.WriteByte(':')
-	}
-	used := b.Len()
-	b.WriteString(raw)
-	full := b.String()
+	full, used := httpkey.Build(g.prefix, route, principal, raw)
 	key, err := lock.NormalizeKey(full)
 	if err != nil {
 		var le *lock.Error
@@ -97,17 +89,6 @@ func Compose[R any](fns ...func(R) (string, error)) func(R) (string, error) {
 	}
 }
 
-// writeEscaped writes p to b with each '\' and ':' preceded by '\'. The
-// result has no unescaped ':', so the ':' between parts is unambiguous.
-func writeEscaped(b *strings.Builder, p string) {
-	if !strings.ContainsAny(p, `\:`) {
-		b.WriteString(p)
-		return
-	}
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c == '\\' || c == ':' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(p[i])
-	}
-}
+// writeEscaped writes p to b with each '\' and ':' preceded by '\'
+// (httpkey.WriteEscaped).
+func writeEscaped(b *strings.Builder, p string) { httpkey.WriteEscaped(b, p) }

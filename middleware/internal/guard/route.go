@@ -1,15 +1,6 @@
 package guard
 
-import (
-	"crypto/sha256"
-	"encoding/base64"
-	"strings"
-)
-
-// maxScopeBytes bounds the route part of a scoped key: a longer route (an
-// escaped request path, when no pattern matched) is replaced by a hash, so
-// the route does not use up the 512-byte key budget.
-const maxScopeBytes = 96
+import "strings"
 
 // Route names the route of a request for key scoping, the replay
 // fingerprint and the Retry-After estimate: the method, a space and the
@@ -27,16 +18,4 @@ func Route(method, pattern, path string) string {
 		p = strings.TrimLeft(p[i:], " \t")
 	}
 	return method + " " + p
-}
-
-// scope is the route as it goes into a scoped key: escaped as a Compose
-// part (so the ':' after it ends it), or a hash when long.
-func scope(route string) string {
-	var b strings.Builder
-	writeEscaped(&b, route)
-	if b.Len() <= maxScopeBytes {
-		return b.String()
-	}
-	sum := sha256.Sum256([]byte(route))
-	return "#" + base64.RawURLEncoding.EncodeToString(sum[:16])
 }

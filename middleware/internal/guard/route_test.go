@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/httpkey"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -52,7 +53,7 @@ func TestScopedKey(t *testing.T) {
 		seen[got] = true
 	}
 	got, err := g.Key(long, "", "42", nil)
-	if err != nil || len(got) > 2+1+maxScopeBytes+3 || !strings.HasPrefix(got, "p:#") || !strings.HasSuffix(got, ":42") {
+	if err != nil || len(got) > 2+1+httpkey.MaxRouteBytes+3 || !strings.HasPrefix(got, "p:#") || !strings.HasSuffix(got, ":42") {
 		t.Errorf("Key(long route) = %q, %v; want p:#<hash>:42", got, err)
 	}
 	if other, _ := g.Key(long+"b", "", "42", nil); other == got {

@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"flag"
-	"strings"
+
+	"github.com/syncguard-go/syncguard/internal/httpkey"
 )
 
 // The keys of the HTTP middleware (httplock, echolock). They lock
@@ -18,47 +17,9 @@ import (
 // result; the route and the scope are escaped ('\' and ':' get a '\' in
 // front) and a route longer than 96 bytes escaped is "#" and a hash of it.
 // show and release build that name from --key-prefix, --route and --scope,
-// so the operator gives what the request carried. (The rules are
-// middleware/internal/guard's Key and scope, which cmd must not import;
-// TestShowRouteKey checks the two agree through httplock.)
-
-// maxScopeBytes is the longest route part kept as it is (guard's).
-const maxScopeBytes = 96
-
-// middlewareKey returns the lock key the HTTP middleware builds from its
-// parts: keyPrefix, the route (none when ""), the scope (none when "") and
-// key.
-func middlewareKey(keyPrefix, route, scope, key string) string {
-	var b strings.Builder
-	b.WriteString(keyPrefix)
-	if route != "" {
-		var r strings.Builder
-		writeEscaped(&r, route)
-		if r.Len() <= maxScopeBytes {
-			b.WriteString(r.String())
-		} else {
-			sum := sha256.Sum256([]byte(route))
-			b.WriteString("#" + base64.RawURLEncoding.EncodeToString(sum[:16]))
-		}
-		b.WriteByte(':')
-	}
-	if scope != "" {
-		writeEscaped(&b, scope)
-		b.WriteByte(':')
-	}
-	b.WriteString(key)
-	return b.String()
-}
-
-// writeEscaped writes p to b with each '\' and ':' preceded by '\'.
-func writeEscaped(b *strings.Builder, p string) {
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c == '\\' || c == ':' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(p[i])
-	}
-}
+// so the operator gives what the request carried. The rules are
+// internal/httpkey's, which the middleware uses too; TestShowRouteKey
+// checks the two agree through httplock.
 
 // keyOf is the key that show and release look at: KEY as given, or the
 // middleware's key of KEY with --route, --scope or --key-prefix.
@@ -66,7 +27,8 @@ func keyOf(o *options, key string) string {
 	if o.route == "" && o.scope == "" && o.keyPrefix == "" {
 		return key
 	}
-	return middlewareKey(o.keyPrefix, o.route, o.scope, key)
+	name, _ := httpkey.Build(o.keyPrefix, o.route, o.scope, key)
+	return name
 }
 
 // keyFlags are the flags of show and release that build a middleware's key.
