@@ -14,7 +14,7 @@ import (
 // to the time left of the wait ([WithWait]), at most MaxRetries retries
 // (see [Option]). Every wait ends at once when ctx is done.
 //
-// When b is a [Queuer] (redisbackend is) and the wait is not zero, the
+// When b is an [IDBackend] (redisbackend is) and the wait is not zero, the
 // caller waits in the backend's queue of the key: every attempt is
 // Waiter.Attempt (which, when the key is busy, takes or keeps the caller's
 // place in the queue), and a release hands the lock to the oldest waiter,
@@ -25,7 +25,7 @@ import (
 // on the backoff schedule; and Acquire always leaves the queue on its way
 // out. Without a queue Acquire polls on the backoff schedule.
 //
-// When b is an [IDAcquirer] (redisbackend is), every attempt uses one lock
+// With an IDBackend, every attempt uses one lock
 // id, so an attempt whose reply was lost is picked up by the next one
 // (which gets that lease back) instead of leaving an orphaned lock; such a
 // backend's transient failures (CodeNetworkTimeout,
@@ -48,21 +48,41 @@ func Acquire(ctx context.Context, b Backend, key string, opts ...Option) (Lease,
 	return c.acquire(ctx, b, key)
 }
 
-func (c *config) acquire(ctx context.Context, b Backend, key string) (l Lease, err error) {
+func (c *config) acquire(ctx context.Context, b Backend, key string) (Lease, error) {
 	if ctx == nil {
 		return Lease{}, invalid("acquire", "nil context")
 	}
 	if b == nil {
 		return Lease{}, invalid("acquire", "nil backend")
 	}
-	ctx, obs := observeAcquire(ctx, b, key)
-	if obs != nil {
-		defer func() { obs.Done(l, err) }()
+	if _, ok := b.(hookChain); !ok {
+		return c.acquireOn(ctx, b, key, false)
 	}
+	// The whole acquisition is an OpWait of b's hooks.
+	op := &Op{Kind: OpWait, Key: key, TTL: c.ttl}
+	if c.limitSet {
+		op.Limit = c.limit
+	}
+	err := emit(ctx, b, op, func(ctx context.Context, op *Op) (err error) {
+		op.Lease, err = c.acquireOn(ctx, b, key, true)
+		return err
+	})
+	switch {
+	case err != nil:
+		return Lease{}, err
+	case op.Lease.ID == "":
+		return Lease{}, newError(CodeInternal, "acquire", "a hook returned from OpWait without running the acquisition", nil)
+	}
+	return op.Lease, nil
+}
+
+// acquireOn is Acquire; hooked reports whether b has hooks to tell the
+// events of the wait.
+func (c *config) acquireOn(ctx context.Context, b Backend, key string, hooked bool) (l Lease, err error) {
 	if err := ctx.Err(); err != nil {
 		return Lease{}, aborted(err)
 	}
-	a := &acquisition{c: c, b: b, key: key, obs: obs, deadline: time.Now().Add(c.wait)}
+	a := &acquisition{c: c, b: b, key: key, hooked: hooked, deadline: time.Now().Add(c.wait)}
 	if err := a.start(); err != nil {
 		return Lease{}, err
 	}
@@ -76,8 +96,8 @@ type acquisition struct {
 	c        *config
 	b        Backend
 	key      string
-	obs      AcquireObserver // nil: not observed
-	deadline time.Time       // the end of the wait
+	hooked   bool      // b has hooks: tell them OpRetry and OpGranted
+	deadline time.Time // the end of the wait
 
 	try func(ctx context.Context) (Lease, error)
 	id  string // the lock id of every attempt; "" when b picks one per attempt
@@ -152,9 +172,6 @@ func (a *acquisition) run(ctx context.Context) (Lease, error) {
 // return (final), an attempt at once with a new id (renewed), or neither:
 // a wait, after contention or a transient failure.
 func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewed bool, final error) {
-	if a.c.limitSet && errors.Is(err, errors.ErrUnsupported) && CodeOf(err) == "" {
-		return false, errNoLimits() // a decorator of a backend without limits (see Limiter)
-	}
 	locked := errors.Is(err, ErrLocked)
 	if !locked {
 		if a.id != "" && a.idUses > 1 && errors.Is(err, ErrNotHeld) {
@@ -169,7 +186,7 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 			if serr := a.start(); serr != nil {
 				return false, serr
 			}
-			a.observe(attempt, err, 0)
+			a.observe(ctx, attempt, err, 0)
 			return true, nil
 		}
 		a.unknown = a.unknown || outcomeUnknown(err)
@@ -177,12 +194,12 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 		// like contention: an attempt that did take the lock gets it back.
 		// Without, a retry could take a second lock.
 		if a.id == "" || !transient(err) || ctx.Err() != nil {
-			a.observe(attempt, err, 0)
+			a.observe(ctx, attempt, err, 0)
 			return false, err
 		}
 	}
 	if a.retries >= a.c.maxRetries || time.Until(a.deadline) <= 0 {
-		a.observe(attempt, err, 0)
+		a.observe(ctx, attempt, err, 0)
 		if !locked {
 			return false, err
 		}
@@ -199,13 +216,16 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 // retry used up).
 func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, error) {
 	d := a.schedule(err)
-	a.observe(attempt, err, d)
+	a.observe(ctx, attempt, err, d)
 	var granted <-chan Lease
 	if a.qw != nil {
 		granted = a.qw.Granted()
 	}
 	select {
 	case g := <-granted:
+		if a.hooked && g.ID != "" {
+			_ = emit(ctx, a.b, &Op{Kind: OpGranted, Key: a.key, ID: g.ID, TTL: g.TTL, Lease: g}, nil)
+		}
 		return g, nil
 	case <-ctx.Done():
 		return Lease{}, aborted(ctx.Err())
@@ -243,49 +263,37 @@ func (a *acquisition) schedule(err error) time.Duration {
 	return d
 }
 
-// observe reports an attempt to the observer, if any.
-func (a *acquisition) observe(attempt int, err error, wait time.Duration) {
-	if a.obs != nil {
-		a.obs.Attempt(attempt, err, wait)
+// observe tells b's hooks, if any, of a failed attempt (OpRetry).
+func (a *acquisition) observe(ctx context.Context, attempt int, err error, wait time.Duration) {
+	if a.hooked {
+		_ = emit(ctx, a.b, &Op{Kind: OpRetry, Key: a.key, ID: a.id, Attempt: attempt, Err: err, Wait: wait}, nil)
 	}
 }
 
-// joinQueue returns the waiter of id in b's queue of key when b is a
-// [Queuer] (a [SlotQueuer] for a limit) that can queue it and the call may
-// wait; else nil.
+// joinQueue returns the waiter of id in b's queue of key when b is an
+// [IDBackend] that can queue it and the call may wait; else nil.
 func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
-	if id == "" || c.wait <= 0 {
+	q, ok := b.(IDBackend)
+	if !ok || id == "" || c.wait <= 0 {
 		return nil, nil
 	}
-	var (
-		w   Waiter
-		err error
-	)
+	n := 0
 	if c.limitSet {
-		q, ok := b.(SlotQueuer)
-		if !ok {
-			return nil, nil
-		}
-		w, err = q.JoinSlot(key, id, c.limit, c.ttl, c.wait)
-	} else {
-		q, ok := b.(Queuer)
-		if !ok {
-			return nil, nil
-		}
-		w, err = q.Join(key, id, c.ttl, c.wait)
+		n = c.limit
 	}
-	if err != nil {
-		if errors.Is(err, errors.ErrUnsupported) {
-			return nil, nil
-		}
+	w, err := q.Join(key, id, n, c.ttl, c.wait)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil, nil // this instance cannot be told of hand-offs: poll
+	case err != nil:
 		return nil, err
 	}
 	return w, nil
 }
 
 // attempter returns the function that makes one acquisition attempt on b:
-// a slot's with [WithLimit] (b must be a [Limiter]); else with one lock id
-// for every attempt when b is an [IDAcquirer] (id is that id), else
+// a slot's with [WithLimit] (b must be an [IDBackend]); else with one lock
+// id for every attempt when b is an IDBackend (id is that id), else
 // Backend.Acquire (id "").
 func (c *config) attempter(b Backend, key string) (try func(ctx context.Context) (Lease, error), id string, err error) {
 	ttl := c.ttl
@@ -296,22 +304,17 @@ func (c *config) attempter(b Backend, key string) (try func(ctx context.Context)
 	if lim != nil {
 		id, err := lim.NewLockID(key)
 		if err != nil {
-			if errors.Is(err, errors.ErrUnsupported) && CodeOf(err) == "" {
-				return nil, "", errNoLimits()
-			}
 			return nil, "", err
 		}
 		n := c.limit
 		return func(ctx context.Context) (Lease, error) { return lim.AcquireSlot(ctx, key, id, n, ttl) }, id, nil
 	}
-	if ia, ok := b.(IDAcquirer); ok {
-		id, err := ia.NewLockID(key)
-		switch {
-		case err == nil:
-			return func(ctx context.Context) (Lease, error) { return ia.AcquireID(ctx, key, id, ttl) }, id, nil
-		case !errors.Is(err, errors.ErrUnsupported):
+	if ib, ok := b.(IDBackend); ok {
+		id, err := ib.NewLockID(key)
+		if err != nil {
 			return nil, "", err
 		}
+		return func(ctx context.Context) (Lease, error) { return ib.AcquireID(ctx, key, id, ttl) }, id, nil
 	}
 	return func(ctx context.Context) (Lease, error) { return b.Acquire(ctx, key, ttl) }, "", nil
 }
@@ -342,7 +345,7 @@ func outcomeUnknown(err error) bool {
 // timeout (the lease's TTL, after which the lock is gone anyway, or the
 // release timeout if longer). A lease that was never granted is not found,
 // which is fine; and the release retires id, so a copy of the attempt
-// still in flight takes nothing (see IDAcquirer).
+// still in flight takes nothing (see IDBackend).
 func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -350,7 +353,7 @@ func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Durat
 }
 
 // QueuedPollInterval bounds how often a waiter in a backend's queue (see
-// [Queuer]) attempts on its own: it is handed the lock by the release, and
+// [IDBackend]) attempts on its own: it is handed the lock by the release, and
 // attempts only as a fallback, when the holder's lease has ended (the
 // hand-off a dead holder never makes) or QueuedPollInterval after its last
 // attempt (a lost message), whichever comes first, however short the retry

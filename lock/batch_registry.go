@@ -8,24 +8,24 @@ import (
 	"time"
 )
 
-// schedulers holds the running scheduler of each BatchExtender. A
+// schedulers holds the running scheduler of each IDBackend. A
 // scheduler removes itself (under mu) when it has no lease left, and is
 // started again by the next Keep.
 var schedulers struct {
 	mu sync.Mutex
-	m  map[BatchExtender]*scheduler
+	m  map[IDBackend]*scheduler
 }
 
 // batchable reports whether be can key the scheduler registry (a
 // non-comparable dynamic type would panic as a map key; such a backend
 // keeps the per-lease heartbeat).
-func batchable(be BatchExtender) bool {
+func batchable(be IDBackend) bool {
 	return reflect.ValueOf(be).Comparable()
 }
 
 // keepBatched registers k with the scheduler of be and returns Keep's
 // stop function.
-func keepBatched(ctx context.Context, be BatchExtender, k *keeper) func() error {
+func keepBatched(ctx context.Context, be IDBackend, k *keeper) func() error {
 	e := &entry{k: k, index: -1, due: time.Now().Add(k.nextDelay(k.cfg.interval))}
 	s := register(be, e)
 	finish := func() {
@@ -53,13 +53,13 @@ func keepBatched(ctx context.Context, be BatchExtender, k *keeper) func() error 
 }
 
 // register adds e to be's scheduler, starting the scheduler if needed.
-func register(be BatchExtender, e *entry) *scheduler {
+func register(be IDBackend, e *entry) *scheduler {
 	schedulers.mu.Lock()
 	defer schedulers.mu.Unlock()
 	s := schedulers.m[be]
 	if s == nil {
 		if schedulers.m == nil {
-			schedulers.m = map[BatchExtender]*scheduler{}
+			schedulers.m = map[IDBackend]*scheduler{}
 		}
 		s = &scheduler{be: be, wake: make(chan struct{}, 1)}
 		schedulers.m[be] = s

@@ -20,12 +20,12 @@ const (
 	maxBatchWait = 10 * time.Second
 )
 
-// errNoResult stands for a result a BatchExtender failed to return.
+// errNoResult stands for a result an IDBackend failed to return.
 var errNoResult = &Error{Code: CodeInternal, Op: "extend", Msg: "the backend returned no result for this lease"}
 
-// scheduler extends the leases kept alive on one BatchExtender.
+// scheduler extends the leases kept alive on one IDBackend.
 type scheduler struct {
-	be   BatchExtender
+	be   IDBackend
 	wake chan struct{} // buffered(1): the heap or the lease count changed
 
 	mu    sync.Mutex

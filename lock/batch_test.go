@@ -12,78 +12,38 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// batchFake is the fake backend plus lock.BatchExtender: ExtendBatch
-// extends each lease with the fake's Extend (so count("Extend") still
-// counts extensions) and counts the batches.
+// batchFake is an idFake (a lock.IDBackend, so Keep extends its leases in
+// batches) seen through a hook that records the leases Keep reports lost
+// (lock.OpLeaseLost). The tests give Keep and Do b, the hooked backend.
 type batchFake struct {
-	*fakeBackend
-	mu        sync.Mutex
-	batches   int
-	biggest   int
-	batchHook func(reqs []lock.ExtendRequest) error // a non-nil result fails the whole batch
-	observed  []lock.Lease                          // ObserveLeaseLost calls
+	*idFake
+	b lock.Backend
+
+	lostMu sync.Mutex
+	lost   []lock.Lease
 }
 
-var (
-	_ lock.BatchExtender = (*batchFake)(nil)
-	_ lock.Observer      = (*batchFake)(nil)
-)
-
-func newBatchFake() *batchFake { return &batchFake{fakeBackend: newFake()} }
-
-func (f *batchFake) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
-	f.mu.Lock()
-	f.batches++
-	f.biggest = max(f.biggest, len(reqs))
-	h := f.batchHook
-	f.mu.Unlock()
-	res := make([]lock.ExtendResult, len(reqs))
-	if h != nil {
-		if err := h(reqs); err != nil {
-			for i := range res {
-				res[i].Err = err
+func newBatchFake() *batchFake {
+	f := &batchFake{idFake: newIDFake(nil)}
+	f.b = lock.WithHooks(f.idFake, lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+		return func(ctx context.Context, op *lock.Op) error {
+			if op.Kind == lock.OpLeaseLost {
+				f.lostMu.Lock()
+				f.lost = append(f.lost, op.Lease)
+				f.lostMu.Unlock()
 			}
-			return res
+			return next(ctx, op)
 		}
-	}
-	for i, r := range reqs {
-		res[i].ExpiresAt, res[i].Err = f.fakeBackend.Extend(ctx, r.ID, r.TTL)
-	}
-	return res
+	}))
+	return f
 }
 
-func (f *batchFake) setBatchHook(h func(reqs []lock.ExtendRequest) error) {
-	f.mu.Lock()
-	f.batchHook = h
-	f.mu.Unlock()
-}
-
-func (f *batchFake) batchCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.batches
-}
-
-func (f *batchFake) ObserveAcquire(ctx context.Context, _ string) (context.Context, lock.AcquireObserver) {
-	return ctx, nopAcquireObserver{}
-}
-
-func (f *batchFake) ObserveLeaseLost(_ context.Context, l lock.Lease, err error) {
-	f.mu.Lock()
-	f.observed = append(f.observed, l)
-	f.mu.Unlock()
-}
-
+// observedLost returns the leases the hook saw lost.
 func (f *batchFake) observedLost() []lock.Lease {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]lock.Lease(nil), f.observed...)
+	f.lostMu.Lock()
+	defer f.lostMu.Unlock()
+	return append([]lock.Lease(nil), f.lost...)
 }
-
-type nopAcquireObserver struct{}
-
-func (nopAcquireObserver) Attempt(int, error, time.Duration) {}
-func (nopAcquireObserver) Done(lock.Lease, error)            {}
 
 // kept is one lease under Keep.
 type kept struct {
@@ -100,7 +60,7 @@ func keepMany(t *testing.T, f *batchFake, n int, ttl time.Duration, opts ...lock
 	for i := range ks {
 		l := lease(t, f.fakeBackend, fmt.Sprintf("k%d", i), ttl)
 		c := &counter{}
-		held, stop := lock.Keep(context.Background(), f, l, append(opts, lock.WithKeepOnExtend(func(time.Time) { c.inc() }))...)
+		held, stop := lock.Keep(context.Background(), f.b, l, append(opts, lock.WithKeepOnExtend(func(time.Time) { c.inc() }))...)
 		ks[i] = kept{l: l, held: held, stop: stop, exts: c}
 	}
 	t.Cleanup(func() {
@@ -150,7 +110,7 @@ func TestKeepBatchedExtendsInFewBatches(t *testing.T) {
 	// The scheduler goroutine exits once no lease is left.
 	settleGoroutines(t, baseline)
 	if got := f.observedLost(); len(got) != 0 {
-		t.Errorf("ObserveLeaseLost called %d times, want 0", len(got))
+		t.Errorf("OpLeaseLost seen %d times, want 0", len(got))
 	}
 }
 
@@ -172,7 +132,7 @@ func TestKeepBatchedLossIsPerLease(t *testing.T) {
 		}
 	}
 	if got := f.observedLost(); len(got) != 1 || got[0].ID != victim.l.ID {
-		t.Errorf("ObserveLeaseLost leases = %v, want exactly the stolen one", got)
+		t.Errorf("OpLeaseLost leases = %v, want exactly the stolen one", got)
 	}
 	err := victim.stop()
 	if !errors.Is(err, lock.ErrLeaseLost) {
@@ -263,7 +223,7 @@ func TestKeepBatchedRetriesThenLoses(t *testing.T) {
 		t.Errorf("leases lost %v after the failures began, want about a TTL after the last success", elapsed)
 	}
 	if got := len(f.observedLost()); got != len(ks) {
-		t.Errorf("ObserveLeaseLost calls = %d, want %d", got, len(ks))
+		t.Errorf("OpLeaseLost seen %d times, want %d", got, len(ks))
 	}
 	settleGoroutines(t, baseline)
 }
@@ -275,7 +235,7 @@ func TestKeepBatchedCallerCancelled(t *testing.T) {
 	l := lease(t, f.fakeBackend, "mine", 300*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	var exts counter
-	held, stop := lock.Keep(ctx, f, l, lock.WithKeepOnExtend(func(time.Time) { exts.inc() }))
+	held, stop := lock.Keep(ctx, f.b, l, lock.WithKeepOnExtend(func(time.Time) { exts.inc() }))
 	waitFor(t, 3*time.Second, func() bool { return exts.get() >= 1 }, "an extension")
 	cancel()
 	waitDone(t, held, time.Second, "held")
@@ -294,7 +254,7 @@ func TestKeepBatchedCallerCancelled(t *testing.T) {
 		t.Errorf("stop() = %v, want nil (the lease was not lost)", err)
 	}
 	if len(f.observedLost()) != 0 {
-		t.Errorf("ObserveLeaseLost called for a cancelled lease")
+		t.Errorf("OpLeaseLost seen for a cancelled lease")
 	}
 	if other.held.Err() != nil {
 		t.Errorf("the other lease was cancelled: %v", context.Cause(other.held))
@@ -318,7 +278,11 @@ func TestKeepBatchedStopDuringSlowBatch(t *testing.T) {
 		return nil
 	})
 	ks := keepMany(t, f, 5, 600*time.Millisecond)
-	<-entered
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no batch was sent")
+	}
 	start := time.Now()
 	for _, k := range ks {
 		if err := k.stop(); err != nil {
@@ -364,7 +328,7 @@ func TestKeepBatchedThenRestarts(t *testing.T) {
 // TestKeepBatchedDo: Do keeps its lease with the scheduler too.
 func TestKeepBatchedDo(t *testing.T) {
 	f := newBatchFake()
-	err := lock.Do(context.Background(), f, "job", func(ctx context.Context, l lock.Lease) error {
+	err := lock.Do(context.Background(), f.b, "job", func(ctx context.Context, l lock.Lease) error {
 		time.Sleep(400 * time.Millisecond)
 		return ctx.Err()
 	}, lock.WithTTL(150*time.Millisecond))
@@ -400,9 +364,9 @@ func TestKeepBatchedLostAtItsDeadlineDuringSlowBatch(t *testing.T) {
 	}
 	short.ExpiresAt = time.Now().Add(300 * time.Millisecond) // little time left by the server's clock
 	interval := lock.WithKeepInterval(50 * time.Millisecond)
-	heldShort, stopShort := lock.Keep(ctx, f, short, interval)
+	heldShort, stopShort := lock.Keep(ctx, f.b, short, interval)
 	defer stopShort()
-	heldLong, stopLong := lock.Keep(ctx, f, long, interval)
+	heldLong, stopLong := lock.Keep(ctx, f.b, long, interval)
 	defer stopLong()
 	select {
 	case <-heldShort.Done():

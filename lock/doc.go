@@ -19,7 +19,7 @@
 // With [WithLimit](n) the same calls take one of n slots of a key instead
 // of the lock: a concurrency limit ("at most 3 exports per user" across a
 // fleet). A slot is an ordinary fenced Lease, kept alive, released and
-// looked up like a lock; the backend must be a [Limiter].
+// looked up like a lock; the backend must be an [IDBackend].
 //
 // Errors: contention is [ErrLocked] (as a [*LockedError] that carries the
 // holder's expiry); releasing or extending a lease that is gone, expired or

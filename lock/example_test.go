@@ -97,3 +97,26 @@ func ExampleLockedError() {
 	}
 	// Output: true retry in 1m0s
 }
+
+// A hook sees every operation on the backend and the events of Acquire,
+// Do, Hold and Keep around them; otellock is such a hook. This one prints
+// each operation and its error.
+func ExampleWithHooks() {
+	logOps := lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+		return func(ctx context.Context, op *lock.Op) error {
+			err := next(ctx, op) // runs the operation (for a wait: every attempt)
+			fmt.Println(op.Kind, err)
+			return err
+		}
+	})
+	b := lock.WithHooks(newFake(), logOps) // in production: a redisbackend.Backend
+	err := lock.Do(context.Background(), b, "invoice:42", func(context.Context, lock.Lease) error {
+		return nil
+	})
+	fmt.Println(err)
+	// Output:
+	// acquire <nil>
+	// wait <nil>
+	// release <nil>
+	// <nil>
+}

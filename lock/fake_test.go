@@ -8,9 +8,11 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// fakeBackend is an in-memory lock.Backend for the Do and Keep tests. Leases
-// expire by the wall clock; fences count per key. A hook can fail any call,
-// and steal removes a lease as if it had expired or been taken over.
+// fakeBackend is an in-memory lock.Backend with none of the optional
+// extensions, for the Do and Keep tests; it passes locktest.Run (see
+// conformance_test.go). Leases expire by the wall clock; fences count per
+// key. A hook can fail any call, and steal removes a lease as if it had
+// expired or been taken over.
 type fakeBackend struct {
 	mu     sync.Mutex
 	leases map[string]fakeLease // by normalised key
@@ -71,13 +73,32 @@ func (f *fakeBackend) held(key string) bool {
 	return ok && time.Now().Before(l.expires)
 }
 
+// enter counts a call of method, runs the hook, and then checks ctx as a
+// conforming backend does: InvalidArgument for a nil one, Aborted
+// (matching ctx.Err()) for one already done.
 func (f *fakeBackend) enter(ctx context.Context, method string) error {
 	f.mu.Lock()
 	f.calls[method]++
 	h := f.hook
 	f.mu.Unlock()
+	if ctx == nil {
+		return lock.InvalidArgument(method, "nil context")
+	}
 	if h != nil {
-		return h(ctx, method)
+		if err := h(ctx, method); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return &lock.Error{Code: lock.CodeAborted, Op: method, Msg: "context done", Err: err}
+	}
+	return nil
+}
+
+// validTTL rejects what a store with millisecond expiry cannot keep.
+func validTTL(op string, ttl time.Duration) error {
+	if ttl.Milliseconds() <= 0 {
+		return lock.InvalidArgument(op, "ttl must be at least 1ms")
 	}
 	return nil
 }
@@ -105,14 +126,14 @@ func (f *fakeBackend) Acquire(ctx context.Context, key string, ttl time.Duration
 }
 
 // acquire takes key for ttl under lock id id; a live lease with that id is
-// returned as it is (the lock.IDAcquirer contract, see idacquirer_test.go).
+// returned as it is (the lock.IDBackend contract, see idbackend_test.go).
 func (f *fakeBackend) acquire(key, id string, ttl time.Duration) (lock.Lease, error) {
 	key, err := lock.NormalizeKey(key)
 	if err != nil {
 		return lock.Lease{}, err
 	}
-	if ttl <= 0 {
-		return lock.Lease{}, lock.InvalidArgument("acquire", "ttl must be positive")
+	if err := validTTL("acquire", ttl); err != nil {
+		return lock.Lease{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -160,6 +181,9 @@ func (f *fakeBackend) Extend(ctx context.Context, id string, ttl time.Duration) 
 		return time.Time{}, err
 	}
 	if err := lock.ValidateLockID(id); err != nil {
+		return time.Time{}, err
+	}
+	if err := validTTL("extend", ttl); err != nil {
 		return time.Time{}, err
 	}
 	f.mu.Lock()

@@ -13,14 +13,17 @@ import (
 )
 
 // heartbeats are the two ways Keep runs, which Hold must both stop: a
-// goroutine per lease (plain Backend) and the shared scheduler
-// (lock.BatchExtender).
+// goroutine per lease (a Backend without extensions) and the shared
+// scheduler (a lock.IDBackend); each also through lock.WithHooks, which
+// keeps the backend's extensions and so its way.
 var heartbeats = []struct {
 	desc string
 	new  func() (lock.Backend, *fakeBackend)
 }{
 	{"per lease", func() (lock.Backend, *fakeBackend) { f := newFake(); return f, f }},
-	{"batched", func() (lock.Backend, *fakeBackend) { f := newBatchFake(); return f, f.fakeBackend }},
+	{"per lease, hooked", func() (lock.Backend, *fakeBackend) { f := newFake(); return lock.WithHooks(f, passHook()), f }},
+	{"batched", func() (lock.Backend, *fakeBackend) { f := newIDFake(nil); return f, f.fakeBackend }},
+	{"batched, hooked", func() (lock.Backend, *fakeBackend) { f := newBatchFake(); return f.b, f.fakeBackend }},
 }
 
 // mustHold calls lock.Hold and fails the test on error.

@@ -48,8 +48,8 @@ func WithKeepOnError(f func(error)) KeepOption {
 // retried until the lease would expire. When the lease is lost (the backend
 // reports [ErrNotHeld] or an InvalidArgument error, or no extension
 // succeeded before expiry by the local clock), held is cancelled with a
-// cause matching [ErrLeaseLost], which context.Cause(held) returns, and a
-// Backend that is an [Observer] sees ObserveLeaseLost.
+// cause matching [ErrLeaseLost], which context.Cause(held) returns, and the
+// hooks of a Backend from [WithHooks] see an OpLeaseLost.
 //
 // Run the protected work under held. stop ends the heartbeat, cancels
 // held, and returns the loss error if the lease was lost, nil otherwise.
@@ -59,7 +59,7 @@ func WithKeepOnError(f func(error)) KeepOption {
 //
 // Keep runs the heartbeat in one of two ways, with the same semantics:
 //
-//   - When b implements [BatchExtender] (redisbackend does), the lease
+//   - When b is an [IDBackend] (redisbackend is), the lease
 //     joins the one scheduler of that backend: a single goroutine, which
 //     exits while no lease is kept, that sends the extensions of every
 //     lease due within a short coalescing window (a tenth of the lease's
@@ -93,7 +93,7 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held con
 	if !l.ExpiresAt.IsZero() && l.ExpiresAt.Before(k.deadline) {
 		k.deadline = l.ExpiresAt
 	}
-	if be, ok := b.(BatchExtender); ok && batchable(be) {
+	if be, ok := b.(IDBackend); ok && batchable(be) {
 		return held, keepBatched(ctx, be, k)
 	}
 	loopCtx, loopCancel := context.WithCancel(held)
@@ -118,7 +118,7 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held con
 type keeper struct {
 	b        Backend
 	lease    Lease
-	ctx      context.Context // the caller's, for the observer
+	ctx      context.Context // the caller's, for the hooks
 	ttl      time.Duration
 	cfg      keepConfig
 	cancel   context.CancelCauseFunc
@@ -198,7 +198,7 @@ func (k *keeper) nextDelay(d time.Duration) time.Duration {
 func (k *keeper) lose(err error) {
 	k.lost = fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	k.cancel(k.lost)
-	if o, ok := k.b.(Observer); ok {
-		o.ObserveLeaseLost(k.ctx, k.lease, k.lost)
+	if _, ok := k.b.(hookChain); ok {
+		_ = emit(k.ctx, k.b, &Op{Kind: OpLeaseLost, Key: k.lease.Key, ID: k.lease.ID, TTL: k.lease.TTL, Lease: k.lease, Err: k.lost}, nil)
 	}
 }

@@ -22,20 +22,37 @@ func TestWithLimitValidation(t *testing.T) {
 	}
 }
 
-func TestWithLimitNeedsLimiter(t *testing.T) {
-	f := newFake()
-	_, err := lock.Acquire(context.Background(), f, "k", lock.WithLimit(2))
-	if lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
-		t.Fatalf("Acquire with a limit on a backend without limits: %v", err)
-	}
-	if n := f.count("Acquire") + f.count("AcquireID"); n != 0 {
-		t.Fatalf("%d acquisitions reached the backend, want 0", n)
+// TestWithLimitNeedsIDBackend: WithLimit on a backend without the
+// extension (bare, or through hooks, which claim no more than the backend
+// has) fails InvalidArgument, matching errors.ErrUnsupported, before any
+// attempt.
+func TestWithLimitNeedsIDBackend(t *testing.T) {
+	for _, tc := range []struct {
+		desc string
+		wrap func(lock.Backend) lock.Backend
+	}{
+		{"bare", func(b lock.Backend) lock.Backend { return b }},
+		{"hooked", func(b lock.Backend) lock.Backend { return lock.WithHooks(b, passHook()) }},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			f := newFake()
+			_, err := lock.Acquire(context.Background(), tc.wrap(f), "k", lock.WithLimit(2))
+			if lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
+				t.Fatalf("Acquire with a limit on a backend without limits: %v", err)
+			}
+			if n := f.count("Acquire"); n != 0 {
+				t.Fatalf("%d acquisitions reached the backend, want 0", n)
+			}
+		})
 	}
 }
 
 func TestValidateLimit(t *testing.T) {
 	if err := lock.ValidateLimit(newFake(), 2); lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("ValidateLimit on a backend without limits: %v", err)
+	}
+	if err := lock.ValidateLimit(newIDFake(nil), 2); err != nil {
+		t.Errorf("ValidateLimit on a lock.IDBackend: %v", err)
 	}
 	if err := lock.ValidateLimit(nil, 0); lock.CodeOf(err) != lock.CodeInvalidArgument {
 		t.Errorf("ValidateLimit(nil, 0): %v", err)

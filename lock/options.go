@@ -173,7 +173,7 @@ func WithReleaseErrorHandler(f func(l Lease, err error)) Option {
 }
 
 // WithReleaseFunc replaces the release that Do and Hold perform, for
-// callers that end a lease in a special way, such as lock.Completer's
+// callers that end a lease in a special way, such as lock.Recorder's
 // ReleaseDone after a successful run. f gets the release context (not the
 // caller's) and the outcome: nil when the work succeeded and the lease was
 // kept, otherwise Do's function's error, the lease-lost error, or

@@ -2,283 +2,134 @@ package otellock
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// backend is the decorator returned by Wrap.
-type backend struct {
-	next    lock.Backend
-	nextObs lock.Observer // next as an Observer, when it is one
-	// tracer is nil when the TracerProvider is the no-op one: no span can
-	// ever record, so none is started.
-	tracer    trace.Tracer
-	inst      *instruments
-	held      *heldTracker
-	rawKeys   bool
-	filters   []Filter                // all must return true for a span to start
-	startOpts []trace.SpanStartOption // span kind and the WithSpanAttributes
-}
+// The telemetry of the operations of lock.Backend, and of the
+// acquisitions of its lock.IDBackend extension (AcquireID, AcquireSlot
+// and Waiter.Attempt are acquisitions too).
 
-var (
-	_ lock.Backend    = (*backend)(nil)
-	_ lock.Observer   = (*backend)(nil)
-	_ lock.IDAcquirer = (*backend)(nil)
-)
-
-// Wrap returns b decorated with OpenTelemetry: a span and a duration
-// measurement for every Backend call, and, because the result also
-// implements lock.Observer, a span for the whole wait of lock.Acquire and
-// lock.Do and a record of every lease lock.Keep loses. Use the result
-// wherever b was used; b must not be nil.
-//
-// The spans and metrics never carry a raw key (only its lock.HashKey,
-// unless WithRawKeys) and never a lock id (only its hash). Contention and
-// a lease that is not held are outcomes, with span status Unset; only
-// system failures set status Error. Calls with a nil context go straight
-// to b, which rejects them, unobserved. WithFilter skips the spans of
-// chosen operations (their metrics stay); WithSpanAttributes adds
-// attributes of your own to every span.
-//
-// When b implements lock.Observer itself, the result forwards to it; when
-// b implements lock.Completer, so does the result (ReleaseDone is observed
-// as a release), and when b is also a lock.Recorder, so is the result
-// (ReleaseRecord observed as a release); when b implements
-// lock.BatchExtender, so does the result (one "syncguard.extend_batch"
-// span per batch), and lock.Keep keeps its leases alive from one scheduler
-// goroutine, as it does for b. The result always implements
-// lock.IDAcquirer, forwarding to b when b is one (each AcquireID observed
-// as an acquire) and reporting errors.ErrUnsupported otherwise, so
-// lock.Acquire uses one lock id for all its attempts exactly when b can;
-// likewise lock.Queuer (each Attempt observed as an acquire), so waiters
-// keep their place in the backend's queue of the key, and a lease a
-// release hands over to a waiter gets an acquire span of its own (with
-// syncguard.handoff). Likewise, for concurrency limits (lock.WithLimit),
-// lock.Limiter (each AcquireSlot observed as an acquire, with the limit)
-// and lock.SlotQueuer: lock.Acquire rejects WithLimit on the result
-// exactly when it would on b.
-func Wrap(b lock.Backend, opts ...Option) lock.Backend {
-	if b == nil {
-		panic("otellock: Wrap(nil)")
-	}
-	c := newConfig(opts)
-	w := &backend{
-		next:      b,
-		inst:      newInstruments(c.meterProvider, b.Capabilities().Backend),
-		held:      newHeldTracker(),
-		rawKeys:   c.rawKeys,
-		filters:   c.filters,
-		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
-	}
-	if len(c.spanAttrs) > 0 {
-		w.startOpts = append(w.startOpts, trace.WithAttributes(c.spanAttrs...))
-	}
-	if _, noop := c.tracerProvider.(tracenoop.TracerProvider); !noop {
-		w.tracer = c.tracerProvider.Tracer(ScopeName, trace.WithInstrumentationVersion(Version()))
-	}
-	w.nextObs, _ = b.(lock.Observer)
-	cb, isCompleter := b.(lock.Completer)
-	rb, isRecorder := b.(lock.Recorder)
-	be, isBatcher := b.(lock.BatchExtender)
-	switch {
-	case isCompleter && isRecorder && isBatcher:
-		return &recorderBatcher{recorder: &recorder{completer: &completer{backend: w, next: cb}, next: rb}, next: be}
-	case isCompleter && isRecorder:
-		return &recorder{completer: &completer{backend: w, next: cb}, next: rb}
-	case isCompleter && isBatcher:
-		return &completerBatcher{completer: &completer{backend: w, next: cb}, next: be}
-	case isCompleter:
-		return &completer{backend: w, next: cb}
-	case isBatcher:
-		return &batcher{backend: w, next: be}
-	}
-	return w
-}
-
-// Acquire calls the wrapped backend's Acquire in a "syncguard.acquire"
-// span.
-func (w *backend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	return w.acquire(ctx, key, ttl, 0, func(ctx context.Context) (lock.Lease, error) { return w.next.Acquire(ctx, key, ttl) })
-}
-
-// NewLockID implements lock.IDAcquirer and lock.Limiter: it forwards to
-// the wrapped backend when that is a lock.IDAcquirer or a lock.Limiter,
-// and otherwise returns an error matching errors.ErrUnsupported, so
-// lock.Acquire falls back to Acquire (and rejects lock.WithLimit).
-func (w *backend) NewLockID(key string) (string, error) {
-	if ia, ok := w.next.(interface{ NewLockID(string) (string, error) }); ok {
-		return ia.NewLockID(key)
-	}
-	return "", fmt.Errorf("otellock: the wrapped backend does not take lock ids: %w", errors.ErrUnsupported)
-}
-
-// AcquireID calls the wrapped backend's AcquireID in a "syncguard.acquire"
-// span, like Acquire.
-func (w *backend) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
-	ia, ok := w.next.(lock.IDAcquirer)
-	if !ok {
-		return lock.Lease{}, fmt.Errorf("otellock: the wrapped backend does not take lock ids: %w", errors.ErrUnsupported)
-	}
-	return w.acquire(ctx, key, ttl, 0, func(ctx context.Context) (lock.Lease, error) { return ia.AcquireID(ctx, key, id, ttl) })
-}
-
-// acquire observes do, an acquisition of key for ttl: of the lock, or of
-// a slot of a limit of n when n > 0. Within a wait of lock.Acquire it
-// tells the wait's observer what the attempt came to (see waitFromContext).
-func (w *backend) acquire(ctx context.Context, key string, ttl time.Duration, n int, do func(ctx context.Context) (lock.Lease, error)) (lock.Lease, error) {
-	if ctx == nil {
-		return do(ctx)
-	}
-	o := w.waitFromContext(ctx)
-	ctx, c := w.begin(ctx, opAcquire)
+// acquire observes an acquisition (lock.OpAcquire): of the lock, or of a
+// slot of a limit when op.Limit > 0.
+func (h *Hook) acquire(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
+	n := max(op.Limit, 0)
+	ctx, c := h.begin(ctx, opAcquire)
 	c.limit = n
-	l, err := do(ctx)
+	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = keyAttrs(make([]attribute.KeyValue, 0, 9), key, w.rawKeys)
-		attrs = append(attrs, TTLKey.Float64(seconds(ttl)))
+		attrs = keyAttrs(make([]attribute.KeyValue, 0, 9), op.Key, h.rawKeys)
+		attrs = append(attrs, TTLKey.Float64(seconds(op.TTL)))
 		attrs = slotAttrs(attrs, n)
 		if err == nil {
-			attrs = append(attrs, FenceKey.String(string(l.Fence)), LockIDHashKey.String(lock.HashKey(l.ID)))
+			attrs = append(attrs, FenceKey.String(string(op.Lease.Fence)), LockIDHashKey.String(lock.HashKey(op.Lease.ID)))
 		}
 	}
-	if o != nil {
-		o.attempted(n, err == nil)
-	}
-	switch w.end(ctx, c, outAcquired, err, attrs) {
+	switch h.end(ctx, c, outAcquired, err, attrs) {
 	case outAcquired:
-		w.track(ctx, l)
+		h.track(ctx, op.Lease)
 	case outLocked:
 		if n > 0 {
-			w.inst.contention.Add(ctx, 1, w.inst.limitSets(n).add...)
+			h.inst.contention.Add(ctx, 1, h.inst.limitSets(n).add...)
 		} else {
-			w.inst.contention.Add(ctx, 1, w.inst.backendAdd...)
-		}
-	}
-	return l, err
-}
-
-// track starts the held-duration measurement of lease l, granted now.
-func (w *backend) track(ctx context.Context, l lock.Lease) {
-	if w.inst.held.Enabled(ctx) {
-		w.held.add(l, time.Now())
-	}
-}
-
-// Release calls the wrapped backend's Release in a "syncguard.release"
-// span, and records how long the lease was held when it was acquired
-// through this wrapper.
-func (w *backend) Release(ctx context.Context, id string) error {
-	return w.release(ctx, id, func(ctx context.Context) error { return w.next.Release(ctx, id) })
-}
-
-// release observes do, the release of the lease id.
-func (w *backend) release(ctx context.Context, id string, do func(ctx context.Context) error) error {
-	if ctx == nil {
-		return do(ctx)
-	}
-	ctx, c := w.begin(ctx, opRelease)
-	err := do(ctx)
-	var attrs []attribute.KeyValue
-	if c.span != nil {
-		attrs = append(make([]attribute.KeyValue, 0, 3), LockIDHashKey.String(lock.HashKey(id)))
-	}
-	if out := w.end(ctx, c, outReleased, err, attrs); out != outError && w.held.len() > 0 {
-		// Released, or not held any more: either way the lease is over.
-		if acquired, ok := w.held.remove(id); ok && out == outReleased {
-			w.inst.held.Record(ctx, seconds(time.Since(acquired)), w.inst.backendRecord...)
+			h.inst.contention.Add(ctx, 1, h.inst.backendAdd...)
 		}
 	}
 	return err
 }
 
-// Extend calls the wrapped backend's Extend in a "syncguard.extend" span.
-func (w *backend) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
-	if ctx == nil {
-		return w.next.Extend(ctx, id, ttl)
+// track starts the held-duration measurement of lease l, granted now.
+func (h *Hook) track(ctx context.Context, l lock.Lease) {
+	if h.inst.held.Enabled(ctx) {
+		h.held.add(l, time.Now())
 	}
-	ctx, c := w.begin(ctx, opExtend)
-	exp, err := w.next.Extend(ctx, id, ttl)
+}
+
+// release observes a release (lock.OpRelease), with a mark or without:
+// a "syncguard.release" span, and how long the lease was held when it was
+// granted through this hook.
+func (h *Hook) release(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
+	ctx, c := h.begin(ctx, opRelease)
+	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = append(make([]attribute.KeyValue, 0, 4), LockIDHashKey.String(lock.HashKey(id)), TTLKey.Float64(seconds(ttl)))
+		attrs = append(make([]attribute.KeyValue, 0, 3), LockIDHashKey.String(lock.HashKey(op.ID)))
 	}
-	w.trackExtend(id, w.end(ctx, c, outExtended, err, attrs), exp)
-	return exp, err
+	if out := h.end(ctx, c, outReleased, err, attrs); out != outError && h.held.len() > 0 {
+		// Released, or not held any more: either way the lease is over.
+		if acquired, ok := h.held.remove(op.ID); ok && out == outReleased {
+			h.inst.held.Record(ctx, seconds(time.Since(acquired)), h.inst.backendRecord...)
+		}
+	}
+	return err
+}
+
+// extend observes an extend (lock.OpExtend): a "syncguard.extend" span.
+func (h *Hook) extend(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
+	ctx, c := h.begin(ctx, opExtend)
+	err := next(ctx, op)
+	var attrs []attribute.KeyValue
+	if c.span != nil {
+		attrs = append(make([]attribute.KeyValue, 0, 4), LockIDHashKey.String(lock.HashKey(op.ID)), TTLKey.Float64(seconds(op.TTL)))
+	}
+	h.trackExtend(op.ID, h.end(ctx, c, outExtended, err, attrs), op.ExpiresAt)
+	return err
 }
 
 // trackExtend updates the held-duration tracker after an extend of lease
 // id: a new expiry, or the lease gone (a system error tells nothing).
-func (w *backend) trackExtend(id string, out outcome, exp time.Time) {
+func (h *Hook) trackExtend(id string, out outcome, exp time.Time) {
 	switch {
-	case w.held.len() == 0:
+	case h.held.len() == 0:
 	case out == outExtended:
-		w.held.extend(id, exp)
+		h.held.extend(id, exp)
 	case out != outError:
-		w.held.remove(id)
+		h.held.remove(id)
 	}
 }
 
-// IsLocked calls the wrapped backend's IsLocked in a
-// "syncguard.is_locked" span.
-func (w *backend) IsLocked(ctx context.Context, key string) (bool, error) {
-	if ctx == nil {
-		return w.next.IsLocked(ctx, key)
-	}
-	ctx, c := w.begin(ctx, opIsLocked)
-	locked, err := w.next.IsLocked(ctx, key)
+// isLocked observes lock.OpIsLocked: a "syncguard.is_locked" span.
+func (h *Hook) isLocked(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
+	ctx, c := h.begin(ctx, opIsLocked)
+	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = keyAttrs(make([]attribute.KeyValue, 0, 4), key, w.rawKeys)
+		attrs = keyAttrs(make([]attribute.KeyValue, 0, 4), op.Key, h.rawKeys)
 	}
 	out := outFree
-	if locked {
+	if op.OK {
 		out = outHeld
 	}
-	w.end(ctx, c, out, err, attrs)
-	return locked, err
+	h.end(ctx, c, out, err, attrs)
+	return err
 }
 
-// LookupKey calls the wrapped backend's LookupKey in a "syncguard.lookup"
-// span.
-func (w *backend) LookupKey(ctx context.Context, key string) (*lock.Info, error) {
-	if ctx == nil {
-		return w.next.LookupKey(ctx, key)
-	}
-	ctx, c := w.begin(ctx, opLookup)
-	info, err := w.next.LookupKey(ctx, key)
+// lookup observes lock.OpLookupKey and lock.OpLookupID: a
+// "syncguard.lookup" span, by key or by id.
+func (h *Hook) lookup(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
+	ctx, c := h.begin(ctx, opLookup)
+	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = keyAttrs(make([]attribute.KeyValue, 0, 6), key, w.rawKeys)
-		attrs = append(attrs, LookupByKey.String("key"))
-		attrs = appendInfo(attrs, info, false)
+		byID := op.Kind == lock.OpLookupID
+		if byID {
+			attrs = append(make([]attribute.KeyValue, 0, 6), LockIDHashKey.String(lock.HashKey(op.ID)), LookupByKey.String("id"))
+		} else {
+			attrs = keyAttrs(make([]attribute.KeyValue, 0, 6), op.Key, h.rawKeys)
+			attrs = append(attrs, LookupByKey.String("key"))
+		}
+		attrs = appendInfo(attrs, op.Info, byID)
 	}
-	w.end(ctx, c, lookupOutcome(info), err, attrs)
-	return info, err
-}
-
-// LookupID calls the wrapped backend's LookupID in a "syncguard.lookup"
-// span.
-func (w *backend) LookupID(ctx context.Context, id string) (*lock.Info, error) {
-	if ctx == nil {
-		return w.next.LookupID(ctx, id)
+	out := outFound
+	if op.Info == nil {
+		out = outNotFound
 	}
-	ctx, c := w.begin(ctx, opLookup)
-	info, err := w.next.LookupID(ctx, id)
-	var attrs []attribute.KeyValue
-	if c.span != nil {
-		attrs = append(make([]attribute.KeyValue, 0, 6), LockIDHashKey.String(lock.HashKey(id)), LookupByKey.String("id"))
-		attrs = appendInfo(attrs, info, true)
-	}
-	w.end(ctx, c, lookupOutcome(info), err, attrs)
-	return info, err
+	h.end(ctx, c, out, err, attrs)
+	return err
 }
 
 // appendInfo adds what a lookup found: the fence, and the key hash when
@@ -293,13 +144,3 @@ func appendInfo(attrs []attribute.KeyValue, info *lock.Info, byID bool) []attrib
 	}
 	return attrs
 }
-
-func lookupOutcome(info *lock.Info) outcome {
-	if info == nil {
-		return outNotFound
-	}
-	return outFound
-}
-
-// Capabilities returns the wrapped backend's capabilities.
-func (w *backend) Capabilities() lock.Capabilities { return w.next.Capabilities() }

@@ -12,22 +12,16 @@ import (
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
-// TestWrapForwardsBatchExtender: leases kept alive through the wrapper
-// are extended in batches (one scheduler, not a goroutine per lease), each
+// TestWrapBatchesKeepAlive: leases kept alive through the wrapper of a
+// lock.IDBackend are extended in batches (one scheduler, not a goroutine per lease), each
 // batch is one span, each lease's extend is in the duration histogram, and
 // a lease lost in a batch is reported alone.
-func TestWrapForwardsBatchExtender(t *testing.T) {
+func TestWrapBatchesKeepAlive(t *testing.T) {
 	inner, rdb := newRedis(t)
 	tel := newTelemetry(t)
 	w := otellock.Wrap(inner, tel.options()...)
-	if _, ok := w.(lock.BatchExtender); !ok {
-		t.Fatal("Wrap of a lock.BatchExtender is not a lock.BatchExtender")
-	}
-	if _, ok := w.(lock.Completer); !ok {
-		t.Fatal("Wrap of a Completer and BatchExtender lost lock.Completer")
-	}
-	if _, ok := otellock.Wrap(plainBackend{inner}).(lock.BatchExtender); ok {
-		t.Error("Wrap invented a lock.BatchExtender")
+	if _, ok := w.(lock.IDBackend); !ok {
+		t.Fatal("Wrap of a lock.IDBackend is not a lock.IDBackend")
 	}
 
 	ctx := testCtx(t)

@@ -13,7 +13,7 @@ import (
 // this package emits: its import path.
 const ScopeName = "github.com/syncguard-go/syncguard/otel"
 
-// Option configures [Wrap].
+// Option configures [Wrap] and [NewHook].
 type Option interface {
 	apply(*config)
 }
@@ -31,7 +31,7 @@ type config struct {
 }
 
 // newConfig applies opts over the defaults: the global providers, read
-// now, at Wrap time.
+// now, when Wrap or NewHook is called.
 func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
@@ -49,15 +49,15 @@ func newConfig(opts []Option) config {
 }
 
 // WithTracerProvider sets the TracerProvider the spans come from. Without
-// it (or with nil), Wrap uses the global provider (otel.GetTracerProvider)
-// as registered when Wrap is called.
+// it (or with nil), the hook uses the global provider
+// (otel.GetTracerProvider) as registered when Wrap or NewHook is called.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return optionFunc(func(c *config) { c.tracerProvider = tp })
 }
 
 // WithMeterProvider sets the MeterProvider the metrics come from. Without
-// it (or with nil), Wrap uses the global provider (otel.GetMeterProvider)
-// as registered when Wrap is called.
+// it (or with nil), the hook uses the global provider
+// (otel.GetMeterProvider) as registered when Wrap or NewHook is called.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = mp })
 }
@@ -78,7 +78,7 @@ func WithRawKeys() Option {
 //
 // A filter is not given the lock key: release, extend and lookup by id
 // know only the lock id, so a filter on keys would trace one half of a
-// lease and not the other. A filter runs on every call of a wrapper whose
+// lease and not the other. A filter runs on every operation of a hook whose
 // TracerProvider is not the no-op one, before the span starts; keep it
 // cheap and safe for concurrent use.
 type Filter func(ctx context.Context, op Operation) bool
@@ -103,10 +103,10 @@ func WithFilter(f Filter) Option {
 	})
 }
 
-// WithSpanAttributes adds attrs to every span the wrapper starts (the
+// WithSpanAttributes adds attrs to every span the hook starts (the
 // operation, wait and batch spans), set when the span starts, so samplers
 // see them too: a deployment, a tenant or a component name, for
-// instance. Attributes of the same key that the wrapper sets itself
+// instance. Attributes of the same key that the hook sets itself
 // (syncguard.*, error.type) take precedence. Several WithSpanAttributes
 // options add up. The attributes are not added to metrics, nor to the
 // lease_lost event, which goes on the caller's span.

@@ -9,7 +9,7 @@ import (
 )
 
 // TestConformance runs lock/locktest's suite, unchanged, on the wrapped
-// Redis backend with a recording SDK: the decorator must not change what
+// Redis backend with a recording SDK: the hook must not change what
 // any call returns.
 func TestConformance(t *testing.T) {
 	tel := newTelemetry(t)

@@ -1,6 +1,7 @@
 // Package otellock instruments a lock.Backend with OpenTelemetry traces and
-// metrics. [Wrap] decorates any backend; use the result wherever the
-// backend was used (lock.Do, lock.Acquire, the HTTP and job middleware):
+// metrics. [Wrap] returns any backend with the package's hook; use the
+// result wherever the backend was used (lock.Do, lock.Acquire, lock.Hold,
+// the HTTP and job middleware):
 //
 //	b, err := redisbackend.New(rdb, nil)
 //	if err != nil {
@@ -9,42 +10,52 @@
 //	locks := otellock.Wrap(b) // global providers; or WithTracerProvider, WithMeterProvider
 //	err = lock.Do(ctx, locks, "invoice:42", work)
 //
+// Wrap is lock.WithHooks(b, NewHook(...)): the package observes through
+// one lock.Hook and mirrors no interface, so the result has exactly the
+// backend's extensions (lock.IDBackend, lock.Recorder), and lock.Acquire
+// queues, limits and keeps leases alive in batches through it exactly as
+// on the bare backend. [NewHook] returns that hook, to install with
+// lock.WithHooks beside hooks of your own.
+//
 // # Spans
 //
-// Each Backend call is a span of kind INTERNAL, a child of the span in the
-// call's context: "syncguard.acquire", "syncguard.release",
-// "syncguard.extend", "syncguard.is_locked" and "syncguard.lookup" (by key
-// or by id). A Redis client instrumented with redisotel puts its EVALSHA
-// spans under them.
+// Each backend operation is a span of kind INTERNAL, a child of the span
+// in the call's context: "syncguard.acquire" (Acquire, AcquireID,
+// AcquireSlot and the attempts of a queued waiter), "syncguard.release"
+// (Release, and ReleaseDone and ReleaseRecord of a lock.Recorder),
+// "syncguard.extend", "syncguard.is_locked", "syncguard.lookup" (by key,
+// by id or of a limit), "syncguard.is_done" and "syncguard.record" (the
+// reads of a lock.Recorder). A Redis client instrumented with redisotel
+// puts its EVALSHA spans under them.
 //
-// The wrapped backend is also a lock.Observer, so lock.Acquire and lock.Do
-// report their wait: a "syncguard.wait" span covers the whole acquisition,
-// with the attempts' "syncguard.acquire" spans under it, an "attempt" event
-// for every attempt that did not get the lock (its number, outcome and the
-// pause before the next one), and, when it ends, the outcome, the number of
-// attempts, the total wait and the fence. When lock.Keep (the heartbeat of
-// lock.Do and the middleware) loses a lease, a "syncguard.lease_lost" event
-// goes on the span of the context the lease is kept under, typically the
-// request's. When the wrapped backend is a lock.BatchExtender (the Redis
-// backend is), so is the wrapper: lock.Keep extends all leases from one
-// scheduler, and each batch is one "syncguard.extend_batch" span of its own.
-// When the backend queues waiters (lock.Queuer; the Redis backend does) and
-// a release hands the lease to a waiting lock.Acquire, no attempt of the
-// waiter took it: it gets an acquire span of no duration under the wait
-// span, with syncguard.handoff=true and the fence.
+// lock.Acquire, lock.Do and lock.Hold pass their wait through the hook
+// too: a "syncguard.wait" span covers the whole acquisition, with the
+// attempts' "syncguard.acquire" spans under it, an "attempt" event for
+// every attempt that did not get the lock (its number, outcome and the
+// pause before the next one), and, when it ends, the outcome, the number
+// of attempts, the total wait and the fence. When lock.Keep (the heartbeat
+// of lock.Do and the middleware) loses a lease, a "syncguard.lease_lost"
+// event goes on the span of the context the lease is kept under,
+// typically the request's. On a lock.IDBackend (the Redis backend is one)
+// lock.Keep extends all leases from one scheduler, and each batch is one
+// "syncguard.extend_batch" span of its own. When the backend queues
+// waiters (lock.IDBackend's Join; the Redis backend does) and a release
+// hands the lease to a waiting lock.Acquire, no attempt of the waiter took
+// it: it gets an acquire span of no duration under the wait span, with
+// syncguard.handoff=true and the fence.
 //
 // # Concurrency limits
 //
-// The wrapper always implements lock.Limiter and lock.SlotQueuer, and
-// forwards them to the backend when it has them (else lock.Acquire rejects
-// lock.WithLimit as it would on the bare backend, before any I/O). The
-// acquire and wait spans of a slot carry syncguard.slot=true and
-// syncguard.limit (the n of lock.WithLimit); a lookup of a limit
-// (LookupLimit) is a "syncguard.lookup" span with syncguard.lookup.by
-// "limit", the limit and syncguard.limit.holders. The acquire durations,
-// waits, contention and hand-offs of slots carry syncguard.limit too, so
-// a dashboard can tell "limit reached" from a busy lock; how many slots
-// are in use is not measured (it would take a lookup per call).
+// The acquire and wait spans of a slot (lock.WithLimit, on a
+// lock.IDBackend) carry syncguard.slot=true and syncguard.limit (the n of
+// lock.WithLimit); a lookup of a limit (LookupLimit) is a
+// "syncguard.lookup" span with syncguard.lookup.by "limit", the limit and
+// syncguard.limit.holders. The acquire durations, waits, contention and
+// hand-offs of slots carry syncguard.limit too, so a dashboard can tell
+// "limit reached" from a busy lock; how many slots are in use is not
+// measured (it would take a lookup per call). Over a backend that is not a
+// lock.IDBackend, lock.Acquire rejects lock.WithLimit as it would on the
+// bare backend, before any I/O.
 //
 // Attributes: syncguard.key.hash (lock.HashKey of the key), syncguard.key
 // (the raw key, only with [WithRawKeys]), syncguard.lock_id.hash,
@@ -69,7 +80,7 @@
 // call's context: status checks (is_locked, lookups) that a dashboard polls,
 // say, or every call of a health check. A filtered call is still measured:
 // the metrics below do not depend on filters. [WithSpanAttributes] adds
-// attributes of your own (a component, a tenant) to every span the wrapper
+// attributes of your own (a component, a tenant) to every span the hook
 // starts.
 //
 // # Metrics
@@ -77,8 +88,8 @@
 // Histograms in seconds: syncguard.operation.duration (by
 // syncguard.operation, syncguard.outcome, syncguard.backend, and
 // error.type on errors), syncguard.wait.duration (by syncguard.outcome and
-// syncguard.backend) and syncguard.held.duration (from Acquire to Release
-// through the same wrapper, by syncguard.backend). Counters:
+// syncguard.backend) and syncguard.held.duration (from the grant to the
+// release, both through the same hook, by syncguard.backend). Counters:
 // syncguard.contention ({contention}: Acquire calls that found the key
 // held), syncguard.lease.lost ({lease}) and syncguard.handoff ({lease}:
 // leases a release handed over to a waiter). Slots add syncguard.limit to
@@ -88,8 +99,9 @@
 // # Cost
 //
 // Attributes are computed only for spans that record, and metric attribute
-// sets once, in Wrap. With the no-op providers (trace/noop, metric/noop) a
-// call starts no span and allocates nothing; with the global providers and
-// no SDK installed it costs what the OpenTelemetry API's delegating tracer
-// costs, a few small allocations.
+// sets once, in NewHook. With the no-op providers (trace/noop, metric/noop)
+// the hook starts no span and allocates nothing (lock.WithHooks allocates
+// the lock.Op of each operation); with the global providers and no SDK
+// installed it costs what the OpenTelemetry API's delegating tracer costs,
+// a few small allocations.
 package otellock

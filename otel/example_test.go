@@ -160,3 +160,50 @@ func ExampleWrap_limit() {
 	// syncguard.acquire slot: true limit: 2 outcome: acquired
 	// syncguard.acquire slot: true limit: 2 outcome: locked
 }
+
+// Install the OpenTelemetry hook with lock.WithHooks beside a hook of your
+// own; the first hook is the outermost, so the spans cover the time the
+// next hooks take.
+func ExampleNewHook() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	inner, err := redisbackend.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+
+	// A hook of your own: here, one that lists the operations.
+	var ops []string
+	logOps := lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+		return func(ctx context.Context, op *lock.Op) error {
+			err := next(ctx, op)
+			ops = append(ops, op.Kind.String())
+			return err
+		}
+	})
+	b := lock.WithHooks(inner, otellock.NewHook(inner.Capabilities().Backend, otellock.WithTracerProvider(tp)), logOps)
+
+	err = lock.Do(context.Background(), b, "invoice:42", func(ctx context.Context, l lock.Lease) error {
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range spans.Ended() {
+		fmt.Println(s.Name())
+	}
+	fmt.Println(strings.Join(ops, ", "))
+	// Output:
+	// syncguard.acquire
+	// syncguard.wait
+	// syncguard.release
+	// acquire, wait, release
+}

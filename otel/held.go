@@ -24,7 +24,7 @@ const (
 	heldFullSweepEvery = time.Second
 )
 
-// heldTracker remembers when each lease acquired through the wrapper was
+// heldTracker remembers when each lease acquired through the hook was
 // granted, by lock id, so that its release can record the held duration.
 // A caller that never releases (or releases elsewhere) must not grow it
 // without bound: entries whose lease has expired are swept lazily, when

@@ -2,10 +2,7 @@ package otellock
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -13,10 +10,8 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Concurrency limits through the decorator (lock.WithLimit): the result of
-// Wrap always implements lock.Limiter and lock.SlotQueuer, forwarding to
-// the wrapped backend when it has them, so a slot gets the spans and
-// metrics of a lock, with the limit it was asked for.
+// Concurrency limits (lock.WithLimit, on a lock.IDBackend): a slot gets
+// the spans and metrics of a lock, with the limit it was asked for.
 
 // Attribute keys of concurrency limits.
 const (
@@ -32,46 +27,16 @@ const (
 	HoldersKey = attribute.Key("syncguard.limit.holders")
 )
 
-var (
-	_ lock.Limiter    = (*backend)(nil)
-	_ lock.SlotQueuer = (*backend)(nil)
-)
-
-// errNoLimits is returned, without I/O, by the Limiter and SlotQueuer
-// methods when the wrapped backend has no concurrency limits;
-// lock.Acquire turns it into its InvalidArgument error.
-var errNoLimits = fmt.Errorf("otellock: the wrapped backend has no concurrency limits: %w", errors.ErrUnsupported)
-
-// AcquireSlot implements lock.Limiter: it calls the wrapped backend's
-// AcquireSlot in a "syncguard.acquire" span carrying syncguard.slot and
-// syncguard.limit, or returns an error matching errors.ErrUnsupported,
-// without I/O or span, when the wrapped backend is not a lock.Limiter.
-func (w *backend) AcquireSlot(ctx context.Context, key, id string, n int, ttl time.Duration) (lock.Lease, error) {
-	lim, ok := w.next.(lock.Limiter)
-	if !ok {
-		return lock.Lease{}, errNoLimits
-	}
-	return w.acquire(ctx, key, ttl, n, func(ctx context.Context) (lock.Lease, error) { return lim.AcquireSlot(ctx, key, id, n, ttl) })
-}
-
-// LookupLimit implements lock.Limiter: it calls the wrapped backend's
-// LookupLimit in a "syncguard.lookup" span (syncguard.lookup.by "limit",
-// with the limit and the number of holders found), or returns an error
-// matching errors.ErrUnsupported, without I/O or span, when the wrapped
-// backend is not a lock.Limiter.
-func (w *backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo, error) {
-	lim, ok := w.next.(lock.Limiter)
-	if !ok {
-		return nil, errNoLimits
-	}
-	if ctx == nil {
-		return lim.LookupLimit(ctx, key)
-	}
-	ctx, c := w.begin(ctx, opLookup)
-	info, err := lim.LookupLimit(ctx, key)
+// lookupLimit observes lock.OpLookupLimit: a "syncguard.lookup" span
+// (syncguard.lookup.by "limit", with the limit and the number of holders
+// found).
+func (h *Hook) lookupLimit(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
+	ctx, c := h.begin(ctx, opLookup)
+	err := next(ctx, op)
+	info := op.LimitInfo
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = keyAttrs(make([]attribute.KeyValue, 0, 7), key, w.rawKeys)
+		attrs = keyAttrs(make([]attribute.KeyValue, 0, 7), op.Key, h.rawKeys)
 		attrs = append(attrs, LookupByKey.String("limit"))
 		if info != nil {
 			attrs = append(attrs, LimitKey.Int(info.Limit), HoldersKey.Int(len(info.Holders)))
@@ -81,24 +46,8 @@ func (w *backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo,
 	if info == nil {
 		out = outNotFound
 	}
-	w.end(ctx, c, out, err, attrs)
-	return info, err
-}
-
-// JoinSlot implements lock.SlotQueuer: it forwards to the wrapped backend
-// when that is a lock.SlotQueuer (each Attempt observed as an AcquireSlot),
-// and otherwise returns an error matching errors.ErrUnsupported, so
-// lock.Acquire waits for a slot as it would without the wrapper.
-func (w *backend) JoinSlot(key, id string, n int, ttl, wait time.Duration) (lock.Waiter, error) {
-	q, ok := w.next.(lock.SlotQueuer)
-	if !ok {
-		return nil, fmt.Errorf("otellock: the wrapped backend does not queue waiters for slots: %w", errors.ErrUnsupported)
-	}
-	next, err := q.JoinSlot(key, id, n, ttl, wait)
-	if err != nil {
-		return nil, err
-	}
-	return &waiter{Waiter: next, b: w, key: key, ttl: ttl, limit: n}, nil
+	h.end(ctx, c, out, err, attrs)
+	return err
 }
 
 // slotAttrs appends the attributes of a slot of limit n to the span

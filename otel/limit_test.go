@@ -35,7 +35,7 @@ func TestLimitTelemetry(t *testing.T) {
 	if _, err := lock.Acquire(ctx, b, key, lock.WithLimit(2), lock.WithWait(0)); !errors.Is(err, lock.ErrLocked) {
 		t.Fatalf("third slot of 2: got %v, want ErrLocked", err)
 	}
-	info, err := b.(lock.Limiter).LookupLimit(ctx, key)
+	info, err := b.(lock.IDBackend).LookupLimit(ctx, key)
 	if err != nil || info == nil || len(info.Holders) != 2 {
 		t.Fatalf("LookupLimit = %+v, %v; want 2 holders", info, err)
 	}
@@ -95,45 +95,41 @@ func TestLimitTelemetry(t *testing.T) {
 	}
 }
 
-// TestLimitUnsupported: over a backend without limits the wrapper still
-// implements lock.Limiter, but says so without I/O, and lock.Acquire
-// rejects WithLimit with its InvalidArgument error, as for the bare
+// TestLimitUnsupported: the wrapper of a backend without limits (not a
+// lock.IDBackend) does not claim them, so lock.Acquire rejects WithLimit
+// with its InvalidArgument error before any attempt, as for the bare
 // backend.
 func TestLimitUnsupported(t *testing.T) {
 	tel := newTelemetry(t)
 	inner, _ := newRedis(t)
 	b := otellock.Wrap(plainBackend{inner}, tel.options()...)
+	if _, ok := b.(lock.IDBackend); ok {
+		t.Fatal("Wrap of a plain lock.Backend is a lock.IDBackend")
+	}
 	ctx := testCtx(t)
 	_, err := lock.Acquire(ctx, b, "k", lock.WithLimit(2))
 	if lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Acquire with a limit: got %v, want InvalidArgument matching ErrUnsupported", err)
 	}
-	lim := b.(lock.Limiter)
-	if _, err := lim.AcquireSlot(ctx, "k", lock.NewLockID(), 2, time.Second); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("AcquireSlot: got %v, want ErrUnsupported", err)
-	}
-	if _, err := lim.LookupLimit(ctx, "k"); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("LookupLimit: got %v, want ErrUnsupported", err)
-	}
-	if _, err := b.(lock.SlotQueuer).JoinSlot("k", lock.NewLockID(), 2, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("JoinSlot: got %v, want ErrUnsupported", err)
-	}
 	if n := len(tel.ended("syncguard.acquire")) + len(tel.ended("syncguard.lookup")); n != 0 {
-		t.Errorf("%d acquire or lookup spans for calls that did nothing", n)
+		t.Errorf("%d acquire or lookup spans for a call that did nothing", n)
 	}
 }
 
 // TestHandoffSpan: a lease a release hands over to a queued waiter (a
 // lock, and a slot) gets an acquire span under the wait span, marked
 // syncguard.handoff, with its fence; the hand-off is counted, and its
-// release measures how long it was held.
+// release measures how long it was held. With the holder's lease taken
+// and released through the wrapper too, both leases are measured.
 func TestHandoffSpan(t *testing.T) {
 	for _, tt := range []struct {
-		desc string
-		opts []lock.Option
+		desc    string
+		opts    []lock.Option
+		wrapped bool // the holder acquires and releases through the wrapper
 	}{
 		{desc: "lock"},
 		{desc: "slot", opts: []lock.Option{lock.WithLimit(1)}},
+		{desc: "lock held through the wrapper", wrapped: true},
 	} {
 		t.Run(tt.desc, func(t *testing.T) {
 			tel := newTelemetry(t)
@@ -142,13 +138,24 @@ func TestHandoffSpan(t *testing.T) {
 			b := otellock.Wrap(inner, tel.options()...)
 			ctx := testCtx(t)
 			key := uniqueKey("handoff")
-			holder, err := lock.Acquire(ctx, inner, key, tt.opts...) // unwrapped: records nothing
+			var holderB lock.Backend = inner // unwrapped: records nothing
+			if tt.wrapped {
+				holderB = b
+			}
+			var holder lock.Lease
+			var err error
+			if tt.opts != nil {
+				holder, err = lock.Acquire(ctx, holderB, key, tt.opts...)
+			} else {
+				// Not lock.Acquire, whose wait span would be a second one.
+				holder, err = holderB.Acquire(ctx, key, time.Minute)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			go func() {
 				time.Sleep(100 * time.Millisecond) // the waiter has queued by then
-				_ = inner.Release(context.Background(), holder.ID)
+				_ = holderB.Release(context.Background(), holder.ID)
 			}()
 			// The backoff (10 s) outlasts the test: only a hand-off (or a
 			// request for an attempt, which would fail the test) ends the wait.
@@ -169,6 +176,12 @@ func TestHandoffSpan(t *testing.T) {
 			// The attempts (the backend may ask for one more once it
 			// listens for hand-offs), all busy, then the hand-off.
 			acquires := tel.ended("syncguard.acquire")
+			if tt.wrapped {
+				if a := attrs(acquires[0].Attributes()); a["syncguard.fence"] != string(holder.Fence) {
+					t.Fatalf("first acquire span: %v; want the holder's, fence %s", a, holder.Fence)
+				}
+				acquires = acquires[1:]
+			}
 			if len(acquires) < 2 {
 				t.Fatalf("acquire spans: got %d, want the attempts and the hand-off", len(acquires))
 			}
@@ -205,58 +218,14 @@ func TestHandoffSpan(t *testing.T) {
 			if got := sums(t, m[otellock.HandoffMetric])[wantSet]; got != 1 {
 				t.Errorf("hand-offs counted under %s: got %d, want 1", wantSet, got)
 			}
-			if got := histCounts(t, m[otellock.HeldDurationMetric])["syncguard.backend=redis"]; got != 1 {
-				t.Errorf("held durations: got %d, want 1 (the handed-over lease's)", got)
+			wantHeld := uint64(1) // the handed-over lease's
+			if tt.wrapped {
+				wantHeld = 2 // and the holder's
+			}
+			if got := histCounts(t, m[otellock.HeldDurationMetric])["syncguard.backend=redis"]; got != wantHeld {
+				t.Errorf("held durations: got %d, want %d", got, wantHeld)
 			}
 		})
-	}
-}
-
-// completerOnly is a lock.Completer that stores no records.
-type completerOnly struct {
-	lock.Backend
-	lock.Completer
-}
-
-// TestWrapRecorderOnlyWhenBackendHasIt: the wrapper claims lock.Recorder
-// exactly when the wrapped backend is one, so a type assertion tells the
-// truth (a record-replaying middleware is rejected when built, not at run
-// time).
-func TestWrapRecorderOnlyWhenBackendHasIt(t *testing.T) {
-	inner, _ := newRedis(t)
-	co := completerOnly{Backend: inner, Completer: inner}
-	tests := []struct {
-		desc                         string
-		b                            lock.Backend
-		completer, recorder, batcher bool
-	}{
-		{desc: "redis", b: inner, completer: true, recorder: true, batcher: true},
-		{desc: "completer only", b: co, completer: true},
-		{desc: "plain", b: plainBackend{inner}},
-	}
-	for _, tt := range tests {
-		w := otellock.Wrap(tt.b)
-		_, c := w.(lock.Completer)
-		_, r := w.(lock.Recorder)
-		_, be := w.(lock.BatchExtender)
-		if c != tt.completer || r != tt.recorder || be != tt.batcher {
-			t.Errorf("%s: Completer %v, Recorder %v, BatchExtender %v; want %v, %v, %v",
-				tt.desc, c, r, be, tt.completer, tt.recorder, tt.batcher)
-		}
-	}
-	// The Completer of a completer-only backend still works.
-	ctx := testCtx(t)
-	w := otellock.Wrap(co)
-	key := uniqueKey("job")
-	l, err := w.Acquire(ctx, key, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.(lock.Completer).ReleaseDone(ctx, l, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if done, err := w.(lock.Completer).IsDone(ctx, key); err != nil || !done {
-		t.Errorf("IsDone = %v, %v; want true", done, err)
 	}
 }
 

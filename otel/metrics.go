@@ -20,7 +20,7 @@ const (
 	// syncguard.backend.
 	WaitDurationMetric = "syncguard.wait.duration"
 	// HeldDurationMetric is the time from a successful Acquire to the
-	// successful Release of the same lease, through the same wrapper, by
+	// successful Release of the same lease, both through the same hook, by
 	// syncguard.backend.
 	HeldDurationMetric = "syncguard.held.duration"
 	// ContentionMetric counts Acquire calls that found the key held, by
@@ -30,8 +30,8 @@ const (
 	// while work ran under them, by syncguard.backend.
 	LeaseLostMetric = "syncguard.lease.lost"
 	// HandoffMetric counts leases that a release handed over to a waiting
-	// lock.Acquire or lock.Do through the backend's queue (lock.Queuer,
-	// lock.SlotQueuer) instead of an attempt of the waiter, by
+	// lock.Acquire or lock.Do through the backend's queue (a
+	// lock.IDBackend's Join) instead of an attempt of the waiter, by
 	// syncguard.backend (and syncguard.limit for slots).
 	HandoffMetric = "syncguard.handoff"
 )
@@ -149,13 +149,13 @@ func (in *instruments) waitErrorRecord(n int, errType string) metric.RecordOptio
 // recordOp records d seconds of operation o with outcome out (err, for
 // outError) in the operation-duration histogram; n > 0 is the limit of a
 // slot's acquire.
-func (w *backend) recordOp(ctx context.Context, o op, n int, out outcome, err error, d float64) {
+func (h *Hook) recordOp(ctx context.Context, o op, n int, out outcome, err error, d float64) {
 	switch {
 	case out == outError:
-		w.inst.operation.Record(ctx, d, w.inst.errorRecord(o, n, errorType(err)))
+		h.inst.operation.Record(ctx, d, h.inst.errorRecord(o, n, errorType(err)))
 	case n > 0:
-		w.inst.operation.Record(ctx, d, w.inst.limitSets(n).acquire[out]...)
+		h.inst.operation.Record(ctx, d, h.inst.limitSets(n).acquire[out]...)
 	default:
-		w.inst.operation.Record(ctx, d, w.inst.opAttrs[o][out]...)
+		h.inst.operation.Record(ctx, d, h.inst.opAttrs[o][out]...)
 	}
 }

@@ -1,6 +1,6 @@
 package otellock
 
-// Operation names a kind of span the wrapper starts; a Filter decides by it
+// Operation names a kind of span the hook starts; a Filter decides by it
 // (and the call's context) whether a call gets its span. For the Backend
 // calls it is also the value of OperationKey on the metrics.
 type Operation string
@@ -8,30 +8,32 @@ type Operation string
 // The operations, one per span name: the span of Operation op is named
 // "syncguard." + op.
 const (
-	// OperationAcquire is Acquire and AcquireID: one attempt to take a
-	// lock.
+	// OperationAcquire is one attempt to take a lock or a slot: Acquire,
+	// AcquireID, AcquireSlot and a queued waiter's Attempt; and a lease a
+	// release handed over (with HandoffKey).
 	OperationAcquire Operation = "acquire"
-	// OperationRelease is Release, and ReleaseDone of a lock.Completer.
+	// OperationRelease is Release, and ReleaseDone and ReleaseRecord of
+	// a lock.Recorder.
 	OperationRelease Operation = "release"
 	// OperationExtend is Extend, a heartbeat of lock.Keep on a backend
 	// that does not extend in batches.
 	OperationExtend Operation = "extend"
 	// OperationIsLocked is IsLocked.
 	OperationIsLocked Operation = "is_locked"
-	// OperationLookup is LookupKey and LookupID.
+	// OperationLookup is LookupKey, LookupID and LookupLimit.
 	OperationLookup Operation = "lookup"
-	// OperationIsDone is IsDone of a lock.Completer: the done-marker check
+	// OperationIsDone is IsDone of a lock.Recorder: the done-marker check
 	// of job deduplication (asynqlock).
 	OperationIsDone Operation = "is_done"
 	// OperationRecord is Record of a lock.Recorder: the read of a stored
 	// response in replay mode (httplock, echolock).
 	OperationRecord Operation = "record"
-	// OperationWait is the whole acquisition by lock.Acquire or lock.Do,
-	// attempts and pauses included; its span is the parent of the
-	// attempts' acquire spans.
+	// OperationWait is the whole acquisition by lock.Acquire, lock.Do or
+	// lock.Hold, attempts and pauses included; its span is the parent of
+	// the attempts' acquire spans.
 	OperationWait Operation = "wait"
 	// OperationExtendBatch is one ExtendBatch call of lock.Keep's
-	// scheduler on a lock.BatchExtender; its context is the scheduler's,
+	// scheduler on a lock.IDBackend; its context is the scheduler's,
 	// not a caller's.
 	OperationExtendBatch Operation = "extend_batch"
 )

@@ -113,7 +113,7 @@ func exercise(t *testing.T, tel *telemetry, key string, opts ...otellock.Option)
 		t.Fatal(err)
 	}
 	ids = append(ids, s1.ID)
-	_, _ = b.(lock.Limiter).LookupLimit(ctx, lk)
+	_, _ = b.(lock.IDBackend).LookupLimit(ctx, lk)
 	_, _ = lock.Acquire(ctx, b, lk, lock.WithLimit(1), lock.WithWait(0))
 	go func() {
 		time.Sleep(50 * time.Millisecond)

@@ -22,7 +22,7 @@ import otellock "github.com/syncguard-go/syncguard/otel"
 
 // readmeOtel is compiled, not run; this use keeps staticcheck (U1000) from
 // calling it dead code.
-var _ = []any{readmeOtel, docOtel}
+var _ = []any{readmeOtel, docOtel, docOtelHook}
 
 func readmeOtel(ctx context.Context, opts *redis.Options, work func(context.Context, lock.Lease) error) error {
 	// README: otel
@@ -50,4 +50,15 @@ func docOtel(ctx context.Context, rdb *redis.Client, work func(context.Context, 
 	err = lock.Do(ctx, locks, "invoice:42", work)
 	// END README
 	return err
+}
+
+// docs/opentelemetry.md's snippet of NewHook, kept compiling the same way.
+func docOtelHook(b lock.Backend, auditHook lock.Hook) lock.Backend {
+	// README: otel-hook
+	locks := lock.WithHooks(b,
+		otellock.NewHook(b.Capabilities().Backend), // same options as Wrap
+		auditHook, // a lock.Hook of your own, inside the spans
+	)
+	// END README
+	return locks
 }

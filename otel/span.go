@@ -25,11 +25,11 @@ type call struct {
 // context, or nil and ctx unchanged when no span would record: the
 // TracerProvider is the no-op one, a Filter skips the call, or the sampler
 // drops it.
-func (w *backend) startSpan(ctx context.Context, o op) (context.Context, trace.Span) {
-	if w.tracer == nil || !w.traced(ctx, o) {
+func (h *Hook) startSpan(ctx context.Context, o op) (context.Context, trace.Span) {
+	if h.tracer == nil || !h.traced(ctx, o) {
 		return ctx, nil
 	}
-	sctx, span := w.tracer.Start(ctx, spanNames[o], w.startOpts...)
+	sctx, span := h.tracer.Start(ctx, spanNames[o], h.startOpts...)
 	if !span.IsRecording() {
 		span.End()
 		return ctx, nil
@@ -39,8 +39,8 @@ func (w *backend) startSpan(ctx context.Context, o op) (context.Context, trace.S
 
 // traced reports whether every Filter lets a call of o made with ctx have
 // a span.
-func (w *backend) traced(ctx context.Context, o op) bool {
-	for _, f := range w.filters {
+func (h *Hook) traced(ctx context.Context, o op) bool {
+	for _, f := range h.filters {
 		if !f(ctx, operations[o]) {
 			return false
 		}
@@ -50,10 +50,10 @@ func (w *backend) traced(ctx context.Context, o op) bool {
 
 // begin starts the telemetry of a call of operation o. The span, if one
 // records, is in the returned context.
-func (w *backend) begin(ctx context.Context, o op) (context.Context, call) {
+func (h *Hook) begin(ctx context.Context, o op) (context.Context, call) {
 	c := call{op: o}
-	ctx, c.span = w.startSpan(ctx, o)
-	if w.inst.operation.Enabled(ctx) {
+	ctx, c.span = h.startSpan(ctx, o)
+	if h.inst.operation.Enabled(ctx) {
 		c.timed = true
 		c.began = time.Now()
 	}
@@ -63,19 +63,19 @@ func (w *backend) begin(ctx context.Context, o op) (context.Context, call) {
 // end finishes the telemetry of call c: out is the outcome of a call that
 // succeeded (err == nil); attrs go on the span, with room for two more.
 // It returns the outcome.
-func (w *backend) end(ctx context.Context, c call, out outcome, err error, attrs []attribute.KeyValue) outcome {
+func (h *Hook) end(ctx context.Context, c call, out outcome, err error, attrs []attribute.KeyValue) outcome {
 	if err != nil {
 		out = classify(err)
 	}
 	if c.span != nil {
-		c.span.SetAttributes(append(attrs, OutcomeKey.String(out.String()), w.inst.backend)...)
+		c.span.SetAttributes(append(attrs, OutcomeKey.String(out.String()), h.inst.backend)...)
 		if out == outError {
 			setError(c.span, err)
 		}
 		c.span.End()
 	}
 	if c.timed {
-		w.recordOp(ctx, c.op, c.limit, out, err, seconds(time.Since(c.began)))
+		h.recordOp(ctx, c.op, c.limit, out, err, seconds(time.Since(c.began)))
 	}
 	return out
 }

@@ -20,7 +20,7 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 	return b.acquire(ctx, key, "", 0, ttl, nil)
 }
 
-// NewLockID implements lock.IDAcquirer: a fresh lock id for a lease on key
+// NewLockID implements lock.IDBackend: a fresh lock id for a lease on key
 // (in the cluster layout it starts with the key's hash tag, so the id
 // alone finds the lease's slot). In the single layout the id does not
 // depend on the key, which AcquireID validates: NewLockID then does no
@@ -36,7 +36,7 @@ func (b *Backend) NewLockID(key string) (string, error) {
 	return b.newLockID(lockKey), nil
 }
 
-// AcquireID implements lock.IDAcquirer: Acquire with the lock id id, which
+// AcquireID implements lock.IDBackend: Acquire with the lock id id, which
 // must come from NewLockID(key). Sent again with the id of the live lease
 // on key, it returns that lease (same fence and expiry) instead of
 // lock.ErrLocked; once that lease was released (or id was released

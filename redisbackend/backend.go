@@ -14,6 +14,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
 // DefaultPrefix is the key prefix used when Options.Prefix is empty, the
@@ -50,8 +51,7 @@ type Options struct {
 	// it never subscribes, Join reports errors.ErrUnsupported, and
 	// lock.Acquire polls with its backoff alone. Its releases still hand
 	// the lock to other Backends' queued waiters. Queueing is also off,
-	// without this option, for a client that has no Subscribe method and
-	// with ReplicaAck (see Join).
+	// without this option, with ReplicaAck (see Join).
 	DisableNotifications bool
 	// Layout selects the key layout (see Layout and layout.go). The
 	// default, LayoutAuto, picks LayoutCluster for a *redis.ClusterClient
@@ -66,20 +66,19 @@ type Options struct {
 	// finds four round trips under way queues and goes out with the next
 	// one. A lone call goes out at once, with its own context, so a tracing
 	// hook (redisotel) sees it as usual; a shared pipeline is traced as one
-	// span under the context of the caller that sent it. Coalescing needs a
-	// client with Pipeline and Process methods, as every go-redis client has;
-	// an Acquire with ReplicaAck is never coalesced (its WAIT must follow
-	// its own write on its connection).
+	// span under the context of the caller that sent it. An Acquire with
+	// ReplicaAck is never coalesced (its WAIT must follow its own write on
+	// its connection).
 	DisableCoalescing bool
 	// ResendWindow is how long a finished release is remembered (a
 	// tombstone of a few bytes at the lease's index key), so that a copy of
 	// a command that go-redis re-sent after losing its reply gets the first
 	// run's answer: a release re-sent after it ran is still a release, not
 	// a lost lease, and a late acquisition with a released lock id takes
-	// nothing. The default covers the client's retries: MaxRetries x
-	// (ReadTimeout + MaxRetryBackoff) + 1 s, between 5 s and 2 min (11.5 s
-	// with go-redis's defaults). Redis then holds one small key per lease
-	// released in the last window.
+	// nothing. The default covers the client's retries, read from its
+	// options: MaxRetries x (ReadTimeout + MaxRetryBackoff) + 1 s, between
+	// 5 s and 2 min (docs/client-retries.md). Redis then holds one small
+	// key per lease released in the last window.
 	ResendWindow time.Duration
 	// FenceStripes, when N > 0, gives every lock key its fences from one
 	// of N persistent counters instead of a counter of its own, so Redis
@@ -104,29 +103,26 @@ type Options struct {
 }
 
 // Backend is a lock.Backend on Redis. It is safe for concurrent use. It
-// also implements lock.Queuer, so lock.Acquire and lock.Do wait in the
+// also implements lock.IDBackend, so lock.Acquire and lock.Do wait in the
 // key's queue and a release hands them the lock instead of leaving them to
-// poll (see Join and queue.go; Features tells whether the client allows
-// it); Close ends the subscription that this opens.
+// poll (see Join and queue.go); Close ends the subscription that this
+// opens.
 type Backend struct {
-	client   redis.Scripter
+	client   redis.UniversalClient
 	prefix   string
 	idPrefix string // prefix + ":id:"
 	layout   Layout // LayoutSingle or LayoutCluster (layout.go)
 	ack      ReplicaAck
 	cleanup  bool
 	log      *slog.Logger
-	notify   *notifier  // release notifications (notify.go)
-	coalesce *coalescer // nil: each call on its own round trip (coalesce.go)
-	proc     processor  // nil: only the redis.Scripter methods (scripts.go)
-	direct   processor  // the directSender (direct.go); nil: calls that can end wait on a goroutine
-	features Features   // what New turned on and why (features.go)
+	notify   *notifier         // release notifications (notify.go)
+	sender   *transport.Sender // script calls, bounded by their contexts, coalesced (scripts.go)
 	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
 	// key follows), boxed once for release.lua (queue.go).
 	queueArg any
-	// tombArg is the resend window in ms, boxed once (resend.go).
+	// tombArg is the resend window in ms, boxed once (nonce.go).
 	tombArg any
-	// nonceBase and calls make the release calls' nonces (resend.go).
+	// nonceBase and calls make the release calls' nonces (nonce.go).
 	nonceBase string
 	calls     atomic.Uint64
 	// stripes is Options.FenceStripes (stripes.go); stripedArg its flag
@@ -137,46 +133,31 @@ type Backend struct {
 
 var _ lock.Backend = (*Backend)(nil)
 
-// New returns a Backend using client: a *redis.Client, a failover
-// (Sentinel) client, a *redis.ClusterClient, a redis.UniversalClient of one
-// of those, or a wrapper around one. It returns an error with
-// lock.CodeInvalidArgument for a nil client, a *redis.Ring (it moves keys
-// between shards when one is marked down, so a lock could be held twice and
-// its fences restart), a bad prefix or an Options value the client cannot
-// serve. New sends one command, whose failure is not an error: it records
-// the Backend's layout and FenceStripes under the prefix (one HSET on
-// ConfigKey, waited for 200 ms at most, then left to finish in the
-// background; see Config and Options.DisableConfigRecord), so that
+// New returns a Backend on client: a *redis.Client, a failover (Sentinel)
+// client, a *redis.ClusterClient, or a wrapper embedding one. It returns
+// an error with lock.CodeInvalidArgument for a nil client, a *redis.Ring
+// (it moves keys between shards when one is marked down, so a lock could
+// be held twice and its fences restart), a bad prefix or an Options value
+// the client cannot serve (ReplicaAck needs a *redis.Client or a
+// *redis.ClusterClient). New sends one command, whose failure is not an
+// error: it records the Backend's layout and FenceStripes under the prefix
+// (one HSET on ConfigKey, waited for 200 ms at most, then left to finish in
+// the background; see Config and Options.DisableConfigRecord), so that
 // operator tools name the same keys and CheckRecordedConfig can tell when
 // instances disagree. The release subscription is opened on the first
 // contended lock.Acquire; call Close to end it.
 //
-// New takes the smallest interface the locks need, redis.Scripter: with
-// only its methods every lock.Backend method works, safe to run twice and
-// bounded by its context, so a test's fault-injecting wrapper or a user's
-// instrumented client needs no more (redis.UniversalClient would not make
-// every feature certain either: ReplicaAck needs the concrete go-redis
-// types). A wrapper embedding a go-redis client is judged as that client
-// (by its Options method) for the Ring check, LayoutAuto and the resend
-// window. The optional features need more of the client, which every
-// go-redis client has but a wrapper may hide:
-//
-//	feature                      client needs            why
-//	release notifications        Subscribe               a pub/sub connection of its own
-//	coalescing                   Pipeline, Process       to send prepared commands together
-//	one-pipeline ExtendBatch     Pipelined               one round trip for a batch
-//	Options.ReplicaAck           *redis.Client or        EVALSHA and WAIT on one connection,
-//	                             *redis.ClusterClient    to the node that holds the lock
-//	resend window from client    Options()               its MaxRetries, ReadTimeout, MaxRetryBackoff
-//	Check                        Pipeline or             CONFIG GET and INFO on each server
-//	                             ForEachMaster
-//
-// A feature the client cannot serve is off (ReplicaAck is an error
-// instead, and Check reports unknown findings); Features says which are on
-// and why, and New logs one Info line to Options.Logger when the client,
-// rather than an option, turned one off. Give a wrapper those methods
-// (embed the go-redis client) to keep them.
-func New(client redis.Scripter, opts *Options) (*Backend, error) {
+// New reads the client's options through its Options method, so a wrapper
+// embedding a go-redis client is judged as that client: for the Ring
+// check, LayoutAuto (LayoutCluster for a cluster client) and the default
+// Options.ResendWindow, and for which calls go-redis ends by their
+// deadlines itself (ContextTimeoutEnabled; see docs/client-retries.md). A
+// wrapper that hides the Options method (one embedding the
+// redis.UniversalClient interface, say) gets LayoutSingle from LayoutAuto
+// and a fixed default resend window, and only its calls without a deadline
+// go out from their callers' goroutines; set Options.Layout and
+// Options.ResendWindow for it.
+func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 	if client == nil {
 		return nil, lock.InvalidArgument("config", "nil redis client")
 	}
@@ -201,42 +182,27 @@ func New(client redis.Scripter, opts *Options) (*Backend, error) {
 	if o.ResendWindow < 0 {
 		return nil, lock.InvalidArgument("config", "ResendWindow must not be negative")
 	}
-	window, windowFrom := o.ResendWindow, windowFromOption
+	window := o.ResendWindow
 	if window == 0 {
-		window, windowFrom = resendWindow(client)
+		window = transport.ResendWindow(client)
 	}
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	notify := newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle)
-	proc, _ := client.(processor)
-	direct, directFeature := directClient(client)
-	var co *coalescer
-	if !o.DisableCoalescing {
-		co = newCoalescer(client, direct)
-	}
-	features := featuresOf(client, o, window, windowFrom)
-	features.DirectCalls = directFeature
-	if features.lacking() {
-		log.Info("syncguard: the redis client lacks methods that some features need; see redisbackend.New", "features", features.String())
-	}
 	if !o.DisableConfigRecord {
 		recordConfig(client, prefix+configKeySuffix, Config{Layout: layout, FenceStripes: o.FenceStripes})
 	}
 	return &Backend{
-		features:   features,
-		coalesce:   co,
-		proc:       proc,
-		direct:     direct,
 		client:     client,
+		sender:     transport.New(client, !o.DisableCoalescing),
+		notify:     newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle),
 		prefix:     prefix,
 		idPrefix:   prefix + ":id:",
 		layout:     layout,
 		ack:        o.ReplicaAck,
 		cleanup:    o.CleanupInIsLocked,
 		log:        log,
-		notify:     notify,
 		queueArg:   prefix + ":queue:",
 		tombArg:    max(window.Milliseconds(), 1),
 		nonceBase:  newNonceBase(),

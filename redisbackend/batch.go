@@ -6,38 +6,23 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
-var _ lock.BatchExtender = (*Backend)(nil)
-
-// pipeliner is what ExtendBatch needs beyond redis.Scripter to send a
-// batch in one round trip; *redis.Client and *redis.ClusterClient have it
-// (a cluster pipeline takes one round trip per node).
-type pipeliner interface {
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-}
-
-// ExtendBatch implements lock.BatchExtender, so that lock.Keep keeps all
+// ExtendBatch implements lock.IDBackend, so that lock.Keep keeps all
 // the leases of this Backend alive from one goroutine: it runs the extend
 // script for every request in one pipeline of EVALSHA (one round trip;
 // NOSCRIPT, after a server restart or SCRIPT FLUSH, reloads the script and
-// resends those requests once). results[i] has the meaning of
-// Extend(ctx, reqs[i].ID, reqs[i].TTL): a malformed id or TTL gets an
-// InvalidArgument error and is not sent. With a client that cannot
-// pipeline, it calls Extend for each request in turn.
+// resends those requests once; on Redis Cluster the pipeline takes one
+// round trip per master). results[i] has the meaning of Extend(ctx,
+// reqs[i].ID, reqs[i].TTL): a malformed id or TTL gets an InvalidArgument
+// error and is not sent.
 func (b *Backend) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
 	const op = "extend"
 	res := make([]lock.ExtendResult, len(reqs))
 	if err := checkCtx(op, ctx); err != nil {
 		for i := range res {
 			res[i].Err = err
-		}
-		return res
-	}
-	p, ok := b.client.(pipeliner)
-	if !ok {
-		for i, r := range reqs {
-			res[i].ExpiresAt, res[i].Err = b.Extend(ctx, r.ID, r.TTL)
 		}
 		return res
 	}
@@ -59,10 +44,10 @@ func (b *Backend) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []
 	if len(send) == 0 {
 		return res
 	}
-	// The whole batch, NOSCRIPT reload included, ends by ctx (bounded.go);
-	// the background part writes only out.
+	// The whole batch, NOSCRIPT reload included, ends by ctx
+	// (transport.Bounded); the background part writes only out.
 	out := make([]lock.ExtendResult, len(send))
-	if err := bounded(ctx, func(ctx context.Context) { b.extendBatch(ctx, p, send, out) }); err != nil {
+	if err := transport.Bounded(ctx, func(ctx context.Context) { b.extendBatch(ctx, send, out) }); err != nil {
 		err = mapError(ctx, op, err)
 		for _, s := range send {
 			res[s.i].Err = err
@@ -86,13 +71,13 @@ type batchReq struct {
 // extendBatch sends the extend script for every request of send in one
 // pipeline, resends once those the server answered NOSCRIPT, and writes
 // out[j], the result of send[j].
-func (b *Backend) extendBatch(ctx context.Context, p pipeliner, send []batchReq, out []lock.ExtendResult) {
+func (b *Backend) extendBatch(ctx context.Context, send []batchReq, out []lock.ExtendResult) {
 	const op = "extend"
 	run := func(idx []int) []*redis.Cmd {
 		cmds := make([]*redis.Cmd, len(idx))
 		// The per-command errors are read below; the returned one is the
 		// first of them.
-		_, _ = p.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		_, _ = b.client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 			for k, j := range idx {
 				s := send[j]
 				cmds[k] = pipe.EvalSha(ctx, extendScript.Hash(), []string{s.idKey}, s.id, toleranceArg, s.ttlMs, b.tombArg)

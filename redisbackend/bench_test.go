@@ -72,9 +72,9 @@ func BenchmarkCycle(b *testing.B) {
 	}
 	b.Run("syncguard", func(b *testing.B) { cycle(b, ctx, 0) })
 	b.Run("syncguard-slot", func(b *testing.B) { cycle(b, ctx, 4) })
-	// With a context that can end, as a request's has: every call waits
-	// for its reply or the context (bounded.go), which costs a goroutine
-	// hand-off per call.
+	// With a deadline, as a request's context may have: one this far away
+	// is past the client's own bound, so each call still goes out from its
+	// caller's goroutine (internal/transport/direct.go).
 	b.Run("syncguard-deadline", func(b *testing.B) {
 		dctx, cancel := context.WithTimeout(ctx, time.Hour)
 		defer cancel()
@@ -106,8 +106,8 @@ func BenchmarkCycle(b *testing.B) {
 // go-redis's defaults: one that cannot end (jobs); one that can be
 // cancelled, without a deadline (net/http's request context); a 5 s
 // deadline (asynq's kind), which comes before the client's own bound, so
-// each call waits for its reply on a goroutine of its own (bounded.go,
-// direct.go); and the same deadline on a client that sets
+// each call waits for its reply on a goroutine of its own
+// (internal/transport); and the same deadline on a client that sets
 // ContextTimeoutEnabled (each call is sent from the caller's goroutine).
 func BenchmarkSerialCycle(b *testing.B) {
 	srv := redistest.Start(b)

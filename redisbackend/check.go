@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
 // Severity grades a Finding of Check. Severities are ordered: SeverityOK <
@@ -144,13 +146,8 @@ func (r Report) String() string {
 	return b.String()
 }
 
-// serverPipeliner is a client for one server: *redis.Client, including a
-// failover client and a node of a cluster.
-type serverPipeliner interface {
-	Pipeline() redis.Pipeliner
-}
-
-// masterLister is a *redis.ClusterClient.
+// masterLister is a *redis.ClusterClient, or a wrapper embedding one:
+// Check asks each of its masters.
 type masterLister interface {
 	ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
 }
@@ -182,12 +179,12 @@ func (b *Backend) Check(ctx context.Context) (Report, error) {
 	if err := checkCtx(op, ctx); err != nil {
 		return Report{}, err
 	}
-	// Like every call, Check returns by ctx's deadline (bounded.go).
+	// Like every call, Check returns by ctx's deadline (transport.Bounded).
 	var (
 		r   Report
 		err error
 	)
-	if berr := bounded(ctx, func(ctx context.Context) { r, err = b.check(ctx) }); berr != nil {
+	if berr := transport.Bounded(ctx, func(ctx context.Context) { r, err = b.check(ctx) }); berr != nil {
 		return Report{}, mapError(ctx, op, berr)
 	}
 	if err != nil {
@@ -204,57 +201,51 @@ func (b *Backend) Check(ctx context.Context) (Report, error) {
 // check is Check without the bound on its duration.
 func (b *Backend) check(ctx context.Context) (Report, error) {
 	const op = "check"
-	var r Report
-	switch c := b.client.(type) {
-	case masterLister:
-		var (
-			mu      sync.Mutex
-			reached int
-			failed  error
-		)
-		err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-			addr := n.Options().Addr
-			fs, err := b.checkNode(ctx, n, addr)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				// One master down is a finding; every master down is
-				// the error below.
-				failed = err
-				why := "the master does not answer (" + strings.TrimSpace(err.Error()) + ")"
-				for _, name := range checkNames {
-					f := unknown(name, why)
-					f.Node = addr
-					f.Advice = "bring the master back (or let a replica take over) and run Check again"
-					r.Findings = append(r.Findings, f)
-				}
-				return nil
-			}
-			reached++
-			r.Findings = append(r.Findings, fs...)
-			return nil
-		})
-		if err == nil && reached == 0 && failed != nil {
-			err = failed
-		}
+	c, isCluster := b.client.(masterLister)
+	if !isCluster {
+		fs, err := b.checkNode(ctx, b.client, "")
 		if err != nil {
 			return Report{}, mapError(ctx, op, err)
 		}
-		// ForEachMaster runs the nodes concurrently; keep each node's
-		// findings in their order, and the nodes in address order.
-		sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Node < r.Findings[j].Node })
-	case serverPipeliner:
-		fs, err := b.checkNode(ctx, c, "")
-		if err != nil {
-			return Report{}, mapError(ctx, op, err)
-		}
-		r.Findings = fs
-	default:
-		why := fmt.Sprintf("the client (%T) cannot send INFO or CONFIG GET", b.client)
-		for _, name := range checkNames {
-			r.Findings = append(r.Findings, unknown(name, why))
-		}
+		return Report{Findings: fs}, nil
 	}
+	var (
+		r       Report
+		mu      sync.Mutex
+		reached int
+		failed  error
+	)
+	err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		addr := n.Options().Addr
+		fs, err := b.checkNode(ctx, n, addr)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			// One master down is a finding; every master down is the
+			// error below.
+			failed = err
+			why := "the master does not answer (" + strings.TrimSpace(err.Error()) + ")"
+			for _, name := range checkNames {
+				f := unknown(name, why)
+				f.Node = addr
+				f.Advice = "bring the master back (or let a replica take over) and run Check again"
+				r.Findings = append(r.Findings, f)
+			}
+			return nil
+		}
+		reached++
+		r.Findings = append(r.Findings, fs...)
+		return nil
+	})
+	if err == nil && reached == 0 && failed != nil {
+		err = failed
+	}
+	if err != nil {
+		return Report{}, mapError(ctx, op, err)
+	}
+	// ForEachMaster runs the nodes concurrently; keep each node's findings
+	// in their order, and the nodes in address order.
+	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Node < r.Findings[j].Node })
 	return r, nil
 }
 
@@ -275,7 +266,7 @@ var (
 
 // checkNode asks one server for its settings in one pipeline and judges
 // them. It returns an error only when the server cannot be used at all.
-func (b *Backend) checkNode(ctx context.Context, c serverPipeliner, node string) ([]Finding, error) {
+func (b *Backend) checkNode(ctx context.Context, c redis.Cmdable, node string) ([]Finding, error) {
 	p := c.Pipeline()
 	ping := p.Ping(ctx)
 	infos := make([]*redis.StringCmd, len(checkSections))

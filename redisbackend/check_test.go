@@ -394,24 +394,29 @@ func TestCheckSentinel(t *testing.T) {
 	}
 }
 
-// TestCheckScripterOnly: a client wrapper with only the redis.Scripter
-// methods cannot send INFO or CONFIG GET: unknown findings, not an error.
-func TestCheckScripterOnly(t *testing.T) {
+// TestCheckHiddenClient: a wrapper that hides the concrete client (it
+// embeds the redis.UniversalClient interface) is checked as the one server
+// it talks to, with the findings the client itself gets.
+func TestCheckHiddenClient(t *testing.T) {
 	t.Parallel()
-	type scripter struct{ redis.Scripter }
-	b, err := redisbackend.New(scripter{redistest.Shared(t).Client(t)}, nil)
-	if err != nil {
-		t.Fatal(err)
+	rdb := redistest.Shared(t).Client(t)
+	type hidden struct{ redis.UniversalClient }
+	check := func(c redis.UniversalClient) redisbackend.Report {
+		t.Helper()
+		b, err := redisbackend.New(c, &redisbackend.Options{DisableConfigRecord: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := b.Check(context.Background())
+		if err != nil {
+			t.Fatalf("Check(%T): %v", c, err)
+		}
+		return r
 	}
-	r, err := b.Check(context.Background())
-	if err != nil {
-		t.Fatalf("Check: %v", err)
+	got, want := check(hidden{rdb}), check(rdb)
+	if !slices.Equal(got.Findings, want.Findings) {
+		t.Errorf("Check of the wrapper:\n%s\nwant the client's:\n%s", got, want)
 	}
-	unknown := map[string]redisbackend.Severity{}
-	for _, name := range checkNames {
-		unknown[name] = sevUnknown
-	}
-	assertNode(t, r.Findings, "", unknown, map[string]string{redisbackend.CheckVersion: "cannot send INFO or CONFIG GET"})
 }
 
 func TestSeverityString(t *testing.T) {

@@ -65,7 +65,7 @@ func TestLayoutChoice(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name   string
-		client redis.Scripter
+		client redis.UniversalClient
 		opt    redisbackend.Layout
 		want   redisbackend.Layout
 	}{
@@ -447,30 +447,30 @@ func BenchmarkScaleOut(b *testing.B) {
 	pool := func(o *redis.Options) { o.PoolSize = 64 }
 	cases := []struct {
 		name   string
-		client func(b *testing.B) redis.Scripter
+		client func(b *testing.B) redis.UniversalClient
 		ack    redisbackend.ReplicaAck
 	}{
-		{"single", func(b *testing.B) redis.Scripter { return redistest.Shared(b).Client(b, pool) }, redisbackend.ReplicaAck{}},
-		{"cluster-3-masters", func(b *testing.B) redis.Scripter {
+		{"single", func(b *testing.B) redis.UniversalClient { return redistest.Shared(b).Client(b, pool) }, redisbackend.ReplicaAck{}},
+		{"cluster-3-masters", func(b *testing.B) redis.UniversalClient {
 			return redistest.SharedCluster(b).Client(b, func(o *redis.ClusterOptions) { o.PoolSize = 64 })
 		}, redisbackend.ReplicaAck{}},
-		{"cluster-3-masters+ack1", func(b *testing.B) redis.Scripter {
+		{"cluster-3-masters+ack1", func(b *testing.B) redis.UniversalClient {
 			return redistest.SharedCluster(b).Client(b, func(o *redis.ClusterOptions) { o.PoolSize = 64 })
 		}, ack},
 	}
 	sentinel := redistest.StartSentinel(b) // on the parent: sub-benchmarks run more than once
-	sentinelClient := func(b *testing.B) redis.Scripter {
+	sentinelClient := func(b *testing.B) redis.UniversalClient {
 		return sentinel.Client(b, func(o *redis.FailoverOptions) { o.PoolSize = 64 })
 	}
 	cases = append(cases,
 		struct {
 			name   string
-			client func(b *testing.B) redis.Scripter
+			client func(b *testing.B) redis.UniversalClient
 			ack    redisbackend.ReplicaAck
 		}{"primary+replica", sentinelClient, redisbackend.ReplicaAck{}},
 		struct {
 			name   string
-			client func(b *testing.B) redis.Scripter
+			client func(b *testing.B) redis.UniversalClient
 			ack    redisbackend.ReplicaAck
 		}{"primary+replica+ack1", sentinelClient, ack})
 	for _, tc := range cases {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
 // The configuration record. The names of a lock's keys depend on the
@@ -136,9 +137,9 @@ func ConfigKey(prefix string) (string, error) {
 // recorded (see Config), newest first: none when no Backend recorded one
 // (versions before the record, the TypeScript library, or every New with
 // Options.DisableConfigRecord). client is any client New accepts. It
-// writes nothing. Errors are *lock.Error values as the lock operations'
+// writes nothing, and returns by ctx's deadline. Errors are *lock.Error values as the lock operations'
 // (lock.CodeInternal when the key holds something that is not a record).
-func RecordedConfigs(ctx context.Context, client redis.Scripter, prefix string) ([]ConfigRecord, error) {
+func RecordedConfigs(ctx context.Context, client redis.UniversalClient, prefix string) ([]ConfigRecord, error) {
 	const op = "config"
 	key, err := ConfigKey(prefix)
 	if err != nil {
@@ -151,7 +152,7 @@ func RecordedConfigs(ctx context.Context, client redis.Scripter, prefix string) 
 		fields map[string]string
 		rerr   error
 	)
-	if berr := bounded(ctx, func(ctx context.Context) { fields, rerr = hashGetAll(ctx, client, key) }); berr != nil {
+	if berr := transport.Bounded(ctx, func(ctx context.Context) { fields, rerr = client.HGetAll(ctx, key).Result() }); berr != nil {
 		return nil, mapError(ctx, op, berr)
 	}
 	if rerr != nil {
@@ -186,14 +187,14 @@ func RecordedConfigs(ctx context.Context, client redis.Scripter, prefix string) 
 // one HSET, waited for configRecordWait at most. A failure (an unreachable
 // server, a user without the permission) records nothing and is not an
 // error: CheckRecordedConfig then finds no record of this configuration.
-func recordConfig(client redis.Scripter, key string, c Config) {
+func recordConfig(client redis.UniversalClient, key string, c Config) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		ctx, cancel := context.WithTimeout(context.Background(), configRecordTimeout)
 		defer cancel()
-		_ = hashSet(ctx, client, key, c.String(), now)
+		_ = client.HSet(ctx, key, c.String(), now).Err()
 	}()
 	t := time.NewTimer(configRecordWait)
 	defer t.Stop()
@@ -201,36 +202,6 @@ func recordConfig(client redis.Scripter, key string, c Config) {
 	case <-done:
 	case <-t.C:
 	}
-}
-
-// hashSet and hashGetAll send HSET and HGETALL as plain commands through a
-// client with a Process method (every go-redis client), so they are not
-// counted or traced as scripts, and as a one-line script through a client
-// with only the redis.Scripter methods.
-func hashSet(ctx context.Context, client redis.Scripter, key, field, value string) error {
-	if p, ok := client.(processor); ok {
-		return p.Process(ctx, redis.NewIntCmd(ctx, "hset", key, field, value))
-	}
-	return client.Eval(ctx, "return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])", []string{key}, field, value).Err()
-}
-
-func hashGetAll(ctx context.Context, client redis.Scripter, key string) (map[string]string, error) {
-	if p, ok := client.(processor); ok {
-		cmd := redis.NewMapStringStringCmd(ctx, "hgetall", key)
-		if err := p.Process(ctx, cmd); err != nil {
-			return nil, err
-		}
-		return cmd.Val(), nil
-	}
-	v, err := client.Eval(ctx, "return redis.call('HGETALL', KEYS[1])", []string{key}).StringSlice()
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]string, len(v)/2)
-	for i := 0; i+1 < len(v); i += 2 {
-		m[v[i]] = v[i+1]
-	}
-	return m, nil
 }
 
 // RecordedConfigs reads the configurations recorded under b's prefix (see
@@ -331,8 +302,8 @@ func describeRecord(r ConfigRecord, now time.Time) string {
 	return r.String() + " (last " + describeTime(r.RecordedAt, now) + ")"
 }
 
-// describeTime says when a record was last written: "recorded 3h0m0s ago
-// (2026-11-23T19:48:11Z)".
+// describeTime says when a record was last written: "recorded <how long>
+// ago, <the time in RFC 3339, UTC>".
 func describeTime(t, now time.Time) string {
 	if t.IsZero() {
 		return "recorded at an unknown time"

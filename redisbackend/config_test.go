@@ -15,7 +15,7 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-func newConfigBackend(t *testing.T, c redis.Scripter, o redisbackend.Options) *redisbackend.Backend {
+func newConfigBackend(t *testing.T, c redis.UniversalClient, o redisbackend.Options) *redisbackend.Backend {
 	t.Helper()
 	b, err := redisbackend.New(c, &o)
 	if err != nil {
@@ -165,18 +165,6 @@ func TestConfigRecordBounded(t *testing.T) {
 		if b != nil {
 			_ = b.Close()
 		}
-	}
-}
-
-// TestConfigScripterOnly: a client with only the Scripter methods records
-// and reads the configuration too (by scripts).
-func TestConfigScripterOnly(t *testing.T) {
-	rdb := redistest.Shared(t).Client(t)
-	p := redistest.Prefix(t)
-	b := newConfigBackend(t, scripterOnly{rdb}, redisbackend.Options{Prefix: p, FenceStripes: 8})
-	recs, err := b.RecordedConfigs(context.Background())
-	if err != nil || len(recs) != 1 || recs[0].FenceStripes != 8 {
-		t.Fatalf("RecordedConfigs through a Scripter = %+v, %v; want 8 stripes", recs, err)
 	}
 }
 

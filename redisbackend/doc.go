@@ -19,34 +19,31 @@
 //
 // Every script is safe to run twice, as go-redis does when a reply is lost,
 // and every call returns by its context's deadline, even on a stalled
-// server (see resend.go, bounded.go and docs/client-retries.md).
+// server (see nonce.go and docs/client-retries.md).
+//
 // User keys beginning with "id:", "fence:", "done:", "record:" or "queue:",
 // and the key "config:backend", are rejected, because they would alias the
 // internal keys.
 //
-// Waiters queue in Redis (lock.Queuer, queue.go): a release hands the lock
-// to the oldest waiter and tells only its process. The Backend is also a
-// lock.Limiter (limit.go): with lock.WithLimit(n) a key holds up to n
-// fenced slots, kept in a sorted set at the lock key, each released,
-// extended and looked up by its id like a lock; a key is used as a lock or
-// as a limit, never both at once (lock.ErrKindMismatch).
+// Waiters queue in Redis (lock.IDBackend's Join, queue.go): a release
+// hands the lock to the oldest waiter and tells only its process. With
+// lock.WithLimit(n) (limit.go) a key holds up to n fenced slots, kept in a
+// sorted set at the lock key, each released, extended and looked up by its
+// id like a lock; a key is used as a lock or as a limit, never both at
+// once (lock.ErrKindMismatch).
 //
-// New takes a redis.Scripter: *redis.Client, *redis.ClusterClient, the
-// failover clients, redis.UniversalClient, or a wrapper of one, except
-// *redis.Ring, which New rejects: a Ring moves keys to another shard when it
-// marks one down, so a lock could be held on two shards at once and its
-// fences restart (go-redis documents Ring for caching). The locks need only
-// the Scripter methods; release notifications, coalescing and one-pipeline
-// ExtendBatch need more of the client (Subscribe, Pipeline and Process,
-// Pipelined), which a wrapper exposing only redis.Scripter hides: see New
-// for what needs what, and Backend.Features for what is on and why.
+// New takes a redis.UniversalClient: a *redis.Client, a failover
+// (Sentinel) client, a *redis.ClusterClient, or a wrapper embedding one,
+// except a *redis.Ring, which New rejects: a Ring moves keys to another
+// shard when it marks one down, so a lock could be held on two shards at
+// once and its fences restart (go-redis documents Ring for caching). New
+// reads the client's options for the layout (LayoutAuto), the resend
+// window and which calls go-redis ends by their deadlines itself (see New).
 //
 // The script calls of concurrent goroutines share pipelines: a call goes
-// out at once while fewer than four round trips are under way, and later
-// calls go out together in the next one (see Options.DisableCoalescing).
-// In bench/ (32 goroutines on distinct keys, 2 cores) it took
-// Acquire+Release from 29.6k to 52k cycles/s; a lone call is sent exactly
-// as without it.
+// out at once while few round trips are under way, and later calls go out
+// together in the next one (see Options.DisableCoalescing; bench/README.md
+// has what it gives). A lone call is sent exactly as without it.
 package redisbackend
 
 // The package comment's key layout is a table, not Go, so internal/readme

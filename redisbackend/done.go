@@ -11,8 +11,7 @@ import (
 )
 
 var (
-	_ lock.Completer = (*Backend)(nil)
-	_ lock.Recorder  = (*Backend)(nil)
+	_ lock.Recorder = (*Backend)(nil)
 )
 
 // doneKey derives the done-marker key from the lock key, like the fence

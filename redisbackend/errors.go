@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
 // corruptPrefix starts the error our scripts raise for a lock key holding
@@ -41,7 +42,7 @@ func mapError(ctx context.Context, op string, err error) error {
 }
 
 func classify(ctx context.Context, err error) (lock.Code, string) {
-	if isAbandoned(err) {
+	if errors.Is(err, transport.ErrAbandoned) {
 		return lock.CodeNetworkTimeout, "no reply before the context ended; the command may have run"
 	}
 	if ctx.Err() != nil {
@@ -111,4 +112,21 @@ func notHeld(op string, code int64) error {
 		return &lock.NotHeldError{Reason: lock.NotHeldExpired}
 	}
 	return internal(op, "unexpected status "+strconv.FormatInt(code, 10)+" from the script")
+}
+
+// mayHaveRun reports whether a call that failed with err (mapped) may have
+// run on the server: it timed out or lost its connection. A reply from
+// Redis (an error reply: OOM, LOADING, READONLY, ...) means the script did
+// not take the lock, and an acquisition that ReplicaAck gave up has
+// released it already.
+func mayHaveRun(err error) bool {
+	var reply redis.Error
+	if errors.As(err, &reply) || errors.Is(err, errNotAcked) {
+		return false
+	}
+	switch lock.CodeOf(err) {
+	case lock.CodeNetworkTimeout, lock.CodeServiceUnavailable:
+		return true
+	}
+	return false
 }

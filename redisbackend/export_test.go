@@ -2,11 +2,4 @@ package redisbackend
 
 // QueuedCalls reports how many script calls wait in b's coalescing queue
 // (0 without coalescing), for tests that must know the queue has formed.
-func QueuedCalls(b *Backend) int {
-	if b.coalesce == nil {
-		return 0
-	}
-	b.coalesce.mu.Lock()
-	defer b.coalesce.mu.Unlock()
-	return len(b.coalesce.queue)
-}
+func QueuedCalls(b *Backend) int { return b.sender.Queued() }

@@ -14,7 +14,7 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-func newBackend(t *testing.T, rdb redis.Scripter, prefix string) *redisbackend.Backend {
+func newBackend(t *testing.T, rdb redis.UniversalClient, prefix string) *redisbackend.Backend {
 	t.Helper()
 	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: prefix})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-func newForceBackend(t *testing.T, rdb redis.Scripter, o redisbackend.Options) *redisbackend.Backend {
+func newForceBackend(t *testing.T, rdb redis.UniversalClient, o redisbackend.Options) *redisbackend.Backend {
 	t.Helper()
 	b, err := redisbackend.New(rdb, &o)
 	if err != nil {

@@ -95,7 +95,7 @@ const tagLen = 3
 
 // resolveLayout returns the concrete layout for client, or an error for an
 // unknown value or a prefix the cluster layout cannot use.
-func resolveLayout(l Layout, client redis.Scripter, prefix string) (Layout, error) {
+func resolveLayout(l Layout, client redis.UniversalClient, prefix string) (Layout, error) {
 	// By the type of the client's options, so that a wrapper embedding the
 	// go-redis client is judged as that client.
 	if _, isRing := client.(interface{ Options() *redis.RingOptions }); isRing {

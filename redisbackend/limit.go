@@ -29,16 +29,15 @@ import (
 // the other kind's acquisition. The TypeScript library knows only locks:
 // on a key held as a limit its scripts fail with Redis's WRONGTYPE error.
 //
-// Waiters (lock.SlotQueuer) share the key's queue (queue.go); a release
+// Waiters (lock.IDBackend.Join with n) share the key's queue (queue.go); a release
 // hands the freed slot, and any expired ones, to the oldest waiters whose
 // n admits them, one hand-off per free slot.
 
 var (
-	_ lock.Limiter    = (*Backend)(nil)
-	_ lock.SlotQueuer = (*Backend)(nil)
+	_ lock.IDBackend = (*Backend)(nil)
 )
 
-// AcquireSlot implements lock.Limiter: one attempt to take a slot of key
+// AcquireSlot implements lock.IDBackend: one attempt to take a slot of key
 // among n with lock id id (from NewLockID(key)) for ttl. When n live slots
 // (or more) hold the key it returns a *lock.LockedError whose ExpiresAt is
 // the earliest of their expiries. Safe to repeat like AcquireID. With
@@ -54,19 +53,6 @@ func (b *Backend) AcquireSlot(ctx context.Context, key, id string, n int, ttl ti
 	return b.acquire(ctx, key, id, n, ttl, nil)
 }
 
-// JoinSlot implements lock.SlotQueuer: Join for a slot of key among n.
-func (b *Backend) JoinSlot(key, id string, n int, ttl, wait time.Duration) (lock.Waiter, error) {
-	if err := b.slotsUsable(n); err != nil {
-		return nil, err
-	}
-	w, err := b.Join(key, id, ttl, wait)
-	if err != nil {
-		return nil, err
-	}
-	w.(*queueWaiter).n = n
-	return w, nil
-}
-
 // slotsUsable checks n and that this Backend can grant slots.
 func (b *Backend) slotsUsable(n int) error {
 	if b.ack.N > 0 {
@@ -79,7 +65,7 @@ func (b *Backend) slotsUsable(n int) error {
 	return nil
 }
 
-// LookupLimit implements lock.Limiter: the live slots of key, or nil, nil
+// LookupLimit implements lock.IDBackend: the live slots of key, or nil, nil
 // when none is held. Holders come earliest expiry first, as hashes only.
 func (b *Backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo, error) {
 	slots, err := b.liveSlots(ctx, "lookup", key)

@@ -244,7 +244,7 @@ func TestLimitQueuedWaiterTakesExpiredSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := b.JoinSlot("k", id, 2, time.Minute, time.Minute)
+	w, err := b.Join("k", id, 2, time.Minute, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

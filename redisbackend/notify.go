@@ -44,7 +44,7 @@ import (
 // waiter left.
 const subscriptionIdle = time.Second
 
-// subscriber is the part of a go-redis client that pub/sub needs.
+// subscriber is the part of a go-redis client that pub/sub uses.
 type subscriber interface {
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
@@ -59,7 +59,7 @@ const readRetryPause = 100 * time.Millisecond
 
 // notifier holds the queued waiters of one Backend and its subscription.
 type notifier struct {
-	sub     subscriber // nil: hand-offs unavailable, waiters poll
+	sub     subscriber // nil: hand-offs off (Options), waiters poll
 	channel string     // this Backend's hand-off channel
 	// live is whether release.lua may drop an entry whose channel has no
 	// subscriber (PUBLISH counts them on the one server of the single
@@ -82,20 +82,17 @@ type notifier struct {
 }
 
 // newNotifier returns the notifier of a Backend on client; it does not
-// subscribe until a waiter needs it. With disabled, or a client that
-// cannot subscribe, Join reports errors.ErrUnsupported and waiters poll.
-func newNotifier(client redis.Scripter, prefix string, disabled, live bool) *notifier {
+// subscribe until a waiter needs it. With disabled, Join reports
+// errors.ErrUnsupported and waiters poll.
+func newNotifier(client redis.UniversalClient, prefix string, disabled, live bool) *notifier {
 	n := &notifier{
 		channel:   prefix + ":waiter:" + lock.NewLockID(),
 		live:      live,
 		waiters:   map[string]*queueWaiter{},
 		pingAfter: pingAfter,
 	}
-	if disabled {
-		return n
-	}
-	if s, ok := client.(subscriber); ok {
-		n.sub = s
+	if !disabled {
+		n.sub = client
 	}
 	return n
 }

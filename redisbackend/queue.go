@@ -41,7 +41,7 @@ import (
 // queueMinTTL is the least TTL of a queue key.
 const queueMinTTL = time.Minute
 
-var _ lock.Queuer = (*Backend)(nil)
+var _ lock.IDBackend = (*Backend)(nil)
 
 // queueWaiter is one lock.Waiter.
 type queueWaiter struct {
@@ -63,18 +63,23 @@ type queueWaiter struct {
 	left       bool
 }
 
-// Join implements lock.Queuer. It does no I/O; the waiter queues on its
+// Join implements lock.IDBackend: the waiter for the lock when n is 0,
+// for one of n slots otherwise. It does no I/O; the waiter queues on its
 // first attempt that finds the key busy once the Backend's hand-off
 // subscription is confirmed (until then its attempts are plain ones). It
 // returns an error matching errors.ErrUnsupported when hand-offs are off:
 // Options.DisableNotifications, Options.ReplicaAck (a handed-off lease
-// would skip the replicas' acknowledgement), a client without Subscribe,
-// or a closed Backend.
-func (b *Backend) Join(key, id string, ttl, wait time.Duration) (lock.Waiter, error) {
+// would skip the replicas' acknowledgement), or a closed Backend.
+func (b *Backend) Join(key, id string, n int, ttl, wait time.Duration) (lock.Waiter, error) {
+	if n != 0 {
+		if err := b.slotsUsable(n); err != nil {
+			return nil, err
+		}
+	}
 	if !b.notify.usable() {
 		return nil, fmt.Errorf("redisbackend: waiter queues are off (notifications disabled, ReplicaAck, no Subscribe, or closed): %w", errors.ErrUnsupported)
 	}
-	return &queueWaiter{b: b, key: key, id: id, ttl: ttl, wait: wait, ch: make(chan lock.Lease, 1)}, nil
+	return &queueWaiter{b: b, key: key, id: id, n: n, ttl: ttl, wait: wait, ch: make(chan lock.Lease, 1)}, nil
 }
 
 // Attempt implements lock.Waiter. While the key has not been found busy

@@ -22,7 +22,7 @@ import (
 
 // newQueueBackend returns a Backend under prefix (the test's own when
 // ""), closed in t.Cleanup.
-func newQueueBackend(t *testing.T, client redis.Scripter, o Options) *Backend {
+func newQueueBackend(t *testing.T, client redis.UniversalClient, o Options) *Backend {
 	t.Helper()
 	if o.Prefix == "" {
 		o.Prefix = redistest.Prefix(t)
@@ -126,7 +126,7 @@ func joinQueued(t *testing.T, rdb redis.Cmdable, b *Backend, key string, wait ti
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := b.Join(key, id, time.Minute, wait)
+	w, err := b.Join(key, id, 0, time.Minute, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,22 +597,21 @@ func TestQueueMiniredis(t *testing.T) {
 	releaseExpectGrant(t, b, l.ID, res, "no hand-off on miniredis")
 }
 
-// TestQueueOff: with DisableNotifications, with ReplicaAck, and on a
-// client without Subscribe, Join is unsupported and lock.Acquire polls.
+// TestQueueOff: with DisableNotifications and with ReplicaAck, Join is
+// unsupported and lock.Acquire polls.
 func TestQueueOff(t *testing.T) {
 	srv := redistest.Shared(t)
 	for _, tc := range []struct {
 		name   string
-		client redis.Scripter
+		client redis.UniversalClient
 		o      Options
 	}{
 		{"DisableNotifications", srv.Client(t), Options{DisableNotifications: true}},
 		{"ReplicaAck", srv.Client(t), Options{ReplicaAck: ReplicaAck{N: 1, Timeout: time.Second}}},
-		{"no Subscribe", scripterOnly{srv.Client(t)}, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newQueueBackend(t, tc.client, tc.o)
-			if _, err := b.Join("k", lock.NewLockID(), time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
+			if _, err := b.Join("k", lock.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
 				t.Errorf("Join: %v, want ErrUnsupported", err)
 			}
 			if tc.o.ReplicaAck.N > 0 {
@@ -634,9 +633,6 @@ func TestQueueOff(t *testing.T) {
 		})
 	}
 }
-
-// scripterOnly hides every method but redis.Scripter's.
-type scripterOnly struct{ redis.Scripter }
 
 // TestQueueReleaseNobodyWaitsOnIsSilent: releases of keys nobody waits on
 // publish nothing, so idle instances (which waited before and may still be
@@ -686,7 +682,7 @@ func TestCloseStopsDispatcher(t *testing.T) {
 	} else if err := b.Release(ctx, r.lease.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Join("k", lock.NewLockID(), time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
+	if _, err := b.Join("k", lock.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Join after Close: %v, want ErrUnsupported", err)
 	}
 	time.Sleep(50 * time.Millisecond) // Leave's background release

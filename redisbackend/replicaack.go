@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
 // ReplicaAck makes Acquire wait until N replicas of the primary that took
@@ -55,8 +56,9 @@ type ReplicaAck struct {
 	Timeout time.Duration
 }
 
-// checkReplicaAck validates o for client.
-func checkReplicaAck(a ReplicaAck, client redis.Scripter) error {
+// checkReplicaAck validates a for client. It needs the concrete go-redis
+// type: acquireAcked pipelines to one node of it.
+func checkReplicaAck(a ReplicaAck, client redis.UniversalClient) error {
 	if a.N == 0 && a.Timeout == 0 {
 		return nil
 	}
@@ -88,10 +90,11 @@ func (b *Backend) runAcquire(ctx context.Context, args []any) *redis.Cmd {
 	return b.runAcquireAcked(ctx, args)
 }
 
-// runAcquireAcked is runAcquire with WAIT, bounded by ctx (bounded.go).
+// runAcquireAcked is runAcquire with WAIT, bounded by ctx
+// (transport.Bounded).
 func (b *Backend) runAcquireAcked(ctx context.Context, args []any) *redis.Cmd {
 	var res *redis.Cmd
-	if err := bounded(ctx, func(ctx context.Context) { res = b.acquireAcked(ctx, args) }); err != nil {
+	if err := transport.Bounded(ctx, func(ctx context.Context) { res = b.acquireAcked(ctx, args) }); err != nil {
 		cmd := redis.NewCmd(ctx)
 		cmd.SetErr(err)
 		return cmd

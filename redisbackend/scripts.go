@@ -72,10 +72,10 @@ type script struct {
 // tombstones), in the source that is hashed and sent, so each script is
 // still one self-contained EVAL body and needs nothing loaded before it.
 // A run creates every top-level local function of the prelude as a
-// closure, about 530 instructions each (TestScriptCostParts, callgrind):
-// the prelude keeps five at the top and makes the rest on demand (lib), so
-// the prelude costs a run about 3,300 instructions instead of 4,800. Line
-// numbers in a script's runtime errors count the prelude's lines.
+// closure, which costs every run of every script (TestScriptCostParts
+// measures it): the prelude keeps the hot paths' helpers at the top and
+// makes the rest on demand (lib). Line numbers in a script's runtime
+// errors count the prelude's lines.
 //
 // What a lock cycle costs Redis (acquire.lua and release.lua, a new key,
 // nobody waiting) is measured by TestScriptCost, side by side with seed
@@ -97,7 +97,8 @@ func (s *script) args(nKeys, nArgs int) []any {
 }
 
 // run sends a command line built by s.args and returns its reply. The
-// calls of concurrent goroutines share pipelines (coalesce.go). A server
+// calls of concurrent goroutines share pipelines (Options.DisableCoalescing,
+// internal/transport). A server
 // that lost its script cache (restart, failover, SCRIPT FLUSH) answers
 // NOSCRIPT; the command is then sent again as EVAL, which loads the script.
 func (b *Backend) run(ctx context.Context, s *script, args []any) *redis.Cmd {
@@ -112,41 +113,13 @@ func (b *Backend) run(ctx context.Context, s *script, args []any) *redis.Cmd {
 	return cmd
 }
 
+// send sends one command line, bounded by ctx (transport.Sender.Do).
 func (b *Backend) send(ctx context.Context, args []any) *redis.Cmd {
 	cmd := redis.NewCmd(ctx, args...)
 	if n, _ := args[2].(int); n > 0 {
 		cmd.SetFirstKeyPos(3) // cluster routing: the first key picks the slot
 	}
-	var err error
-	switch {
-	case b.coalesce != nil:
-		if err = b.coalesce.do(ctx, cmd); err != nil {
-			err = abandoned(ctx, err)
-		}
-	case b.direct != nil && sendsDirect(ctx, b.direct):
-		err = processDirect(ctx, b.direct, cmd)
-	case b.proc != nil:
-		err = bounded(ctx, func(ctx context.Context) { _ = b.proc.Process(ctx, cmd) })
-	default:
-		// A client with no Process method: the Scripter surface only.
-		n := args[2].(int)
-		keys := make([]string, n)
-		for i := range keys {
-			keys[i], _ = args[3+i].(string)
-		}
-		var res *redis.Cmd
-		err = bounded(ctx, func(ctx context.Context) {
-			if args[0] == evalArg {
-				res = b.client.Eval(ctx, args[1].(string), keys, args[3+n:]...)
-			} else {
-				res = b.client.EvalSha(ctx, args[1].(string), keys, args[3+n:]...)
-			}
-		})
-		if err == nil {
-			cmd = res
-		}
-	}
-	if err != nil {
+	if err := b.sender.Do(ctx, cmd); err != nil {
 		// The command may still be answered in the background: hand the
 		// caller a command of its own.
 		cmd = redis.NewCmd(ctx)

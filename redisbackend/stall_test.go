@@ -2,6 +2,7 @@ package redisbackend_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,8 +21,8 @@ import (
 // go-redis's default options (3 s read timeout, 3 retries, no context
 // timeouts) and coalescing on, and on two more instances whose clients
 // set ContextTimeoutEnabled, so that calls are sent from their callers'
-// goroutines and go-redis ends them at the deadline (Features.DirectCalls;
-// one with coalescing on, where the first 4 calls go that way and the rest
+// goroutines and go-redis ends them at the deadline (transport's
+// TestSendsDirect checks that rule; one with coalescing on, where the first 4 calls go that way and the rest
 // queue, one with it off): every call returns within 1.5 s, with
 // CodeNetworkTimeout (on the wire, outcome unknown) or CodeAborted (still
 // queued), matching context.DeadlineExceeded. A Release with a deadline
@@ -39,9 +40,6 @@ func TestStalledServerCallsEndByTheirDeadline(t *testing.T) {
 			&redisbackend.Options{Prefix: prefix, DisableCoalescing: disable})
 		if err != nil {
 			t.Fatal(err)
-		}
-		if !d.Features().DirectCalls.On {
-			t.Fatalf("direct calls off: %s", d.Features())
 		}
 		backends = append(backends, d)
 	}
@@ -147,4 +145,60 @@ func errString(err error) string {
 		return "no error"
 	}
 	return err.Error()
+}
+
+// TestStalledServerEveryContextKind: with Redis stopped (SIGSTOP), a call
+// ends by its context's deadline or by the client's own bound, whichever
+// comes first, for each kind of context users have: Background (jobs),
+// cancellable without a deadline (net/http), a deadline before the
+// client's bound (the call waits on a goroutine and returns at the
+// deadline) and one after it (the call goes out from the caller's
+// goroutine and go-redis ends it first). The client's timeouts are short
+// (and one retry, not three) so that its bound is 1.3 s, not go-redis's
+// 67 s: the test is about which of the two ends a call.
+func TestStalledServerEveryContextKind(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) {
+		o.ReadTimeout, o.WriteTimeout = 200*time.Millisecond, 200*time.Millisecond
+		o.DialTimeout, o.PoolTimeout = 200*time.Millisecond, 200*time.Millisecond
+		o.MaxRetries, o.MaxRetryBackoff = 1, 100*time.Millisecond
+	})
+	b := newBackend(t, rdb, strings.TrimSuffix(redistest.Prefix(t), ":"))
+	// The client's bound (docs/client-retries.md): 2 tries of the dial or
+	// pool timeout, the write and the read timeout, and 1 backoff.
+	const bound = 2*(200+200+200)*time.Millisecond + 100*time.Millisecond
+	if _, err := b.Acquire(context.Background(), "warm", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	srv.Pause(t)
+	defer srv.Resume(t)
+	kinds := []struct {
+		desc string
+		ctx  func() (context.Context, context.CancelFunc)
+		by   time.Duration
+	}{
+		{"Background", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} }, bound},
+		{"cancellable", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, bound},
+		{"deadline before the bound", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 300*time.Millisecond)
+		}, 300 * time.Millisecond},
+		{"deadline after the bound", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), bound+2*time.Second)
+		}, bound},
+	}
+	for _, k := range kinds {
+		t.Run(k.desc, func(t *testing.T) {
+			ctx, cancel := k.ctx()
+			defer cancel()
+			start := time.Now()
+			_, err := b.Acquire(ctx, "stalled-"+k.desc, time.Second)
+			took := time.Since(start)
+			if err == nil || errors.Is(err, lock.ErrLocked) {
+				t.Errorf("Acquire on a stalled server = %v, want a failure", err)
+			}
+			if took > k.by+500*time.Millisecond {
+				t.Errorf("Acquire took %v, want it to end by %v (+0.5 s)", took, k.by)
+			}
+		})
+	}
 }

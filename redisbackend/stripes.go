@@ -45,9 +45,9 @@ import (
 const MaxFenceStripes = 1 << 16
 
 // DefaultFenceStripes is the number of stripes the adapters' documentation
-// recommends for unbounded key spaces: 1,024 counters take about 100 KB of
-// Redis memory, and in the cluster layout 1,024 hash tags spread the locks
-// over every master.
+// recommends for unbounded key spaces: so few counters take little Redis
+// memory (memory_bench_test.go measures it), and in the cluster layout as
+// many hash tags spread the locks over every master.
 const DefaultFenceStripes = 1024
 
 // validStripes checks Options.FenceStripes.

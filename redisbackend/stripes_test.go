@@ -15,7 +15,7 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-func stripedBackend(t testing.TB, client redis.Scripter, prefix string, n int, layout redisbackend.Layout) *redisbackend.Backend {
+func stripedBackend(t testing.TB, client redis.UniversalClient, prefix string, n int, layout redisbackend.Layout) *redisbackend.Backend {
 	t.Helper()
 	b, err := redisbackend.New(client, &redisbackend.Options{Prefix: prefix, FenceStripes: n, Layout: layout})
 	if err != nil {

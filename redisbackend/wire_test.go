@@ -97,7 +97,7 @@ func TestWireLayout(t *testing.T) {
 	}
 
 	// Release removes the lock, never the fence counter, and replaces the
-	// index by a tombstone for the resend window (resend.go): a value that
+	// index by a tombstone for the resend window (nonce.go): a value that
 	// starts with a NUL byte, so a TypeScript client reading it as a lock
 	// key finds nothing there.
 	if err := b.Release(ctx, l.ID); err != nil {

@@ -51,7 +51,7 @@ func TestReportsFailOverTheLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	var out bytes.Buffer
-	err := demorun.RunBroken(ctx, &out, func(b lock.Backend) lock.Backend { return loose{b.(lock.Limiter)} },
+	err := demorun.RunBroken(ctx, &out, func(b lock.Backend) lock.Backend { return loose{b.(lock.IDBackend)} },
 		func(ctx context.Context, env *demorun.Env) error {
 			s, err := reports(ctx, env)
 			if err != nil {
@@ -64,9 +64,17 @@ func TestReportsFailOverTheLimit(t *testing.T) {
 	}
 }
 
-// loose is a lock.Limiter that grants 4 more slots than asked for.
-type loose struct{ lock.Limiter }
+// loose is a lock.IDBackend that grants 4 more slots than asked for,
+// whether a caller attempts or waits in the queue.
+type loose struct{ lock.IDBackend }
 
 func (l loose) AcquireSlot(ctx context.Context, key, id string, n int, ttl time.Duration) (lock.Lease, error) {
-	return l.Limiter.AcquireSlot(ctx, key, id, n+4, ttl)
+	return l.IDBackend.AcquireSlot(ctx, key, id, n+4, ttl)
+}
+
+func (l loose) Join(key, id string, n int, ttl, wait time.Duration) (lock.Waiter, error) {
+	if n > 0 { // 0 is the lock
+		n += 4
+	}
+	return l.IDBackend.Join(key, id, n, ttl, wait)
 }

@@ -42,9 +42,9 @@ func TestCheckLimit(t *testing.T) {
 }
 
 // TestCheckLimitBrokenBackend runs workers through the recorder on an
-// in-memory Limiter, once honest and once granting 3 slots of a limit of
-// 2: the honest run passes every check of a limit, the broken one fails
-// CheckLimit and the linearizability check.
+// in-memory lock.IDBackend, once honest and once granting 3 slots of a
+// limit of 2: the honest run passes every check of a limit, the broken one
+// fails CheckLimit and the linearizability check.
 func TestCheckLimitBrokenBackend(t *testing.T) {
 	for _, tt := range []struct {
 		desc   string
@@ -106,15 +106,18 @@ func TestCheckLimitBrokenBackend(t *testing.T) {
 	}
 }
 
-// slotFake is an in-memory lock.Limiter for one process, the time
-// authority being the local clock. It grants up to grants slots of a key
-// whatever the n asked for: with grants above n it breaks the limit.
+// slotFake is an in-memory lock.IDBackend for one process, the time
+// authority being the local clock, with slots only (no lock, no queue:
+// lock.Acquire polls). It grants up to grants slots of a key whatever the
+// n asked for: with grants above n it breaks the limit.
 type slotFake struct {
 	mu     sync.Mutex
 	grants int
 	fence  uint64
 	slots  map[string]slotLease // by lock id
 }
+
+var _ lock.IDBackend = (*slotFake)(nil)
 
 type slotLease struct {
 	key     string
@@ -156,6 +159,22 @@ func (f *slotFake) AcquireSlot(_ context.Context, key, id string, _ int, ttl tim
 
 func (f *slotFake) LookupLimit(context.Context, string) (*lock.LimitInfo, error) {
 	return nil, errors.ErrUnsupported
+}
+
+func (f *slotFake) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
+	return lock.Lease{}, errors.ErrUnsupported
+}
+
+func (f *slotFake) Join(string, string, int, time.Duration, time.Duration) (lock.Waiter, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (f *slotFake) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	res := make([]lock.ExtendResult, len(reqs))
+	for i, q := range reqs {
+		res[i].ExpiresAt, res[i].Err = f.Extend(ctx, q.ID, q.TTL)
+	}
+	return res
 }
 
 func (f *slotFake) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {

@@ -13,10 +13,14 @@
 // a script command that ran is swallowed and go-redis sees EOF). Every
 // lock.Do runs under a context with a deadline, as a request would.
 //
-// Every Acquire, Extend and Release is recorded once, whatever go-redis did
-// underneath (with client-side call and return times, the context's
-// deadline and the server's lease times); a call that failed is ambiguous:
-// it may have run, and is never a violation by itself. The history is
+// Every acquisition (of a lock or a slot, attempt of a queued waiter and
+// lease handed over by a release included), extension (one per lease of a
+// batch) and release (with a done marker or record or not) is recorded
+// once, whatever go-redis did underneath (with client-side call and return
+// times, the context's deadline and the server's lease times), by a
+// lock.Hook on each worker's backend ([History.Hook]; lookups are recorded
+// too, for the deadline check); a call that failed is ambiguous: it may
+// have run, and is never a violation by itself. The history is
 // checked afterwards: fences strictly increase per key in server grant
 // order (slots included); no two server-side lease intervals on a lock key
 // overlap, and at no instant do more than 2 slots of the limit key live

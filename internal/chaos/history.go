@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -34,9 +33,12 @@ const (
 	Acquire Kind = iota
 	Extend
 	Release
+	// Lookup is IsLocked, LookupKey, LookupID, LookupLimit, IsDone or
+	// Record: it changes nothing, so only [CheckDeadlines] looks at it.
+	Lookup
 )
 
-var kindNames = [...]string{"acquire", "extend", "release"}
+var kindNames = [...]string{"acquire", "extend", "release", "lookup"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -45,7 +47,7 @@ func (k Kind) String() string { return kindNames[k] }
 type Op struct {
 	Kind     Kind
 	Key      string
-	Fence    lock.Fence // the lease's fence (for Extend and Release); the granted fence for a successful Acquire
+	Fence    lock.Fence // the lease's fence (for Extend and Release); the granted fence for a successful Acquire; the fence found by a Lookup
 	Worker   int
 	CallNs   int64
 	ReturnNs int64
@@ -142,13 +144,10 @@ func NewHistory() *History {
 	return &History{byID: map[string]*Grant{}, tried: map[string]int64{}, errs: map[string]int{}, orphanReleases: map[string]int{}}
 }
 
-// Backend returns b wrapped so that worker's calls are recorded.
+// Backend returns b with worker's calls recorded: lock.WithHooks(b,
+// h.Hook(worker)), which has exactly b's extensions.
 func (h *History) Backend(b lock.Backend, worker int) lock.Backend {
-	return h.recorder(b, worker)
-}
-
-func (h *History) recorder(b lock.Backend, worker int) *recorder {
-	return &recorder{Backend: b, h: h, worker: worker}
+	return lock.WithHooks(b, h.Hook(worker))
 }
 
 // OrphanReleases returns the releases of lock ids no worker was granted,
@@ -251,195 +250,4 @@ func deadlineNs(ctx context.Context) int64 {
 		return d.UnixNano()
 	}
 	return 0
-}
-
-// recorder is a lock.Backend that records the calls of one worker. Each
-// call is recorded once, whatever the client did underneath (go-redis
-// re-sends a command whose reply was lost, up to MaxRetries times): its
-// outcome is the one the caller saw, and a failed call is Ambiguous (it
-// may have run on the server, once or more).
-//
-// It has the optional interfaces lock uses when a backend has them, so the
-// workers take the paths users take: [lock.BatchExtender] (batched keep-alive; each lease of a batch
-// is recorded as an Extend) and lock.IDAcquirer (one lock id for every
-// attempt of an Acquire; declared here as [idAcquirer] so that the harness
-// builds whether or not lock has it). Each forwards to the wrapped backend,
-// or says it is unsupported the way lock expects.
-type recorder struct {
-	lock.Backend
-	h      *History
-	worker int
-}
-
-// idAcquirer is lock.IDAcquirer's method set.
-type idAcquirer interface {
-	NewLockID(key string) (string, error)
-	AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error)
-}
-
-var (
-	_ lock.BatchExtender = (*recorder)(nil)
-	_ idAcquirer         = (*recorder)(nil)
-)
-
-func (r *recorder) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	return r.acquire(ctx, key, 0, func() (lock.Lease, error) { return r.Backend.Acquire(ctx, key, ttl) })
-}
-
-// NewLockID forwards to the backend's lock.IDAcquirer or lock.Limiter.
-func (r *recorder) NewLockID(key string) (string, error) {
-	if a, ok := r.Backend.(interface{ NewLockID(string) (string, error) }); ok {
-		return a.NewLockID(key)
-	}
-	return "", fmt.Errorf("chaos: backend takes no caller-chosen lock ids: %w", errors.ErrUnsupported)
-}
-
-// AcquireID forwards to the backend's lock.IDAcquirer and is recorded as
-// an Acquire.
-func (r *recorder) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
-	a, ok := r.Backend.(idAcquirer)
-	if !ok {
-		return lock.Lease{}, fmt.Errorf("chaos: backend takes no caller-chosen lock ids: %w", errors.ErrUnsupported)
-	}
-	return r.acquireID(ctx, key, id, 0, func() (lock.Lease, error) { return a.AcquireID(ctx, key, id, ttl) })
-}
-
-// acquire records run, an acquisition of key: of the lock, or of a slot
-// of a limit of n when n > 0.
-func (r *recorder) acquire(ctx context.Context, key string, n int, run func() (lock.Lease, error)) (lock.Lease, error) {
-	return r.acquireID(ctx, key, "", n, run)
-}
-
-// acquireID is acquire of an attempt with lock id id ("": the backend
-// picks it, so no other attempt shares it).
-func (r *recorder) acquireID(ctx context.Context, key, id string, n int, run func() (lock.Lease, error)) (lock.Lease, error) {
-	call := time.Now().UnixNano()
-	r.h.try(id, call)
-	l, err := run()
-	return r.record(call, key, n, deadlineNs(ctx), l, err)
-}
-
-// try notes that an attempt with lock id id ("": none chosen) was made
-// at call, for the grants later reported for it.
-func (h *History) try(id string, call int64) {
-	if id == "" {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if t, ok := h.tried[id]; !ok || call < t {
-		h.tried[id] = call
-	}
-}
-
-// acquireAt records a lease handed over to a waiter that began waiting at
-// call as an Acquire that returned now.
-func (r *recorder) acquireAt(call int64, key string, n int, l lock.Lease) (lock.Lease, error) {
-	return r.record(call, key, n, 0, l, nil)
-}
-
-// record records an Acquire (of a slot of n, when n > 0) called at call
-// that returned now with l, err.
-func (r *recorder) record(call int64, key string, n int, deadline int64, l lock.Lease, err error) (lock.Lease, error) {
-	ret := time.Now().UnixNano()
-	op := Op{Kind: Acquire, Key: key, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadline, Outcome: outcome(err)}
-	r.h.mu.Lock()
-	defer r.h.mu.Unlock()
-	if err == nil {
-		op.Fence = l.Fence
-		op.ExpiresMs = l.ExpiresAt.UnixMilli()
-		op.FromNs = call
-		if t, ok := r.h.tried[l.ID]; ok && t < call {
-			op.FromNs = t
-		}
-		if g := r.h.byID[l.ID]; g != nil {
-			// The same lease again (an acquire that got its own grant
-			// back): one grant.
-			g.ExpiresMs = max(g.ExpiresMs, op.ExpiresMs)
-		} else {
-			g := &Grant{
-				Key: l.Key, Fence: l.Fence, Worker: r.worker, Limit: n, CallNs: op.FromNs, ReturnNs: ret,
-				AcquiredMs: l.ExpiresAt.Add(-l.TTL).UnixMilli(), ExpiresMs: l.ExpiresAt.UnixMilli(),
-			}
-			r.h.grants = append(r.h.grants, g)
-			r.h.byID[l.ID] = g
-		}
-	}
-	r.h.record(op, err)
-	return l, err
-}
-
-func (r *recorder) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
-	call := time.Now().UnixNano()
-	exp, err := r.Backend.Extend(ctx, id, ttl)
-	r.recordExtend(ctx, id, call, time.Now().UnixNano(), exp, err)
-	return exp, err
-}
-
-// ExtendBatch forwards to the backend's lock.BatchExtender (none: one
-// Extend per lease), and records each lease's extension as an Extend
-// spanning the whole batch.
-func (r *recorder) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
-	call := time.Now().UnixNano()
-	var res []lock.ExtendResult
-	if be, ok := r.Backend.(lock.BatchExtender); ok {
-		res = be.ExtendBatch(ctx, reqs)
-	} else {
-		res = make([]lock.ExtendResult, len(reqs))
-		for i, q := range reqs {
-			res[i].ExpiresAt, res[i].Err = r.Backend.Extend(ctx, q.ID, q.TTL)
-		}
-	}
-	ret := time.Now().UnixNano()
-	for i, q := range reqs {
-		rs := lock.ExtendResult{Err: errors.New("chaos: no result for this lease in the batch")}
-		if i < len(res) {
-			rs = res[i]
-		}
-		r.recordExtend(ctx, q.ID, call, ret, rs.ExpiresAt, rs.Err)
-	}
-	return res
-}
-
-func (r *recorder) recordExtend(ctx context.Context, id string, call, ret int64, exp time.Time, err error) {
-	r.h.mu.Lock()
-	defer r.h.mu.Unlock()
-	g := r.h.byID[id]
-	if g == nil {
-		r.h.unknownIDs++
-		return
-	}
-	op := Op{Kind: Extend, Key: g.Key, Fence: g.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadlineNs(ctx), Outcome: outcome(err)}
-	if err == nil {
-		op.ExpiresMs = exp.UnixMilli()
-		if op.ExpiresMs > g.ExpiresMs {
-			g.ExpiresMs = op.ExpiresMs
-		}
-	}
-	r.h.record(op, err)
-}
-
-func (r *recorder) Release(ctx context.Context, id string) error {
-	call := time.Now().UnixNano()
-	err := r.Backend.Release(ctx, id)
-	ret := time.Now().UnixNano()
-	r.h.mu.Lock()
-	defer r.h.mu.Unlock()
-	g := r.h.byID[id]
-	if g == nil {
-		// The id of an acquire whose outcome its caller never learned
-		// (lock.Acquire frees it when it gives up): it may free a lease
-		// no worker knew of, which no check relies on.
-		r.h.orphanReleases[[...]string{"ok", "not held", "busy", "failed"}[outcome(err)]]++
-		return err
-	}
-	op := Op{Kind: Release, Key: g.Key, Fence: g.Fence, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadlineNs(ctx), Outcome: outcome(err)}
-	if g.ReleaseCallNs == 0 {
-		g.ReleaseCallNs = call
-	}
-	if err == nil {
-		g.Released = true
-	}
-	r.h.record(op, err)
-	return err
 }

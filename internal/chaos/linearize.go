@@ -39,7 +39,7 @@ import (
 //     limit key, later grants may take other slots: any time until the
 //     end of the history; likewise for a failed release below).
 //
-// Busy acquires are left out: a failed extend may keep a lease alive past
+// Lookups change nothing and are left out. Busy acquires are left out: a failed extend may keep a lease alive past
 // its last reported expiry, so "n leases hold" cannot be checked against
 // the model's expire bound.
 type mutexState struct {
@@ -195,7 +195,7 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 	}
 	var h []porcupine.Operation
 	for _, op := range ops {
-		if op.Kind == Acquire && op.Outcome != OK || op.Kind == Extend && op.Outcome == Ambiguous {
+		if op.Kind == Lookup || op.Kind == Acquire && op.Outcome != OK || op.Kind == Extend && op.Outcome == Ambiguous {
 			continue
 		}
 		call, ret := op.CallNs, op.ReturnNs

@@ -167,7 +167,7 @@ func (f *lossyFake) Release(ctx context.Context, id string) error {
 	return err
 }
 
-func (f *lossyFake) JoinSlot(key, id string, n int, ttl, _ time.Duration) (lock.Waiter, error) {
+func (f *lossyFake) Join(key, id string, n int, ttl, _ time.Duration) (lock.Waiter, error) {
 	return &fakeWaiter{f: f, key: key, id: id, n: n, ttl: ttl}, nil
 }
 
@@ -199,7 +199,7 @@ func TestRecordEarlierGrant(t *testing.T) {
 	t.Run("retry after a lost reply", func(t *testing.T) {
 		fake := &lossyFake{slotFake: &slotFake{grants: 2, slots: map[string]slotLease{}}}
 		h := NewHistory()
-		r := func(w int) *recorder { return h.recorder(fake, w) }
+		r := func(w int) lock.IDBackend { return h.Backend(fake, w).(lock.IDBackend) }
 		fake.loseNext = true
 		if _, err := r(0).AcquireSlot(ctx, "s", "a", 2, ttl); err == nil {
 			t.Fatal("the first attempt's reply was not lost")
@@ -225,14 +225,14 @@ func TestRecordEarlierGrant(t *testing.T) {
 	t.Run("attempt after a hand-off", func(t *testing.T) {
 		fake := &lossyFake{slotFake: &slotFake{grants: 2, slots: map[string]slotLease{}}, handTTL: ttl}
 		h := NewHistory()
-		r := func(w int) *recorder { return h.recorder(fake, w) }
+		r := func(w int) lock.IDBackend { return h.Backend(fake, w).(lock.IDBackend) }
 		for w, id := range []string{"b", "c"} {
 			if _, err := r(w+1).AcquireSlot(ctx, "s", id, 2, ttl); err != nil {
 				t.Fatal(err)
 			}
 		}
 		step()
-		qw, err := r(0).JoinSlot("s", "a", 2, ttl, time.Second)
+		qw, err := r(0).Join("s", "a", 2, ttl, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

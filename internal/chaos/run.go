@@ -88,8 +88,10 @@ func Run(t testing.TB, cfg Config) *Report {
 		if err != nil {
 			t.Fatalf("chaos: %v", err)
 		}
-		gates[i] = &gate{recorder: hist.recorder(b, i)}
-		backends[i] = gates[i]
+		gates[i] = &gate{}
+		// The gate holds an extension back before it is recorded, as in
+		// a paused process it would not have been sent yet.
+		backends[i] = lock.WithHooks(b, gates[i], hist.Hook(i))
 	}
 
 	rep := &Report{Config: cfg, Faults: map[string]int{}, Do: map[string]int{}}
@@ -275,22 +277,21 @@ func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, 
 }
 
 // gate freezes a worker's heartbeat: while frozen, Extend and ExtendBatch
-// wait, as every goroutine of a paused process would.
+// wait, as every goroutine of a paused process would. It is a lock.Hook.
 type gate struct {
-	*recorder
 	until atomic.Int64 // unix nanos
 }
 
 func (g *gate) freeze(d time.Duration) { g.until.Store(time.Now().Add(d).UnixNano()) }
 
-func (g *gate) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
-	sleepUntil(time.Unix(0, g.until.Load()))
-	return g.recorder.Extend(ctx, id, ttl)
-}
-
-func (g *gate) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
-	sleepUntil(time.Unix(0, g.until.Load()))
-	return g.recorder.ExtendBatch(ctx, reqs)
+// Operation holds Extend and ExtendBatch back while the gate is frozen.
+func (g *gate) Operation(next lock.OpFunc) lock.OpFunc {
+	return func(ctx context.Context, op *lock.Op) error {
+		if op.Kind == lock.OpExtend || op.Kind == lock.OpExtendBatch {
+			sleepUntil(time.Unix(0, g.until.Load()))
+		}
+		return next(ctx, op)
+	}
 }
 
 func sleepUntil(t time.Time) {

@@ -129,10 +129,11 @@ func WithPolicy(p Policy) Option {
 // likewise instead of requeued. Failed runs leave no marker. 0 (the
 // default) turns it off; it must be at least a millisecond otherwise.
 //
-// It needs a backend that implements lock.Completer, such as
-// *redisbackend.Backend; New fails otherwise. A decorator that wraps the
-// backend (a tracing wrapper, say) must forward lock.Completer too, or New
-// rejects it.
+// It needs a backend that implements lock.Recorder, such as
+// *redisbackend.Backend; New fails otherwise. A backend wrapped with
+// lock.WithHooks (as otellock.Wrap wraps it) keeps what it implements; a
+// decorator of your own must implement lock.Recorder too, or New rejects
+// it.
 func WithDoneTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.doneTTL = d })
 }
@@ -160,7 +161,7 @@ func WithLockOptions(opts ...lock.Option) Option {
 }
 
 // newConfig applies opts over the defaults and validates the result.
-func newConfig(b lock.Backend, opts []Option) (config, lock.Completer, error) {
+func newConfig(b lock.Backend, opts []Option) (config, lock.Recorder, error) {
 	c := config{ttl: DefaultTTL, limitWait: DefaultLimitWait, onRelease: logReleaseError}
 	for _, o := range opts {
 		if o != nil {
@@ -176,7 +177,7 @@ func newConfig(b lock.Backend, opts []Option) (config, lock.Completer, error) {
 	if err := c.checkLimit(b); err != nil {
 		return c, nil, err
 	}
-	completer, _ := b.(lock.Completer)
+	recorder, _ := b.(lock.Recorder)
 	switch {
 	case b == nil:
 		return c, nil, lock.InvalidArgument("config", "nil lock backend")
@@ -188,9 +189,9 @@ func newConfig(b lock.Backend, opts []Option) (config, lock.Completer, error) {
 		return c, nil, lock.InvalidArgument("config", "done TTL must not be negative")
 	case c.doneTTL > 0 && c.doneTTL < time.Millisecond:
 		return c, nil, lock.InvalidArgument("config", "done TTL must be at least 1ms")
-	case c.doneTTL > 0 && completer == nil:
+	case c.doneTTL > 0 && recorder == nil:
 		return c, nil, lock.InvalidArgument("config",
-			"done TTL needs a backend that implements lock.Completer (a decorator must forward it)")
+			"done TTL needs a backend that implements lock.Recorder (a decorator must implement it too)")
 	case !utf8.ValidString(c.prefix):
 		return c, nil, lock.InvalidArgument("config", "prefix must be valid UTF-8")
 	case len(c.prefix) > MaxPrefixBytes:
@@ -203,7 +204,7 @@ func newConfig(b lock.Backend, opts []Option) (config, lock.Completer, error) {
 		c.onRelease = func(lock.Lease, error) {}
 	}
 	if c.doneTTL == 0 {
-		completer = nil
+		recorder = nil
 	}
-	return c, completer, nil
+	return c, recorder, nil
 }

@@ -65,12 +65,13 @@
 //     retries it, whatever the handler returned.
 //
 // The done marker (WithDoneTTL) is written by the same atomic step that
-// releases the lock after a successful run (lock.Completer.ReleaseDone), and
+// releases the lock after a successful run (lock.Recorder.ReleaseDone), and
 // checked while holding the lock, so no duplicate can run between the end
 // of one run and the marker. Failed, panicking and lease-losing runs write
-// no marker. It needs a backend that implements lock.Completer; a
-// decorating backend (such as a tracing wrapper) that hides it makes New
-// fail rather than silently run duplicates.
+// no marker. It needs a backend that implements lock.Recorder (one wrapped
+// with lock.WithHooks, such as otellock.Wrap's, does when what it wraps
+// does); a decorating backend that hides it makes New fail rather than
+// silently run duplicates.
 //
 // Keys and Redis memory: fence counters are never deleted (fences would
 // repeat), and the default key, one per distinct payload, makes the key

@@ -19,7 +19,7 @@ import (
 // any number of handlers.
 type Guard struct {
 	b         lock.Backend
-	completer lock.Completer // nil unless WithDoneTTL
+	recorder  lock.Recorder // nil unless WithDoneTTL
 	keyFunc   KeyFunc
 	prefix    string
 	ttl       time.Duration
@@ -34,11 +34,11 @@ type Guard struct {
 // New returns a Guard that locks tasks on b. It returns an *lock.Error with
 // lock.CodeInvalidArgument (Op "config") for a nil backend or a bad option,
 // including WithDoneTTL on a backend that does not implement
-// lock.Completer, WithLimit on one that does not implement lock.Limiter
+// lock.Recorder, WithLimit on one that does not implement lock.IDBackend
 // (the error then also matches errors.ErrUnsupported), and WithLimit with
 // WithDoneTTL.
 func New(b lock.Backend, opts ...Option) (*Guard, error) {
-	c, completer, err := newConfig(b, opts)
+	c, recorder, err := newConfig(b, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -51,14 +51,14 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		keyFunc = DefaultKey
 	}
 	g := &Guard{
-		b:         b,
-		completer: completer,
-		keyFunc:   keyFunc,
-		prefix:    c.prefix,
-		ttl:       c.ttl,
-		policy:    c.policy,
-		doneTTL:   c.doneTTL,
-		limit:     c.limit,
+		b:        b,
+		recorder: recorder,
+		keyFunc:  keyFunc,
+		prefix:   c.prefix,
+		ttl:      c.ttl,
+		policy:   c.policy,
+		doneTTL:  c.doneTTL,
+		limit:    c.limit,
 	}
 	g.do = []lock.Option{
 		lock.WithTTL(c.ttl),
@@ -146,8 +146,8 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 	}
 	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
 		ran = true
-		if g.completer != nil {
-			done, err := g.completer.IsDone(held, key)
+		if g.recorder != nil {
+			done, err := g.recorder.IsDone(held, key)
 			if err != nil {
 				return fmt.Errorf("asynqlock: done check: %w", err)
 			}
@@ -191,8 +191,8 @@ func (g *Guard) waitFor(ctx context.Context) time.Duration {
 // release ends the lease for lock.Do: with the done marker after a
 // successful run, plainly otherwise.
 func (g *Guard) release(ctx context.Context, l lock.Lease, outcome error) error {
-	if outcome == nil && g.completer != nil {
-		return g.completer.ReleaseDone(ctx, l, g.doneTTL)
+	if outcome == nil && g.recorder != nil {
+		return g.recorder.ReleaseDone(ctx, l, g.doneTTL)
 	}
 	return g.b.Release(ctx, l.ID)
 }
@@ -207,8 +207,8 @@ func (g *Guard) notAcquired(ctx context.Context, key string, err error, waited t
 		// on its way out: drop this one too rather than requeue it. (A
 		// marker seen without holding the key is still proof of a
 		// successful run; only its absence needs the lock to be sure.)
-		if g.completer != nil && g.policy == Requeue {
-			if done, derr := g.completer.IsDone(ctx, key); derr == nil && done {
+		if g.recorder != nil && g.policy == Requeue {
+			if done, derr := g.recorder.IsDone(ctx, key); derr == nil && done {
 				return &DuplicateError{Done: true, Dropped: true}
 			}
 		}

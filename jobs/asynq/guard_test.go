@@ -25,10 +25,9 @@ func bg(t *testing.T) context.Context {
 }
 
 // spy is a backend that counts Release and ReleaseDone calls and can fail
-// them.
+// them. It is a lock.Recorder, not a lock.IDBackend.
 type spy struct {
-	lock.Backend
-	lock.Completer
+	lock.Recorder
 
 	mu          sync.Mutex
 	releases    int
@@ -44,7 +43,7 @@ func (s *spy) Release(ctx context.Context, id string) error {
 	if fail != nil {
 		return fail
 	}
-	return s.Backend.Release(ctx, id)
+	return s.Recorder.Release(ctx, id)
 }
 
 func (s *spy) ReleaseDone(ctx context.Context, l lock.Lease, ttl time.Duration) error {
@@ -55,7 +54,7 @@ func (s *spy) ReleaseDone(ctx context.Context, l lock.Lease, ttl time.Duration) 
 	if fail != nil {
 		return fail
 	}
-	return s.Completer.ReleaseDone(ctx, l, ttl)
+	return s.Recorder.ReleaseDone(ctx, l, ttl)
 }
 
 func (s *spy) counts() (releases, releaseDone int) {
@@ -64,7 +63,7 @@ func (s *spy) counts() (releases, releaseDone int) {
 	return s.releases, s.releaseDone
 }
 
-// hidden decorates a backend without forwarding lock.Completer.
+// hidden decorates a backend without forwarding lock.Recorder.
 type hidden struct{ lock.Backend }
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -82,13 +81,13 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"unknown policy", e.backend, []asynqlock.Option{asynqlock.WithPolicy(asynqlock.Policy(7))}},
 		{"negative done TTL", e.backend, []asynqlock.Option{asynqlock.WithDoneTTL(-time.Second)}},
 		{"sub-millisecond done TTL", e.backend, []asynqlock.Option{asynqlock.WithDoneTTL(time.Microsecond)}},
-		{"done TTL on a backend without Completer", hidden{e.backend}, []asynqlock.Option{asynqlock.WithDoneTTL(time.Minute)}},
+		{"done TTL on a backend without lock.Recorder", hidden{e.backend}, []asynqlock.Option{asynqlock.WithDoneTTL(time.Minute)}},
 		{"prefix not UTF-8", e.backend, []asynqlock.Option{asynqlock.WithPrefix("jobs\xff:")}},
 		{"prefix too long", e.backend, []asynqlock.Option{asynqlock.WithPrefix(strings.Repeat("p", asynqlock.MaxPrefixBytes+1))}},
 		{"limit 0", e.backend, []asynqlock.Option{asynqlock.WithLimit(0)}},
 		{"limit above lock.MaxLimit", e.backend, []asynqlock.Option{asynqlock.WithLimit(lock.MaxLimit + 1)}},
 		{"limit with a done TTL", e.backend, []asynqlock.Option{asynqlock.WithLimit(2), asynqlock.WithDoneTTL(time.Minute)}},
-		{"limit on a backend without lock.Limiter", hidden{e.backend}, []asynqlock.Option{asynqlock.WithLimit(2)}},
+		{"limit on a backend without lock.IDBackend", hidden{e.backend}, []asynqlock.Option{asynqlock.WithLimit(2)}},
 		{"negative limit wait", e.backend, []asynqlock.Option{asynqlock.WithLimit(2), asynqlock.WithLimitWait(-time.Second)}},
 		{"limit wait without a limit", e.backend, []asynqlock.Option{asynqlock.WithLimitWait(time.Second)}},
 	}
@@ -106,7 +105,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	// The same options are fine where they make sense.
 	if _, err := asynqlock.New(hidden{e.backend}, asynqlock.WithTTL(asynqlock.MinTTL), nil,
 		asynqlock.WithPrefix(strings.Repeat("p", asynqlock.MaxPrefixBytes))); err != nil {
-		t.Errorf("New with a Completer-less backend and no done TTL: %v", err)
+		t.Errorf("New with a backend without lock.Recorder and no done TTL: %v", err)
 	}
 }
 
@@ -163,7 +162,7 @@ func TestInvalidKeyNeverReachesRedis(t *testing.T) {
 func TestHandlerRunsUnderLease(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	b := &spy{Backend: e.backend, Completer: e.backend}
+	b := &spy{Recorder: e.backend}
 	g, err := asynqlock.New(b)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +203,7 @@ func TestHandlerRunsUnderLease(t *testing.T) {
 func TestPanicReleases(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	b := &spy{Backend: e.backend, Completer: e.backend}
+	b := &spy{Recorder: e.backend}
 	g, err := asynqlock.New(b, asynqlock.WithDoneTTL(time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +313,7 @@ func TestLockOptions(t *testing.T) {
 func TestDoneMarker(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	b := &spy{Backend: e.backend, Completer: e.backend}
+	b := &spy{Recorder: e.backend}
 	const doneTTL = 300 * time.Millisecond
 	g, err := asynqlock.New(b, asynqlock.WithDoneTTL(doneTTL))
 	if err != nil {
@@ -380,7 +379,7 @@ func TestLeaseLostAfterNilResult(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const ttl = 90 * time.Millisecond
-	b := &spy{Backend: e.backend, Completer: e.backend}
+	b := &spy{Recorder: e.backend}
 	g, err := asynqlock.New(b, asynqlock.WithTTL(ttl), asynqlock.WithDoneTTL(time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +412,7 @@ func TestReleaseErrorReported(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	errDown := errors.New("release refused")
-	b := &spy{Backend: e.backend, Completer: e.backend, fail: errDown}
+	b := &spy{Recorder: e.backend, fail: errDown}
 	var reported []error
 	g, err := asynqlock.New(b, asynqlock.WithDoneTTL(time.Minute),
 		asynqlock.WithReleaseErrorHandler(func(l lock.Lease, err error) {

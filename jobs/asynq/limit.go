@@ -36,7 +36,7 @@ const DefaultLimitPrefix = "asynq-limit:"
 // a slot.
 //
 // n must be between 1 and lock.MaxLimit, and the backend must implement
-// lock.Limiter (such as *redisbackend.Backend); New fails otherwise. New
+// lock.IDBackend (such as *redisbackend.Backend); New fails otherwise. New
 // also rejects WithLimit with WithDoneTTL: a done marker is per key, and
 // the key of a limit is shared by different tasks (every task of a type,
 // by default), so marking it done would drop them all. To deduplicate and
@@ -55,7 +55,7 @@ const DefaultLimitWait = 5 * time.Second
 // (WithLimit) taken waits for one before its policy applies (default
 // DefaultLimitWait, 5s; 0: no wait, the task fails with a *LimitError at
 // once). It waits in the backend's queue of the key when the backend has
-// one (lock.SlotQueuer, as *redisbackend.Backend has): the release of a
+// one (lock.IDBackend.Join, as *redisbackend.Backend has): the release of a
 // slot hands it straight to the oldest waiting task, whichever process it
 // runs in, so a slot freed while tasks wait is busy again within a round
 // trip to Redis. (A backend without a queue is polled instead, at least

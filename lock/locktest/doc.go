@@ -21,14 +21,16 @@
 // a few seconds, most of it waiting for short leases to expire; use
 // [WithExpiry] to advance a fake clock instead (miniredis: FastForward).
 //
-// A backend with concurrency limits (a [lock.Limiter]) also calls
-// [RunLimit] from a test of its own, with the same factory and options
-// as Run. It checks that at most n goroutines hold one of a key's n slots at
-// once, expiry, ownership, fences, validation, lookups, the separation of
-// locks and limits on one key, per-call limits and keep-alive (see
-// RunLimit). It is a separate call, not part of Run, so a backend opts in
-// to it explicitly and a decorator of a backend without limits still
-// passes Run.
+// Run uses only the methods of lock.Backend, so it checks any backend,
+// with or without the optional extensions, and one wrapped by
+// lock.WithHooks alike. A backend with concurrency limits (a
+// [lock.IDBackend]) also calls [RunLimit] from a test of its own, with
+// the same factory and options as Run. It checks that at most n goroutines
+// hold one of a key's n slots at once, expiry, ownership, fences,
+// validation, lookups, the separation of locks and limits on one key,
+// per-call limits and keep-alive (see RunLimit). It is a separate call, not
+// part of Run, so a backend opts in to it explicitly; every subtest of
+// RunLimit fails on a backend that is not a lock.IDBackend.
 //
 // [BadInputs] lists the invalid calls the suite makes, so a backend's own
 // tests can also prove they fail before any I/O (for example by counting

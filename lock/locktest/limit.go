@@ -9,9 +9,9 @@ import (
 )
 
 // RunLimit runs the conformance suite for concurrency limits
-// ([lock.WithLimit], [lock.Limiter]) as subtests of t, like [Run] (which
+// ([lock.WithLimit], [lock.IDBackend]) as subtests of t, like [Run] (which
 // a backend with limits must pass too): newBackend returns a fresh,
-// isolated backend for each subtest, and it must implement lock.Limiter.
+// isolated backend for each subtest, and it must implement lock.IDBackend.
 // The options are Run's.
 //
 // The suite checks: for n in {1, 3, 10}, 50 goroutines never see more
@@ -53,21 +53,21 @@ func RunLimit(t *testing.T, newBackend func(t *testing.T) lock.Backend, opts ...
 	})
 }
 
-// limitTest adapts a test of a lock.Limiter to the suite's tests, failing
+// limitTest adapts a test of a lock.IDBackend to the suite's tests, failing
 // when the backend is not one.
-func limitTest(fn func(t *testing.T, lim lock.Limiter)) func(t *testing.T, b lock.Backend) {
+func limitTest(fn func(t *testing.T, lim lock.IDBackend)) func(t *testing.T, b lock.Backend) {
 	return func(t *testing.T, b lock.Backend) {
 		t.Helper()
-		lim, ok := b.(lock.Limiter)
+		lim, ok := b.(lock.IDBackend)
 		if !ok {
-			t.Fatalf("locktest: RunLimit needs a lock.Limiter; %T is not one", b)
+			t.Fatalf("locktest: RunLimit needs a lock.IDBackend; %T is not one", b)
 		}
 		fn(t, lim)
 	}
 }
 
 // newSlotID returns a fresh lock id for a slot of key, or ends the test.
-func newSlotID(t *testing.T, lim lock.Limiter, key string) string {
+func newSlotID(t *testing.T, lim lock.IDBackend, key string) string {
 	t.Helper()
 	id, err := lim.NewLockID(key)
 	if err != nil {
@@ -81,7 +81,7 @@ func newSlotID(t *testing.T, lim lock.Limiter, key string) string {
 
 // mustSlot takes one of n slots of key for ttl with a fresh id, or ends
 // the test.
-func mustSlot(t *testing.T, lim lock.Limiter, key string, n int, ttl time.Duration) lock.Lease {
+func mustSlot(t *testing.T, lim lock.IDBackend, key string, n int, ttl time.Duration) lock.Lease {
 	t.Helper()
 	id := newSlotID(t, lim, key)
 	l, err := lim.AcquireSlot(ctx(t), key, id, n, ttl)
@@ -98,7 +98,7 @@ func mustSlot(t *testing.T, lim lock.Limiter, key string, n int, ttl time.Durati
 // wantFull checks that one more slot of key among n is refused as
 // contention (an error matching lock.ErrLocked, no system error code), and
 // returns its LockedError (nil when the error is not one).
-func wantFull(t *testing.T, lim lock.Limiter, key string, n int) *lock.LockedError {
+func wantFull(t *testing.T, lim lock.IDBackend, key string, n int) *lock.LockedError {
 	t.Helper()
 	id := newSlotID(t, lim, key)
 	l, err := lim.AcquireSlot(ctx(t), key, id, n, longTTL)
@@ -121,7 +121,7 @@ func wantFull(t *testing.T, lim lock.Limiter, key string, n int) *lock.LockedErr
 }
 
 // holders returns LookupLimit(key), failing the test on error.
-func holders(t *testing.T, lim lock.Limiter, key string) *lock.LimitInfo {
+func holders(t *testing.T, lim lock.IDBackend, key string) *lock.LimitInfo {
 	t.Helper()
 	info, err := lim.LookupLimit(ctx(t), key)
 	if err != nil {
@@ -132,7 +132,7 @@ func holders(t *testing.T, lim lock.Limiter, key string) *lock.LimitInfo {
 
 // assertSlots checks that exactly the slots ls hold key, by LookupLimit
 // (id hashes, fences) and LookupID.
-func assertSlots(t *testing.T, lim lock.Limiter, key string, ls ...lock.Lease) {
+func assertSlots(t *testing.T, lim lock.IDBackend, key string, ls ...lock.Lease) {
 	t.Helper()
 	info := holders(t, lim, key)
 	if len(ls) == 0 {
@@ -165,7 +165,7 @@ func assertSlots(t *testing.T, lim lock.Limiter, key string, ls ...lock.Lease) {
 }
 
 // releaseAll releases every slot of ls and checks that key is then free.
-func releaseAll(t *testing.T, lim lock.Limiter, key string, ls ...lock.Lease) {
+func releaseAll(t *testing.T, lim lock.IDBackend, key string, ls ...lock.Lease) {
 	t.Helper()
 	for _, l := range ls {
 		mustRelease(t, lim, l)

@@ -15,7 +15,7 @@ func (s *suite) limitChangeTests() []test {
 // is refused (no holder is evicted), a call with n = 5 is granted at once,
 // and so is one more; then the key is full for n = 5 too. After two
 // releases (three holders), n = 3 is still refused and n = 4 granted.
-func (s *suite) testLimitChangeN(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitChangeN(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	ls := []lock.Lease{mustSlot(t, lim, key, 3, longTTL), mustSlot(t, lim, key, 3, longTTL), mustSlot(t, lim, key, 3, longTTL)}
 	wantFull(t, lim, key, 2)

@@ -17,10 +17,10 @@ func (s *suite) limitConcurrencyTests() []test {
 	var tests []test
 	for _, n := range limitSizes {
 		tests = append(tests,
-			test{fmt.Sprintf("Do with a wait, n=%d", n), limitTest(func(t *testing.T, lim lock.Limiter) {
+			test{fmt.Sprintf("Do with a wait, n=%d", n), limitTest(func(t *testing.T, lim lock.IDBackend) {
 				s.testLimitConcurrency(t, lim, n, doSlot)
 			})},
-			test{fmt.Sprintf("AcquireSlot, n=%d", n), limitTest(func(t *testing.T, lim lock.Limiter) {
+			test{fmt.Sprintf("AcquireSlot, n=%d", n), limitTest(func(t *testing.T, lim lock.IDBackend) {
 				s.testLimitConcurrency(t, lim, n, spinSlot)
 			})})
 	}
@@ -29,11 +29,11 @@ func (s *suite) limitConcurrencyTests() []test {
 
 // slotRunner runs work while holding one of n slots of key, and returns
 // the error of taking or releasing the slot.
-type slotRunner func(ctx context.Context, lim lock.Limiter, key string, n int, work func(lock.Lease)) error
+type slotRunner func(ctx context.Context, lim lock.IDBackend, key string, n int, work func(lock.Lease)) error
 
 // doSlot runs work under lock.Do with WithLimit(n), waiting in the
 // backend's queue when it has one, polling (capped backoff) otherwise.
-func doSlot(ctx context.Context, lim lock.Limiter, key string, n int, work func(lock.Lease)) error {
+func doSlot(ctx context.Context, lim lock.IDBackend, key string, n int, work func(lock.Lease)) error {
 	return lock.Do(ctx, lim, key, func(_ context.Context, l lock.Lease) error {
 		work(l)
 		return nil
@@ -43,7 +43,7 @@ func doSlot(ctx context.Context, lim lock.Limiter, key string, n int, work func(
 
 // spinSlot takes a slot with AcquireSlot, retrying contention with one
 // lock id (see spin), runs work and releases the slot.
-func spinSlot(ctx context.Context, lim lock.Limiter, key string, n int, work func(lock.Lease)) error {
+func spinSlot(ctx context.Context, lim lock.IDBackend, key string, n int, work func(lock.Lease)) error {
 	id, err := lim.NewLockID(key)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func spinSlot(ctx context.Context, lim lock.Limiter, key string, n int, work fun
 // inside the critical section must never exceed n, every worker must
 // finish, no two grants may share a fence, and for n = 1 each grant's
 // fence must exceed the previous holder's.
-func (s *suite) testLimitConcurrency(t *testing.T, lim lock.Limiter, n int, run slotRunner) {
+func (s *suite) testLimitConcurrency(t *testing.T, lim lock.IDBackend, n int, run slotRunner) {
 	key := s.key(t, "contended")
 	withFences := fencing(lim)
 	ctx, cancel := context.WithTimeout(context.Background(), mutexTimeout)

@@ -18,7 +18,7 @@ func (s *suite) limitExpiryTests() []test {
 //   - "lock then limit" and "limit then lock": a lapsed lease of one kind
 //     does not block the other kind (no lock.ErrKindMismatch), and the
 //     new grant's fence is higher.
-func (s *suite) testLimitExpiry(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitExpiry(t *testing.T, lim lock.IDBackend) {
 	mixed, all, lockFirst, limitFirst := s.key(t, "one-of-two"), s.key(t, "all"), s.key(t, "lock-first"), s.key(t, "limit-first")
 	short := mustSlot(t, lim, mixed, 2, shortTTL)
 	long := mustSlot(t, lim, mixed, 2, longTTL)

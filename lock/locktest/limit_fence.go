@@ -28,7 +28,7 @@ func wantIncreasing(t *testing.T, what string, f, prev lock.Fence) {
 // testLimitFenceOrder: fenceGrants grants on one key of n = 5, released
 // in another order than granted (the oldest slot lives longest), get
 // fences each above the previous grant's.
-func (s *suite) testLimitFenceOrder(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitFenceOrder(t *testing.T, lim lock.IDBackend) {
 	requireFencing(t, lim)
 	key := s.key(t, "k")
 	const n = 5
@@ -52,7 +52,7 @@ func (s *suite) testLimitFenceOrder(t *testing.T, lim lock.Limiter) {
 
 // testLimitFenceKinds: a key used as a lock, then as a limit, then as a
 // lock again takes every grant's fence from one order.
-func (s *suite) testLimitFenceKinds(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitFenceKinds(t *testing.T, lim lock.IDBackend) {
 	requireFencing(t, lim)
 	key := s.key(t, "k")
 	l1 := mustAcquire(t, lim, key, longTTL)
@@ -70,7 +70,7 @@ func (s *suite) testLimitFenceKinds(t *testing.T, lim lock.Limiter) {
 // testLimitFenceInterleaved: slots granted alternately on two keys give
 // each key strictly increasing fences (with WithSharedFences too, where
 // the other key's grants may advance them).
-func (s *suite) testLimitFenceInterleaved(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitFenceInterleaved(t *testing.T, lim lock.IDBackend) {
 	requireFencing(t, lim)
 	keys := []string{s.key(t, "a"), s.key(t, "b")}
 	last := map[string]lock.Fence{}

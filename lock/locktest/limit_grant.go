@@ -12,7 +12,7 @@ import (
 func (s *suite) limitGrantTests() []test {
 	var tests []test
 	for _, n := range limitSizes {
-		tests = append(tests, test{fmt.Sprintf("n slots then LockedError, n=%d", n), limitTest(func(t *testing.T, lim lock.Limiter) {
+		tests = append(tests, test{fmt.Sprintf("n slots then LockedError, n=%d", n), limitTest(func(t *testing.T, lim lock.IDBackend) {
 			s.testLimitGrant(t, lim, n)
 		})})
 	}
@@ -23,7 +23,7 @@ func (s *suite) limitGrantTests() []test {
 // the next attempt is refused with a LockedError whose ExpiresAt is the
 // earliest expiry among the holders (the first slot's: the others are
 // longer), nothing changed, and a release lets exactly one more in.
-func (s *suite) testLimitGrant(t *testing.T, lim lock.Limiter, n int) {
+func (s *suite) testLimitGrant(t *testing.T, lim lock.IDBackend, n int) {
 	key := s.key(t, "k")
 	var ls []lock.Lease
 	for i := range n {
@@ -53,7 +53,7 @@ func (s *suite) testLimitGrant(t *testing.T, lim lock.Limiter, n int) {
 // testLimitAcquire: lock.Acquire with WithLimit(2) and no wait takes the
 // two slots and is then refused with an error matching ErrLocked; the
 // leases are ordinary: Release frees them.
-func (s *suite) testLimitAcquire(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitAcquire(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	opts := []lock.Option{lock.WithLimit(2), lock.WithWait(0), lock.WithTTL(longTTL)}
 	var ls []lock.Lease

@@ -23,7 +23,7 @@ func (s *suite) limitKeepTests() []test {
 // the backend's clock, as for a lock; LookupID and LookupLimit report it,
 // the fence is unchanged, and the slot still counts (and, now the
 // earliest, gives the LockedError its expiry).
-func (s *suite) testLimitExtend(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitExtend(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	a := mustSlot(t, lim, key, 2, longTTL)
 	b := mustSlot(t, lim, key, 2, longTTL)
@@ -58,7 +58,7 @@ func (s *suite) testLimitExtend(t *testing.T, lim lock.Limiter) {
 // still held after a real sleep well past the TTL and the tolerance: held
 // contexts live, both ids found with later expiries, the key full. Then
 // both release cleanly.
-func (s *suite) testLimitKeep(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitKeep(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	c, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()

@@ -16,7 +16,7 @@ func (s *suite) limitKindTests() []test {
 // testKindLockFirst: while a lock holds a key, AcquireSlot, lock.Acquire
 // with WithLimit and LookupLimit fail with lock.ErrKindMismatch and leave
 // the lock alone; once it is released, the key serves slots.
-func (s *suite) testKindLockFirst(t *testing.T, lim lock.Limiter) {
+func (s *suite) testKindLockFirst(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	l := mustAcquire(t, lim, key, longTTL)
 	_, err := lim.AcquireSlot(ctx(t), key, newSlotID(t, lim, key), 2, longTTL)
@@ -36,7 +36,7 @@ func (s *suite) testKindLockFirst(t *testing.T, lim lock.Limiter) {
 // testKindLimitFirst: while a slot holds a key, Acquire, lock.Acquire
 // without a limit, IsLocked and LookupKey fail with lock.ErrKindMismatch
 // and leave the slot alone; once it is released, the key serves a lock.
-func (s *suite) testKindLimitFirst(t *testing.T, lim lock.Limiter) {
+func (s *suite) testKindLimitFirst(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	sl := mustSlot(t, lim, key, 2, longTTL)
 	_, err := lim.Acquire(ctx(t), key, longTTL)

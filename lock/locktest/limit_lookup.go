@@ -21,7 +21,7 @@ func (s *suite) limitLookupTests() []test {
 // earliest expiry first, which here is not the grant order) with its fence
 // and plausible times, and no formatting reveals the raw key or an id;
 // after the releases it is nil again.
-func (s *suite) testLookupLimit(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLookupLimit(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "secret-key")
 	assertSlots(t, lim, key)
 	start := time.Now()
@@ -79,7 +79,7 @@ func (s *suite) testLookupLimit(t *testing.T, lim lock.Limiter) {
 
 // testLookupSlotID: LookupID describes a slot like a lock (hashes of its
 // key and id, its fence and expiry), and finds nothing once it is released.
-func (s *suite) testLookupSlotID(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLookupSlotID(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	l := mustSlot(t, lim, key, 2, longTTL)
 	info, err := lim.LookupID(ctx(t), l.ID)

@@ -16,7 +16,7 @@ func (s *suite) limitOwnershipTests() []test {
 // testLimitForeignID: with two of three slots held, a random id, a
 // released slot's id (also after another slot took its place) and a lock
 // id of another key neither release nor extend a slot of the key.
-func (s *suite) testLimitForeignID(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitForeignID(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	a := mustSlot(t, lim, key, 3, longTTL)
 	b := mustSlot(t, lim, key, 3, longTTL)
@@ -47,7 +47,7 @@ func (s *suite) testLimitForeignID(t *testing.T, lim lock.Limiter) {
 // testLimitReleaseOne: with all three slots held, releasing one by its id
 // frees exactly that one: its id is gone, the others hold on, and exactly
 // one new slot is granted before the key is full again.
-func (s *suite) testLimitReleaseOne(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitReleaseOne(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	ls := []lock.Lease{mustSlot(t, lim, key, 3, longTTL), mustSlot(t, lim, key, 3, longTTL), mustSlot(t, lim, key, 3, longTTL)}
 	wantFull(t, lim, key, 3)

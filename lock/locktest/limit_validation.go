@@ -12,16 +12,16 @@ import (
 )
 
 // BadLimitInputs returns every invalid call of the limit suite (see
-// [RunLimit]): n outside [1, lock.MaxLimit] through lock.Acquire, lock.Do,
-// lock.Hold, AcquireSlot and JoinSlot (when the backend is a
-// lock.SlotQueuer), and a bad key, ttl, lock id or nil context for
-// AcquireSlot and LookupLimit. A conforming lock.Limiter fails each with
-// an error whose lock.CodeOf is lock.CodeInvalidArgument, before any I/O.
-// key is a valid key; nothing is taken when the backend conforms. Called
-// on a backend that is not a lock.Limiter, the calls of its methods fail
-// with a plain error (no code); the JoinSlot calls of a backend that is
-// not a lock.SlotQueuer have nothing to check and return an
-// InvalidArgument error of their own.
+// [RunLimit]): n outside [1, lock.MaxLimit] through lock.Acquire, lock.Do
+// and lock.Hold, n outside [1, lock.MaxLimit] for AcquireSlot and outside
+// [0, lock.MaxLimit] for Join (whose n 0 is the lock), and a bad key, ttl,
+// lock id or nil context for AcquireSlot and LookupLimit. A conforming
+// lock.IDBackend fails each with an error whose lock.CodeOf is
+// lock.CodeInvalidArgument, before any I/O. key is a valid key; nothing is
+// taken when the backend conforms. Called on a backend that is not a
+// lock.IDBackend, the lock.Acquire, Do and Hold calls fail InvalidArgument
+// (WithLimit needs the extension) and the calls of the extension's methods
+// fail with a plain error (no code), so that such a backend does not pass.
 func BadLimitInputs(key string) []BadInput {
 	const ttl = time.Second
 	bg := context.Background()
@@ -32,12 +32,12 @@ func BadLimitInputs(key string) []BadInput {
 	add := func(name string, call func(lock.Backend) error) {
 		in = append(in, BadInput{Name: name, Call: call})
 	}
-	// limiter calls f with b as a lock.Limiter.
-	limiter := func(f func(lock.Limiter) error) func(lock.Backend) error {
+	// limiter calls f with b as a lock.IDBackend.
+	limiter := func(f func(lock.IDBackend) error) func(lock.Backend) error {
 		return func(b lock.Backend) error {
-			lim, ok := b.(lock.Limiter)
+			lim, ok := b.(lock.IDBackend)
 			if !ok {
-				return fmt.Errorf("locktest: %T is not a lock.Limiter", b)
+				return fmt.Errorf("locktest: %T is not a lock.IDBackend", b)
 			}
 			return f(lim)
 		}
@@ -61,49 +61,48 @@ func BadLimitInputs(key string) []BadInput {
 			}
 			return err
 		})
-		add("AcquireSlot/n/"+ns, limiter(func(lim lock.Limiter) error {
+		add("AcquireSlot/n/"+ns, limiter(func(lim lock.IDBackend) error {
 			_, err := lim.AcquireSlot(bg, key, id, n, ttl)
 			return err
 		}))
-		add("JoinSlot/n/"+ns, func(b lock.Backend) error {
-			q, ok := b.(lock.SlotQueuer)
-			if !ok {
-				return lock.InvalidArgument("locktest", "not a lock.SlotQueuer: nothing to check")
-			}
-			w, err := q.JoinSlot(key, id, n, ttl, ttl)
+		if n == 0 {
+			continue // Join's n 0 is the lock
+		}
+		add("Join/n/"+ns, limiter(func(q lock.IDBackend) error {
+			w, err := q.Join(key, id, n, ttl, ttl)
 			if w != nil {
 				w.Leave(false)
 			}
 			return err
-		})
+		}))
 	}
 	for _, k := range []struct{ desc, key string }{{"empty", ""}, {"invalid UTF-8", "\xff\xfe"}, {"513 bytes", padKey("k", lock.MaxKeyBytes+1)}} {
-		add("AcquireSlot/key/"+k.desc, limiter(func(lim lock.Limiter) error {
+		add("AcquireSlot/key/"+k.desc, limiter(func(lim lock.IDBackend) error {
 			_, err := lim.AcquireSlot(bg, k.key, id, 2, ttl)
 			return err
 		}))
-		add("LookupLimit/key/"+k.desc, limiter(func(lim lock.Limiter) error {
+		add("LookupLimit/key/"+k.desc, limiter(func(lim lock.IDBackend) error {
 			_, err := lim.LookupLimit(bg, k.key)
 			return err
 		}))
 	}
 	for _, d := range []time.Duration{0, -time.Second, 999 * time.Microsecond} {
-		add("AcquireSlot/ttl/"+d.String(), limiter(func(lim lock.Limiter) error {
+		add("AcquireSlot/ttl/"+d.String(), limiter(func(lim lock.IDBackend) error {
 			_, err := lim.AcquireSlot(bg, key, id, 2, d)
 			return err
 		}))
 	}
 	for _, bad := range []struct{ desc, id string }{{"empty", ""}, {"21 chars", id[:21]}, {"with /", "/" + id[1:]}} {
-		add("AcquireSlot/id/"+bad.desc, limiter(func(lim lock.Limiter) error {
+		add("AcquireSlot/id/"+bad.desc, limiter(func(lim lock.IDBackend) error {
 			_, err := lim.AcquireSlot(bg, key, bad.id, 2, ttl)
 			return err
 		}))
 	}
-	add("AcquireSlot/nil context", limiter(func(lim lock.Limiter) error {
+	add("AcquireSlot/nil context", limiter(func(lim lock.IDBackend) error {
 		_, err := lim.AcquireSlot(nilCtx, key, id, 2, ttl)
 		return err
 	}))
-	add("LookupLimit/nil context", limiter(func(lim lock.Limiter) error {
+	add("LookupLimit/nil context", limiter(func(lim lock.IDBackend) error {
 		_, err := lim.LookupLimit(nilCtx, key)
 		return err
 	}))
@@ -120,7 +119,7 @@ func (s *suite) limitValidationTests() []test {
 
 // testLimitBadInputs: every BadLimitInputs call fails InvalidArgument (not
 // contention, not not-held), and none of them took a slot.
-func (s *suite) testLimitBadInputs(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitBadInputs(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "valid")
 	wantInvalid(t, lim, BadLimitInputs(key))
 	assertSlots(t, lim, key)
@@ -129,7 +128,7 @@ func (s *suite) testLimitBadInputs(t *testing.T, lim lock.Limiter) {
 
 // testLimitBounds: the smallest and largest n are valid limits, through
 // AcquireSlot and lock.Acquire.
-func (s *suite) testLimitBounds(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitBounds(t *testing.T, lim lock.IDBackend) {
 	for _, n := range []int{1, lock.MaxLimit} {
 		key := s.key(t, "n"+strconv.Itoa(n))
 		a := mustSlot(t, lim, key, n, longTTL)
@@ -151,7 +150,7 @@ func (s *suite) testLimitBounds(t *testing.T, lim lock.Limiter) {
 
 // testLimitCancelled: AcquireSlot and LookupLimit with a cancelled
 // context fail Aborted, matching context.Canceled, and take nothing.
-func (s *suite) testLimitCancelled(t *testing.T, lim lock.Limiter) {
+func (s *suite) testLimitCancelled(t *testing.T, lim lock.IDBackend) {
 	key := s.key(t, "k")
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()

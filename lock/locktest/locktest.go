@@ -60,7 +60,7 @@ const (
 // fresh backend for a subtest, isolated from other subtests (for example by
 // a unique key prefix); it is called once per subtest, with that subtest's
 // t. Subtests run sequentially. A backend with concurrency limits
-// ([lock.Limiter]) also runs [RunLimit].
+// ([lock.IDBackend]) also runs [RunLimit].
 func Run(t *testing.T, newBackend func(t *testing.T) lock.Backend, opts ...Option) {
 	t.Helper()
 	s := newSuite(t, opts)

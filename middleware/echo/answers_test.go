@@ -26,10 +26,11 @@ func (b stubBackend) Acquire(context.Context, string, time.Duration) (lock.Lease
 	return lock.Lease{}, b.err
 }
 
-// stubLimiter answers every slot acquisition with err.
+// stubLimiter answers every acquisition, of a slot or with a lock id,
+// with err.
 type stubLimiter struct {
 	stubBackend
-	lock.Limiter
+	lock.IDBackend
 }
 
 func (b stubLimiter) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
@@ -40,6 +41,15 @@ func (b stubLimiter) NewLockID(string) (string, error) { return lock.NewLockID()
 
 func (b stubLimiter) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
 	return lock.Lease{}, b.err
+}
+
+func (b stubLimiter) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
+	return lock.Lease{}, b.err
+}
+
+// Join says the waiter cannot be told of hand-offs: lock.Acquire polls.
+func (b stubLimiter) Join(string, string, int, time.Duration, time.Duration) (lock.Waiter, error) {
+	return nil, errors.ErrUnsupported
 }
 
 // TestDefaultAnswersReachHTTPErrorHandler checks that the default answers

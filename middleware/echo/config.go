@@ -156,10 +156,10 @@ type Config struct {
 	// uses this middleware.
 	//
 	// Limit must be between 0 and lock.MaxLimit; with a limit, Backend
-	// must be a lock.Limiter (redisbackend.Backend is; otellock.Wrap
-	// forwards it) and Replay must be nil: replay stores one response per
-	// key for requests that must run once, while a limit lets several run
-	// at once. ToMiddleware returns an error otherwise. Each key is either
+	// must be a lock.IDBackend (redisbackend.Backend is, and otellock.Wrap
+	// of one keeps it) and Replay must be nil: replay stores one response
+	// per key for requests that must run once, while a limit lets several
+	// run at once. ToMiddleware returns an error otherwise. Each key is either
 	// a lock or a limit: a key locked elsewhere as a plain lock is
 	// answered 500 (lock.ErrKindMismatch) until that lock ends. Set Limit
 	// rather than lock.WithLimit in LockOptions, which would give 409
@@ -226,7 +226,7 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 // that is not valid UTF-8 or leaves no room for a key; with Replay, a
 // Backend that is not a lock.Recorder, a replay TTL under 1ms, a negative
 // limit or a header that cannot be replayed; a Limit outside 0 to
-// lock.MaxLimit; with a Limit, a Backend that is not a lock.Limiter (the
+// lock.MaxLimit; with a Limit, a Backend that is not a lock.IDBackend (the
 // error then also matches errors.ErrUnsupported) or Replay set.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	switch {

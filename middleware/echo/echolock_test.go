@@ -21,16 +21,17 @@ import (
 // never called.
 type nopBackend struct{ lock.Backend }
 
-// recorder is a nopBackend that is a lock.Recorder.
-type recorder struct {
-	nopBackend
-	lock.Recorder
-}
+// recorder is a lock.Recorder (not a lock.IDBackend) for configuration
+// tests; it is never called.
+type recorder struct{ lock.Recorder }
 
-// limiter is a lock.Limiter (and a lock.Recorder) for configuration tests;
+// limiter is a lock.IDBackend and a lock.Recorder for configuration tests;
 // it is never called.
-type limiter struct {
-	lock.Limiter
+type limiter struct{ fullBackend }
+
+// fullBackend is a backend with both extensions.
+type fullBackend interface {
+	lock.IDBackend
 	lock.Recorder
 }
 
@@ -58,7 +59,7 @@ func TestToMiddlewareErrors(t *testing.T) {
 		}},
 		{"negative limit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, -1 }},
 		{"limit over lock.MaxLimit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, lock.MaxLimit+1 }},
-		{"limit on a backend that is not a lock.Limiter", func(c *echolock.Config) { c.Backend, c.Limit = recorder{}, 3 }},
+		{"limit on a backend that is not a lock.IDBackend", func(c *echolock.Config) { c.Backend, c.Limit = recorder{}, 3 }},
 		{"limit with replay", func(c *echolock.Config) {
 			c.Backend, c.Limit = limiter{}, 3
 			c.Replay = &echolock.ReplayConfig{}
@@ -104,7 +105,7 @@ func TestToMiddlewareErrors(t *testing.T) {
 			t.Errorf("ToMiddleware on a Recorder: %v", err)
 		}
 	})
-	t.Run("limits 1 and lock.MaxLimit on a lock.Limiter", func(t *testing.T) {
+	t.Run("limits 1 and lock.MaxLimit on a lock.IDBackend", func(t *testing.T) {
 		for _, n := range []int{1, lock.MaxLimit} {
 			c := valid
 			c.Backend, c.Limit = limiter{}, n

@@ -89,8 +89,8 @@ func DefaultReplayHeaders() []string { return guard.DefaultReplayHeaders() }
 // lock. A later request with the key gets that response byte for byte,
 // with HeaderReplayed, without running the handler; a request that waited
 // for the key (Config.Wait) while the first ran gets it too. The Backend
-// must implement lock.Recorder (redisbackend.Backend does; otellock.Wrap
-// forwards it), else ToMiddleware returns an error.
+// must implement lock.Recorder (redisbackend.Backend does, and
+// otellock.Wrap of one keeps it), else ToMiddleware returns an error.
 //
 // Keys belong to a principal: ToMiddleware rejects Replay without
 // Config.Scope (or Config.Unscoped, for a public endpoint), and with

@@ -18,7 +18,7 @@ import (
 // a key; with WithReplay, a backend that is not a lock.Recorder, a replay
 // TTL of 0 or under 1ms, a negative limit or a header that cannot be
 // replayed; a replay option without WithReplay; with WithLimit, a limit
-// outside 1 to lock.MaxLimit, a backend that is not a lock.Limiter (the
+// outside 1 to lock.MaxLimit, a backend that is not a lock.IDBackend (the
 // error then also matches errors.ErrUnsupported), or WithReplay as well.
 func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error) {
 	c := newConfig(opts)

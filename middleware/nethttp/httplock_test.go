@@ -19,16 +19,17 @@ import (
 // never called.
 type nopBackend struct{ lock.Backend }
 
-// recorder is a nopBackend that is a lock.Recorder.
-type recorder struct {
-	nopBackend
-	lock.Recorder
-}
+// recorder is a lock.Recorder (not a lock.IDBackend) for configuration
+// tests; it is never called.
+type recorder struct{ lock.Recorder }
 
-// limiter is a lock.Limiter (and a lock.Recorder) for configuration tests;
+// limiter is a lock.IDBackend and a lock.Recorder for configuration tests;
 // it is never called.
-type limiter struct {
-	lock.Limiter
+type limiter struct{ fullBackend }
+
+// fullBackend is a backend with both extensions.
+type fullBackend interface {
+	lock.IDBackend
 	lock.Recorder
 }
 
@@ -68,7 +69,7 @@ func TestNewConfigErrors(t *testing.T) {
 		{desc: "limit 0", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(0)}},
 		{desc: "negative limit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(-1)}},
 		{desc: "limit over lock.MaxLimit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(lock.MaxLimit + 1)}},
-		{desc: "limit on a backend that is not a lock.Limiter", b: recorder{}, opts: []httplock.Option{key, httplock.WithLimit(3)}},
+		{desc: "limit on a backend that is not a lock.IDBackend", b: recorder{}, opts: []httplock.Option{key, httplock.WithLimit(3)}},
 		{desc: "limit with replay", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(3), httplock.WithReplay(time.Hour)}},
 		{desc: "replay without a scope", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
 		{desc: "replay with fail-open", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(), httplock.WithFailOpen(true)}},
@@ -91,7 +92,7 @@ func TestNewConfigErrors(t *testing.T) {
 			httplock.Must(tt.b, tt.opts...)
 		})
 	}
-	t.Run("limits 1 and lock.MaxLimit on a lock.Limiter", func(t *testing.T) {
+	t.Run("limits 1 and lock.MaxLimit on a lock.IDBackend", func(t *testing.T) {
 		for _, n := range []int{1, lock.MaxLimit} {
 			if _, err := httplock.New(limiter{}, key, httplock.WithLimit(n)); err != nil {
 				t.Errorf("New with WithLimit(%d): %v", n, err)

@@ -26,7 +26,7 @@ var ErrLimitReached = guard.ErrLimitReached
 //
 // n must be between 1 and lock.MaxLimit (New rejects anything else,
 // including 0: leave the option out for no limit); the backend must be a
-// lock.Limiter (redisbackend.Backend is; otellock.Wrap forwards it). A
+// lock.IDBackend (redisbackend.Backend is, and otellock.Wrap of one). A
 // limit cannot be combined with WithReplay (New returns an error):
 // replay stores one response per key for requests that must run once,
 // while a limit lets n run at once. Each key is either a lock or a limit:

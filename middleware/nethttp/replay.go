@@ -93,8 +93,8 @@ func DefaultReplayHeaders() []string { return guard.DefaultReplayHeaders() }
 // that response byte for byte, with HeaderReplayed, without running the
 // handler; a request that waited for the key (WithWait) while the first
 // ran gets it too. The backend must implement lock.Recorder
-// (redisbackend.Backend does; otellock.Wrap forwards it), else New
-// returns an error.
+// (redisbackend.Backend does, and otellock.Wrap of one keeps it), else
+// New returns an error.
 //
 // Keys belong to a principal: New rejects WithReplay without WithScope
 // (or Unscoped, for a public endpoint), and with WithFailOpen. Read keys

@@ -334,6 +334,8 @@ type LeakyBackend struct {
 	n atomic.Int64
 }
 
+var _ lock.Recorder = (*LeakyBackend)(nil)
+
 // Acquire acquires a fresh key made from key and a counter.
 func (b *LeakyBackend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
 	return b.Backend.Acquire(ctx, fmt.Sprintf("%s#%d", key, b.n.Add(1)), ttl)
@@ -350,33 +352,66 @@ func (b *LeakyBackend) Record(ctx context.Context, key string) ([]byte, bool, er
 	return b.Backend.(lock.Recorder).Record(ctx, key)
 }
 
-// LeakyLimiter is a broken concurrency limit for the examples' tests: it
-// grants every slot as if the limit were lock.MaxLimit. Its locks and
-// records work.
-type LeakyLimiter struct {
-	lock.Limiter
+// ReleaseDone marks the lease's fresh key done, where IsDone never looks.
+func (b *LeakyBackend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
+	return b.Backend.(lock.Recorder).ReleaseDone(ctx, l, doneTTL)
 }
+
+// IsDone reads the done marker of key from the wrapped backend.
+func (b *LeakyBackend) IsDone(ctx context.Context, key string) (bool, error) {
+	return b.Backend.(lock.Recorder).IsDone(ctx, key)
+}
+
+// LeakyLimiter is a broken concurrency limit for the examples' tests: it
+// grants every slot as if the limit were lock.MaxLimit, whether a caller
+// attempts or waits in the queue. Its locks and records work.
+type LeakyLimiter struct {
+	lock.IDBackend
+}
+
+var _ interface {
+	lock.IDBackend
+	lock.Recorder
+} = LeakyLimiter{}
 
 // AcquireSlot takes a slot whatever n.
 func (b LeakyLimiter) AcquireSlot(ctx context.Context, key, id string, _ int, ttl time.Duration) (lock.Lease, error) {
-	return b.Limiter.AcquireSlot(ctx, key, id, lock.MaxLimit, ttl)
+	return b.IDBackend.AcquireSlot(ctx, key, id, lock.MaxLimit, ttl)
+}
+
+// Join queues a waiter for a slot whatever n (for the lock when n is 0).
+func (b LeakyLimiter) Join(key, id string, n int, ttl, wait time.Duration) (lock.Waiter, error) {
+	if n > 0 {
+		n = lock.MaxLimit
+	}
+	return b.IDBackend.Join(key, id, n, ttl, wait)
 }
 
 // ReleaseRecord forwards to the wrapped backend.
 func (b LeakyLimiter) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
-	return b.Limiter.(lock.Recorder).ReleaseRecord(ctx, l, record, ttl)
+	return b.IDBackend.(lock.Recorder).ReleaseRecord(ctx, l, record, ttl)
 }
 
 // Record forwards to the wrapped backend.
 func (b LeakyLimiter) Record(ctx context.Context, key string) ([]byte, bool, error) {
-	return b.Limiter.(lock.Recorder).Record(ctx, key)
+	return b.IDBackend.(lock.Recorder).Record(ctx, key)
+}
+
+// ReleaseDone forwards to the wrapped backend.
+func (b LeakyLimiter) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
+	return b.IDBackend.(lock.Recorder).ReleaseDone(ctx, l, doneTTL)
+}
+
+// IsDone forwards to the wrapped backend.
+func (b LeakyLimiter) IsDone(ctx context.Context, key string) (bool, error) {
+	return b.IDBackend.(lock.Recorder).IsDone(ctx, key)
 }
 
 // RunLeakyLimits runs demo on an embedded miniredis behind a
 // LeakyLimiter and returns demo's error, which a demo of limits must not
 // leave nil.
 func RunLeakyLimits(ctx context.Context, w io.Writer, demo demorun.Func) error {
-	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return LeakyLimiter{Limiter: b.(lock.Limiter)} }, demo)
+	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return LeakyLimiter{IDBackend: b.(lock.IDBackend)} }, demo)
 }
 
 // MixedUsersBackend is a broken scope for the examples' tests: it gives
@@ -386,6 +421,8 @@ type MixedUsersBackend struct {
 	lock.Backend
 	From, To string
 }
+
+var _ lock.Recorder = (*MixedUsersBackend)(nil)
 
 func (b *MixedUsersBackend) key(key string) string {
 	return strings.ReplaceAll(key, ":"+b.From+":", ":"+b.To+":")
@@ -404,6 +441,16 @@ func (b *MixedUsersBackend) ReleaseRecord(ctx context.Context, l lock.Lease, rec
 // Record reads To's record for From's.
 func (b *MixedUsersBackend) Record(ctx context.Context, key string) ([]byte, bool, error) {
 	return b.Backend.(lock.Recorder).Record(ctx, b.key(key))
+}
+
+// ReleaseDone forwards to the wrapped backend.
+func (b *MixedUsersBackend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
+	return b.Backend.(lock.Recorder).ReleaseDone(ctx, l, doneTTL)
+}
+
+// IsDone reads To's done marker for From's.
+func (b *MixedUsersBackend) IsDone(ctx context.Context, key string) (bool, error) {
+	return b.Backend.(lock.Recorder).IsDone(ctx, b.key(key))
 }
 
 // RunMixedUsers runs demo on an embedded miniredis behind a

@@ -60,7 +60,7 @@ type Config struct {
 	// requests (1 to lock.MaxLimit) hold it at once, each with a slot of
 	// its own (lock.WithLimit, given after LockOptions so it wins), and a
 	// request that finds every slot taken gets ErrLimitReached. The
-	// backend must then be a lock.Limiter, and Replay must be nil.
+	// backend must then be a lock.IDBackend, and Replay must be nil.
 	Limit int
 }
 
@@ -83,7 +83,7 @@ type Guard struct {
 // with lock.CodeInvalidArgument and Op "config"; with c.Replay, also when b
 // is not a lock.Recorder, the replay settings are bad, c has neither Scoped
 // nor Unscoped, or c.FailOpen is set; with c.Limit, also when it is out of
-// range, b is not a lock.Limiter (the error then matches
+// range, b is not a lock.IDBackend (the error then matches
 // errors.ErrUnsupported) or c.Replay is set; and when c sets both Scoped
 // and Unscoped.
 func New(b lock.Backend, c Config) (*Guard, error) {

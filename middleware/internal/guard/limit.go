@@ -15,7 +15,7 @@ import (
 var ErrLimitReached = errors.New("syncguard: the concurrency limit of the key is reached")
 
 // checkLimit validates the limit part of c for backend b: Limit 0 is no
-// limit; otherwise b must be a lock.Limiter and replay must be off (n
+// limit; otherwise b must be a lock.IDBackend and replay must be off (n
 // requests running at once under one key cannot have one response to
 // replay). The range of Limit is checked by lock.ValidateOptions.
 func checkLimit(b lock.Backend, c Config) error {

@@ -9,10 +9,16 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// nopLimiter is a non-nil lock.Limiter that is never called.
+// nopLimiter is a non-nil lock.IDBackend that is never called.
 type nopLimiter struct{ nopBackend }
 
+var _ lock.IDBackend = nopLimiter{}
+
 func (nopLimiter) NewLockID(string) (string, error) { return "", errors.ErrUnsupported }
+
+func (nopLimiter) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
+	return lock.Lease{}, errors.ErrUnsupported
+}
 
 func (nopLimiter) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
 	return lock.Lease{}, errors.ErrUnsupported
@@ -20,6 +26,19 @@ func (nopLimiter) AcquireSlot(context.Context, string, string, int, time.Duratio
 
 func (nopLimiter) LookupLimit(context.Context, string) (*lock.LimitInfo, error) {
 	return nil, errors.ErrUnsupported
+}
+
+// Join says the waiter cannot be told of hand-offs: lock.Acquire polls.
+func (nopLimiter) Join(string, string, int, time.Duration, time.Duration) (lock.Waiter, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (nopLimiter) ExtendBatch(_ context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	res := make([]lock.ExtendResult, len(reqs))
+	for i := range res {
+		res[i].Err = errors.ErrUnsupported
+	}
+	return res
 }
 
 func TestNewLimit(t *testing.T) {
@@ -61,8 +80,10 @@ func TestNewLimit(t *testing.T) {
 	}
 }
 
-// recLimiter is a lock.Limiter and a lock.Recorder that is never called.
+// recLimiter is a lock.IDBackend and a lock.Recorder that is never called.
 type recLimiter struct{ nopLimiter }
+
+var _ lock.Recorder = recLimiter{}
 
 func (recLimiter) ReleaseRecord(context.Context, lock.Lease, []byte, time.Duration) error {
 	return errors.ErrUnsupported
@@ -71,6 +92,12 @@ func (recLimiter) ReleaseRecord(context.Context, lock.Lease, []byte, time.Durati
 func (recLimiter) Record(context.Context, string) ([]byte, bool, error) {
 	return nil, false, errors.ErrUnsupported
 }
+
+func (recLimiter) ReleaseDone(context.Context, lock.Lease, time.Duration) error {
+	return errors.ErrUnsupported
+}
+
+func (recLimiter) IsDone(context.Context, string) (bool, error) { return false, errors.ErrUnsupported }
 
 // TestRunLimitReached: with a limit, contention comes back as
 // ErrLimitReached, still matching lock.ErrLocked and carrying the
@@ -108,6 +135,10 @@ func (f fullLimiter) Acquire(context.Context, string, time.Duration) (lock.Lease
 }
 
 func (f fullLimiter) NewLockID(string) (string, error) { return lock.NewLockID(), nil }
+
+func (f fullLimiter) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
+	return lock.Lease{}, &lock.LockedError{ExpiresAt: f.exp}
+}
 
 func (f fullLimiter) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
 	return lock.Lease{}, &lock.LockedError{ExpiresAt: f.exp}

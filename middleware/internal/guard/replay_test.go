@@ -24,6 +24,8 @@ type recorderBackend struct {
 	record []byte
 }
 
+var _ lock.Recorder = recorderBackend{}
+
 func (b recorderBackend) ReleaseRecord(context.Context, lock.Lease, []byte, time.Duration) error {
 	return nil
 }
@@ -31,6 +33,10 @@ func (b recorderBackend) ReleaseRecord(context.Context, lock.Lease, []byte, time
 func (b recorderBackend) Record(context.Context, string) ([]byte, bool, error) {
 	return b.record, b.record != nil, nil
 }
+
+func (b recorderBackend) ReleaseDone(context.Context, lock.Lease, time.Duration) error { return nil }
+
+func (b recorderBackend) IsDone(context.Context, string) (bool, error) { return false, nil }
 
 func TestNewReplayConfig(t *testing.T) {
 	tests := []struct {

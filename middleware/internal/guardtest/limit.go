@@ -35,7 +35,7 @@ func limitKey(user string) string { return ns + user }
 // free asserts that no slot of k is held.
 func (e *env) free(t *testing.T, k string) {
 	t.Helper()
-	info, err := lock.Backend(e.b).(lock.Limiter).LookupLimit(context.Background(), k)
+	info, err := lock.Backend(e.b).(lock.IDBackend).LookupLimit(context.Background(), k)
 	if err != nil || info != nil {
 		t.Errorf("LookupLimit after the requests = %+v, %v; want nil, nil: every slot released", info, err)
 	}

@@ -55,7 +55,7 @@ func urlOf(srv *redistest.Server) string { return "redis://" + srv.Addr() }
 
 // newBackend returns a Backend on rdb under prefix, as an application
 // would build it.
-func newBackend(t *testing.T, rdb redis.Scripter, o redisbackend.Options) *redisbackend.Backend {
+func newBackend(t *testing.T, rdb redis.UniversalClient, o redisbackend.Options) *redisbackend.Backend {
 	t.Helper()
 	b, err := redisbackend.New(rdb, &o)
 	if err != nil {

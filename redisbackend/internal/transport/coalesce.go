@@ -1,4 +1,4 @@
-package redisbackend
+package transport
 
 import (
 	"context"
@@ -28,53 +28,49 @@ import (
 // the wire (unless ContextTimeoutEnabled, off by default), and a stalled
 // server would otherwise hold every caller for the client's read timeout
 // times its retries. A caller that leaves while its command is still
-// queued leaves the queue (nothing is sent: errNotSent); one that leaves
-// after its command went out gets errAbandoned (the command may run). A
+// queued leaves the queue (nothing is sent: ErrNotSent); one that leaves
+// after its command went out gets ErrAbandoned (the command may run). A
 // round trip all of whose callers left is cancelled, so go-redis sends no
-// retry of it.
+// retry of it. A lone call that sendsDirect lets out goes from its
+// caller's goroutine instead (direct.go).
 
 // maxInFlight is how many round trips the coalescer lets run at once. One
 // in flight keeps pipelines deepest but leaves Redis idle while the client
-// reads replies; BenchmarkCycle at 32 goroutines found 4 the fastest of 1,
-// 2, 4 and 8 (bench/README.md).
+// reads replies; a few in flight overlap the two. BenchmarkCycle compares
+// the choices, and bench/README.md has its measurements.
 const maxInFlight = 4
 
 // maxBatch caps the commands of one pipeline. go-redis reads all the
 // replies of a pipeline under one read deadline (ReadTimeout), and retries
 // the whole pipeline when that passes: an unbounded batch could outgrow it
-// and then be re-sent whole. 128 scripts take about 1 ms of Redis time.
+// and then be re-sent whole. A batch this size takes Redis a small fraction
+// of any read timeout in use.
 const maxBatch = 128
 
-// processor sends a prepared command; every go-redis client has it.
+// processor sends a prepared command.
 type processor interface {
 	Process(ctx context.Context, cmd redis.Cmder) error
 }
 
-// pipelineProcessor is what coalescing needs of a go-redis client:
-// *redis.Client (also a failover client) and *redis.ClusterClient have it.
+// pipelineProcessor is what coalescing uses of a go-redis client (every
+// redis.UniversalClient has it; the tests' fake has only this).
 type pipelineProcessor interface {
 	processor
 	Pipeline() redis.Pipeliner
 }
 
-// errNotSent is the outcome of a call whose context ended before its
-// command was sent: it did not run.
-var errNotSent = errors.New("redisbackend: the context ended before the command was sent")
-
-// errAbandoned is the outcome of a call whose context ended while its
-// command was on the wire: it may have run.
-var errAbandoned = errors.New("redisbackend: the context ended while the command was on the wire; it may have run")
-
 // errUnanswered is the error of a batched command whose round trip ended
 // without replies (the client panicked, in a hook for instance).
 var errUnanswered = errors.New("redisbackend: the shared pipeline ended without a reply")
 
+// coalescer shares pipelines among the calls of concurrent goroutines
+// (see the top of this file).
 type coalescer struct {
 	c pipelineProcessor
-	// direct is the Backend's directSender (direct.go): a lone call that
-	// sendsDirect lets out goes from its caller's goroutine; nil: only
-	// calls whose context cannot end do.
-	direct processor
+	// direct is the client's rule for calls that go out from their
+	// callers' goroutines (direct.go, sendsDirect); nil: only calls whose
+	// context cannot end do.
+	direct *directRule
 
 	mu       sync.Mutex
 	inFlight int
@@ -130,18 +126,13 @@ func (t *roundTrip) leave() {
 	}
 }
 
-// newCoalescer returns a coalescer on client (direct: see
-// coalescer.direct), or nil when the client cannot pipeline.
-func newCoalescer(client any, direct processor) *coalescer {
-	p, ok := client.(pipelineProcessor)
-	if !ok {
-		return nil
-	}
-	return &coalescer{c: p, direct: direct}
+// newCoalescer returns a coalescer on c (direct: see coalescer.direct).
+func newCoalescer(c pipelineProcessor, direct *directRule) *coalescer {
+	return &coalescer{c: c, direct: direct}
 }
 
 // do runs cmd and returns nil when it has its reply (cmd.Err() tells how
-// it went), or errNotSent or errAbandoned when ctx ended first; cmd must
+// it went), or ErrNotSent or ErrAbandoned when ctx ended first; cmd must
 // not be read then (a round trip may still write it).
 func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	p := newPending(ctx, cmd)
@@ -156,11 +147,7 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 			// own), and leave what queued meanwhile to a goroutine.
 			p.trip = inlineTrip
 			co.mu.Unlock()
-			proc := processor(co.c)
-			if co.direct != nil {
-				proc = co.direct
-			}
-			co.sendOn(proc, inlineTrip, batch)
+			co.send(inlineTrip, batch)
 			if t, next := co.next(); next != nil {
 				go co.run(t, next)
 			}
@@ -169,7 +156,7 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 			if cmd.Err() != nil && ctx.Err() != nil {
 				// go-redis gave up at the deadline (or the reply failed
 				// just as it passed): the command may have run.
-				return errAbandoned
+				return ErrAbandoned
 			}
 			return nil
 		}
@@ -190,7 +177,7 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 		co.removeLocked(p)
 		co.mu.Unlock()
 		p.free()
-		return errNotSent
+		return ErrNotSent
 	}
 	co.mu.Unlock()
 	select {
@@ -199,7 +186,7 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	default:
 	}
 	p.trip.leave()
-	return errAbandoned
+	return ErrAbandoned
 }
 
 // answer frees p, whose done has been received, re-raising a panic of the
@@ -256,10 +243,7 @@ func (co *coalescer) next() (*roundTrip, []*pending) {
 // send sends batch, alone or as one pipeline, and signals every done. A
 // panic of the client is handed to the first caller; the others get
 // errUnanswered.
-func (co *coalescer) send(t *roundTrip, batch []*pending) { co.sendOn(co.c, t, batch) }
-
-// sendOn is send with a lone call sent on proc.
-func (co *coalescer) sendOn(proc processor, t *roundTrip, batch []*pending) {
+func (co *coalescer) send(t *roundTrip, batch []*pending) {
 	ctx := batch[0].ctx
 	defer func() {
 		if r := recover(); r != nil {
@@ -274,7 +258,7 @@ func (co *coalescer) sendOn(proc processor, t *roundTrip, batch []*pending) {
 		}
 	}()
 	if len(batch) == 1 {
-		_ = proc.Process(ctx, batch[0].cmd)
+		_ = co.c.Process(ctx, batch[0].cmd)
 		return
 	}
 	pipe := co.c.Pipeline()

@@ -1,4 +1,4 @@
-package redisbackend
+package transport
 
 import (
 	"time"
@@ -6,8 +6,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// clientOptions are the go-redis settings New reads from a client: retries
-// and timeouts (resend.go), and whether go-redis ends commands at their
+// clientOptions are the go-redis settings read from a client: retries and
+// timeouts (resend.go), and whether go-redis ends commands at their
 // context's deadline (direct.go).
 type clientOptions struct {
 	retries              int
@@ -18,7 +18,9 @@ type clientOptions struct {
 
 // optionsOf reads the options of any client with go-redis's Options method
 // (a *redis.Client, a failover client, a *redis.ClusterClient, or a wrapper
-// embedding one), or reports false for a client without one.
+// embedding one), or reports false for a client without one. By the
+// method, not the type: a wrapper embedding the go-redis client is judged
+// as that client.
 func optionsOf(client any) (clientOptions, bool) {
 	switch c := client.(type) {
 	case interface{ Options() *redis.Options }:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,18 +12,29 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// idFake is a fakeBackend that is a lock.IDAcquirer. lose, when set, is
-// asked after every AcquireID that ran: true loses its reply (the caller
-// gets a NetworkTimeout although the lock may have been taken).
+// idFake is a fakeBackend that is a lock.IDBackend. Its lock ids are the
+// caller's (AcquireID); it keeps no slots and no queue: AcquireSlot and
+// LookupLimit fail, and Join reports errors.ErrUnsupported, so Acquire
+// polls as it does with a backend that cannot be told of hand-offs.
+// ExtendBatch extends each lease with the fake's Extend (so
+// count("Extend") still counts extensions) and counts the batches.
+//
+// lose, when set, is asked after every AcquireID that ran: true loses its
+// reply (the caller gets a NetworkTimeout although the lock may have been
+// taken).
 type idFake struct {
 	*fakeBackend
 	lose   func() bool
 	hookID func(id string) error // a non-nil result fails the attempt, nothing taken
 	calls  atomic.Int32
-	ids    chan string // every id AcquireID was called with
+	ids    chan string // the first ids AcquireID was called with
+
+	batchMu   sync.Mutex
+	batches   int
+	batchHook func(reqs []lock.ExtendRequest) error // a non-nil result fails the whole batch
 }
 
-var _ lock.IDAcquirer = (*idFake)(nil)
+var _ lock.IDBackend = (*idFake)(nil)
 
 func newIDFake(lose func() bool) *idFake {
 	return &idFake{fakeBackend: newFake(), lose: lose, ids: make(chan string, 1000)}
@@ -37,7 +49,10 @@ func (f *idFake) NewLockID(key string) (string, error) {
 
 func (f *idFake) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
 	f.calls.Add(1)
-	f.ids <- id
+	select {
+	case f.ids <- id:
+	default: // enough ids kept for the tests that read them
+	}
 	if f.hookID != nil {
 		if err := f.hookID(id); err != nil {
 			return lock.Lease{}, err
@@ -46,11 +61,61 @@ func (f *idFake) AcquireID(ctx context.Context, key, id string, ttl time.Duratio
 	if err := f.enter(ctx, "Acquire"); err != nil {
 		return lock.Lease{}, err
 	}
+	if err := lock.ValidateLockID(id); err != nil {
+		return lock.Lease{}, err
+	}
 	l, err := f.acquire(key, id, ttl)
 	if f.lose != nil && f.lose() {
 		return lock.Lease{}, &lock.Error{Code: lock.CodeNetworkTimeout, Op: "acquire", Msg: "reply lost"}
 	}
 	return l, err
+}
+
+// errNoSlots is what the fake answers to the slot methods.
+var errNoSlots = fmt.Errorf("idFake keeps no slots: %w", errors.ErrUnsupported)
+
+func (f *idFake) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
+	return lock.Lease{}, errNoSlots
+}
+
+func (f *idFake) LookupLimit(context.Context, string) (*lock.LimitInfo, error) {
+	return nil, errNoSlots
+}
+
+func (f *idFake) Join(string, string, int, time.Duration, time.Duration) (lock.Waiter, error) {
+	return nil, fmt.Errorf("idFake cannot hand the lock over: %w", errors.ErrUnsupported)
+}
+
+func (f *idFake) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+	f.batchMu.Lock()
+	f.batches++
+	h := f.batchHook
+	f.batchMu.Unlock()
+	res := make([]lock.ExtendResult, len(reqs))
+	if h != nil {
+		if err := h(reqs); err != nil {
+			for i := range res {
+				res[i].Err = err
+			}
+			return res
+		}
+	}
+	for i, r := range reqs {
+		res[i].ExpiresAt, res[i].Err = f.fakeBackend.Extend(ctx, r.ID, r.TTL)
+	}
+	return res
+}
+
+func (f *idFake) setBatchHook(h func(reqs []lock.ExtendRequest) error) {
+	f.batchMu.Lock()
+	f.batchHook = h
+	f.batchMu.Unlock()
+}
+
+func (f *idFake) batchCount() int {
+	f.batchMu.Lock()
+	defer f.batchMu.Unlock()
+	return f.batches
 }
 
 func fastRetries() []lock.Option {
@@ -152,26 +217,28 @@ func TestAcquireTransientWithoutIDNotRetried(t *testing.T) {
 	}
 }
 
-// unsupportedIDs is an IDAcquirer that cannot take ids (a decorator over a
-// backend that is not one): lock.Acquire falls back to Backend.Acquire.
-type unsupportedIDs struct{ *fakeBackend }
-
-func (unsupportedIDs) NewLockID(string) (string, error) {
-	return "", fmt.Errorf("no ids here: %w", errors.ErrUnsupported)
-}
-
-func (unsupportedIDs) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
-	panic("AcquireID called after NewLockID reported ErrUnsupported")
-}
-
-func TestAcquireIDUnsupportedFallsBack(t *testing.T) {
-	b := unsupportedIDs{newFake()}
-	if _, err := lock.Acquire(context.Background(), b, "k"); err != nil {
+// TestAcquireHookedCoreUsesAcquire: a backend with hooks over one without
+// caller-chosen ids is not an IDBackend either, so lock.Acquire takes the
+// lock with Backend.Acquire (through the hooks), as on the bare backend.
+func TestAcquireHookedCoreUsesAcquire(t *testing.T) {
+	f := newFake()
+	var log opLog
+	b := lock.WithHooks(f, &log)
+	if _, ok := b.(lock.IDBackend); ok {
+		t.Fatalf("WithHooks of a core Backend is a lock.IDBackend")
+	}
+	l, err := lock.Acquire(context.Background(), b, "k")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if b.count("Acquire") != 1 {
-		t.Errorf("Acquire calls = %d, want 1", b.count("Acquire"))
+	if f.count("Acquire") != 1 {
+		t.Errorf("Acquire calls = %d, want 1", f.count("Acquire"))
 	}
+	want := []lock.Op{
+		{Kind: lock.OpWait, Key: "k", TTL: lock.DefaultTTL, Lease: l},
+		{Kind: lock.OpAcquire, Key: "k", TTL: lock.DefaultTTL, Lease: l},
+	}
+	log.wantOps(t, want)
 }
 
 // waitReleased waits until key is free: the background release of an id

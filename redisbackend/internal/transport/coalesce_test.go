@@ -1,4 +1,4 @@
-package redisbackend
+package transport
 
 import (
 	"context"
@@ -248,8 +248,8 @@ func TestCoalesceCancelledWhileQueuedSendsNothing(t *testing.T) {
 	c := enqueue(t, ctx, co, "cancelled", 1)
 	cancel()
 	c.wait(t)
-	if !errors.Is(c.err, errNotSent) {
-		t.Errorf("cancelled queued call: err %v, want errNotSent", c.err)
+	if !errors.Is(c.err, ErrNotSent) {
+		t.Errorf("cancelled queued call: err %v, want ErrNotSent", c.err)
 	}
 	waitQueued(t, co, 0)
 	f.finishTrips(maxInFlight)
@@ -276,8 +276,8 @@ func TestCoalesceSenderCancelledDoesNotFailTheOthers(t *testing.T) {
 	}
 	cancel() // the first caller gives up while its pipeline is on the wire
 	first.wait(t)
-	if !errors.Is(first.err, errAbandoned) {
-		t.Errorf("first: err %v, want errAbandoned (returned at once, outcome unknown)", first.err)
+	if !errors.Is(first.err, ErrAbandoned) {
+		t.Errorf("first: err %v, want ErrAbandoned (returned at once, outcome unknown)", first.err)
 	}
 	f.finishTrips(maxInFlight)
 	for _, c := range append(lone, other) {
@@ -291,7 +291,7 @@ func TestCoalesceSenderCancelledDoesNotFailTheOthers(t *testing.T) {
 
 // TestCoalesceReturnsByTheDeadline: a caller whose command is on the wire
 // of a round trip that does not end (a stalled server) returns when its
-// context ends, with errAbandoned; the round trip, left by all its
+// context ends, with ErrAbandoned; the round trip, left by all its
 // callers, is cancelled, so go-redis would send no retry of it.
 func TestCoalesceReturnsByTheDeadline(t *testing.T) {
 	f := newFakeClient()
@@ -301,8 +301,8 @@ func TestCoalesceReturnsByTheDeadline(t *testing.T) {
 	c := startCall(ctx, co, "stalled")
 	tr := nextTrip(t, f)
 	c.wait(t)
-	if !errors.Is(c.err, errAbandoned) {
-		t.Errorf("err = %v, want errAbandoned", c.err)
+	if !errors.Is(c.err, ErrAbandoned) {
+		t.Errorf("err = %v, want ErrAbandoned", c.err)
 	}
 	if tr.ctx.Err() == nil {
 		t.Error("the round trip's context is not cancelled after its only caller left")
