@@ -92,22 +92,6 @@ func (h *Hook) trackExtend(id string, out outcome, exp time.Time) {
 	}
 }
 
-// isLocked observes lock.OpIsLocked: a "syncguard.is_locked" span.
-func (h *Hook) isLocked(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	ctx, c := h.begin(ctx, opIsLocked)
-	err := next(ctx, op)
-	var attrs []attribute.KeyValue
-	if c.span != nil {
-		attrs = keyAttrs(make([]attribute.KeyValue, 0, 4), op.Key, h.rawKeys)
-	}
-	out := outFree
-	if op.OK {
-		out = outHeld
-	}
-	h.end(ctx, c, out, err, attrs)
-	return err
-}
-
 // lookup observes lock.OpLookupKey and lock.OpLookupID: a
 // "syncguard.lookup" span, by key or by id.
 func (h *Hook) lookup(ctx context.Context, op *lock.Op, next lock.OpFunc) error {

@@ -99,7 +99,7 @@ func (h *Hook) Operation(next lock.OpFunc) lock.OpFunc {
 		case lock.OpExtendBatch:
 			return h.extendBatch(ctx, op, next)
 		case lock.OpIsLocked:
-			return h.isLocked(ctx, op, next)
+			return h.keyed(ctx, opIsLocked, op, next)
 		case lock.OpLookupKey, lock.OpLookupID:
 			return h.lookup(ctx, op, next)
 		case lock.OpLookupLimit:

@@ -11,9 +11,10 @@ import (
 // The reads of a lock.Recorder: a release with a mark is a release (see
 // Hook.release); IsDone and Record are spans of their own.
 
-// keyed observes a read of key's done marker (lock.OpIsDone, o is
-// opIsDone) or record (lock.OpRecord, opRecord): a span whose outcome is
-// "found" when there is one, else "not_found".
+// keyed observes a yes-or-no read of key: whether it is locked
+// (lock.OpIsLocked, o is opIsLocked: outcome "held" or "free"), or its
+// done marker (lock.OpIsDone, opIsDone) or record (lock.OpRecord,
+// opRecord): outcome "found" when there is one, else "not_found".
 func (h *Hook) keyed(ctx context.Context, o op, op *lock.Op, next lock.OpFunc) error {
 	ctx, c := h.begin(ctx, o)
 	err := next(ctx, op)
@@ -21,9 +22,13 @@ func (h *Hook) keyed(ctx context.Context, o op, op *lock.Op, next lock.OpFunc) e
 	if c.span != nil {
 		attrs = keyAttrs(make([]attribute.KeyValue, 0, 4), op.Key, h.rawKeys)
 	}
-	out := outNotFound
+	yes, no := outFound, outNotFound
+	if o == opIsLocked {
+		yes, no = outHeld, outFree
+	}
+	out := no
 	if op.OK {
-		out = outFound
+		out = yes
 	}
 	h.end(ctx, c, out, err, attrs)
 	return err
