@@ -135,6 +135,9 @@ type Op struct {
 	LimitInfo *LimitInfo
 	// Results are extend_batch's, one per request.
 	Results []ExtendResult
+	// HandedTo is the fence of the lease a release handed to a waiter of
+	// the key, when it did and the backend says so (see [HandedOver]).
+	HandedTo Fence
 	// Err is the failed attempt's error (retry) or the loss (lease_lost);
 	// an operation's own error is what its OpFunc returns.
 	Err error
@@ -191,4 +194,31 @@ func emit(ctx context.Context, b Backend, op *Op, body OpFunc) error {
 		return body(ctx, op)
 	}
 	return nil
+}
+
+// handoffKey is the context key of the handoff a release's hooks read.
+type handoffKey struct{}
+
+// handoff is where a backend's release tells its hooks that it handed the
+// lock on (HandedOver); every layer of hooks of one release shares it.
+type handoff struct{ to Fence }
+
+// HandedOver is for backends: a release running under ctx that handed the
+// lock (or a slot) to a waiter, as a new lease with fence to, calls it, so
+// the release's hooks see it in [Op].HandedTo. It does nothing when the
+// release has no hooks.
+func HandedOver(ctx context.Context, to Fence) {
+	if h, ok := ctx.Value(handoffKey{}).(*handoff); ok {
+		h.to = to
+	}
+}
+
+// withHandoff returns ctx carrying the handoff of a release, its own or
+// that of the hooks around it.
+func withHandoff(ctx context.Context) (context.Context, *handoff) {
+	if h, ok := ctx.Value(handoffKey{}).(*handoff); ok {
+		return ctx, h
+	}
+	h := &handoff{}
+	return context.WithValue(ctx, handoffKey{}, h), h
 }

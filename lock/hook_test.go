@@ -933,3 +933,48 @@ func TestOpKindString(t *testing.T) {
 		}
 	}
 }
+
+// TestHandedOver: a backend's release that calls lock.HandedOver shows
+// the fence in the release's Op.HandedTo, at every layer of hooks; a
+// release without hooks, or one that hands nothing on, shows none.
+func TestHandedOver(t *testing.T) {
+	const to = lock.Fence("000000000000007")
+	f := newFake()
+	handing := true
+	f.hook = func(ctx context.Context, method string) error {
+		if method == "Release" && handing {
+			lock.HandedOver(ctx, to)
+		}
+		return nil
+	}
+	var inner, outer opLog
+	b := lock.WithHooks(lock.WithHooks(f, &inner), &outer)
+	for _, handing = range []bool{true, false} {
+		l, err := f.Acquire(context.Background(), "k", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Release(context.Background(), l.ID); err != nil {
+			t.Fatal(err)
+		}
+		want := lock.Fence("")
+		if handing {
+			want = to
+		}
+		for name, log := range map[string]*opLog{"inner": &inner, "outer": &outer} {
+			ops := log.entries()
+			if got := ops[len(ops)-1].op; got.Kind != lock.OpRelease || got.HandedTo != want {
+				t.Errorf("%s hook, handing %v: last op %v with HandedTo %q, want a release with %q", name, handing, got.Kind, got.HandedTo, want)
+			}
+		}
+	}
+	// Without hooks, HandedOver does nothing (and does not panic).
+	handing = true
+	l, err := f.Acquire(context.Background(), "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Release(context.Background(), l.ID); err != nil {
+		t.Fatal(err)
+	}
+}

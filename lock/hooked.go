@@ -62,6 +62,11 @@ func (h *hooked) terminal(ctx context.Context, op *Op) (err error) {
 			op.Lease, err = h.b.Acquire(ctx, op.Key, op.TTL)
 		}
 	case OpRelease:
+		if ctx != nil { // (a nil one is the backend's to reject)
+			var ho *handoff
+			ctx, ho = withHandoff(ctx)
+			defer func() { op.HandedTo = ho.to }()
+		}
 		switch op.Mark {
 		case MarkDone:
 			err = h.rec.ReleaseDone(ctx, op.Lease, op.TTL)

@@ -57,7 +57,10 @@ func (h *Hook) release(ctx context.Context, op *lock.Op, next lock.OpFunc) error
 	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = append(make([]attribute.KeyValue, 0, 3), LockIDHashKey.String(lock.HashKey(op.ID)))
+		attrs = append(make([]attribute.KeyValue, 0, 5), LockIDHashKey.String(lock.HashKey(op.ID)))
+		if op.HandedTo != "" {
+			attrs = append(attrs, HandoffKey.Bool(true), HandoffFenceKey.String(string(op.HandedTo)))
+		}
 	}
 	if out := h.end(ctx, c, outReleased, err, attrs); out != outError && h.held.len() > 0 {
 		// Released, or not held any more: either way the lease is over.

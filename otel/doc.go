@@ -42,7 +42,9 @@
 // waiters (lock.IDBackend's Join; the Redis backend does) and a release
 // hands the lease to a waiting lock.Acquire, no attempt of the waiter took
 // it: it gets an acquire span of no duration under the wait span, with
-// syncguard.handoff=true and the fence.
+// syncguard.handoff=true and the fence; the holder's release span carries
+// syncguard.handoff=true and syncguard.handoff.fence, the waiter's fence
+// (when the backend tells, as the Redis backend does: lock.HandedOver).
 //
 // # Concurrency limits
 //
@@ -61,7 +63,8 @@
 // (the raw key, only with [WithRawKeys]), syncguard.lock_id.hash,
 // syncguard.ttl (seconds), syncguard.fence, syncguard.outcome,
 // syncguard.backend, syncguard.lookup.by, syncguard.attempts,
-// syncguard.wait.duration (seconds), syncguard.handoff, syncguard.slot,
+// syncguard.wait.duration (seconds), syncguard.handoff,
+// syncguard.handoff.fence, syncguard.slot,
 // syncguard.limit, syncguard.limit.holders and error.type. The raw lock id is
 // never recorded: it is the credential that releases the lock.
 //

@@ -17,7 +17,13 @@ import (
 // HandoffKey is true on the "syncguard.acquire" span of a lease a release
 // handed over to a waiter through the backend's queue: a span of no
 // duration, when the waiter took the lease, under the wait span.
+// It is also true on the "syncguard.release" span of a release that
+// handed the lock (or a slot) to a waiter, with HandoffFenceKey.
 const HandoffKey = attribute.Key("syncguard.handoff")
+
+// HandoffFenceKey is the fence of the lease a release handed to a waiter,
+// on the "syncguard.release" span (see lock.Op.HandedTo).
+const HandoffFenceKey = attribute.Key("syncguard.handoff.fence")
 
 // observesHandoffs reports whether a hand-off in a wait with ctx whose
 // own span does not record would be: a measurement, or an acquire span

@@ -218,6 +218,21 @@ func TestHandoffSpan(t *testing.T) {
 			if got := sums(t, m[otellock.HandoffMetric])[wantSet]; got != 1 {
 				t.Errorf("hand-offs counted under %s: got %d, want 1", wantSet, got)
 			}
+			if tt.wrapped {
+				// The holder's release says it handed the lock on, and to
+				// which fence; the waiter's own release, nobody waiting,
+				// does not.
+				rels := tel.ended("syncguard.release")
+				if len(rels) != 2 {
+					t.Fatalf("release spans: got %d, want 2", len(rels))
+				}
+				if a := attrs(rels[0].Attributes()); a["syncguard.handoff"] != "true" || a["syncguard.handoff.fence"] != string(l.Fence) {
+					t.Errorf("holder's release span: %v; want syncguard.handoff=true, syncguard.handoff.fence=%s", a, l.Fence)
+				}
+				if a := attrs(rels[1].Attributes()); a["syncguard.handoff"] != "" || a["syncguard.handoff.fence"] != "" {
+					t.Errorf("waiter's release span: %v; want no hand-off", a)
+				}
+			}
 			wantHeld := uint64(1) // the handed-over lease's
 			if tt.wrapped {
 				wantHeld = 2 // and the holder's

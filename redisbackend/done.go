@@ -86,14 +86,11 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 		args = append(releaseScript.args(2, 10), idKey, markKey,
 			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs, record)
 	}
-	n, err := b.run(ctx, releaseScript, args).Int64()
+	reply, err := b.run(ctx, releaseScript, args).Result()
 	if err != nil {
 		return mapError(ctx, op, err)
 	}
-	if n == 1 {
-		return nil
-	}
-	return notHeld(op, n)
+	return b.released(ctx, op, reply)
 }
 
 // Record returns the record ReleaseRecord stored for key, if any. It reads

@@ -37,19 +37,38 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return mapError(ctx, op, err)
 	}
+	return b.released(ctx, op, reply)
+}
+
+// released reads the reply of release.lua (modes "r" and "d"): 1 released,
+// {1, lock id, fence, expiresAtMs} released and handed to a waiter of this
+// Backend, {2, fence} released and handed to another waiter, or the
+// not-held codes. A hand-off is told to the release's hooks
+// (lock.HandedOver).
+func (b *Backend) released(ctx context.Context, op string, reply any) error {
 	var n int64
 	switch r := reply.(type) {
 	case int64:
 		n = r
-	case []any: // {1, lock id, fence, expiresAtMs}: handed to a waiter of ours
-		if len(r) != 4 {
+	case []any:
+		var code int64
+		if len(r) > 0 {
+			code, _ = r[0].(int64)
+		}
+		switch {
+		case code == 1 && len(r) == 4: // handed to a waiter of ours
+			gid, _ := r[1].(string)
+			fence, _ := r[2].(string)
+			exp, _ := r[3].(int64)
+			b.notify.handOver(gid, fence, exp)
+			lock.HandedOver(ctx, lock.Fence(fence))
+		case code == 2 && len(r) == 2: // handed to another process's waiter
+			fence, _ := r[1].(string)
+			lock.HandedOver(ctx, lock.Fence(fence))
+		default:
 			return internal(op, "unexpected reply from the release script")
 		}
-		n, _ = r[0].(int64)
-		gid, _ := r[1].(string)
-		fence, _ := r[2].(string)
-		exp, _ := r[3].(int64)
-		b.notify.handOver(gid, fence, exp)
+		n = 1
 	default:
 		return internal(op, "unexpected reply from the release script")
 	}

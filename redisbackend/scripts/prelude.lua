@@ -156,12 +156,12 @@ local function lib()
   -- live entries of its queue whose n admits them (queue.go: a slot
   -- entry's flags end in "m<n>"), up to 16 entries read; entries of
   -- another kind or past their wait are dropped, entries whose n is
-  -- reached stay.
+  -- reached stay. Returns the fence of the first slot granted, if any.
   function L.grant(lockKey, queue, idPrefix, userKey, nowMs)
     local entries = redis.call('ZRANGE', queue, 0, 15, 'WITHSCORES')
     if #entries == 0 then return end
     local count = redis.call('ZCARD', lockKey)
-    local done = {}
+    local done, first = {}, nil
     for i = 1, #entries, 2 do
       local e = entries[i]
       local id, ttl, wait, live, striped, n, clen, rest =
@@ -179,10 +179,12 @@ local function lib()
         if heard > 0 or live == 'n' then
           L.add(lockKey, idPrefix .. id, id, expiresAtMs, tonumber(ttl), L.index(fence, nowMs, n, lockKey, userKey))
           count = count + 1
+          first = first or fence
         end
       end
     end
     if #done > 0 then redis.call('ZREM', queue, unpack(done)) end
+    return first
   end
 
   return L

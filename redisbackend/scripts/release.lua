@@ -25,7 +25,10 @@
 -- (a slot of a limit); or, when the lock was handed to a waiter of the
 -- releasing Backend (its entry names the releasing Backend's channel, mode
 -- "r"), {1, <lock id>, <fence>, <expiresAtMs>}: the Backend gives that
--- waiter the lease itself, and nothing is published.
+-- waiter the lease itself, and nothing is published; when it was handed to
+-- another waiter (or a slot's release granted slots: the first), {2,
+-- <fence>} (released; the fence of the waiter's lease, for the release's
+-- spans). A copy of the call reads 1 in both cases.
 -- The marker is written only on 1. A slot of a limit (its index holds
 -- lib().index, limit.go) is released the same way, and its freed slot
 -- (with any expired ones) goes to the oldest waiters whose n admits them.
@@ -105,7 +108,8 @@ if k == SLOT then
   if result == '1' and mode == 'd' then
     redis.call('SET', KEYS[2], ARGV[10] or L.parse(lockKey), 'PX', tonumber(ARGV[9]))
   end
-  L.grant(slotKey, queueStart .. slotKey, string.sub(KEYS[1], 1, #KEYS[1] - #id), userKey, nowMs)
+  local to = L.grant(slotKey, queueStart .. slotKey, string.sub(KEYS[1], 1, #KEYS[1] - #id), userKey, nowMs)
+  if to and result == '1' then return {2, to} end
   return tonumber(result)
 end
 if mode == 'd' and lockKey ~= ARGV[8] then return 0 end
@@ -186,7 +190,7 @@ for i = 1, 16 do
       redis.call('SET', lockKey, string.format(lockFormat, wid, expiresAtMs, nowMs, userKey, n) .. queuedMark, 'PX', ttl)
       redis.call('SET', idPrefix .. wid, lockKey, 'PX', ttl)
       if own then return {1, wid, fence, expiresAtMs} end
-      return 1
+      return {2, fence}
     end
   end
 end
