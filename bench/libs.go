@@ -16,6 +16,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -339,7 +340,7 @@ func (k *selfKept) release(context.Context) error { k.rel(); return nil }
 func newRaw(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 	return &impl{
 		cycle: func(ctx context.Context, key string) error {
-			ok, err := rdb.SetNX(ctx, key, lock.NewLockID(), ttl).Result()
+			ok, err := rdb.SetNX(ctx, key, wire.NewLockID(), ttl).Result()
 			if err != nil {
 				return err
 			}

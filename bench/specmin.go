@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/internal/wire"
 )
 
 var (
@@ -53,7 +53,7 @@ func newSpecMinimal(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 	ttlMs := strconv.FormatInt(ttl.Milliseconds(), 10)
 	return &impl{
 		cycle: func(ctx context.Context, key string) error {
-			id := lock.NewLockID()
+			id := wire.NewLockID()
 			lockKey := specPrefix + ":" + key
 			idKey := specPrefix + ":id:" + id
 			fenceKey := specPrefix + ":fence:" + lockKey

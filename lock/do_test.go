@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -347,7 +348,7 @@ func TestDoReleases(t *testing.T) {
 			if !heldInside {
 				t.Errorf("key not held (or ctx done) while fn ran")
 			}
-			if lease.Key != "k" || lock.ValidateLockID(lease.ID) != nil || lease.TTL != lock.DefaultTTL {
+			if lease.Key != "k" || wire.ValidateLockID(lease.ID) != nil || lease.TTL != lock.DefaultTTL {
 				t.Errorf("fn's lease = %+v, want key k, a valid id, the default TTL", lease)
 			}
 			if f.held("k") {

@@ -26,8 +26,9 @@
 // owned by someone else is [ErrNotHeld]; system failures are [*Error] values
 // with a [Code]. Nothing in this package formats a raw key into an error.
 //
-// The helpers for keys, lock ids, fences, hashing and time ([NormalizeKey],
-// [MakeStorageKey], [NewLockID], [ValidateLockID], [HashKey], [IsLive]) are
-// the shared contract of syncguard backends, so keys and values written by
-// this library are compatible with the TypeScript syncguard library.
+// A backend is a [Backend], optionally an [IDBackend] and a [Recorder]
+// (all three in backend.go); [WithHooks] observes one. The stored format
+// shared with the TypeScript syncguard library (key normalisation, storage
+// keys, lock ids, fence thresholds) is redisbackend's, in an internal
+// package; [HashKey] is the hash both libraries log instead of keys and ids.
 package lock

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -166,18 +167,18 @@ func TestErrorsNeverContainInput(t *testing.T) {
 		call func() error
 	}{
 		{"key too long", func() error {
-			_, err := lock.NormalizeKey(strings.Repeat(secret, 40))
+			_, err := wire.NormalizeKey(strings.Repeat(secret, 40))
 			return err
 		}},
 		{"key invalid UTF-8", func() error {
-			_, err := lock.NormalizeKey(secret + "\xff")
+			_, err := wire.NormalizeKey(secret + "\xff")
 			return err
 		}},
 		{"storage key too long", func() error {
-			_, err := lock.MakeStorageKey(secret, strings.Repeat(secret, 10), 30, 0)
+			_, err := wire.MakeStorageKey(secret, strings.Repeat(secret, 10), 30, 0)
 			return err
 		}},
-		{"lock id", func() error { return lock.ValidateLockID(secret + "!!!!!!") }},
+		{"lock id", func() error { return wire.ValidateLockID(secret + "!!!!!!") }},
 		{"fence", func() error {
 			_, err := lock.ParseFence(secret)
 			return err

@@ -4,51 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
-
-func ExampleNormalizeKey() {
-	// "e" followed by a combining acute accent becomes the single rune "é".
-	key, err := lock.NormalizeKey("cafe\u0301")
-	fmt.Println(key, len(key), err)
-
-	_, err = lock.NormalizeKey(strings.Repeat("x", lock.MaxKeyBytes+1))
-	fmt.Println(lock.CodeOf(err))
-	// Output:
-	// café 5 <nil>
-	// InvalidArgument
-}
-
-func ExampleMakeStorageKey() {
-	lockKey, _ := lock.MakeStorageKey("syncguard", "resource:1", 1000, 26)
-	fenceKey, _ := lock.MakeStorageKey("syncguard", "fence:"+lockKey, 1000, 26)
-	hashed, _ := lock.MakeStorageKey("p", strings.Repeat("x", 600), 500, 0)
-	fmt.Println(lockKey)
-	fmt.Println(fenceKey)
-	fmt.Println(hashed)
-	// Output:
-	// syncguard:resource:1
-	// syncguard:fence:syncguard:resource:1
-	// p:ov3k181KlAgqs5sWJvvgfA
-}
 
 func ExampleHashKey() {
 	fmt.Println(lock.HashKey("resource:123"))
 	// Output: e90a28c676a29a3291e2874a
 }
 
-func ExampleFormatFence() {
-	f, _ := lock.FormatFence(42)
-	fmt.Println(f)
-	// Output: 000000000000042
-}
-
 func ExampleFence_Compare() {
-	older, _ := lock.FormatFence(9)
-	newer, _ := lock.FormatFence(10)
+	older, newer := lock.Fence("000000000000009"), lock.Fence("000000000000010")
 	// Fixed width: string order is numeric order ("9" > "10" would not be).
 	fmt.Println(older.Compare(newer), newer.Compare(older), older < newer)
 	// Output: -1 1 true

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -122,13 +123,13 @@ func (f *fakeBackend) Acquire(ctx context.Context, key string, ttl time.Duration
 	if err := f.enter(ctx, "Acquire"); err != nil {
 		return lock.Lease{}, err
 	}
-	return f.acquire(key, lock.NewLockID(), ttl)
+	return f.acquire(key, wire.NewLockID(), ttl)
 }
 
 // acquire takes key for ttl under lock id id; a live lease with that id is
 // returned as it is (the lock.IDBackend contract, see idbackend_test.go).
 func (f *fakeBackend) acquire(key, id string, ttl time.Duration) (lock.Lease, error) {
-	key, err := lock.NormalizeKey(key)
+	key, err := wire.NormalizeKey(key)
 	if err != nil {
 		return lock.Lease{}, err
 	}
@@ -148,7 +149,7 @@ func (f *fakeBackend) acquire(key, id string, ttl time.Duration) (lock.Lease, er
 		delete(f.keyOf, l.id)
 	}
 	f.fences[key]++
-	fence, err := lock.FormatFence(f.fences[key])
+	fence, err := wire.FormatFence(f.fences[key])
 	if err != nil {
 		return lock.Lease{}, err
 	}
@@ -162,7 +163,7 @@ func (f *fakeBackend) Release(ctx context.Context, id string) error {
 	if err := f.enter(ctx, "Release"); err != nil {
 		return err
 	}
-	if err := lock.ValidateLockID(id); err != nil {
+	if err := wire.ValidateLockID(id); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -180,7 +181,7 @@ func (f *fakeBackend) Extend(ctx context.Context, id string, ttl time.Duration) 
 	if err := f.enter(ctx, "Extend"); err != nil {
 		return time.Time{}, err
 	}
-	if err := lock.ValidateLockID(id); err != nil {
+	if err := wire.ValidateLockID(id); err != nil {
 		return time.Time{}, err
 	}
 	if err := validTTL("extend", ttl); err != nil {
@@ -201,7 +202,7 @@ func (f *fakeBackend) IsLocked(ctx context.Context, key string) (bool, error) {
 	if err := f.enter(ctx, "IsLocked"); err != nil {
 		return false, err
 	}
-	key, err := lock.NormalizeKey(key)
+	key, err := wire.NormalizeKey(key)
 	if err != nil {
 		return false, err
 	}
@@ -212,7 +213,7 @@ func (f *fakeBackend) LookupKey(ctx context.Context, key string) (*lock.Info, er
 	if err := f.enter(ctx, "LookupKey"); err != nil {
 		return nil, err
 	}
-	key, err := lock.NormalizeKey(key)
+	key, err := wire.NormalizeKey(key)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +230,7 @@ func (f *fakeBackend) LookupID(ctx context.Context, id string) (*lock.Info, erro
 	if err := f.enter(ctx, "LookupID"); err != nil {
 		return nil, err
 	}
-	if err := lock.ValidateLockID(id); err != nil {
+	if err := wire.ValidateLockID(id); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()

@@ -14,31 +14,6 @@ type Fence string
 // FenceDigits is the width of a Fence.
 const FenceDigits = 15
 
-// Fence thresholds, as in syncguard: past FenceWarn a backend logs a warning
-// (plan a key rotation); past FenceMax acquisition fails with [CodeInternal].
-const (
-	// FenceWarn is the fence past which a backend logs a warning: a tenth
-	// of FenceMax, time to plan a key rotation.
-	FenceWarn Fence = "090000000000000"
-	// FenceMax is the highest fence granted; past it acquisition fails
-	// with CodeInternal and leaves no lock behind.
-	FenceMax Fence = "900000000000000"
-)
-
-// FormatFence formats n as a Fence. It returns [CodeInvalidArgument] when n
-// does not fit in FenceDigits digits.
-func FormatFence(n uint64) (Fence, error) {
-	if n > 999999999999999 {
-		return "", invalid("fence", "fence value exceeds 15 digits")
-	}
-	var b [FenceDigits]byte
-	for i := FenceDigits - 1; i >= 0; i-- {
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return Fence(b[:]), nil
-}
-
 // ParseFence checks that s is a well-formed fence (exactly 15 ASCII
 // digits) and returns it, or an error with [CodeInvalidArgument].
 func ParseFence(s string) (Fence, error) {
@@ -77,18 +52,3 @@ func (f Fence) Compare(g Fence) int {
 
 // String returns the fence's digits.
 func (f Fence) String() string { return string(f) }
-
-// CheckFence validates a fence returned by a backend: it must be
-// well-formed and at most FenceMax. warn reports that it is past FenceWarn,
-// when callers should log (without the raw key) and plan a key rotation.
-// Backends use it so the thresholds live in one place.
-func CheckFence(s string) (f Fence, warn bool, err error) {
-	f, err = ParseFence(s)
-	if err != nil {
-		return "", false, newError(CodeInternal, "acquire", "backend returned a malformed fence", nil)
-	}
-	if f > FenceMax {
-		return "", false, newError(CodeInternal, "acquire", "fence counter exceeded "+string(FenceMax)+"; rotate to a new key", nil)
-	}
-	return f, f > FenceWarn, nil
-}

@@ -11,9 +11,7 @@ import (
 // It is for telemetry and lookups that must not reveal the value; it is not
 // a cryptographic hash.
 func HashKey(s string) string {
-	if !isASCII(s) {
-		s = norm.NFC.String(s)
-	}
+	s = norm.NFC.String(s) // s itself when already NFC (every ASCII string)
 	var h1, h2, h3 int32
 	add := func(c int32) {
 		h1 = h1*31 + c

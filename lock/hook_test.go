@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -269,7 +270,7 @@ func (s *stub) Capabilities() lock.Capabilities { return stubCaps }
 
 func (s *stub) NewLockID(key string) (string, error) {
 	s.record(nil, stubCall{Method: "NewLockID", Key: key, NilContext: true})
-	return lock.NewLockID(), nil
+	return wire.NewLockID(), nil
 }
 
 func (s *stub) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
@@ -393,10 +394,10 @@ func TestWithHooksKeepsExactlyTheExtensions(t *testing.T) {
 // once next has returned, the backend gets the arguments and the context
 // the hooks gave next, and the caller gets the backend's results.
 func TestHookOps(t *testing.T) {
-	id := lock.NewLockID()
+	id := wire.NewLockID()
 	const ttl = 7 * time.Second
 	l := lock.Lease{Key: "k", ID: id, Fence: "000000000000001", TTL: time.Second, ExpiresAt: stubExpiry}
-	reqs := []lock.ExtendRequest{{ID: id, TTL: ttl}, {ID: lock.NewLockID(), TTL: 2 * ttl}}
+	reqs := []lock.ExtendRequest{{ID: id, TTL: ttl}, {ID: wire.NewLockID(), TTL: 2 * ttl}}
 	results := []lock.ExtendResult{{ExpiresAt: stubExpiry}, {ExpiresAt: stubExpiry.Add(time.Second)}}
 	type tuple struct {
 		a any
@@ -614,7 +615,7 @@ func TestHookSeesErrors(t *testing.T) {
 func TestHookOrder(t *testing.T) {
 	var tr trace
 	b := lock.WithHooks(&stub{}, tr.hook("a"), tr.hook("b"), tr.hook("c"))
-	if err := b.Release(context.Background(), lock.NewLockID()); err != nil {
+	if err := b.Release(context.Background(), wire.NewLockID()); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := tr.String(), "a>release b>release c>release c<release b<release a<release"; got != want {
@@ -632,7 +633,7 @@ func TestHookNested(t *testing.T) {
 		s := &stub{}
 		inner := lock.WithHooks(s, tr.hook("i1"), tr.hook("i2"))
 		outer := lock.WithHooks(inner, tr.hook("o"))
-		if _, err := outer.(lock.IDBackend).AcquireSlot(context.Background(), "k", lock.NewLockID(), 2, time.Second); err != nil {
+		if _, err := outer.(lock.IDBackend).AcquireSlot(context.Background(), "k", wire.NewLockID(), 2, time.Second); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := tr.String(), "o>acquire i1>acquire i2>acquire i2<acquire i1<acquire o<acquire"; got != want {
@@ -854,7 +855,7 @@ func TestHookFailsExtendBatch(t *testing.T) {
 			return next(ctx, op)
 		}
 	})).(lock.IDBackend)
-	reqs := []lock.ExtendRequest{{ID: lock.NewLockID(), TTL: time.Second}, {ID: lock.NewLockID(), TTL: time.Second}, {ID: lock.NewLockID(), TTL: time.Second}}
+	reqs := []lock.ExtendRequest{{ID: wire.NewLockID(), TTL: time.Second}, {ID: wire.NewLockID(), TTL: time.Second}, {ID: wire.NewLockID(), TTL: time.Second}}
 	res := b.ExtendBatch(context.Background(), reqs)
 	if len(res) != len(reqs) {
 		t.Fatalf("%d results for %d requests", len(res), len(reqs))
@@ -908,7 +909,7 @@ func TestHookNotOperations(t *testing.T) {
 		t.Errorf("Capabilities() = %+v, want the fake's", got)
 	}
 	id, err := b.(lock.IDBackend).NewLockID("k")
-	if err != nil || lock.ValidateLockID(id) != nil {
+	if err != nil || wire.ValidateLockID(id) != nil {
 		t.Errorf("NewLockID = %q, %v; want a lock id", id, err)
 	}
 	if calls := s.reached(); len(calls) != 1 || calls[0].Method != "NewLockID" || calls[0].Key != "k" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -41,10 +42,10 @@ func newIDFake(lose func() bool) *idFake {
 }
 
 func (f *idFake) NewLockID(key string) (string, error) {
-	if _, err := lock.NormalizeKey(key); err != nil {
+	if _, err := wire.NormalizeKey(key); err != nil {
 		return "", err
 	}
-	return lock.NewLockID(), nil
+	return wire.NewLockID(), nil
 }
 
 func (f *idFake) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
@@ -61,7 +62,7 @@ func (f *idFake) AcquireID(ctx context.Context, key, id string, ttl time.Duratio
 	if err := f.enter(ctx, "Acquire"); err != nil {
 		return lock.Lease{}, err
 	}
-	if err := lock.ValidateLockID(id); err != nil {
+	if err := wire.ValidateLockID(id); err != nil {
 		return lock.Lease{}, err
 	}
 	l, err := f.acquire(key, id, ttl)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
@@ -95,7 +96,7 @@ func TestNilContext(t *testing.T) {
 	idb := w.(lock.IDBackend)
 	rec := w.(lock.Recorder)
 	var nilCtx context.Context
-	id := lock.NewLockID()
+	id := wire.NewLockID()
 	l := lock.Lease{Key: "k", ID: id, TTL: time.Second}
 	calls := []struct {
 		desc string

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
@@ -32,7 +33,7 @@ func TestRawKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			tel := newTelemetry(t)
-			key := "zq7-Secret-Customer-" + lock.NewLockID()[:6]
+			key := "zq7-Secret-Customer-" + wire.NewLockID()[:6]
 			ids := exercise(t, tel, key, tt.opts...)
 			spans, metrics := dump(t, tel)
 

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	otellock "github.com/syncguard-go/syncguard/otel"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -293,7 +294,7 @@ func TestSystemErrors(t *testing.T) {
 		checkStatus(t, tel.last(t), code)
 		checkErrorMetric(t, tel, "acquire", code)
 
-		err = b.Release(testCtx(t), lock.NewLockID())
+		err = b.Release(testCtx(t), wire.NewLockID())
 		if lock.CodeOf(err) != code {
 			t.Fatalf("Release on a stopped server: %v, want code %s", err, code)
 		}

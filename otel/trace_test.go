@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	otellock "github.com/syncguard-go/syncguard/otel"
@@ -42,7 +43,7 @@ func TestTraceParentChild(t *testing.T) {
 	if ok, err := b.IsLocked(testCtx(t), key); err != nil || ok {
 		t.Fatalf("IsLocked = %v, %v", ok, err)
 	}
-	if _, err := b.LookupID(testCtx(t), lock.NewLockID()); err != nil {
+	if _, err := b.LookupID(testCtx(t), wire.NewLockID()); err != nil {
 		t.Fatal(err)
 	}
 	l, err := b.Acquire(testCtx(t), key, time.Second)

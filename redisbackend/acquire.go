@@ -6,15 +6,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// fenceMaxArg is lock.FenceMax, boxed once as the acquire script's ARGV.
-var fenceMaxArg any = string(lock.FenceMax)
+// fenceMaxArg is wire.FenceMax, boxed once as the acquire script's ARGV.
+var fenceMaxArg any = string(wire.FenceMax)
 
 // Acquire takes the lock on key for ttl, once. On contention it returns a
 // *lock.LockedError (matching lock.ErrLocked) carrying the holder's expiry.
-// A fence counter past lock.FenceMax fails with lock.CodeInternal and
+// A fence counter past wire.FenceMax fails with lock.CodeInternal and
 // leaves no lock behind. It is AcquireID with a fresh NewLockID.
 func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
 	return b.acquire(ctx, key, "", 0, ttl, nil)
@@ -27,7 +28,7 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 // key work, keeping it off the hot path.
 func (b *Backend) NewLockID(key string) (string, error) {
 	if b.layout != LayoutCluster {
-		return lock.NewLockID(), nil
+		return wire.NewLockID(), nil
 	}
 	_, lockKey, err := b.lockKey("acquire", key)
 	if err != nil {
@@ -43,7 +44,7 @@ func (b *Backend) NewLockID(key string) (string, error) {
 // without ever being granted), it fails with an error matching
 // lock.ErrNotHeld and takes nothing.
 func (b *Backend) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
-	if err := lock.ValidateLockID(id); err != nil {
+	if err := wire.ValidateLockID(id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
 	return b.acquire(ctx, key, id, 0, ttl, nil)
@@ -120,7 +121,7 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 		}
 		return lock.Lease{}, le
 	case status == -3:
-		return lock.Lease{}, internal(op, "fence counter exceeded "+string(lock.FenceMax)+"; rotate to a new key (no lock was taken)")
+		return lock.Lease{}, internal(op, "fence counter exceeded "+string(wire.FenceMax)+"; rotate to a new key (no lock was taken)")
 	case status == -4:
 		// The id was released (by its holder, or by an attempt that gave
 		// it up, such as ReplicaAck's): it takes nothing any more.
@@ -136,7 +137,7 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 		fenceStr = f
 	case int64:
 		if f > 0 {
-			fence, _ := lock.FormatFence(uint64(f))
+			fence, _ := wire.FormatFence(uint64(f))
 			fenceStr = string(fence)
 		}
 	}
@@ -153,7 +154,7 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 // grantedLease is the lease a script granted on key norm to lock id: fence
 // fenceStr, expiring at exp (server ms). It logs the fence warning.
 func (b *Backend) grantedLease(norm, id, fenceStr string, exp int64, ttl time.Duration) (lock.Lease, error) {
-	fence, warn, err := lock.CheckFence(fenceStr)
+	fence, warn, err := wire.CheckFence(fenceStr)
 	if err != nil {
 		return lock.Lease{}, err
 	}
@@ -162,7 +163,7 @@ func (b *Backend) grantedLease(norm, id, fenceStr string, exp int64, ttl time.Du
 	}
 	if warn {
 		b.log.Warn("syncguard: fence counter past the warning threshold; plan a key rotation",
-			"key_hash", lock.HashKey(norm), "fence", fenceStr, "threshold", string(lock.FenceWarn))
+			"key_hash", lock.HashKey(norm), "fence", fenceStr, "threshold", string(wire.FenceWarn))
 	}
 	return lock.Lease{Key: norm, ID: id, Fence: fence, TTL: ttl, ExpiresAt: msTime(exp)}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
@@ -213,7 +214,7 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 
 // validatePrefix checks Options.Prefix and returns it without trailing ':'
 // (DefaultPrefix when empty). The prefix must be in NFC and consist of
-// code points assigned in Go's Unicode tables (lock.AllAssigned): the
+// code points assigned in Go's Unicode tables (wire.AllAssigned): the
 // TypeScript library derives the fence key from the NFC-normalised
 // "prefix:key" while the lock key keeps the raw prefix, so only with such
 // a prefix do both languages derive the same lock and fence keys.
@@ -229,7 +230,7 @@ func validatePrefix(p string) (string, error) {
 		return "", lock.InvalidArgument("config", "prefix exceeds "+strconv.Itoa(MaxPrefixBytes)+" bytes")
 	case !utf8.ValidString(p):
 		return "", lock.InvalidArgument("config", "prefix must be valid UTF-8")
-	case !lock.AllAssigned(p):
+	case !wire.AllAssigned(p):
 		return "", lock.InvalidArgument("config", "prefix contains a code point not assigned in Unicode "+norm.Version+
 			" (the version of Go's NFC tables); newer JavaScript runtimes may normalise it differently")
 	case !norm.NFC.IsNormalString(p):
@@ -256,7 +257,7 @@ func (b *Backend) Capabilities() lock.Capabilities {
 // keys validates a user key and returns its normalised form and the
 // lock key.
 func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
-	norm, err = lock.NormalizeKey(key)
+	norm, err = wire.NormalizeKey(key)
 	if err != nil {
 		return "", "", withOp(err, op)
 	}
@@ -269,7 +270,7 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 		// one is the configuration record's (config.go).
 		return "", "", lock.InvalidArgument(op, `key must not be "`+configKeyName+`" (the name of the backends' configuration record)`)
 	}
-	lockKey, err = lock.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
+	lockKey, err = wire.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
 	if err != nil {
 		return "", "", withOp(err, op)
 	}
@@ -290,11 +291,11 @@ func (b *Backend) fenceKey(norm, lockKey string) (string, error) {
 		// allocation instead of two.
 		return p + ":fence:" + lockKey, nil
 	}
-	return lock.MakeStorageKey(p, "fence:"+lockKey, KeyBudget, KeyReserve)
+	return wire.MakeStorageKey(p, "fence:"+lockKey, KeyBudget, KeyReserve)
 }
 
 func (b *Backend) idKey(op, id string) (string, error) {
-	if err := lock.ValidateLockID(id); err != nil {
+	if err := wire.ValidateLockID(id); err != nil {
 		return "", withOp(err, op)
 	}
 	return b.indexKey(id), nil

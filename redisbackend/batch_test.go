@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -49,7 +50,7 @@ func TestExtendBatch(t *testing.T) {
 		{ID: a.ID, TTL: ttl},
 		{ID: "not-a-lock-id", TTL: ttl},
 		{ID: released.ID, TTL: ttl},
-		{ID: lock.NewLockID(), TTL: ttl}, // foreign: never acquired
+		{ID: wire.NewLockID(), TTL: ttl}, // foreign: never acquired
 		{ID: c.ID, TTL: 0},               // bad TTL
 		{ID: c.ID, TTL: ttl},
 	}
@@ -163,7 +164,7 @@ func TestExtendBatchUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := []lock.ExtendRequest{{ID: lock.NewLockID(), TTL: time.Second}, {ID: lock.NewLockID(), TTL: time.Second}}
+	reqs := []lock.ExtendRequest{{ID: wire.NewLockID(), TTL: time.Second}, {ID: wire.NewLockID(), TTL: time.Second}}
 	for i, r := range b.ExtendBatch(context.Background(), reqs) {
 		if code := lock.CodeOf(r.Err); code != lock.CodeServiceUnavailable && code != lock.CodeNetworkTimeout {
 			t.Errorf("result %d = %v, want ServiceUnavailable or NetworkTimeout", i, r.Err)

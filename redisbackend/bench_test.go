@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -87,7 +88,7 @@ func BenchmarkCycle(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			key := nextKey("raw:")
 			for pb.Next() {
-				ok, err := rdb.SetNX(ctx, key, lock.NewLockID(), ttl).Result()
+				ok, err := rdb.SetNX(ctx, key, wire.NewLockID(), ttl).Result()
 				if err != nil || !ok {
 					b.Errorf("SET NX = %v, %v", ok, err)
 					return

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -63,7 +64,7 @@ func FuzzDecodeLockData(f *testing.F) {
 		if !json.Valid([]byte(raw)) {
 			t.Fatalf("accepted invalid JSON %q", raw)
 		}
-		if lock.ValidateLockID(d.LockID) != nil {
+		if wire.ValidateLockID(d.LockID) != nil {
 			t.Fatalf("accepted lock id %q", d.LockID)
 		}
 		if _, err := lock.ParseFence(string(d.Fence)); err != nil {

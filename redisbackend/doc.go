@@ -15,7 +15,7 @@
 //	<prefix>:config:backend        the configurations of the Backends on the prefix (layout,
 //	                               fence stripes), written once by New, for syncguard and Check
 //
-// Keys longer than the 1000-byte budget are hashed (see lock.MakeStorageKey).
+// Keys longer than the 1000-byte budget are hashed (see wire.MakeStorageKey).
 //
 // Every script is safe to run twice, as go-redis does when a reply is lost,
 // and every call returns by its context's deadline, even on a stalled

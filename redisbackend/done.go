@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -17,7 +18,7 @@ var (
 // doneKey derives the done-marker key from the lock key, like the fence
 // key: "<prefix>:done:<lock key>", hashed when too long.
 func (b *Backend) doneKey(lockKey string) (string, error) {
-	return lock.MakeStorageKey(b.tagPrefix(lockKey), "done:"+lockKey, KeyBudget, KeyReserve)
+	return wire.MakeStorageKey(b.tagPrefix(lockKey), "done:"+lockKey, KeyBudget, KeyReserve)
 }
 
 // recordKey derives the key of the record ReleaseRecord stores from the
@@ -27,7 +28,7 @@ func (b *Backend) doneKey(lockKey string) (string, error) {
 // marker (asynqlock) is never read as a record, nor a record as a done
 // marker, when both use one prefix.
 func (b *Backend) recordKey(lockKey string) (string, error) {
-	return lock.MakeStorageKey(b.tagPrefix(lockKey), "record:"+lockKey, KeyBudget, KeyReserve)
+	return wire.MakeStorageKey(b.tagPrefix(lockKey), "record:"+lockKey, KeyBudget, KeyReserve)
 }
 
 // ReleaseDone releases lease l and, in the same script, marks l.Key done

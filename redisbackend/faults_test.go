@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -191,7 +192,7 @@ func TestFaultFenceOverflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rdb.Set(ctx, "syncguard:fence:syncguard:ovf", string(lock.FenceMax), 0)
+	rdb.Set(ctx, "syncguard:fence:syncguard:ovf", string(wire.FenceMax), 0)
 	_, err = b.Acquire(ctx, "ovf", time.Minute)
 	wantCode(t, "Acquire past FenceMax", err, lock.CodeInternal)
 	keys := rdb.Keys(ctx, "*").Val()

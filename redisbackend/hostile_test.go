@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -55,7 +56,7 @@ func TestHostileForgedID(t *testing.T) {
 
 	guesses := oneCharOff(l.ID)
 	for i := 0; i < 200; i++ {
-		guesses = append(guesses, lock.NewLockID())
+		guesses = append(guesses, wire.NewLockID())
 	}
 	for _, id := range guesses {
 		if id == l.ID {
@@ -174,7 +175,7 @@ func TestHostileNoRawKeyInErrors(t *testing.T) {
 	b := newBackend(t, rdb, "leak")
 	ctx := context.Background()
 	key := "user:" + secret
-	secretID := lock.NewLockID()
+	secretID := wire.NewLockID()
 
 	check := func(desc string, err error, raw ...string) {
 		t.Helper()

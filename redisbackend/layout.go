@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -32,11 +33,11 @@ import (
 // (they touch the lock, index and fence keys together). The lock id starts
 // with T, so Release, Extend and LookupID find the index key, and its slot,
 // from the id alone. Ids of both layouts have the same shape
-// (^[A-Za-z0-9_-]{22}$, lock.ValidateLockID); a cluster id keeps 114 random
+// (^[A-Za-z0-9_-]{22}$, wire.ValidateLockID); a cluster id keeps 114 random
 // bits from crypto/rand after its 3-character tag.
 //
 // Keys longer than the budget are hashed as in the single layout
-// (lock.MakeStorageKey with KeyBudget and KeyReserve), but the hashed name
+// (wire.MakeStorageKey with KeyBudget and KeyReserve), but the hashed name
 // keeps "<prefix>:{T}:" in front, so it stays in the lock's slot. The tag
 // costs 6 bytes of the budget (":{T}"); with MaxPrefixBytes and the 512-byte
 // key limit a lock key never needs hashing.
@@ -165,18 +166,18 @@ func (b *Backend) indexPrefix(lockKey string) string {
 	return b.tagPrefix(lockKey) + ":id:"
 }
 
-// newLockID returns a fresh lock id for a lock on lockKey: lock.NewLockID
+// newLockID returns a fresh lock id for a lock on lockKey: wire.NewLockID
 // in the single layout; in the cluster layout the lock key's tag followed by
 // 19 random base64url characters (114 bits from crypto/rand).
 func (b *Backend) newLockID(lockKey string) string {
 	if b.layout != LayoutCluster {
-		return lock.NewLockID()
+		return wire.NewLockID()
 	}
 	var r [15]byte // 120 bits -> 20 chars; 19 kept
 	if _, err := io.ReadFull(rand.Reader, r[:]); err != nil {
 		panic("syncguard: crypto/rand failed: " + err.Error())
 	}
-	return b.lockTag(lockKey) + base64.RawURLEncoding.EncodeToString(r[:])[:lock.LockIDLen-tagLen]
+	return b.lockTag(lockKey) + base64.RawURLEncoding.EncodeToString(r[:])[:wire.LockIDLen-tagLen]
 }
 
 // lockTag returns the hash tag T of a cluster-layout lock key

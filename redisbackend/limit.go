@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -47,7 +48,7 @@ func (b *Backend) AcquireSlot(ctx context.Context, key, id string, n int, ttl ti
 	if err := b.slotsUsable(n); err != nil {
 		return lock.Lease{}, err
 	}
-	if err := lock.ValidateLockID(id); err != nil {
+	if err := wire.ValidateLockID(id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
 	return b.acquire(ctx, key, id, n, ttl, nil)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -99,7 +100,7 @@ func TestLimitExpiryByServerClock(t *testing.T) {
 	if _, err := slot(t, b, "k", 1, time.Second); !errors.Is(err, lock.ErrLocked) {
 		t.Fatalf("second slot of 1: %v", err)
 	}
-	time.Sleep(100*time.Millisecond + time.Duration(lock.TimeToleranceMs)*time.Millisecond + 100*time.Millisecond)
+	time.Sleep(100*time.Millisecond + time.Duration(wire.TimeToleranceMs)*time.Millisecond + 100*time.Millisecond)
 	if _, err := slot(t, b, "k", 1, time.Second); err != nil {
 		t.Fatalf("slot after the holder expired: %v", err)
 	}
@@ -255,7 +256,7 @@ func TestLimitQueuedWaiterTakesExpiredSlot(t *testing.T) {
 		}
 		return queueLen(t, rdb, b, "k") == 1
 	})
-	time.Sleep(100*time.Millisecond + time.Duration(lock.TimeToleranceMs)*time.Millisecond + 100*time.Millisecond)
+	time.Sleep(100*time.Millisecond + time.Duration(wire.TimeToleranceMs)*time.Millisecond + 100*time.Millisecond)
 	l, err := w.Attempt(ctx)
 	if err != nil || l.ID != id {
 		t.Fatalf("Attempt after the holder expired = %+v, %v; want the waiter's slot", l, err)

@@ -3,6 +3,7 @@ package redisbackend
 import (
 	"encoding/json"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -34,7 +35,7 @@ func decodeLockData(raw string) (lockData, error) {
 	if w.LockID == nil || w.ExpiresAtMs == nil || w.AcquiredAtMs == nil || w.Key == nil || w.Fence == nil {
 		return bad("missing field")
 	}
-	if lock.ValidateLockID(*w.LockID) != nil {
+	if wire.ValidateLockID(*w.LockID) != nil {
 		return bad("malformed lockId")
 	}
 	fence, err := lock.ParseFence(*w.Fence)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -86,7 +87,7 @@ type notifier struct {
 // errors.ErrUnsupported and waiters poll.
 func newNotifier(client redis.UniversalClient, prefix string, disabled, live bool) *notifier {
 	n := &notifier{
-		channel:   prefix + ":waiter:" + lock.NewLockID(),
+		channel:   prefix + ":waiter:" + wire.NewLockID(),
 		live:      live,
 		waiters:   map[string]*queueWaiter{},
 		pingAfter: pingAfter,

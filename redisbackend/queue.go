@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -117,7 +118,7 @@ func (w *queueWaiter) prepare() bool {
 	}
 	b := w.b
 	norm, lockKey, err := b.lockKey("acquire", w.key)
-	if err != nil || lock.ValidateLockID(w.id) != nil || w.ttl.Milliseconds() <= 0 {
+	if err != nil || wire.ValidateLockID(w.id) != nil || w.ttl.Milliseconds() <= 0 {
 		return false // the attempt reports it
 	}
 	fenceKey, err := b.fenceKey(norm, lockKey)
@@ -151,7 +152,7 @@ func (w *queueWaiter) prepare() bool {
 // acquireQueued is w's AcquireID (AcquireSlot for a slot) that, with q,
 // also queues q's entry when the key is busy.
 func (b *Backend) acquireQueued(ctx context.Context, w, q *queueWaiter) (lock.Lease, error) {
-	if err := lock.ValidateLockID(w.id); err != nil {
+	if err := wire.ValidateLockID(w.id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
 	return b.acquire(ctx, w.key, w.id, w.n, w.ttl, q)

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -416,7 +417,7 @@ func TestExpiredEntrySkipped(t *testing.T) {
 	}
 	_, lockKey, _ := b.lockKey("test", "k")
 	fenceKey, _ := b.fenceKey("k", lockKey)
-	stale := lock.NewLockID()
+	stale := wire.NewLockID()
 	ch := "nobody"
 	entry := stale + " 60000 100 nk " + fmt.Sprint(len(ch)) + " " + ch + fenceKey
 	rdb.ZAdd(ctx, b.prefix+":queue:"+lockKey, redis.Z{Score: 1, Member: entry}) // queued in 1970, waited 100ms
@@ -611,7 +612,7 @@ func TestQueueOff(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newQueueBackend(t, tc.client, tc.o)
-			if _, err := b.Join("k", lock.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
+			if _, err := b.Join("k", wire.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
 				t.Errorf("Join: %v, want ErrUnsupported", err)
 			}
 			if tc.o.ReplicaAck.N > 0 {
@@ -682,7 +683,7 @@ func TestCloseStopsDispatcher(t *testing.T) {
 	} else if err := b.Release(ctx, r.lease.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Join("k", lock.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
+	if _, err := b.Join("k", wire.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Join after Close: %v, want ErrUnsupported", err)
 	}
 	time.Sleep(50 * time.Millisecond) // Leave's background release

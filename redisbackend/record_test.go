@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -133,7 +134,7 @@ func testRecordsApart(t *testing.T, rdb redis.Cmdable, b *redisbackend.Backend) 
 
 // TestRecordKeyNames checks the documented record key of both layouts,
 // short and hashed (see Layout): "<prefix>:record:<lock key>", or
-// "<prefix>:{T}:record:<lock key>", hashed by lock.MakeStorageKey with the
+// "<prefix>:{T}:record:<lock key>", hashed by wire.MakeStorageKey with the
 // same (tagged) prefix when too long, as the done marker's.
 func TestRecordKeyNames(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
@@ -173,7 +174,7 @@ func TestRecordKeyNames(t *testing.T) {
 		if o.Layout == redisbackend.LayoutCluster {
 			tp = keys.Lock[:strings.Index(keys.Lock, "}")+1]
 		}
-		want, err := lock.MakeStorageKey(tp, "record:"+keys.Lock, redisbackend.KeyBudget, redisbackend.KeyReserve)
+		want, err := wire.MakeStorageKey(tp, "record:"+keys.Lock, redisbackend.KeyBudget, redisbackend.KeyReserve)
 		if err != nil {
 			t.Fatal(err)
 		}

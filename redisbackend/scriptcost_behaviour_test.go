@@ -17,14 +17,15 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
 // TestScriptConstants: the prelude's constants are the contract's.
 func TestScriptConstants(t *testing.T) {
 	for name, want := range map[string]string{
-		"tolMs":    strconv.FormatInt(lock.TimeToleranceMs, 10),
-		"fenceMax": strings.TrimLeft(string(lock.FenceMax), "0"),
+		"tolMs":    strconv.FormatInt(wire.TimeToleranceMs, 10),
+		"fenceMax": strings.TrimLeft(string(wire.FenceMax), "0"),
 	} {
 		m := regexp.MustCompile(`(?m)^local ` + name + ` = (\d+)$`).FindStringSubmatch(preludeSrc)
 		if m == nil || m[1] != want {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/internal/wire"
 )
 
 // An experiment for TestScriptCost (not what the Backend runs): the lock's
@@ -61,7 +61,7 @@ func ourScriptsCase(name string, fcall bool) costCase {
 		acquire: func(t *testing.T, i int) string {
 			key := "k" + strconv.Itoa(i)
 			lockKey := name + ":" + key
-			id := lock.NewLockID()
+			id := wire.NewLockID()
 			keys := []string{lockKey, name + ":id:" + id, name + ":fence:" + lockKey}
 			var res []any
 			var err error
@@ -126,7 +126,7 @@ func init() {
 		acquire: func(t *testing.T, i int) string {
 			key := "k" + strconv.Itoa(i)
 			lockKey := "before:" + key
-			id := lock.NewLockID()
+			id := wire.NewLockID()
 			res, err := acq.EvalSha(ctx, rdb, []string{lockKey, "before:id:" + id, "before:fence:" + lockKey},
 				id, 30000, "1000", key, "900000000000000", "0").Slice()
 			if err != nil || len(res) != 3 || res[0] != int64(1) {

@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -325,7 +325,7 @@ func specCase(name, acquireSrc, releaseSrc string) costCase {
 	acq, rel := redis.NewScript(acquireSrc), redis.NewScript(releaseSrc)
 	var rdb *redis.Client
 	ctx := context.Background()
-	tol := strconv.FormatInt(lock.TimeToleranceMs, 10)
+	tol := strconv.FormatInt(wire.TimeToleranceMs, 10)
 	return costCase{
 		name: name,
 		setup: func(t *testing.T, c *redis.Client) {
@@ -339,7 +339,7 @@ func specCase(name, acquireSrc, releaseSrc string) costCase {
 		acquire: func(t *testing.T, i int) string {
 			key := "k" + strconv.Itoa(i)
 			lockKey := name + ":" + key
-			id := lock.NewLockID()
+			id := wire.NewLockID()
 			res, err := acq.EvalSha(ctx, rdb, []string{lockKey, name + ":id:" + id, name + ":fence:" + lockKey},
 				id, "30000", tol, lockKey, key).Slice()
 			if err != nil || len(res) != 3 || res[0] != int64(1) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/internal/wire"
 )
 
 // The Lua scripts, one per operation, run with EVALSHA and resent as EVAL
@@ -50,9 +50,9 @@ var (
 	lookupLimitScript = newScript(lookupLimitSrc)
 )
 
-// toleranceArg is lock.TimeToleranceMs, boxed once: every script that
+// toleranceArg is wire.TimeToleranceMs, boxed once: every script that
 // judges a lease live takes it as an ARGV.
-var toleranceArg any = strconv.FormatInt(lock.TimeToleranceMs, 10)
+var toleranceArg any = strconv.FormatInt(wire.TimeToleranceMs, 10)
 
 // Command names, boxed once so a call does not allocate to pass them.
 var (

@@ -30,7 +30,7 @@ import (
 //     runs ahead of the clock only while it takes more than 1,000 grants
 //     per second, and falls back behind it once the rate drops;
 //   - the values are about 1.8e12 today (milliseconds since 1970), far
-//     from lock.FenceWarn (9e13, in the year 4821) and lock.FenceMax (9e14);
+//     from wire.FenceWarn (9e13, in the year 4821) and wire.FenceMax (9e14);
 //     a stripe running ahead of the clock at r grants/s reaches FenceMax
 //     after (9e14 - 1.8e12) / r seconds: 285 years at 100,000 grants/s on
 //     one stripe.

@@ -45,7 +45,7 @@
 // of slots at the lock key) is one line of ls: its live slots over the n
 // of its latest grant, and its waiters; show lists its slots (a slot is
 // live while its expiry, by the server's TIME, is within
-// lock.TimeToleranceMs); --match is matched against the keys themselves,
+// wire.TimeToleranceMs); --match is matched against the keys themselves,
 // so a key stored under a hash (over about 970 bytes) matches too. watch
 // samples the same way every interval and counts the grants by the index
 // keys every grant writes (a lock id it did not see before) and by the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -125,7 +126,7 @@ type slotLease struct {
 	expires time.Time
 }
 
-func (f *slotFake) NewLockID(string) (string, error) { return lock.NewLockID(), nil }
+func (f *slotFake) NewLockID(string) (string, error) { return wire.NewLockID(), nil }
 
 func (f *slotFake) AcquireSlot(_ context.Context, key, id string, _ int, ttl time.Duration) (lock.Lease, error) {
 	f.mu.Lock()
@@ -151,7 +152,7 @@ func (f *slotFake) AcquireSlot(_ context.Context, key, id string, _ int, ttl tim
 		return lock.Lease{}, &lock.LockedError{ExpiresAt: first}
 	}
 	f.fence++
-	fence, _ := lock.FormatFence(f.fence)
+	fence, _ := wire.FormatFence(f.fence)
 	s := slotLease{key: key, fence: fence, expires: now.Add(ttl)}
 	f.slots[id] = s
 	return lock.Lease{Key: key, ID: id, Fence: fence, TTL: ttl, ExpiresAt: s.expires}, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -122,7 +123,7 @@ func (p *probe) checkBusy(cmd redis.Cmder, sent time.Time) {
 			lockKey = k
 		}
 	}
-	if !isAcquire || lockKey == "" || lock.ValidateLockID(id) != nil {
+	if !isAcquire || lockKey == "" || wire.ValidateLockID(id) != nil {
 		return
 	}
 	c, ok := cmd.(*redis.Cmd)

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -220,7 +221,7 @@ func isDone(err error) bool {
 // storageKey is the Redis key holding the lock of lease l on e's backend.
 func (e *env) storageKey(t *testing.T, l lock.Lease) string {
 	t.Helper()
-	k, err := lock.MakeStorageKey(e.backend.Prefix(), l.Key, redisbackend.KeyBudget, redisbackend.KeyReserve)
+	k, err := wire.MakeStorageKey(e.backend.Prefix(), l.Key, redisbackend.KeyBudget, redisbackend.KeyReserve)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -83,7 +84,7 @@ func hashed(s string) string {
 // isNFC reports whether s is a valid lock key already in its normal form
 // (so the empty string is not).
 func isNFC(s string) bool {
-	n, err := lock.NormalizeKey(s)
+	n, err := wire.NormalizeKey(s)
 	return err == nil && n == s
 }
 
@@ -97,7 +98,7 @@ func (g *Guard) key(ctx context.Context, t *asynq.Task) (string, error) {
 	if k == "" {
 		return "", invalidKey(lock.InvalidArgument("validate", "key function returned an empty key"))
 	}
-	k, err = lock.NormalizeKey(g.prefix + k)
+	k, err = wire.NormalizeKey(g.prefix + k)
 	if err != nil {
 		return "", invalidKey(err)
 	}

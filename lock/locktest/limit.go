@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -73,7 +74,7 @@ func newSlotID(t *testing.T, lim lock.IDBackend, key string) string {
 	if err != nil {
 		t.Fatalf("NewLockID: %v", err)
 	}
-	if err := lock.ValidateLockID(id); err != nil {
+	if err := wire.ValidateLockID(id); err != nil {
 		t.Fatalf("NewLockID: malformed id: %v", err)
 	}
 	return id

@@ -3,6 +3,7 @@ package locktest
 import (
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -22,7 +23,7 @@ func (s *suite) testLimitForeignID(t *testing.T, lim lock.IDBackend) {
 	b := mustSlot(t, lim, key, 3, longTTL)
 	other := mustAcquire(t, lim, s.key(t, "other"), longTTL)
 
-	random := lock.NewLockID()
+	random := wire.NewLockID()
 	wantNotHeld(t, "Release with a random id", lim.Release(ctx(t), random))
 	_, err := lim.Extend(ctx(t), random, longTTL)
 	wantNotHeld(t, "Extend with a random id", err)

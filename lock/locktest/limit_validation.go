@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -26,7 +27,7 @@ func BadLimitInputs(key string) []BadInput {
 	const ttl = time.Second
 	bg := context.Background()
 	var nilCtx context.Context
-	id := lock.NewLockID() // well-formed, never granted
+	id := wire.NewLockID() // well-formed, never granted
 
 	var in []BadInput
 	add := func(name string, call func(lock.Backend) error) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -190,10 +191,10 @@ func mustAcquire(t *testing.T, b lock.Backend, key string, ttl time.Duration) lo
 // fence.
 func checkLease(t *testing.T, what string, b lock.Backend, l lock.Lease, key string) {
 	t.Helper()
-	if err := lock.ValidateLockID(l.ID); err != nil {
+	if err := wire.ValidateLockID(l.ID); err != nil {
 		t.Fatalf("%s: lease id is malformed: %v", what, err)
 	}
-	norm, err := lock.NormalizeKey(key)
+	norm, err := wire.NormalizeKey(key)
 	if err != nil {
 		t.Fatalf("locktest: bad test key: %v", err)
 	}

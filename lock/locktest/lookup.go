@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -73,7 +74,7 @@ func (s *suite) testLookupSanitised(t *testing.T, b lock.Backend) {
 // released lease return nil, nil.
 func (s *suite) testLookupNil(t *testing.T, b lock.Backend) {
 	assertFree(t, b, s.key(t, "never-locked"))
-	assertGone(t, b, lock.NewLockID())
+	assertGone(t, b, wire.NewLockID())
 
 	key := s.key(t, "released")
 	l := mustAcquire(t, b, key, longTTL)

@@ -3,6 +3,7 @@ package locktest
 import (
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -49,7 +50,7 @@ func (s *suite) testReleaseTwice(t *testing.T, b lock.Backend) {
 func (s *suite) testUnknownID(t *testing.T, b lock.Backend) {
 	key := s.key(t, "k")
 	h := mustAcquire(t, b, key, longTTL)
-	id := lock.NewLockID()
+	id := wire.NewLockID()
 	wantNotHeld(t, "Release with a random id", b.Release(ctx(t), id))
 	_, err := b.Extend(ctx(t), id, longTTL)
 	wantNotHeld(t, "Extend with a random id", err)

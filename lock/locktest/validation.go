@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -29,7 +30,7 @@ func BadInputs(key string) []BadInput {
 	const ttl = time.Second
 	bg := context.Background()
 	var nilCtx context.Context
-	id := lock.NewLockID() // well-formed, never granted
+	id := wire.NewLockID() // well-formed, never granted
 
 	badKeys := []struct{ desc, key string }{
 		{"empty", ""},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 )
@@ -37,7 +38,7 @@ func (b stubLimiter) Acquire(ctx context.Context, key string, ttl time.Duration)
 	return b.stubBackend.Acquire(ctx, key, ttl)
 }
 
-func (b stubLimiter) NewLockID(string) (string, error) { return lock.NewLockID(), nil }
+func (b stubLimiter) NewLockID(string) (string, error) { return wire.NewLockID(), nil }
 
 func (b stubLimiter) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
 	return lock.Lease{}, b.err

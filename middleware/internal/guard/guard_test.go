@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -127,7 +128,7 @@ func FuzzKey(f *testing.F) {
 		if key == "" || len(key) > lock.MaxKeyBytes || !utf8.ValidString(key) {
 			t.Fatalf("Key(%q) = %q: empty, too long or not UTF-8", raw, key)
 		}
-		if again, err := lock.NormalizeKey(key); err != nil || again != key {
+		if again, err := wire.NormalizeKey(key); err != nil || again != key {
 			t.Fatalf("Key(%q) = %q is not normalised: %q, %v", raw, key, again, err)
 		}
 	})

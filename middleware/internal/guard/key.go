@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/syncguard-go/syncguard/internal/httpkey"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -13,7 +14,7 @@ import (
 // route (see [Route]; escaped, and left out with Config.NoRoute) and ':',
 // the principal (the request's scope, escaped as a [Compose] part, and ':';
 // left out when principal is ""), then raw, validated with
-// lock.NormalizeKey. The escaping keeps the parts apart: two (route,
+// wire.NormalizeKey. The escaping keeps the parts apart: two (route,
 // principal, key) triples never give one lock key. extractErr is the
 // extractor's error. Every error has lock.CodeInvalidArgument and Op
 // "key"; none contains the key or the principal.
@@ -33,7 +34,7 @@ func (g *Guard) Key(route, principal, raw string, extractErr error) (string, err
 		route = "" // httpkey.Build leaves an empty route out
 	}
 	full, used := httpkey.Build(g.prefix, route, principal, raw)
-	key, err := lock.NormalizeKey(full)
+	key, err := wire.NormalizeKey(full)
 	if err != nil {
 		var le *lock.Error
 		if errors.As(err, &le) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -134,7 +135,7 @@ func (f fullLimiter) Acquire(context.Context, string, time.Duration) (lock.Lease
 	return lock.Lease{}, &lock.LockedError{ExpiresAt: f.exp}
 }
 
-func (f fullLimiter) NewLockID(string) (string, error) { return lock.NewLockID(), nil }
+func (f fullLimiter) NewLockID(string) (string, error) { return wire.NewLockID(), nil }
 
 func (f fullLimiter) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
 	return lock.Lease{}, &lock.LockedError{ExpiresAt: f.exp}

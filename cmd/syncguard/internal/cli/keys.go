@@ -3,7 +3,7 @@ package cli
 import (
 	"strings"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -66,7 +66,7 @@ func (n namer) mayMatch(redisKey, glob string) bool {
 }
 
 // hashedName reports whether the part of a lock key after its tag prefix
-// may be lock.MakeStorageKey's hash of a long key: 22 base64url
+// may be wire.MakeStorageKey's hash of a long key: 22 base64url
 // characters.
 func hashedName(rest string) bool {
 	if len(rest) != 22 {
@@ -127,7 +127,7 @@ func (n namer) isLockOf(redisKey, userKey string) bool {
 	if !ok {
 		return false
 	}
-	want, err := lock.MakeStorageKey(tagPrefix, userKey, redisbackend.KeyBudget, redisbackend.KeyReserve)
+	want, err := wire.MakeStorageKey(tagPrefix, userKey, redisbackend.KeyBudget, redisbackend.KeyReserve)
 	return err == nil && want == redisKey
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -74,8 +75,8 @@ const readAttempts = 3
 
 // readLimits reads the lock keys redisKeys of node that hold something
 // other than a string (they answered GET with WRONGTYPE) as limits: their
-// live slots by nowMs (the node's TIME, less lock.TimeToleranceMs, as
-// lock.IsLive) and the slots' index keys, in two pipelines. A slot released
+// live slots by nowMs (the node's TIME, less wire.TimeToleranceMs, as
+// wire.IsLive) and the slots' index keys, in two pipelines. A slot released
 // between the two (its index a tombstone) may have been replaced by one
 // the first did not see: such a limit is read again, a few times at most.
 func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) ([]limitRead, error) {
@@ -106,7 +107,7 @@ func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys 
 // which a slot was released between the two pipelines.
 func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) (reads []limitRead, changed []int, err error) {
 	addr := node.Options().Addr
-	cutoff := "(" + strconv.FormatInt(nowMs-lock.TimeToleranceMs, 10)
+	cutoff := "(" + strconv.FormatInt(nowMs-wire.TimeToleranceMs, 10)
 	pipe := node.Pipeline()
 	live := make([]*redis.ZSliceCmd, len(redisKeys))
 	first := make([]*redis.StringSliceCmd, len(redisKeys))
@@ -134,7 +135,7 @@ func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisK
 			reads[i].state = limitExpired
 			if f := first[i].Val(); len(f) == 0 {
 				reads[i].state = limitGone
-			} else if lock.ValidateLockID(f[0]) != nil {
+			} else if wire.ValidateLockID(f[0]) != nil {
 				reads[i].state = limitOther
 			}
 			continue
@@ -147,7 +148,7 @@ func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisK
 		reads[i].limit.waiters = queues[i].Val() // 0 without a queue
 		for _, m := range members {
 			id, _ := m.Member.(string)
-			if lock.ValidateLockID(id) != nil {
+			if wire.ValidateLockID(id) != nil {
 				reads[i].state = limitOther
 				break
 			}

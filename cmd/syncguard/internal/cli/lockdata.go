@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -34,7 +35,7 @@ func decodeLock(raw string) (lockData, error) {
 		return lockData{}, errNotLockData
 	}
 	if w.LockID == nil || w.ExpiresAtMs == nil || w.AcquiredAtMs == nil || w.Key == nil || w.Fence == nil ||
-		lock.ValidateLockID(*w.LockID) != nil {
+		wire.ValidateLockID(*w.LockID) != nil {
 		return lockData{}, errNotLockData
 	}
 	fence, err := lock.ParseFence(*w.Fence)
@@ -53,7 +54,7 @@ func decodeLock(raw string) (lockData, error) {
 // lock.Info.IDHash (the id itself releases the lock, so it is never shown).
 func (d lockData) holder() string { return lock.HashKey(d.lockID) }
 
-func (d lockData) live(nowMs int64) bool { return lock.IsLive(d.expiresAtMs, nowMs) }
+func (d lockData) live(nowMs int64) bool { return wire.IsLive(d.expiresAtMs, nowMs) }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -20,7 +21,7 @@ func FuzzDecodeLock(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if lock.ValidateLockID(d.lockID) != nil {
+		if wire.ValidateLockID(d.lockID) != nil {
 			t.Errorf("decodeLock(%q) accepted the lock id %q", raw, d.lockID)
 		}
 		if _, err := lock.ParseFence(string(d.fence)); err != nil {

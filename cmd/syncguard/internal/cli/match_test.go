@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -65,12 +65,12 @@ func TestLsMatchHashedKeys(t *testing.T) {
 	b := newBackend(t, rdb, redisbackend.Options{Prefix: p})
 	now, _ := rdb.Time(ctx).Result()
 	long := "report:" + strings.Repeat("x", 1000)
-	name, err := lock.MakeStorageKey(p, long, redisbackend.KeyBudget, redisbackend.KeyReserve)
+	name, err := wire.MakeStorageKey(p, long, redisbackend.KeyBudget, redisbackend.KeyReserve)
 	if err != nil || len(name) != len(p)+1+22 {
 		t.Fatalf("MakeStorageKey = %q, %v; want a hashed name", name, err)
 	}
 	v := fmt.Sprintf(`{"lockId":%q,"expiresAtMs":%d,"acquiredAtMs":%d,"key":%q,"fence":"000000000000007"}`,
-		lock.NewLockID(), now.UnixMilli()+60_000, now.UnixMilli(), long)
+		wire.NewLockID(), now.UnixMilli()+60_000, now.UnixMilli(), long)
 	rdb.Set(ctx, name, v, time.Minute)
 	for _, k := range []string{"report:short", "ABCDEFGHIJKLMNOPQRSTUV", "other"} {
 		if _, err := b.Acquire(ctx, k, time.Minute); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -58,7 +59,7 @@ var releaseCommand = &command{
 func parseSlotFence(v string) (lock.Fence, error) {
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err == nil {
-		if f, err := lock.FormatFence(n); err == nil && n > 0 {
+		if f, err := wire.FormatFence(n); err == nil && n > 0 {
 			return f, nil
 		}
 	}

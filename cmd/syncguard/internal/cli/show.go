@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -138,7 +139,7 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, _ := lock.NormalizeKey(key) // StorageKeys accepted it
+	norm, _ := wire.NormalizeKey(key) // StorageKeys accepted it
 	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done, RecordKey: keys.Record}
 	pipe := node.Pipeline()
 	get := pipe.Get(ctx, keys.Lock)

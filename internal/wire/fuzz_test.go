@@ -1,4 +1,4 @@
-package lock_test
+package wire_test
 
 import (
 	"regexp"
@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/unicode/rangetable"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -33,7 +34,7 @@ func FuzzNormalizeKey(f *testing.F) {
 		return true
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		got, err := lock.NormalizeKey(key)
+		got, err := wire.NormalizeKey(key)
 		if err != nil {
 			if code := lock.CodeOf(err); code != lock.CodeInvalidArgument {
 				t.Fatalf("NormalizeKey(%q) error code = %q, want InvalidArgument", key, code)
@@ -62,7 +63,7 @@ func FuzzNormalizeKey(f *testing.F) {
 		if len(got) < 1 || len(got) > lock.MaxKeyBytes {
 			t.Fatalf("NormalizeKey(%q) = %d bytes, want 1..%d", key, len(got), lock.MaxKeyBytes)
 		}
-		again, err := lock.NormalizeKey(got)
+		again, err := wire.NormalizeKey(got)
 		if err != nil || again != got {
 			t.Fatalf("NormalizeKey(%q) = %q, %v; want it unchanged (idempotent)", got, again, err)
 		}
@@ -79,8 +80,8 @@ func FuzzMakeStorageKey(f *testing.F) {
 		if limit < 0 || limit > 1<<20 || reserve < 0 || reserve > 1<<20 {
 			return
 		}
-		got, err := lock.MakeStorageKey(prefix, key, limit, reserve)
-		again, err2 := lock.MakeStorageKey(prefix, key, limit, reserve)
+		got, err := wire.MakeStorageKey(prefix, key, limit, reserve)
+		again, err2 := wire.MakeStorageKey(prefix, key, limit, reserve)
 		if got != again || (err == nil) != (err2 == nil) {
 			t.Fatalf("not deterministic: %q, %v then %q, %v", got, err, again, err2)
 		}
@@ -108,7 +109,7 @@ func FuzzMakeStorageKey(f *testing.F) {
 		case hashed && (len(got) != hashedLen || !strings.HasPrefix(got, p) || !lockIDRe.MatchString(got[len(p):])):
 			t.Fatalf("hashed form %q, want %q + 22 base64url characters", got, p)
 		}
-		got2, err := lock.MakeStorageKey(prefix, key2, limit, reserve)
+		got2, err := wire.MakeStorageKey(prefix, key2, limit, reserve)
 		if err != nil || key == key2 {
 			return
 		}
@@ -124,7 +125,7 @@ func FuzzValidateLockID(f *testing.F) {
 	}
 	re := regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`)
 	f.Fuzz(func(t *testing.T, id string) {
-		err := lock.ValidateLockID(id)
+		err := wire.ValidateLockID(id)
 		if want := re.MatchString(id); (err == nil) != want {
 			t.Fatalf("ValidateLockID(%q) = %v, want accepted = %v", id, err, want)
 		}

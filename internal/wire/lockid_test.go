@@ -1,10 +1,11 @@
-package lock_test
+package wire_test
 
 import (
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -12,11 +13,11 @@ var lockIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`)
 
 func TestNewLockIDFormat(t *testing.T) {
 	for range 100 {
-		id := lock.NewLockID()
-		if len(id) != lock.LockIDLen || !lockIDRe.MatchString(id) {
+		id := wire.NewLockID()
+		if len(id) != wire.LockIDLen || !lockIDRe.MatchString(id) {
 			t.Fatalf("NewLockID() = %q, want 22 base64url characters", id)
 		}
-		if err := lock.ValidateLockID(id); err != nil {
+		if err := wire.ValidateLockID(id); err != nil {
 			t.Fatalf("ValidateLockID(%q) = %v, want nil", id, err)
 		}
 	}
@@ -26,7 +27,7 @@ func TestNewLockIDUnique(t *testing.T) {
 	const n = 10000
 	seen := make(map[string]struct{}, n)
 	for range n {
-		id := lock.NewLockID()
+		id := wire.NewLockID()
 		if _, dup := seen[id]; dup {
 			t.Fatalf("NewLockID() returned %q twice in %d calls", id, len(seen)+1)
 		}
@@ -58,7 +59,7 @@ func TestValidateLockID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			err := lock.ValidateLockID(tt.id)
+			err := wire.ValidateLockID(tt.id)
 			if tt.valid {
 				if err != nil {
 					t.Errorf("ValidateLockID(%q) = %v, want nil", tt.id, err)

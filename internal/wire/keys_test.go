@@ -1,9 +1,10 @@
-package lock_test
+package wire_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -39,7 +40,7 @@ func TestNormalizeKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			got, err := lock.NormalizeKey(tt.key)
+			got, err := wire.NormalizeKey(tt.key)
 			if tt.wantErr {
 				wantCode(t, err, lock.CodeInvalidArgument)
 				if got != "" {
@@ -87,7 +88,7 @@ func TestMakeStorageKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			got, err := lock.MakeStorageKey(tt.prefix, tt.key, tt.limit, tt.reserve)
+			got, err := wire.MakeStorageKey(tt.prefix, tt.key, tt.limit, tt.reserve)
 			if tt.wantErr {
 				wantCode(t, err, lock.CodeInvalidArgument)
 				return
@@ -108,11 +109,11 @@ func TestMakeStorageKey(t *testing.T) {
 // TestFenceKeyTwoStep checks the syncguard fence key layout: the fence key
 // is built from the full lock key, not from the user key.
 func TestFenceKeyTwoStep(t *testing.T) {
-	lockKey, err := lock.MakeStorageKey("syncguard", "resource:1", 1000, 26)
+	lockKey, err := wire.MakeStorageKey("syncguard", "resource:1", 1000, 26)
 	if err != nil {
 		t.Fatalf("lock key: %v", err)
 	}
-	got, err := lock.MakeStorageKey("syncguard", "fence:"+lockKey, 1000, 26)
+	got, err := wire.MakeStorageKey("syncguard", "fence:"+lockKey, 1000, 26)
 	if err != nil {
 		t.Fatalf("fence key: %v", err)
 	}
@@ -127,15 +128,15 @@ func TestFenceKeyTwoStep(t *testing.T) {
 // under a different Redis key than the TypeScript library would use.
 func TestNormalizeKeyStreamSafe(t *testing.T) {
 	long := "a" + strings.Repeat("\u0301", 35)
-	if _, err := lock.NormalizeKey(long); lock.CodeOf(err) != lock.CodeInvalidArgument {
+	if _, err := wire.NormalizeKey(long); lock.CodeOf(err) != lock.CodeInvalidArgument {
 		t.Errorf("35 combining marks: err = %v, want InvalidArgument", err)
 	}
 	ok := "a" + strings.Repeat("\u0301", 5)
-	if _, err := lock.NormalizeKey(ok); err != nil {
+	if _, err := wire.NormalizeKey(ok); err != nil {
 		t.Errorf("5 combining marks: %v", err)
 	}
 	// A U+034F the user wrote is kept.
-	if got, err := lock.NormalizeKey("a\u034fb"); err != nil || got != "a\u034fb" {
+	if got, err := wire.NormalizeKey("a\u034fb"); err != nil || got != "a\u034fb" {
 		t.Errorf("NormalizeKey(a U+034F b) = %q, %v", got, err)
 	}
 }

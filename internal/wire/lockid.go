@@ -1,9 +1,12 @@
-package lock
+package wire
 
 import (
 	"crypto/rand"
 	"encoding/base64"
 	"io"
+	"strconv"
+
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 // LockIDLen is the length of a lock id: 16 random bytes in unpadded
@@ -28,16 +31,16 @@ func NewLockID() string {
 }
 
 // ValidateLockID checks that id has the lock id format
-// ^[A-Za-z0-9_-]{22}$ and returns [CodeInvalidArgument] otherwise. Backends
+// ^[A-Za-z0-9_-]{22}$ and returns [lock.CodeInvalidArgument] otherwise. Backends
 // call it before any I/O.
 func ValidateLockID(id string) error {
 	if len(id) != LockIDLen {
-		return invalid("validate", "lock id must be "+itoa(LockIDLen)+" base64url characters")
+		return lock.InvalidArgument("validate", "lock id must be "+strconv.Itoa(LockIDLen)+" base64url characters")
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return invalid("validate", "lock id must be "+itoa(LockIDLen)+" base64url characters")
+			return lock.InvalidArgument("validate", "lock id must be "+strconv.Itoa(LockIDLen)+" base64url characters")
 		}
 	}
 	return nil

@@ -1,9 +1,9 @@
-package lock_test
+package wire_test
 
 import (
 	"testing"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/internal/wire"
 )
 
 func TestIsLive(t *testing.T) {
@@ -21,12 +21,12 @@ func TestIsLive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			if got := lock.IsLive(tt.expires, now); got != tt.want {
+			if got := wire.IsLive(tt.expires, now); got != tt.want {
 				t.Errorf("IsLive(now%+d, now) = %v, want %v", tt.expires-now, got, tt.want)
 			}
 		})
 	}
-	if lock.TimeToleranceMs != 1000 {
-		t.Errorf("TimeToleranceMs = %d, want 1000", lock.TimeToleranceMs)
+	if wire.TimeToleranceMs != 1000 {
+		t.Errorf("TimeToleranceMs = %d, want 1000", wire.TimeToleranceMs)
 	}
 }
