@@ -15,7 +15,7 @@ func TestDecodeLockData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := lockData{LockID: "AbCdEfGhIjKlMnOpQrStUv", ExpiresAtMs: 1795344179534, AcquiredAtMs: 1795344174534, Key: "resource:1", Fence: "000000000000007"}
+	want := wire.LockData{LockID: "AbCdEfGhIjKlMnOpQrStUv", ExpiresAtMs: 1795344179534, AcquiredAtMs: 1795344174534, Key: "resource:1", Fence: "000000000000007"}
 	if d != want {
 		t.Errorf("decodeLockData = %+v, want %+v", d, want)
 	}

@@ -1,63 +1,15 @@
 package redisbackend
 
-import (
-	"encoding/json"
+import "github.com/syncguard-go/syncguard/internal/wire"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
-)
-
-// lockData is the JSON stored at a lock key.
-type lockData struct {
-	LockID       string
-	ExpiresAtMs  int64
-	AcquiredAtMs int64
-	Key          string
-	Fence        lock.Fence
-}
-
-// decodeLockData parses lock JSON strictly: every field present with its
-// type, a well-formed lock id and fence, integral millisecond times.
-func decodeLockData(raw string) (lockData, error) {
-	var w struct {
-		LockID       *string  `json:"lockId"`
-		ExpiresAtMs  *float64 `json:"expiresAtMs"`
-		AcquiredAtMs *float64 `json:"acquiredAtMs"`
-		Key          *string  `json:"key"`
-		Fence        *string  `json:"fence"`
-	}
-	bad := func(what string) (lockData, error) {
-		return lockData{}, internal("decode", "corrupt lock data: "+what)
-	}
-	if err := json.Unmarshal([]byte(raw), &w); err != nil {
-		return bad("not JSON of the expected shape")
-	}
-	if w.LockID == nil || w.ExpiresAtMs == nil || w.AcquiredAtMs == nil || w.Key == nil || w.Fence == nil {
-		return bad("missing field")
-	}
-	if wire.ValidateLockID(*w.LockID) != nil {
-		return bad("malformed lockId")
-	}
-	fence, err := lock.ParseFence(*w.Fence)
+// decodeLockData parses lock JSON strictly (wire.DecodeLockData); what is
+// not lock data is an Internal error that says what was wrong.
+func decodeLockData(raw string) (wire.LockData, error) {
+	d, err := wire.DecodeLockData(raw)
 	if err != nil {
-		return bad("malformed fence")
+		return d, internal("decode", err.Error())
 	}
-	exp, ok1 := msInt(*w.ExpiresAtMs)
-	acq, ok2 := msInt(*w.AcquiredAtMs)
-	if !ok1 || !ok2 {
-		return bad("times out of range")
-	}
-	return lockData{LockID: *w.LockID, ExpiresAtMs: exp, AcquiredAtMs: acq, Key: *w.Key, Fence: fence}, nil
-}
-
-// msInt converts a JSON number of milliseconds to int64 when it is a
-// whole number within ±2^53.
-func msInt(f float64) (int64, bool) {
-	const limit = 1 << 53
-	if f != f || f < -limit || f > limit || f != float64(int64(f)) {
-		return 0, false
-	}
-	return int64(f), true
+	return d, nil
 }
 
 // jsonText returns s as the text of a JSON string, without its quotes:

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
@@ -19,35 +17,16 @@ type lockData struct {
 	fence        lock.Fence
 }
 
-var errNotLockData = errors.New("not syncguard lock data")
+var errNotLockData = wire.ErrNotLockData
 
-// decodeLock parses lock JSON, every field present with its type, as the
-// backend does; anything else is errNotLockData.
+// decodeLock parses lock JSON as the backend does (wire.DecodeLockData);
+// anything else is errNotLockData.
 func decodeLock(raw string) (lockData, error) {
-	var w struct {
-		LockID       *string  `json:"lockId"`
-		ExpiresAtMs  *float64 `json:"expiresAtMs"`
-		AcquiredAtMs *float64 `json:"acquiredAtMs"`
-		Key          *string  `json:"key"`
-		Fence        *string  `json:"fence"`
-	}
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal([]byte(raw), &w) != nil {
-		return lockData{}, errNotLockData
-	}
-	if w.LockID == nil || w.ExpiresAtMs == nil || w.AcquiredAtMs == nil || w.Key == nil || w.Fence == nil ||
-		wire.ValidateLockID(*w.LockID) != nil {
-		return lockData{}, errNotLockData
-	}
-	fence, err := lock.ParseFence(*w.Fence)
+	d, err := wire.DecodeLockData(raw)
 	if err != nil {
 		return lockData{}, errNotLockData
 	}
-	exp, ok1 := wholeMs(*w.ExpiresAtMs)
-	acq, ok2 := wholeMs(*w.AcquiredAtMs)
-	if !ok1 || !ok2 {
-		return lockData{}, errNotLockData
-	}
-	return lockData{lockID: *w.LockID, expiresAtMs: exp, acquiredAtMs: acq, key: *w.Key, fence: fence}, nil
+	return lockData{lockID: d.LockID, expiresAtMs: d.ExpiresAtMs, acquiredAtMs: d.AcquiredAtMs, key: d.Key, fence: d.Fence}, nil
 }
 
 // holder is the lock id as operators see it: lock.HashKey of it, as
@@ -57,13 +36,3 @@ func (d lockData) holder() string { return lock.HashKey(d.lockID) }
 func (d lockData) live(nowMs int64) bool { return wire.IsLive(d.expiresAtMs, nowMs) }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-// wholeMs converts a JSON number of milliseconds when it is a whole number
-// within ±2^53 (Lua's cjson may write one as 1.7e+12).
-func wholeMs(f float64) (int64, bool) {
-	const limit = 1 << 53
-	if f != f || f < -limit || f > limit || f != float64(int64(f)) {
-		return 0, false
-	}
-	return int64(f), true
-}

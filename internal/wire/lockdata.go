@@ -1,0 +1,74 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// LockData is the JSON stored at a lock key:
+// {lockId, expiresAtMs, acquiredAtMs, key, fence}.
+type LockData struct {
+	LockID       string
+	ExpiresAtMs  int64
+	AcquiredAtMs int64
+	Key          string
+	Fence        lock.Fence
+}
+
+// ErrNotLockData is the error of DecodeLockData for anything but lock
+// data; the error it returns wraps it and says what was wrong.
+var ErrNotLockData = errors.New("not syncguard lock data")
+
+// notLockData is ErrNotLockData with the reason.
+type notLockData string
+
+func (e notLockData) Error() string { return "corrupt lock data: " + string(e) }
+func (e notLockData) Unwrap() error { return ErrNotLockData }
+
+// DecodeLockData parses lock JSON strictly: every field present with its
+// type, a well-formed lock id and fence, integral millisecond times. Any
+// other input gives an error matching ErrNotLockData that names the first
+// thing wrong.
+func DecodeLockData(raw string) (LockData, error) {
+	var w struct {
+		LockID       *string  `json:"lockId"`
+		ExpiresAtMs  *float64 `json:"expiresAtMs"`
+		AcquiredAtMs *float64 `json:"acquiredAtMs"`
+		Key          *string  `json:"key"`
+		Fence        *string  `json:"fence"`
+	}
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal([]byte(raw), &w) != nil {
+		return LockData{}, notLockData("not JSON of the expected shape")
+	}
+	if w.LockID == nil || w.ExpiresAtMs == nil || w.AcquiredAtMs == nil || w.Key == nil || w.Fence == nil {
+		return LockData{}, notLockData("missing field")
+	}
+	if ValidateLockID(*w.LockID) != nil {
+		return LockData{}, notLockData("malformed lockId")
+	}
+	fence, err := lock.ParseFence(*w.Fence)
+	if err != nil {
+		return LockData{}, notLockData("malformed fence")
+	}
+	exp, ok1 := wholeMs(*w.ExpiresAtMs)
+	acq, ok2 := wholeMs(*w.AcquiredAtMs)
+	if !ok1 || !ok2 {
+		return LockData{}, notLockData("times out of range")
+	}
+	return LockData{LockID: *w.LockID, ExpiresAtMs: exp, AcquiredAtMs: acq, Key: *w.Key, Fence: fence}, nil
+}
+
+// Live reports whether the lease is live at nowMs (IsLive).
+func (d LockData) Live(nowMs int64) bool { return IsLive(d.ExpiresAtMs, nowMs) }
+
+// wholeMs converts a JSON number of milliseconds when it is a whole number
+// within ±2^53 (Lua's cjson may write one as 1.7e+12).
+func wholeMs(f float64) (int64, bool) {
+	const limit = 1 << 53
+	if f != f || f < -limit || f > limit || f != float64(int64(f)) {
+		return 0, false
+	}
+	return int64(f), true
+}
