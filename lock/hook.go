@@ -199,9 +199,21 @@ func emit(ctx context.Context, b Backend, op *Op, body OpFunc) error {
 // handoffKey is the context key of the handoff a release's hooks read.
 type handoffKey struct{}
 
-// handoff is where a backend's release tells its hooks that it handed the
-// lock on (HandedOver); every layer of hooks of one release shares it.
-type handoff struct{ to Fence }
+// handoff is the context of a release with hooks, where its backend tells
+// them that it handed the lock on (HandedOver); every layer of hooks of one
+// release shares it. One allocation, the context and the place at once.
+type handoff struct {
+	context.Context
+	to Fence
+}
+
+// Value returns the handoff itself for handoffKey.
+func (h *handoff) Value(key any) any {
+	if key == (handoffKey{}) {
+		return h
+	}
+	return h.Context.Value(key)
+}
 
 // HandedOver is for backends: a release running under ctx that handed the
 // lock (or a slot) to a waiter, as a new lease with fence to, calls it, so
@@ -219,6 +231,6 @@ func withHandoff(ctx context.Context) (context.Context, *handoff) {
 	if h, ok := ctx.Value(handoffKey{}).(*handoff); ok {
 		return ctx, h
 	}
-	h := &handoff{}
-	return context.WithValue(ctx, handoffKey{}, h), h
+	h := &handoff{Context: ctx}
+	return h, h
 }
