@@ -148,14 +148,16 @@ func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 	return optionFunc(func(c *config) { c.onRelease = f })
 }
 
-// WithLockOptions passes options to lock.Do, after the Guard's own (so
-// they win): for example lock.WithReleaseTimeout, lock.WithKeepOptions, or
-// lock.WithWait to wait for a busy key instead of applying the policy at
-// once (without WithLimit the Guard's default is a single attempt: a wait
-// holds an asynq worker; with WithLimit, WithLimitWait sets the wait, and
-// a lock.WithWait given here replaces it, without its bound by the task's
-// deadline). The release function stays the Guard's, which writes the done
-// marker of WithDoneTTL.
+// WithLockOptions passes options to lock.Do: for example
+// lock.WithReleaseTimeout, lock.WithKeepOptions, or lock.WithWait to wait
+// for a busy key instead of applying the policy at once (the Guard's
+// default is a single attempt: a wait holds an asynq worker). The Guard's
+// own settings win over them: the TTL (WithTTL), the release error handler
+// (WithReleaseErrorHandler), the limit and its wait (WithLimit,
+// WithLimitWait) and the release function, which writes the done marker
+// of WithDoneTTL; lock.WithTTL, lock.WithReleaseErrorHandler,
+// lock.WithLimit, lock.WithReleaseFunc, and with WithLimit lock.WithWait,
+// given here are overridden.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }

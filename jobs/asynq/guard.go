@@ -27,7 +27,8 @@ type Guard struct {
 	doneTTL   time.Duration
 	limit     int           // 0 unless WithLimit
 	limitWait time.Duration // WithLimitWait's; 0 unless WithLimit
-	do        []lock.Option // do[waitOpt] is lock.WithWait(0); a limit's wait replaces it per task
+	do        []lock.Option // lock.Do's options; with a limit, do[waitAt] is the wait, set per task
+	waitAt    int           // the index of a limit's wait in do
 	drops     dropLog       // tasks dropped, for Logger
 }
 
@@ -61,28 +62,27 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		limit:    c.limit,
 	}
 	g.do = []lock.Option{
-		lock.WithTTL(c.ttl),
 		// One attempt: a busy key is the policy's business, not a wait
-		// that would hold an asynq worker. A limit's tasks wait for a
-		// slot instead (see waitFor), by time, not by a count of attempts.
-		waitOpt: lock.WithWait(0),
+		// that would hold an asynq worker (a lock.WithWait given with
+		// WithLockOptions asks for one). A limit's tasks wait for a slot
+		// instead (see waitFor), by time, not by a count of attempts.
+		lock.WithWait(0),
 		lock.WithReleaseTimeout(ReleaseTimeout),
-		lock.WithReleaseErrorHandler(c.onRelease),
 	}
 	if c.limitSet {
-		g.limitWait = c.limitWait
 		g.do = append(g.do, lock.WithMaxRetries(math.MaxInt32), lock.WithMaxDelay(lock.QueuedPollInterval))
 	}
 	g.do = append(g.do, c.lockOpts...)
+	// The Guard's own settings come after WithLockOptions, so they win.
+	g.do = append(g.do, lock.WithTTL(c.ttl), lock.WithReleaseErrorHandler(c.onRelease))
 	if c.limitSet {
-		g.do = append(g.do, lock.WithLimit(c.limit))
+		g.limitWait = c.limitWait
+		g.waitAt = len(g.do)
+		g.do = append(g.do, lock.WithWait(0), lock.WithLimit(c.limit))
 	}
 	g.do = append(g.do, lock.WithReleaseFunc(g.release))
 	return g, nil
 }
-
-// waitOpt is the index of the wait in Guard.do.
-const waitOpt = 1
 
 // Middleware returns the Guard as an asynq.MiddlewareFunc, for
 // (*asynq.ServeMux).Use.
@@ -141,7 +141,7 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 	var start time.Time
 	if wait > 0 {
 		opts = slices.Clone(g.do)
-		opts[waitOpt] = lock.WithWait(wait)
+		opts[g.waitAt] = lock.WithWait(wait)
 		start = time.Now()
 	}
 	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {

@@ -473,3 +473,31 @@ func TestRoundTrips(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnOptionsWin: the Guard's own settings win over the same ones given
+// through WithLockOptions: WithTTL over lock.WithTTL, and with a limit
+// WithLimitWait over lock.WithWait.
+func TestOwnOptionsWin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := e.guard(t, asynqlock.WithTTL(20*time.Second), asynqlock.WithLockOptions(lock.WithTTL(2*time.Second)))
+	var ttl time.Duration
+	err := g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		l, _ := lock.LeaseFrom(ctx)
+		ttl = l.TTL
+		return nil
+	})).ProcessTask(bg(t), asynq.NewTask(taskType, []byte("ttl")))
+	if err != nil || ttl != 20*time.Second {
+		t.Errorf("ProcessTask = %v, lease TTL %v; want nil, 20s (WithTTL's, not lock.WithTTL's)", err, ttl)
+	}
+
+	const typ = "report:own-wait"
+	limit := e.guard(t, asynqlock.WithLimit(1), asynqlock.WithLimitWait(50*time.Millisecond),
+		asynqlock.WithLockOptions(lock.WithWait(10*time.Second)))
+	e.holdSlots(t, asynqlock.DefaultLimitPrefix+typ, 1)
+	start := time.Now()
+	ran, err := runOnce(t, limit, asynq.NewTask(typ, []byte("any")))
+	if waited := time.Since(start); ran || !asynqlock.IsLimited(err) || waited > 5*time.Second {
+		t.Errorf("over the limit: ran %v, %v after %v; want a *LimitError after WithLimitWait's 50ms, not lock.WithWait's 10s", ran, err, waited)
+	}
+}

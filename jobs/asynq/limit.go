@@ -85,8 +85,7 @@ const DefaultLimitWait = 5 * time.Second
 // tasks whose work takes most of their Timeout.
 //
 // d must not be negative, and New rejects WithLimitWait without WithLimit.
-// A lock.WithWait given with WithLockOptions replaces d, without the bound
-// by the task's deadline.
+// A lock.WithWait given with WithLockOptions does not change it.
 func WithLimitWait(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.limitWait, c.waitSet = d, true })
 }
