@@ -1,0 +1,47 @@
+package lock_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// Regions quoted by docs/backends.md (internal/readme checks them).
+
+// README: backends-hook
+// slowOps logs every backend operation that takes longer than limit, and
+// every lease a release handed to a waiter.
+func slowOps(limit time.Duration) lock.Hook {
+	return lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+		return func(ctx context.Context, op *lock.Op) error {
+			start := time.Now()
+			err := next(ctx, op) // runs the operation; op holds its results after
+			if d := time.Since(start); d > limit && op.Kind != lock.OpWait {
+				slog.WarnContext(ctx, "slow lock operation", "op", op.Kind.String(), "took", d)
+			}
+			if op.Kind == lock.OpRelease && op.HandedTo != "" {
+				slog.DebugContext(ctx, "handed over", "fence", op.HandedTo.String())
+			}
+			return err
+		}
+	})
+}
+
+// END README
+
+func exampleHooked(b lock.Backend) lock.Backend {
+	// README: backends-wrap
+	b = lock.WithHooks(b, slowOps(50*time.Millisecond))
+	// END README
+	return b
+}
+
+func TestReadmeHook(t *testing.T) {
+	b := exampleHooked(newFake())
+	if err := lock.Do(context.Background(), b, "k", func(context.Context, lock.Lease) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
