@@ -20,7 +20,7 @@ var randReader io.Reader = rand.Reader
 // unpadded base64url characters, the syncguard format.
 func NewLockID() string {
 	var b [16]byte
-	if _, err := io.ReadFull(randReader, b[:]); err != nil {
+	if err := readRandom(b[:]); err != nil {
 		// crypto/rand does not fail on supported platforms; a lock id
 		// without entropy would be guessable, so refuse to go on.
 		panic("syncguard: crypto/rand failed: " + err.Error())
@@ -44,4 +44,18 @@ func ValidateLockID(id string) error {
 		}
 	}
 	return nil
+}
+
+// readRandom fills b from randReader: with crypto/rand's Read when it is
+// crypto/rand's Reader, which lets b stay on the caller's stack (a Read
+// through an io.Reader would not).
+func readRandom(b []byte) error {
+	if randReader == rand.Reader {
+		_, err := rand.Read(b)
+		return err
+	}
+	buf := make([]byte, len(b))
+	_, err := io.ReadFull(randReader, buf)
+	copy(b, buf)
+	return err
 }

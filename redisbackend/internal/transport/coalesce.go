@@ -139,7 +139,6 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	co.mu.Lock()
 	if co.inFlight < maxInFlight {
 		co.inFlight++
-		batch := []*pending{p}
 		if sendsDirect(ctx, co.direct) {
 			// Nothing but go-redis's own deadline can end this call early:
 			// send it from this goroutine with its own context (no caller
@@ -147,7 +146,8 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 			// own), and leave what queued meanwhile to a goroutine.
 			p.trip = inlineTrip
 			co.mu.Unlock()
-			co.send(inlineTrip, batch)
+			one := [1]*pending{p} // not kept: on the stack
+			co.send(inlineTrip, one[:])
 			if t, next := co.next(); next != nil {
 				go co.run(t, next)
 			}
@@ -160,6 +160,7 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 			}
 			return nil
 		}
+		batch := []*pending{p}
 		t := co.takeLocked(batch)
 		co.mu.Unlock()
 		go co.run(t, batch)
