@@ -224,7 +224,11 @@ func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, 
 	select {
 	case g := <-granted:
 		if a.hooked && g.ID != "" {
-			_ = emit(ctx, a.b, &Op{Kind: OpGranted, Key: a.key, ID: g.ID, TTL: g.TTL, Lease: g}, nil)
+			op := &Op{Kind: OpGranted, Key: a.key, ID: g.ID, TTL: g.TTL, Lease: g}
+			if a.c.limitSet {
+				op.Limit = a.c.limit
+			}
+			_ = emit(ctx, a.b, op, nil)
 		}
 		return g, nil
 	case <-ctx.Done():

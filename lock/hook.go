@@ -54,7 +54,8 @@ const (
 	// one at most. next does nothing.
 	OpRetry
 	// OpGranted is a lease (Lease) a release handed to the waiter of an
-	// OpWait, in the wait's context. next does nothing.
+	// OpWait, in the wait's context (Limit is the wait's). next does
+	// nothing.
 	OpGranted
 	// OpLeaseLost is Keep losing Lease, in the context given to Keep; Err
 	// matches ErrLeaseLost. next does nothing.

@@ -796,7 +796,7 @@ func TestHookGranted(t *testing.T) {
 			for i, d := range [][]string{
 				diffOp(ops[0].op, lock.Op{Kind: lock.OpWait, Key: "k", Limit: tc.n, TTL: time.Minute, Lease: l}),
 				diffOp(ops[1].op, lock.Op{Kind: lock.OpAcquire, Key: "k", ID: id, Limit: tc.n, TTL: time.Minute, Queued: true}),
-				diffOp(ops[3].op, lock.Op{Kind: lock.OpGranted, Key: "k", ID: id, TTL: time.Minute, Lease: l}),
+				diffOp(ops[3].op, lock.Op{Kind: lock.OpGranted, Key: "k", ID: id, Limit: tc.n, TTL: time.Minute, Lease: l}),
 			} {
 				for _, msg := range d {
 					t.Errorf("%v: %s", ops[[]int{0, 1, 3}[i]].op.Kind, msg)
