@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/cleanup"
@@ -11,8 +10,8 @@ import (
 
 // Acquire takes the lock on key from b, retrying while the key is busy:
 // exponential backoff from the base delay with jitter, every delay clamped
-// to the time left of the wait ([WithWait]), at most MaxRetries retries
-// (see [Option]). Every wait ends at once when ctx is done.
+// to the time left of the wait ([WithWait]), at most [Retry.MaxRetries]
+// retries (see [WithRetry]). Every wait ends at once when ctx is done.
 //
 // When b is an [IDBackend] (redisbackend is) and the wait is not zero, the
 // caller waits in the backend's queue of the key: every attempt is
@@ -112,7 +111,7 @@ type acquisition struct {
 	timer   *time.Timer
 	timerAt time.Time // when the pending timer fires; zero when none is pending
 	waits   int       // backoff timers started: the index into the delay schedule
-	retries int       // attempts counted against maxRetries
+	retries int       // attempts counted against retry.MaxRetries
 }
 
 // start picks the attempt function and lock id, and joins the queue.
@@ -198,7 +197,7 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 			return false, err
 		}
 	}
-	if a.retries >= a.c.maxRetries || time.Until(a.deadline) <= 0 {
+	if a.retries >= a.c.retry.MaxRetries || time.Until(a.deadline) <= 0 {
 		a.observe(ctx, attempt, err, 0)
 		if !locked {
 			return false, err
@@ -253,9 +252,9 @@ func (a *acquisition) schedule(err error) time.Duration {
 	if a.qw != nil && errors.Is(err, ErrLocked) {
 		// Never sooner than the backoff schedule either: a caller that
 		// asked for long delays keeps them.
-		d = min(max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.delay(a.waits)), left)
+		d = min(max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.retry.delay(a.waits)), left)
 	} else {
-		d = min(a.c.delay(a.waits), left)
+		d = min(a.c.retry.delay(a.waits), left)
 	}
 	a.waits++
 	if a.timer == nil {
@@ -361,7 +360,7 @@ func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Durat
 // attempts only as a fallback, when the holder's lease has ended (the
 // hand-off a dead holder never makes) or QueuedPollInterval after its last
 // attempt (a lost message), whichever comes first, however short the retry
-// delays ([WithBaseDelay], [WithMaxDelay]); longer delays are kept.
+// delays ([Retry]); longer delays are kept.
 const QueuedPollInterval = time.Second
 
 // minQueuedPoll keeps a queued waiter from spinning on a holder whose
@@ -383,29 +382,6 @@ func queuedPoll(err error, now time.Time, slot bool) time.Duration {
 		d += TimeTolerance
 	}
 	return min(max(d, minQueuedPoll), QueuedPollInterval)
-}
-
-// delay is the wait after the given failed attempt (0-based).
-func (c *config) delay(attempt int) time.Duration {
-	d := c.baseDelay
-	if c.backoff == BackoffExponential {
-		for i := 0; i < attempt && d < time.Hour; i++ {
-			d *= 2
-		}
-	}
-	if c.maxDelay > 0 && d > c.maxDelay {
-		d = c.maxDelay
-	}
-	if d <= 0 {
-		return 0
-	}
-	switch c.jitter {
-	case JitterEqual:
-		d = d/2 + rand.N(d/2+1)
-	case JitterFull:
-		d = rand.N(d + 1)
-	}
-	return d
 }
 
 func aborted(err error) *Error {

@@ -37,7 +37,7 @@ func TestAcquireRetriesUntilFree(t *testing.T) {
 		return nil
 	})
 	l, err := lock.Acquire(context.Background(), f, "k",
-		lock.WithBaseDelay(time.Millisecond), lock.WithJitter(lock.JitterNone))
+		lock.WithRetry(lock.Retry{BaseDelay: time.Millisecond, Jitter: lock.JitterNone}))
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
@@ -53,7 +53,7 @@ func TestAcquireGivesUp(t *testing.T) {
 	f := newFake()
 	holder := hold(t, f, "k")
 	_, err := lock.Acquire(context.Background(), f, "k",
-		lock.WithWait(100*time.Millisecond), lock.WithBaseDelay(5*time.Millisecond))
+		lock.WithWait(100*time.Millisecond), lock.WithRetry(lock.Retry{BaseDelay: 5 * time.Millisecond}))
 	wantCode(t, err, lock.CodeAcquisitionTimeout)
 	if !errors.Is(err, lock.ErrLocked) {
 		t.Errorf("errors.Is(%v, ErrLocked) = false, want true", err)
@@ -85,22 +85,22 @@ func TestAcquireTimeoutZeroTriesOnce(t *testing.T) {
 
 func TestAcquireMaxRetries(t *testing.T) {
 	tests := []struct {
-		desc    string
-		retries int
+		desc     string
+		retries  int
+		attempts int
 	}{
-		{"no retries", 0},
-		{"one retry", 1},
-		{"three retries", 3},
+		{"zero: the default", 0, lock.DefaultMaxRetries + 1},
+		{"one retry", 1, 2},
+		{"three retries", 3, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			f := newFake()
 			hold(t, f, "k")
-			_, err := lock.Acquire(context.Background(), f, "k",
-				lock.WithMaxRetries(tt.retries), lock.WithWait(time.Minute),
-				lock.WithBaseDelay(time.Millisecond), lock.WithBackoff(lock.BackoffFixed))
+			_, err := lock.Acquire(context.Background(), f, "k", lock.WithWait(time.Minute),
+				lock.WithRetry(lock.Retry{MaxRetries: tt.retries, BaseDelay: time.Millisecond, Backoff: lock.BackoffFixed}))
 			wantCode(t, err, lock.CodeAcquisitionTimeout)
-			if got, want := attempts(f), tt.retries+1; got != want {
+			if got, want := attempts(f), tt.attempts; got != want {
 				t.Errorf("attempts = %d, want %d", got, want)
 			}
 		})
@@ -121,7 +121,7 @@ func TestAcquireSystemErrorNotRetried(t *testing.T) {
 		t.Run(tt.desc, func(t *testing.T) {
 			f := newFake()
 			f.setHook(func(context.Context, string) error { return tt.err })
-			_, err := lock.Acquire(context.Background(), f, "k", lock.WithBaseDelay(time.Millisecond))
+			_, err := lock.Acquire(context.Background(), f, "k", lock.WithRetry(lock.Retry{BaseDelay: time.Millisecond}))
 			if err != tt.err {
 				t.Errorf("Acquire error = %v, want %v unchanged", err, tt.err)
 			}
@@ -148,8 +148,8 @@ func TestAcquireCancelWhileWaiting(t *testing.T) {
 	start := time.Now()
 	// One 20s backoff outlasts the check below, so a sleep that ignores
 	// ctx fails the test instead of hanging it.
-	_, err := lock.Acquire(ctx, f, "k", lock.WithBaseDelay(20*time.Second),
-		lock.WithJitter(lock.JitterNone), lock.WithMaxRetries(1), lock.WithWait(time.Hour))
+	_, err := lock.Acquire(ctx, f, "k",
+		lock.WithRetry(lock.Retry{MaxRetries: 1, BaseDelay: 20 * time.Second, Jitter: lock.JitterNone}), lock.WithWait(time.Hour))
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("Acquire returned after %v, want promptly after the cancel (the backoff was 20s)", elapsed)
 	}
@@ -198,7 +198,7 @@ func TestAcquireDelayClampedToTimeout(t *testing.T) {
 	hold(t, f, "k")
 	start := time.Now()
 	_, err := lock.Acquire(context.Background(), f, "k",
-		lock.WithWait(150*time.Millisecond), lock.WithBaseDelay(time.Hour))
+		lock.WithWait(150*time.Millisecond), lock.WithRetry(lock.Retry{BaseDelay: time.Hour}))
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("Acquire returned after %v, want about the 150ms timeout", elapsed)
 	}
@@ -214,8 +214,8 @@ func TestAcquireMaxDelayCaps(t *testing.T) {
 	hold(t, f, "k")
 	start := time.Now()
 	_, err := lock.Acquire(context.Background(), f, "k",
-		lock.WithBaseDelay(time.Hour), lock.WithMaxDelay(5*time.Millisecond),
-		lock.WithWait(2*time.Hour), lock.WithMaxRetries(3))
+		lock.WithRetry(lock.Retry{MaxRetries: 3, BaseDelay: time.Hour, MaxDelay: 5 * time.Millisecond}),
+		lock.WithWait(2*time.Hour))
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("Acquire returned after %v, want well under a second (delays capped at 5ms)", elapsed)
 	}
@@ -250,8 +250,8 @@ func TestAcquireBackoff(t *testing.T) {
 				return nil
 			})
 			_, err := lock.Acquire(context.Background(), f, "k",
-				lock.WithBaseDelay(base), lock.WithBackoff(tt.backoff), lock.WithJitter(lock.JitterNone),
-				lock.WithMaxRetries(5), lock.WithWait(time.Minute))
+				lock.WithRetry(lock.Retry{MaxRetries: 5, BaseDelay: base, Backoff: tt.backoff, Jitter: lock.JitterNone}),
+				lock.WithWait(time.Minute))
 			wantCode(t, err, lock.CodeAcquisitionTimeout)
 			mu.Lock()
 			defer mu.Unlock()
@@ -276,12 +276,12 @@ func TestBadOptions(t *testing.T) {
 		{"zero ttl", lock.WithTTL(0)},
 		{"negative ttl", lock.WithTTL(-time.Second)},
 		{"negative timeout", lock.WithWait(-1)},
-		{"negative retries", lock.WithMaxRetries(-1)},
-		{"negative base delay", lock.WithBaseDelay(-1)},
-		{"negative max delay", lock.WithMaxDelay(-1)},
+		{"negative retries", lock.WithRetry(lock.Retry{MaxRetries: -1})},
+		{"negative base delay", lock.WithRetry(lock.Retry{BaseDelay: -1})},
+		{"negative max delay", lock.WithRetry(lock.Retry{MaxDelay: -1})},
 		{"zero release timeout", lock.WithReleaseTimeout(0)},
-		{"unknown backoff", lock.WithBackoff(lock.Backoff(42))},
-		{"unknown jitter", lock.WithJitter(lock.Jitter(42))},
+		{"unknown backoff", lock.WithRetry(lock.Retry{Backoff: lock.Backoff(42)})},
+		{"unknown jitter", lock.WithRetry(lock.Retry{Jitter: lock.Jitter(42)})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

@@ -87,3 +87,27 @@ func ExampleWithHooks() {
 	// release <nil>
 	// <nil>
 }
+
+// A Retry is the whole schedule of a wait; its zero fields take the
+// defaults. Here: two retries 10ms apart, no jitter. A negative delay is
+// rejected before any attempt.
+func ExampleWithRetry() {
+	var b lock.Backend = newFake() // in production: a redisbackend.Backend
+	ctx := context.Background()
+	held, _ := b.Acquire(ctx, "invoice:42", time.Minute)
+	defer b.Release(ctx, held.ID)
+
+	_, err := lock.Acquire(ctx, b, "invoice:42", lock.WithRetry(lock.Retry{
+		MaxRetries: 2,
+		BaseDelay:  10 * time.Millisecond,
+		Backoff:    lock.BackoffFixed,
+		Jitter:     lock.JitterNone,
+	}))
+	fmt.Println(err)
+
+	err = lock.ValidateOptions(lock.WithRetry(lock.Retry{BaseDelay: -time.Second}))
+	fmt.Println(lock.CodeOf(err), err)
+	// Output:
+	// syncguard: acquire: AcquisitionTimeout: key still locked after 3 attempts: syncguard: locked
+	// InvalidArgument syncguard: config: InvalidArgument: delays must not be negative
+}

@@ -651,7 +651,7 @@ func TestHookNested(t *testing.T) {
 		inner := lock.WithHooks(f, tr.hook("i"), &innerLog)
 		outer := lock.WithHooks(inner, tr.hook("o"), &outerLog)
 		_, err := lock.Acquire(context.Background(), outer, "k",
-			lock.WithMaxRetries(1), lock.WithBaseDelay(time.Millisecond))
+			lock.WithRetry(lock.Retry{MaxRetries: 1, BaseDelay: time.Millisecond}))
 		if !errors.Is(err, lock.ErrLocked) {
 			t.Fatalf("Acquire of a held key = %v, want ErrLocked", err)
 		}
@@ -686,7 +686,7 @@ func TestHookWaitAndRetries(t *testing.T) {
 	var log opLog
 	b := lock.WithHooks(f, &log, markHook("wait", lock.OpWait))
 	_, err := lock.Acquire(context.Background(), b, "k",
-		lock.WithMaxRetries(2), lock.WithBaseDelay(time.Millisecond), lock.WithTTL(time.Minute))
+		lock.WithRetry(lock.Retry{MaxRetries: 2, BaseDelay: time.Millisecond}), lock.WithTTL(time.Minute))
 	if !errors.Is(err, lock.ErrLocked) || lock.CodeOf(err) != lock.CodeAcquisitionTimeout {
 		t.Fatalf("Acquire of a held key = %v, want AcquisitionTimeout matching ErrLocked", err)
 	}

@@ -55,7 +55,7 @@ func TestHostileCancelWhileWaiting(t *testing.T) {
 		done <- lock.Do(ctx, f, "k", func(context.Context, lock.Lease) error {
 			t.Error("fn ran while another lease held the key")
 			return nil
-		}, lock.WithWait(time.Minute), lock.WithBaseDelay(5*time.Millisecond), lock.WithMaxRetries(1000))
+		}, lock.WithWait(time.Minute), lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 5 * time.Millisecond}))
 	}()
 	waitFor(t, time.Second, func() bool { return attempts(f) >= 2 }, "a retry")
 	cancel()
@@ -220,7 +220,7 @@ func TestHostileCancelAnywhere(t *testing.T) {
 					case <-time.After(time.Duration(rand.N(30)) * time.Millisecond):
 						return nil
 					}
-				}, lock.WithTTL(ttl), lock.WithWait(100*time.Millisecond), lock.WithBaseDelay(2*time.Millisecond),
+				}, lock.WithTTL(ttl), lock.WithWait(100*time.Millisecond), lock.WithRetry(lock.Retry{BaseDelay: 2 * time.Millisecond}),
 					lock.WithReleaseTimeout(20*time.Millisecond), lock.WithReleaseErrorHandler(func(lock.Lease, error) {}))
 				timer.Stop()
 				cancel()

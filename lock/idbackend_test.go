@@ -120,7 +120,7 @@ func (f *idFake) batchCount() int {
 }
 
 func fastRetries() []lock.Option {
-	return []lock.Option{lock.WithBaseDelay(time.Millisecond), lock.WithWait(time.Second)}
+	return []lock.Option{lock.WithRetry(lock.Retry{BaseDelay: time.Millisecond}), lock.WithWait(time.Second)}
 }
 
 // TestAcquireLostReplyPickedUpBySameID: the first attempt takes the lock
@@ -153,7 +153,7 @@ func TestAcquireLostReplyPickedUpBySameID(t *testing.T) {
 // background, so the lock the attempts took does not stay until its TTL.
 func TestAcquireGiveUpReleasesUnknownOutcome(t *testing.T) {
 	b := newIDFake(func() bool { return true })
-	_, err := lock.Acquire(context.Background(), b, "k", lock.WithBaseDelay(time.Millisecond),
+	_, err := lock.Acquire(context.Background(), b, "k", lock.WithRetry(lock.Retry{BaseDelay: time.Millisecond}),
 		lock.WithWait(20*time.Millisecond), lock.WithTTL(time.Hour))
 	if lock.CodeOf(err) != lock.CodeNetworkTimeout {
 		t.Fatalf("Acquire = %v, want the NetworkTimeout", err)
@@ -177,7 +177,7 @@ func TestAcquireOrphanReleaseOutlastsAnOutage(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := lock.Acquire(context.Background(), b, "k", lock.WithBaseDelay(time.Millisecond),
+	_, err := lock.Acquire(context.Background(), b, "k", lock.WithRetry(lock.Retry{BaseDelay: time.Millisecond}),
 		lock.WithWait(20*time.Millisecond), lock.WithTTL(time.Hour))
 	if lock.CodeOf(err) != lock.CodeNetworkTimeout {
 		t.Fatalf("Acquire = %v, want the NetworkTimeout", err)

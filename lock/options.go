@@ -15,38 +15,14 @@ const (
 	// not given.
 	DefaultWait = 5 * time.Second
 	// DefaultMaxRetries is the most attempts after the first when
-	// [WithMaxRetries] is not given.
+	// [Retry.MaxRetries] is zero.
 	DefaultMaxRetries = 10
-	// DefaultBaseDelay is the first retry delay when [WithBaseDelay] is not
-	// given.
+	// DefaultBaseDelay is the first retry delay when [Retry.BaseDelay] is
+	// zero.
 	DefaultBaseDelay = 100 * time.Millisecond
 	// DefaultReleaseTimeout bounds a release when [WithReleaseTimeout] is
 	// not given.
 	DefaultReleaseTimeout = 5 * time.Second
-)
-
-// Backoff is how the wait between acquisition attempts grows.
-type Backoff int
-
-// The backoff strategies.
-const (
-	// BackoffExponential doubles the delay after every attempt (the default).
-	BackoffExponential Backoff = iota
-	// BackoffFixed waits the base delay every time.
-	BackoffFixed
-)
-
-// Jitter is how a delay is randomised so contenders do not retry in step.
-type Jitter int
-
-// The jitter strategies.
-const (
-	// JitterEqual waits d/2 + rand(d/2) (the default).
-	JitterEqual Jitter = iota
-	// JitterFull waits rand(d).
-	JitterFull
-	// JitterNone waits d.
-	JitterNone
 )
 
 // Option configures [Do], [Hold] and [Acquire]. The With functions of this
@@ -62,11 +38,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	ttl            time.Duration
 	wait           time.Duration
-	maxRetries     int
-	baseDelay      time.Duration
-	maxDelay       time.Duration
-	backoff        Backoff
-	jitter         Jitter
+	retry          Retry // WithRetry's; its defaults filled in by newConfig
 	releaseTimeout time.Duration
 	onReleaseError func(Lease, error)
 	release        func(ctx context.Context, l Lease, err error) error
@@ -79,8 +51,6 @@ func newConfig(opts []Option) (config, error) {
 	c := config{
 		ttl:            DefaultTTL,
 		wait:           DefaultWait,
-		maxRetries:     DefaultMaxRetries,
-		baseDelay:      DefaultBaseDelay,
 		releaseTimeout: DefaultReleaseTimeout,
 		onReleaseError: logReleaseError,
 	}
@@ -94,19 +64,15 @@ func newConfig(opts []Option) (config, error) {
 		return c, invalid("config", "ttl must be positive")
 	case c.wait < 0:
 		return c, invalid("config", "wait must not be negative")
-	case c.maxRetries < 0:
-		return c, invalid("config", "max retries must not be negative")
-	case c.baseDelay < 0 || c.maxDelay < 0:
-		return c, invalid("config", "delays must not be negative")
 	case c.releaseTimeout <= 0:
 		return c, invalid("config", "release timeout must be positive")
-	case c.backoff != BackoffExponential && c.backoff != BackoffFixed:
-		return c, invalid("config", "unknown backoff")
-	case c.jitter != JitterEqual && c.jitter != JitterFull && c.jitter != JitterNone:
-		return c, invalid("config", "unknown jitter")
 	case c.limitSet && (c.limit < 1 || c.limit > MaxLimit):
 		return c, invalid("config", "limit must be between 1 and "+itoa(MaxLimit))
 	}
+	if err := c.retry.check(); err != nil {
+		return c, err
+	}
+	c.retry = c.retry.withDefaults()
 	if c.onReleaseError == nil {
 		c.onReleaseError = func(Lease, error) {}
 	}
@@ -135,24 +101,6 @@ func WithTTL(d time.Duration) Option { return optionFunc(func(c *config) { c.ttl
 // The middleware and job adapters take the same option under the same
 // name, each with its own default.
 func WithWait(d time.Duration) Option { return optionFunc(func(c *config) { c.wait = d }) }
-
-// WithMaxRetries bounds the attempts after the first (default 10).
-func WithMaxRetries(n int) Option { return optionFunc(func(c *config) { c.maxRetries = n }) }
-
-// WithBaseDelay sets the first retry delay (default 100ms).
-func WithBaseDelay(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.baseDelay = d })
-}
-
-// WithMaxDelay caps a single retry delay (default: no cap but the time
-// left of the wait).
-func WithMaxDelay(d time.Duration) Option { return optionFunc(func(c *config) { c.maxDelay = d }) }
-
-// WithBackoff selects the backoff strategy (default BackoffExponential).
-func WithBackoff(b Backoff) Option { return optionFunc(func(c *config) { c.backoff = b }) }
-
-// WithJitter selects the jitter strategy (default JitterEqual).
-func WithJitter(j Jitter) Option { return optionFunc(func(c *config) { c.jitter = j }) }
 
 // WithReleaseTimeout bounds the release that Do and Hold's release
 // function perform (default 5s). The release runs under a context of its

@@ -159,7 +159,7 @@ func TestHandoffSpan(t *testing.T) {
 			}()
 			// The backoff (10 s) outlasts the test: only a hand-off (or a
 			// request for an attempt, which would fail the test) ends the wait.
-			opts := append([]lock.Option{lock.WithBaseDelay(10 * time.Second), lock.WithJitter(lock.JitterNone),
+			opts := append([]lock.Option{lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, Jitter: lock.JitterNone}),
 				lock.WithWait(20 * time.Second)}, tt.opts...)
 			l, err := lock.Acquire(ctx, b, key, opts...)
 			if err != nil {
@@ -262,7 +262,7 @@ func TestHandoffSpanWaitFiltered(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		_ = inner.Release(context.Background(), holder.ID)
 	}()
-	l, err := lock.Acquire(ctx, b, key, lock.WithBaseDelay(10*time.Second), lock.WithJitter(lock.JitterNone), lock.WithWait(20*time.Second))
+	l, err := lock.Acquire(ctx, b, key, lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, Jitter: lock.JitterNone}), lock.WithWait(20*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func exercise(t *testing.T, tel *telemetry, key string, opts ...otellock.Option)
 	_, _ = b.Extend(ctx, l.ID, 10*time.Second)
 	// A wait that gives up, then one that succeeds after the release.
 	_ = lock.Do(ctx, b, key, func(context.Context, lock.Lease) error { return nil },
-		lock.WithMaxRetries(1), lock.WithBaseDelay(time.Millisecond))
+		lock.WithRetry(lock.Retry{MaxRetries: 1, BaseDelay: time.Millisecond}))
 	go func() {
 		time.Sleep(30 * time.Millisecond)
 		_ = b.Release(context.Background(), l.ID)
@@ -84,7 +84,7 @@ func exercise(t *testing.T, tel *telemetry, key string, opts ...otellock.Option)
 	err = lock.Do(ctx, b, key, func(ctx context.Context, l2 lock.Lease) error {
 		ids = append(ids, l2.ID)
 		return nil
-	}, lock.WithBaseDelay(10*time.Millisecond))
+	}, lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond}))
 	if err != nil {
 		t.Fatalf("Do: %v", err)
 	}
@@ -120,7 +120,7 @@ func exercise(t *testing.T, tel *telemetry, key string, opts ...otellock.Option)
 		time.Sleep(50 * time.Millisecond)
 		_ = b.Release(context.Background(), s1.ID)
 	}()
-	s2, err := lock.Acquire(ctx, b, lk, lock.WithLimit(1), lock.WithBaseDelay(2*time.Second), lock.WithWait(10*time.Second))
+	s2, err := lock.Acquire(ctx, b, lk, lock.WithLimit(1), lock.WithRetry(lock.Retry{BaseDelay: 2 * time.Second}), lock.WithWait(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

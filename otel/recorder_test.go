@@ -97,8 +97,8 @@ func TestWrapQueues(t *testing.T) {
 	}
 	got := make(chan time.Duration, 1)
 	go func() {
-		l, err := lock.Acquire(ctx, w, "k", lock.WithBaseDelay(5*time.Second),
-			lock.WithJitter(lock.JitterNone), lock.WithWait(20*time.Second))
+		l, err := lock.Acquire(ctx, w, "k", lock.WithRetry(lock.Retry{BaseDelay: 5 * time.Second, Jitter: lock.JitterNone}),
+			lock.WithWait(20*time.Second))
 		if err != nil {
 			t.Error(err)
 			got <- 0

@@ -36,8 +36,8 @@ func TestDoWaitSpan(t *testing.T) {
 	err = lock.Do(ctx, b, key, func(_ context.Context, l lock.Lease) error {
 		lease = l
 		return nil
-	}, lock.WithBaseDelay(20*time.Millisecond), lock.WithBackoff(lock.BackoffFixed),
-		lock.WithJitter(lock.JitterNone), lock.WithWait(5*time.Second), lock.WithMaxRetries(100))
+	}, lock.WithRetry(lock.Retry{MaxRetries: 100, BaseDelay: 20 * time.Millisecond, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone}),
+		lock.WithWait(5*time.Second))
 	if err != nil {
 		t.Fatalf("Do: %v", err)
 	}
@@ -120,7 +120,7 @@ func TestWaitTimeout(t *testing.T) {
 	if _, err := inner.Acquire(ctx, key, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err := lock.Acquire(ctx, b, key, lock.WithMaxRetries(2), lock.WithBaseDelay(5*time.Millisecond))
+	_, err := lock.Acquire(ctx, b, key, lock.WithRetry(lock.Retry{MaxRetries: 2, BaseDelay: 5 * time.Millisecond}))
 	if lock.CodeOf(err) != lock.CodeAcquisitionTimeout {
 		t.Fatalf("Acquire: %v, want AcquisitionTimeout", err)
 	}

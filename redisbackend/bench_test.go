@@ -189,16 +189,19 @@ func BenchmarkHotKey(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
 	counter := redistest.Count(rdb)
-	long := []lock.Option{lock.WithWait(time.Minute), lock.WithMaxRetries(1 << 30)}
+	// The last WithRetry wins as a whole, so each case gives one schedule.
+	long := func(r lock.Retry) []lock.Option {
+		r.MaxRetries = 1 << 30
+		return []lock.Option{lock.WithWait(time.Minute), lock.WithRetry(r)}
+	}
 	cases := []struct {
 		name    string
 		disable bool
 		opts    []lock.Option
 	}{
-		{"notify", false, long},
-		{"poll-default", true, long},
-		{"poll-fixed-10ms", true, append([]lock.Option{lock.WithBackoff(lock.BackoffFixed),
-			lock.WithBaseDelay(10 * time.Millisecond), lock.WithJitter(lock.JitterNone)}, long...)},
+		{"notify", false, long(lock.Retry{})},
+		{"poll-default", true, long(lock.Retry{})},
+		{"poll-fixed-10ms", true, long(lock.Retry{BaseDelay: 10 * time.Millisecond, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone})},
 	}
 	var run atomic.Int64
 	for _, tc := range cases {

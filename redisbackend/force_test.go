@@ -164,7 +164,7 @@ func TestForceReleaseWakesWaiter(t *testing.T) {
 	got := make(chan time.Time, 1)
 	go func() {
 		waiter, err := lock.Acquire(ctx, b, key, lock.WithTTL(time.Minute), lock.WithWait(5*time.Second),
-			lock.WithBaseDelay(3*time.Second))
+			lock.WithRetry(lock.Retry{BaseDelay: 3 * time.Second}))
 		if err != nil {
 			t.Errorf("waiter: %v", err)
 			close(got)
@@ -282,7 +282,7 @@ func TestForceReleaseSlots(t *testing.T) {
 	go func() {
 		defer close(got)
 		l, err := lock.Acquire(ctx, b, key, lock.WithLimit(3), lock.WithTTL(time.Minute),
-			lock.WithWait(30*time.Second), lock.WithBaseDelay(20*time.Second))
+			lock.WithWait(30*time.Second), lock.WithRetry(lock.Retry{BaseDelay: 20 * time.Second}))
 		if err != nil {
 			t.Errorf("waiter: %v", err)
 			return

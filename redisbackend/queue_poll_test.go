@@ -35,7 +35,7 @@ func TestQueuedWaiterDoesNotPoll(t *testing.T) {
 	res := make(chan result, 1)
 	go func() {
 		g, err := lock.Acquire(ctx, waiter, "hot", lock.WithWait(5*time.Second),
-			lock.WithBaseDelay(10*time.Millisecond), lock.WithMaxDelay(50*time.Millisecond))
+			lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond}))
 		res <- result{g, err}
 	}()
 	time.Sleep(400 * time.Millisecond) // the holder's work
@@ -74,7 +74,7 @@ func TestQueuedWaiterFallsBackAtExpiry(t *testing.T) {
 	}
 	start := time.Now()
 	g, err := lock.Acquire(ctx, waiter, "dead", lock.WithWait(5*time.Second),
-		lock.WithBaseDelay(10*time.Millisecond), lock.WithMaxDelay(50*time.Millisecond))
+		lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond}))
 	if err != nil {
 		t.Fatalf("waiter: %v", err)
 	}

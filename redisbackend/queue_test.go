@@ -95,11 +95,8 @@ func acquireAsync(ctx context.Context, b lock.Backend, key string, opts ...lock.
 // slowPolling makes a waiter that, without hand-offs, would not look again
 // for 3s.
 var slowPolling = []lock.Option{
-	lock.WithBaseDelay(3 * time.Second),
-	lock.WithJitter(lock.JitterNone),
-	lock.WithBackoff(lock.BackoffFixed),
+	lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 3 * time.Second, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone}),
 	lock.WithWait(20 * time.Second),
-	lock.WithMaxRetries(1000),
 }
 
 // holdAndQueue takes key on holder and starts a lock.Acquire of key on
@@ -442,7 +439,7 @@ func TestPlainAcquireTakesFreeLock(t *testing.T) {
 	b := newQueueBackend(t, srv.Client(t), Options{})
 	ctx := context.Background()
 	l, queued := holdAndQueue(t, rdb, b, b, "k", 1, lock.WithWait(20*time.Second),
-		lock.WithBaseDelay(50*time.Millisecond), lock.WithMaxDelay(100*time.Millisecond), lock.WithMaxRetries(1000))
+		lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 50 * time.Millisecond, MaxDelay: 100 * time.Millisecond}))
 	// The holder's lease goes without a release (as a TypeScript
 	// client's release does: it knows nothing of queues).
 	_, lockKey, _ := b.lockKey("test", "k")
@@ -476,8 +473,8 @@ func TestPubSubKilledFallsBackToPolling(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 4
-	fast := []lock.Option{lock.WithBaseDelay(100 * time.Millisecond), lock.WithMaxDelay(200 * time.Millisecond),
-		lock.WithWait(20 * time.Second), lock.WithMaxRetries(1000)}
+	fast := []lock.Option{lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 100 * time.Millisecond, MaxDelay: 200 * time.Millisecond}),
+		lock.WithWait(20 * time.Second)}
 	errs := make(chan error, n)
 	for range n {
 		go func() {
@@ -623,7 +620,7 @@ func TestQueueOff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := acquireAsync(ctx, b, "k", lock.WithBaseDelay(50*time.Millisecond), lock.WithWait(5*time.Second))
+			res := acquireAsync(ctx, b, "k", lock.WithRetry(lock.Retry{BaseDelay: 50 * time.Millisecond}), lock.WithWait(5*time.Second))
 			time.Sleep(100 * time.Millisecond)
 			if err := b.Release(ctx, l.ID); err != nil {
 				t.Fatal(err)
@@ -671,7 +668,7 @@ func TestCloseStopsDispatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	l, res := holdAndQueue(t, rdb, b, b, "k", 1, lock.WithBaseDelay(100*time.Millisecond), lock.WithWait(10*time.Second))
+	l, res := holdAndQueue(t, rdb, b, b, "k", 1, lock.WithRetry(lock.Retry{BaseDelay: 100 * time.Millisecond}), lock.WithWait(10*time.Second))
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}

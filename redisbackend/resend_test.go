@@ -111,7 +111,7 @@ func TestResentCommands(t *testing.T) {
 				key := "k" + strconv.Itoa((w+i)%keys)
 				err := lock.Do(context.Background(), b, key, func(ctx context.Context, l lock.Lease) error {
 					return nil
-				}, lock.WithWait(10*time.Second), lock.WithMaxRetries(1_000_000), lock.WithBaseDelay(time.Millisecond),
+				}, lock.WithWait(10*time.Second), lock.WithRetry(lock.Retry{MaxRetries: 1_000_000, BaseDelay: time.Millisecond}),
 					lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { errs <- errors.New("release: " + err.Error()) }))
 				if err != nil {
 					errs <- err
@@ -248,7 +248,7 @@ func TestReplicaAckRetriesWithANewID(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_, err = lock.Acquire(ctx, b, "k", lock.WithWait(300*time.Millisecond), lock.WithBaseDelay(10*time.Millisecond))
+	_, err = lock.Acquire(ctx, b, "k", lock.WithWait(300*time.Millisecond), lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond}))
 	if lock.CodeOf(err) != lock.CodeServiceUnavailable {
 		t.Errorf("Acquire = %v, want ServiceUnavailable (no replica acknowledged)", err)
 	}

@@ -122,7 +122,7 @@ func payWhileJobHolds(ctx context.Context, tp trace.TracerProvider, backend lock
 		err := lock.Do(r.Context(), backend, "order:"+r.PathValue("id"), func(ctx context.Context, l lock.Lease) error {
 			fmt.Fprintf(w, "paid (fence %s)\n", l.Fence) // a real handler writes with l.Fence
 			return nil
-		}, lock.WithTTL(5*time.Second), lock.WithBaseDelay(40*time.Millisecond), lock.WithWait(3*time.Second))
+		}, lock.WithTTL(5*time.Second), lock.WithRetry(lock.Retry{BaseDelay: 40 * time.Millisecond}), lock.WithWait(3*time.Second))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
 		}

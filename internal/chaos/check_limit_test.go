@@ -67,7 +67,7 @@ func TestCheckLimitBrokenBackend(t *testing.T) {
 							time.Sleep(20 * time.Millisecond)
 							return nil
 						}, lock.WithLimit(2), lock.WithTTL(5*time.Second), lock.WithWait(5*time.Second),
-							lock.WithBaseDelay(2*time.Millisecond), lock.WithMaxRetries(10000))
+							lock.WithRetry(lock.Retry{MaxRetries: 10000, BaseDelay: 2 * time.Millisecond}))
 						if err != nil {
 							t.Error(err)
 						}

@@ -255,8 +255,8 @@ func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, 
 			}
 			write()
 			return nil
-		}, append([]lock.Option{lock.WithTTL(cfg.TTL), lock.WithWait(2 * cfg.TTL), lock.WithBaseDelay(10 * time.Millisecond),
-			lock.WithMaxDelay(100 * time.Millisecond), lock.WithReleaseTimeout(cfg.TTL),
+		}, append([]lock.Option{lock.WithTTL(cfg.TTL), lock.WithWait(2 * cfg.TTL),
+			lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond}), lock.WithReleaseTimeout(cfg.TTL),
 			lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) {
 				st.releaseErrors.Add(1)
 				goneAtRelease = errors.Is(err, lock.ErrNotHeld)

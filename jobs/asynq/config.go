@@ -157,7 +157,9 @@ func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 // WithLimitWait) and the release function, which writes the done marker
 // of WithDoneTTL; lock.WithTTL, lock.WithReleaseErrorHandler,
 // lock.WithLimit, lock.WithReleaseFunc, and with WithLimit lock.WithWait,
-// given here are overridden.
+// given here are overridden. With WithLimit the Guard retries until the
+// limit's wait ends, at most lock.QueuedPollInterval apart, whatever
+// lock.WithRetry is given here.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }

@@ -32,6 +32,11 @@ type Guard struct {
 	drops     dropLog       // tasks dropped, for Logger
 }
 
+// untilLimitWaitEnds is the retry schedule of a limit's wait: attempts
+// until the wait ends (it is bounded by time, not by a count of attempts),
+// at most lock.QueuedPollInterval apart.
+var untilLimitWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, MaxDelay: lock.QueuedPollInterval}
+
 // New returns a Guard that locks tasks on b. It returns an *lock.Error with
 // lock.CodeInvalidArgument (Op "config") for a nil backend or a bad option,
 // including WithDoneTTL on a backend that does not implement
@@ -69,16 +74,13 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		lock.WithWait(0),
 		lock.WithReleaseTimeout(ReleaseTimeout),
 	}
-	if c.limitSet {
-		g.do = append(g.do, lock.WithMaxRetries(math.MaxInt32), lock.WithMaxDelay(lock.QueuedPollInterval))
-	}
 	g.do = append(g.do, c.lockOpts...)
 	// The Guard's own settings come after WithLockOptions, so they win.
 	g.do = append(g.do, lock.WithTTL(c.ttl), lock.WithReleaseErrorHandler(c.onRelease))
 	if c.limitSet {
 		g.limitWait = c.limitWait
 		g.waitAt = len(g.do)
-		g.do = append(g.do, lock.WithWait(0), lock.WithLimit(c.limit))
+		g.do = append(g.do, lock.WithWait(0), lock.WithRetry(untilLimitWaitEnds), lock.WithLimit(c.limit))
 	}
 	g.do = append(g.do, lock.WithReleaseFunc(g.release))
 	return g, nil

@@ -284,7 +284,7 @@ func TestLockOptions(t *testing.T) {
 	e := newEnv(t)
 	replaced := false
 	g := e.guard(t, asynqlock.WithDoneTTL(time.Minute), asynqlock.WithLockOptions(
-		lock.WithWait(10*time.Second), lock.WithBaseDelay(10*time.Millisecond),
+		lock.WithWait(10*time.Second), lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond}),
 		lock.WithReleaseFunc(func(ctx context.Context, l lock.Lease, _ error) error {
 			replaced = true
 			return e.backend.Release(ctx, l.ID)

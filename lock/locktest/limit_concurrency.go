@@ -38,7 +38,7 @@ func doSlot(ctx context.Context, lim lock.IDBackend, key string, n int, work fun
 		work(l)
 		return nil
 	}, lock.WithLimit(n), lock.WithTTL(longTTL), lock.WithWait(mutexTimeout),
-		lock.WithMaxRetries(1<<30), lock.WithBaseDelay(time.Millisecond), lock.WithMaxDelay(spinMaxDelay))
+		lock.WithRetry(lock.Retry{MaxRetries: 1 << 30, BaseDelay: time.Millisecond, MaxDelay: spinMaxDelay}))
 }
 
 // spinSlot takes a slot with AcquireSlot, retrying contention with one

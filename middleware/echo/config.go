@@ -105,8 +105,9 @@ type Config struct {
 	// LockOptions are passed to lock.Do, such as
 	// lock.WithReleaseErrorHandler or lock.WithKeepOptions. The
 	// middleware's own settings win over them: TTL and Wait (and its
-	// retry schedule) are set by those fields only, and a limit by Limit,
-	// not lock.WithLimit (see Limit).
+	// retry schedule) are set by those fields only, so lock.WithTTL,
+	// lock.WithWait or lock.WithRetry given here are overridden, and a
+	// limit by Limit, not lock.WithLimit (see Limit).
 	LockOptions []lock.Option
 	// RouteScope says whether lock keys include the request's route, the
 	// method and the route path (c.Path(), such as "POST /orders/:id"),

@@ -189,9 +189,9 @@ func WithProblemTypeBase(uri string) Option {
 // lock.WithReleaseErrorHandler, lock.WithReleaseTimeout or
 // lock.WithKeepOptions. The middleware's own settings win over them: the
 // TTL (WithTTL) and the wait and its retry schedule (WithWait) are set by
-// those options only, so lock.WithTTL, WithWait, WithMaxRetries,
-// WithBaseDelay or WithMaxDelay given here are overridden; set a limit
-// with WithLimit, not lock.WithLimit (see WithLimit).
+// those options only, so lock.WithTTL, lock.WithWait or lock.WithRetry
+// given here are overridden; set a limit with WithLimit, not
+// lock.WithLimit (see WithLimit).
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.guard.LockOptions = append(c.guard.LockOptions, opts...) })
 }

@@ -25,6 +25,14 @@ const (
 	WaitMaxDelay = 50 * time.Millisecond
 )
 
+// untilWaitEnds is the retry schedule of a wait. lock.Do's default (10
+// retries, exponential from 100ms) would give up long before a
+// multi-second wait is over, and would leave a released key idle for up
+// to seconds on a backend without a waiter queue. This one retries until
+// the wait ends, at most WaitMaxDelay apart there; a queued waiter is
+// handed the key and attempts only as a fallback (lock.QueuedPollInterval).
+var untilWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, BaseDelay: WaitBaseDelay, MaxDelay: WaitMaxDelay}
+
 // Config is the adapter-neutral configuration.
 type Config struct {
 	// Prefix is prepended verbatim to every request key.
@@ -109,16 +117,8 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 	// TTL, wait, retry schedule and limit are set one way only.
 	opts := append(slices.Clone(c.LockOptions), lock.WithTTL(ttl), lock.WithWait(c.Wait))
 	if c.Wait > 0 {
-		// lock.Do's defaults (10 retries, exponential from 100ms) would give
-		// up long before a multi-second wait is over, and would leave a
-		// released key idle for up to seconds on a backend without a
-		// waiter queue. Retry until the wait ends, at most WaitMaxDelay
-		// apart there; a queued waiter is handed the key and attempts only
-		// as a fallback (lock.QueuedPollInterval).
-		opts = append(opts,
-			lock.WithMaxRetries(math.MaxInt32),
-			lock.WithBaseDelay(WaitBaseDelay),
-			lock.WithMaxDelay(WaitMaxDelay))
+		// As a whole, so no lock.WithRetry in LockOptions mixes in.
+		opts = append(opts, lock.WithRetry(untilWaitEnds))
 	}
 	if c.Limit != 0 {
 		opts = append(opts, lock.WithLimit(c.Limit))

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -296,5 +297,38 @@ func TestOwnSettingsWin(t *testing.T) {
 	}
 	if got := <-b.ttl; got != 7*time.Second {
 		t.Errorf("lease TTL = %v, want the middleware's 7s", got)
+	}
+}
+
+// busyBackend is a lock.Backend whose key is always held; it counts the
+// attempts.
+type busyBackend struct {
+	nopBackend
+	attempts *atomic.Int32
+}
+
+func (b busyBackend) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {
+	b.attempts.Add(1)
+	return lock.Lease{}, &lock.LockedError{}
+}
+
+// TestOwnRetryWins: with a wait, the retry schedule is the middleware's
+// (until the wait ends, at most WaitMaxDelay apart), whatever
+// lock.WithRetry LockOptions give.
+func TestOwnRetryWins(t *testing.T) {
+	b := busyBackend{attempts: new(atomic.Int32)}
+	g, err := New(b, Config{Wait: 300 * time.Millisecond,
+		LockOptions: []lock.Option{lock.WithRetry(lock.Retry{MaxRetries: 1, BaseDelay: time.Hour})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, err := g.Run(context.Background(), "k", func(context.Context) error { return nil })
+	if ran || !errors.Is(err, lock.ErrLocked) {
+		t.Fatalf("Run = %v, %v; want false and ErrLocked", ran, err)
+	}
+	// The LockOptions' schedule would make 2 attempts (one retry, clamped
+	// to the wait); the middleware's makes one at least every 50ms.
+	if got := b.attempts.Load(); got < 4 {
+		t.Errorf("attempts = %d, want >= 4 (retried at most WaitMaxDelay apart)", got)
 	}
 }

@@ -27,7 +27,7 @@ func TestClusterLimit(t *testing.T) {
 	held := []lock.Lease{takeSlot(t, b, key, 2, time.Minute), takeSlot(t, b, key, 2, time.Minute)}
 	go func() {
 		defer close(waiterDone)
-		_, _ = lock.Acquire(ctx, b, key, lock.WithLimit(2), lock.WithWait(time.Minute), lock.WithBaseDelay(30*time.Second))
+		_, _ = lock.Acquire(ctx, b, key, lock.WithLimit(2), lock.WithWait(time.Minute), lock.WithRetry(lock.Retry{BaseDelay: 30 * time.Second}))
 	}()
 	keys, _ := b.StorageKeys(key)
 	for rdb.ZCard(ctx, p+":queue:"+keys.Lock).Val() == 0 {

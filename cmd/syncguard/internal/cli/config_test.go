@@ -70,7 +70,7 @@ func TestConfigCLI(t *testing.T) {
 			slots := []lock.Lease{takeSlot(t, b, "exports:ops", 2, time.Minute), takeSlot(t, b, "exports:ops", 2, time.Minute)}
 			go func() {
 				defer close(waiterDone)
-				_, _ = lock.Acquire(ctx, b, "exports:ops", lock.WithLimit(2), lock.WithWait(time.Minute), lock.WithBaseDelay(30*time.Second))
+				_, _ = lock.Acquire(ctx, b, "exports:ops", lock.WithLimit(2), lock.WithWait(time.Minute), lock.WithRetry(lock.Retry{BaseDelay: 30 * time.Second}))
 			}()
 			limitKeys, _ := b.StorageKeys("exports:ops")
 			for rdb.ZCard(ctx, p+":queue:"+limitKeys.Lock).Val() == 0 {

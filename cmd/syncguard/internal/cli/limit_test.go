@@ -58,7 +58,7 @@ func TestLimit(t *testing.T) {
 	go func() {
 		defer close(waiterDone)
 		l, err := lock.Acquire(ctx, b, key, lock.WithLimit(2), lock.WithTTL(time.Minute),
-			lock.WithWait(time.Minute), lock.WithBaseDelay(30*time.Second))
+			lock.WithWait(time.Minute), lock.WithRetry(lock.Retry{BaseDelay: 30 * time.Second}))
 		if err == nil {
 			waiter <- l
 		}

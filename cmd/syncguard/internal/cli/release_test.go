@@ -81,7 +81,7 @@ func TestReleaseForceWakesWaiter(t *testing.T) {
 	go func() {
 		defer close(got)
 		_, err := lock.Acquire(ctx, b, "stuck", lock.WithTTL(time.Minute), lock.WithWait(5*time.Second),
-			lock.WithBaseDelay(3*time.Second))
+			lock.WithRetry(lock.Retry{BaseDelay: 3 * time.Second}))
 		if err != nil {
 			t.Errorf("waiter: %v", err)
 			return

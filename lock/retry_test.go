@@ -1,0 +1,115 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// TestRetryZeroValue: the zero Retry is the documented default schedule:
+// exponential backoff with equal jitter from DefaultBaseDelay.
+func TestRetryZeroValue(t *testing.T) {
+	var r lock.Retry
+	if r.Backoff != lock.BackoffExponential || r.Jitter != lock.JitterEqual {
+		t.Errorf("zero Retry: Backoff %v, Jitter %v; want BackoffExponential (%v), JitterEqual (%v)",
+			r.Backoff, r.Jitter, lock.BackoffExponential, lock.JitterEqual)
+	}
+	// A zero BaseDelay is DefaultBaseDelay, not a retry at once.
+	f := newFake()
+	hold(t, f, "k")
+	var mu sync.Mutex
+	var at []time.Time
+	f.setHook(func(_ context.Context, method string) error {
+		if method == "Acquire" {
+			mu.Lock()
+			at = append(at, time.Now())
+			mu.Unlock()
+		}
+		return nil
+	})
+	_, err := lock.Acquire(context.Background(), f, "k",
+		lock.WithRetry(lock.Retry{MaxRetries: 1, Jitter: lock.JitterNone}), lock.WithWait(time.Minute))
+	wantCode(t, err, lock.CodeAcquisitionTimeout)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) != 2 {
+		t.Fatalf("attempts = %d, want 2", len(at))
+	}
+	// Timers never fire early, so only the lower bound is safe here.
+	if gap := at[1].Sub(at[0]); gap < lock.DefaultBaseDelay {
+		t.Errorf("gap between attempts = %v, want >= DefaultBaseDelay (%v)", gap, lock.DefaultBaseDelay)
+	}
+}
+
+// TestWithRetryLastWins: the last WithRetry replaces earlier ones as a
+// whole; a field it leaves zero takes the default, not an earlier value.
+func TestWithRetryLastWins(t *testing.T) {
+	fast := func(n int) lock.Option {
+		return lock.WithRetry(lock.Retry{MaxRetries: n, BaseDelay: time.Millisecond, Backoff: lock.BackoffFixed})
+	}
+	tests := []struct {
+		desc     string
+		opts     []lock.Option
+		attempts int
+	}{
+		{"the later count", []lock.Option{fast(5), fast(2)}, 3},
+		{"the earlier count", []lock.Option{fast(2), fast(5)}, 6},
+		{"a zero count is the default", []lock.Option{fast(2), fast(0)}, lock.DefaultMaxRetries + 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			f := newFake()
+			hold(t, f, "k")
+			_, err := lock.Acquire(context.Background(), f, "k", append(tt.opts, lock.WithWait(time.Minute))...)
+			wantCode(t, err, lock.CodeAcquisitionTimeout)
+			if got := attempts(f); got != tt.attempts {
+				t.Errorf("attempts = %d, want %d", got, tt.attempts)
+			}
+		})
+	}
+	// Only the schedule in force is validated.
+	if err := lock.ValidateOptions(lock.WithRetry(lock.Retry{BaseDelay: -1}), lock.WithRetry(lock.Retry{})); err != nil {
+		t.Errorf("ValidateOptions(a bad Retry replaced by a good one) = %v, want nil", err)
+	}
+}
+
+func TestValidateRetry(t *testing.T) {
+	tests := []struct {
+		desc    string
+		r       lock.Retry
+		wantErr string // "" for valid
+	}{
+		{desc: "zero"},
+		{desc: "every field set", r: lock.Retry{MaxRetries: math.MaxInt32, BaseDelay: time.Hour, MaxDelay: time.Second,
+			Backoff: lock.BackoffFixed, Jitter: lock.JitterNone}},
+		{desc: "full jitter", r: lock.Retry{Jitter: lock.JitterFull}},
+		{desc: "max delay below base delay", r: lock.Retry{BaseDelay: time.Second, MaxDelay: time.Millisecond}},
+		{desc: "negative retries", r: lock.Retry{MaxRetries: -1}, wantErr: "max retries must not be negative"},
+		{desc: "negative base delay", r: lock.Retry{BaseDelay: -time.Nanosecond}, wantErr: "delays must not be negative"},
+		{desc: "negative max delay", r: lock.Retry{MaxDelay: -time.Second}, wantErr: "delays must not be negative"},
+		{desc: "unknown backoff", r: lock.Retry{Backoff: lock.BackoffFixed + 1}, wantErr: "unknown backoff"},
+		{desc: "negative backoff", r: lock.Retry{Backoff: -1}, wantErr: "unknown backoff"},
+		{desc: "unknown jitter", r: lock.Retry{Jitter: lock.JitterNone + 1}, wantErr: "unknown jitter"},
+		{desc: "negative jitter", r: lock.Retry{Jitter: -1}, wantErr: "unknown jitter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			err := lock.ValidateOptions(lock.WithRetry(tt.r))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Errorf("ValidateOptions = %v, want nil", err)
+				}
+				return
+			}
+			var e *lock.Error
+			if !errors.As(err, &e) || e.Code != lock.CodeInvalidArgument || e.Op != "config" || e.Msg != tt.wantErr {
+				t.Errorf("ValidateOptions = %#v, want an InvalidArgument *lock.Error, Op config, Msg %q", err, tt.wantErr)
+			}
+		})
+	}
+}
