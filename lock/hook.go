@@ -10,8 +10,10 @@ import (
 // of the chain and returns the function to call instead, which may work
 // before and after calling next (start a span, time the call, record a
 // history) and must call next once for the operation to run. Operation is
-// called once, when the chain is built. op is valid only until the OpFunc
-// returns: a hook must not keep it (the Ops of calls are reused).
+// called once, when the chain is built. A hook reads op's kind and
+// arguments and must not change them (the end of the chain runs the
+// operation they name); op is valid only until the OpFunc returns, and a
+// hook must not keep it (the Ops of calls are reused).
 type Hook interface {
 	Operation(next OpFunc) OpFunc
 }
