@@ -239,22 +239,12 @@ func TestAcquireBackoff(t *testing.T) {
 		t.Run(tt.desc, func(t *testing.T) {
 			f := newFake()
 			hold(t, f, "k")
-			var mu sync.Mutex
-			var at []time.Time
-			f.setHook(func(_ context.Context, method string) error {
-				if method == "Acquire" {
-					mu.Lock()
-					at = append(at, time.Now())
-					mu.Unlock()
-				}
-				return nil
-			})
+			attempts := acquireTimes(f)
 			_, err := lock.Acquire(context.Background(), f, "k",
 				lock.WithRetry(lock.Retry{MaxRetries: 5, BaseDelay: base, Backoff: tt.backoff, Jitter: lock.JitterNone}),
 				lock.WithWait(time.Minute))
 			wantCode(t, err, lock.CodeAcquisitionTimeout)
-			mu.Lock()
-			defer mu.Unlock()
+			at := attempts()
 			if len(at) != 6 {
 				t.Fatalf("attempts = %d, want 6", len(at))
 			}

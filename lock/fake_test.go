@@ -2,6 +2,7 @@ package lock_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -253,5 +254,25 @@ func info(key string, l fakeLease) *lock.Info {
 		Fence:      l.fence,
 		AcquiredAt: l.acquired,
 		ExpiresAt:  l.expires,
+	}
+}
+
+// acquireTimes records when f's Acquire is called (it sets f's hook); the
+// returned function reads the times so far.
+func acquireTimes(f *fakeBackend) func() []time.Time {
+	var mu sync.Mutex
+	var at []time.Time
+	f.setHook(func(_ context.Context, method string) error {
+		if method == "Acquire" {
+			mu.Lock()
+			at = append(at, time.Now())
+			mu.Unlock()
+		}
+		return nil
+	})
+	return func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(at)
 	}
 }

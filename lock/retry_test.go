@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,21 +21,11 @@ func TestRetryZeroValue(t *testing.T) {
 	// A zero BaseDelay is DefaultBaseDelay, not a retry at once.
 	f := newFake()
 	hold(t, f, "k")
-	var mu sync.Mutex
-	var at []time.Time
-	f.setHook(func(_ context.Context, method string) error {
-		if method == "Acquire" {
-			mu.Lock()
-			at = append(at, time.Now())
-			mu.Unlock()
-		}
-		return nil
-	})
+	attempts := acquireTimes(f)
 	_, err := lock.Acquire(context.Background(), f, "k",
 		lock.WithRetry(lock.Retry{MaxRetries: 1, Jitter: lock.JitterNone}), lock.WithWait(time.Minute))
 	wantCode(t, err, lock.CodeAcquisitionTimeout)
-	mu.Lock()
-	defer mu.Unlock()
+	at := attempts()
 	if len(at) != 2 {
 		t.Fatalf("attempts = %d, want 2", len(at))
 	}

@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
@@ -76,13 +75,10 @@ func TestCheckFence(t *testing.T) {
 	}
 }
 
+// wantCode fails t unless err is a *lock.Error with code.
 func wantCode(t *testing.T, err error, code lock.Code) {
 	t.Helper()
-	var e *lock.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want a *lock.Error with code %s", err, err, code)
-	}
-	if e.Code != code {
-		t.Fatalf("code = %s, want %s (err: %v)", e.Code, code, err)
+	if got := lock.CodeOf(err); got != code {
+		t.Fatalf("err = %v (code %q), want code %s", err, got, code)
 	}
 }
