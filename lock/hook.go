@@ -148,6 +148,8 @@ type Op struct {
 	// body runs the operation when the Backend's methods do not (the
 	// events, and an attempt of a waiter).
 	body OpFunc
+	// slot: an acquisition by AcquireSlot, whatever its Limit.
+	slot bool
 }
 
 // WithHooks returns b with hooks around each of its operations: the

@@ -54,7 +54,7 @@ func (h *hooked) terminal(ctx context.Context, op *Op) (err error) {
 	switch op.Kind {
 	case OpAcquire:
 		switch {
-		case op.Limit > 0:
+		case op.slot:
 			op.Lease, err = h.id.AcquireSlot(ctx, op.Key, op.ID, op.Limit, op.TTL)
 		case op.ID != "":
 			op.Lease, err = h.id.AcquireID(ctx, op.Key, op.ID, op.TTL)
@@ -162,15 +162,8 @@ func (o idOps) AcquireID(ctx context.Context, key, id string, ttl time.Duration)
 
 // AcquireSlot runs IDBackend.AcquireSlot through the hooks.
 func (o idOps) AcquireSlot(ctx context.Context, key, id string, n int, ttl time.Duration) (Lease, error) {
-	op := getOp(Op{Kind: OpAcquire, Key: key, ID: id, Limit: n, TTL: ttl})
+	op := getOp(Op{Kind: OpAcquire, Key: key, ID: id, Limit: n, TTL: ttl, slot: true})
 	defer putOp(op)
-	if n <= 0 {
-		// Not a slot by Op's convention: let the backend reject it.
-		op.body = func(ctx context.Context, op *Op) (err error) {
-			op.Lease, err = o.h.id.AcquireSlot(ctx, key, id, n, ttl)
-			return err
-		}
-	}
 	err := o.h.run(ctx, op)
 	return op.Lease, err
 }
