@@ -595,6 +595,17 @@ func (r *results) summary(b *strings.Builder) {
 	p("")
 }
 
+// bestFleetPeer returns the highest acquisition rate among the peers on
+// the hot key at hold, and whose it is ("" when no peer ran).
+func (r *results) bestFleetPeer(hold time.Duration) (best float64, lib string) {
+	for _, l := range peers {
+		if f, ok := r.fleetFind(hold, l); ok && f.Rate() > best {
+			best, lib = f.Rate(), l
+		}
+	}
+	return best, lib
+}
+
 // goals15 checks the goals of issue 15 that this run measures.
 func (r *results) goals15(b *strings.Builder) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
@@ -606,12 +617,7 @@ func (r *results) goals15(b *strings.Builder) {
 			if !ok {
 				continue
 			}
-			best, bestLib := 0.0, ""
-			for _, lib := range peers {
-				if f, ok := r.fleetFind(hold, lib); ok && f.Rate() > best {
-					best, bestLib = f.Rate(), lib
-				}
-			}
+			best, bestLib := r.bestFleetPeer(hold)
 			okRate := sg.Rate() >= best
 			okJain := sg.Jain >= 0.99
 			okCmd := sg.CmdsPerAcq() <= 8

@@ -233,12 +233,7 @@ func (r *results) goals25(b *strings.Builder) {
 			if !ok {
 				continue
 			}
-			best, bestLib := 0.0, ""
-			for _, lib := range peers {
-				if f, ok := r.fleetFind(hold, lib); ok && f.Rate() > best {
-					best, bestLib = f.Rate(), lib
-				}
-			}
+			best, bestLib := r.bestFleetPeer(hold)
 			want := 1.0
 			if hold == 0 {
 				want = 0.9
