@@ -51,16 +51,24 @@ func commandCalls(t *testing.T, rdb *redis.Client) map[string]int64 {
 	return calls
 }
 
-// TestCycleCommands: an acquire+release of a free key nobody waits for
-// runs TIME, GET, SET NX, INCR, SET and GET, GET, SET, DEL: the release
-// reads no clock, looks at no queue and publishes nothing.
-func TestCycleCommands(t *testing.T) {
+// ownServerBackend is a Backend with default options on a redis-server of
+// the test's own (its command statistics count only the test's calls),
+// and a client of that server for the test to look with.
+func ownServerBackend(t *testing.T) (*redis.Client, *Backend) {
+	t.Helper()
 	srv := redistest.Start(t)
-	rdb := srv.Client(t)
 	b, err := New(srv.Client(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv.Client(t), b
+}
+
+// TestCycleCommands: an acquire+release of a free key nobody waits for
+// runs TIME, GET, SET NX, INCR, SET and GET, GET, SET, DEL: the release
+// reads no clock, looks at no queue and publishes nothing.
+func TestCycleCommands(t *testing.T) {
+	rdb, b := ownServerBackend(t)
 	ctx := context.Background()
 	warm, err := b.Acquire(ctx, "warm", time.Minute) // loads the scripts
 	if err != nil {
@@ -103,12 +111,7 @@ func TestCycleCommands(t *testing.T) {
 // after its lease was released still finds the tombstone, takes nothing
 // and leaves the fence counter alone.
 func TestResentAcquireAfterReleaseTakesNothing(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	b, err := New(srv.Client(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, b := ownServerBackend(t)
 	ctx := context.Background()
 	id, _ := b.NewLockID("k")
 	l, err := b.AcquireID(ctx, "k", id, time.Minute)
@@ -150,12 +153,7 @@ func TestResentAcquireAfterReleaseTakesNothing(t *testing.T) {
 // holds the id's text is not the lease's; data that is not a lock is the
 // corrupt error, and stays.
 func TestReleaseFindsOwnershipInAnyOrder(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	b, err := New(srv.Client(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, b := ownServerBackend(t)
 	ctx := context.Background()
 	const id = "AbCdEfGhIjKlMnOpQrStUv"
 	const other = "ZyXwVuTsRqPoNmLkJiHgFe"
