@@ -96,7 +96,7 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 		cmd = b.runAcquire(ctx, append(acquireScript.args(4, 7), lockKey, b.indexKey(id), fenceKey, q.queueKey,
 			id, ttlMs, jsonText(norm), b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL))
 	}
-	res, err := cmd.Slice()
+	reply, err := cmd.Result()
 	if err != nil {
 		err = mapError(ctx, op, err)
 		if own && mayHaveRun(err) {
@@ -107,8 +107,41 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 		}
 		return lock.Lease{}, err
 	}
-	if len(res) < 1 {
+	var fenceStr string
+	var exp int64
+	switch res := reply.(type) {
+	case string:
+		// Granted: the lease's lock data (acquire.lua).
+		var ok bool
+		if fenceStr, exp, ok = grantOf(res); !ok {
+			go b.releaseAbandoned(ctx, b.indexKey(id), id, lock.DefaultReleaseTimeout)
+			return lock.Lease{}, internal(op, "unexpected lock data from the acquire script: "+res)
+		}
+	case []any:
+		if fenceStr, exp, err = slotGrant(res); err != nil {
+			return lock.Lease{}, err
+		}
+	default:
 		return lock.Lease{}, internal(op, "unexpected reply from the acquire script")
+	}
+	l, err := b.grantedLease(norm, id, fenceStr, exp, ttl)
+	if err != nil {
+		// Do not leave a lock we cannot describe.
+		go b.releaseAbandoned(ctx, b.indexKey(id), id, lock.DefaultReleaseTimeout)
+		return lock.Lease{}, withOp(err, op)
+	}
+	return l, nil
+}
+
+// slotGrant reads a reply of the acquire scripts that is a table: a
+// grant of acquire_slot.lua ({1, fence, expiresAtMs}, the fence a number
+// when that run granted it, the string of the slot's index when it returns
+// an earlier run's grant), or an outcome that is not a grant, returned as
+// the error.
+func slotGrant(res []any) (fence string, exp int64, err error) {
+	const op = "acquire"
+	if len(res) < 1 {
+		return "", 0, internal(op, "unexpected reply from the acquire script")
 	}
 	status, _ := res[0].(int64)
 	switch {
@@ -119,36 +152,27 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 		if exp > 0 {
 			le.ExpiresAt = msTime(exp)
 		}
-		return lock.Lease{}, le
+		return "", 0, le
 	case status == -3:
-		return lock.Lease{}, internal(op, "fence counter exceeded "+string(wire.FenceMax)+"; rotate to a new key (no lock was taken)")
+		return "", 0, internal(op, "fence counter exceeded "+string(wire.FenceMax)+"; rotate to a new key (no lock was taken)")
 	case status == -4:
 		// The id was released (by its holder, or by an attempt that gave
 		// it up, such as ReplicaAck's): it takes nothing any more.
-		return lock.Lease{}, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+		return "", 0, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
 	default:
-		return lock.Lease{}, internal(op, "unexpected status from the acquire script")
+		return "", 0, internal(op, "unexpected status from the acquire script")
 	}
-	// The fence: a number when this run granted it, the lock data's
-	// string when the reply is an earlier run's grant (acquire.lua).
-	var fenceStr string
 	switch f := res[1].(type) {
 	case string:
-		fenceStr = f
+		fence = f
 	case int64:
 		if f > 0 {
-			fence, _ := wire.FormatFence(uint64(f))
-			fenceStr = string(fence)
+			ff, _ := wire.FormatFence(uint64(f))
+			fence = string(ff)
 		}
 	}
-	exp, _ := res[2].(int64)
-	l, err := b.grantedLease(norm, id, fenceStr, exp, ttl)
-	if err != nil {
-		// Do not leave a lock we cannot describe.
-		go b.releaseAbandoned(ctx, b.indexKey(id), id, lock.DefaultReleaseTimeout)
-		return lock.Lease{}, withOp(err, op)
-	}
-	return l, nil
+	exp, _ = res[2].(int64)
+	return fence, exp, nil
 }
 
 // grantedLease is the lease a script granted on key norm to lock id: fence

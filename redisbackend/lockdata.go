@@ -1,6 +1,10 @@
 package redisbackend
 
-import "github.com/syncguard-go/syncguard/internal/wire"
+import (
+	"strings"
+
+	"github.com/syncguard-go/syncguard/internal/wire"
+)
 
 // decodeLockData parses lock JSON strictly (wire.DecodeLockData); what is
 // not lock data is an Internal error that says what was wrong.
@@ -10,6 +14,31 @@ func decodeLockData(raw string) (wire.LockData, error) {
 		return d, internal("decode", err.Error())
 	}
 	return d, nil
+}
+
+// grantOf reads the fence and expiresAtMs of the lock data the acquire
+// script answers a grant with (acquire.lua: data it wrote, or the live
+// lease of the same lock id), as the scripts read them: '"expiresAtMs":'
+// and '"fence":"' outside a JSON string are those members, wherever a
+// writer put them (inside a string every '"' is escaped). The fence is a
+// substring of data, not a copy.
+func grantOf(data string) (fence string, exp int64, ok bool) {
+	i := strings.Index(data, `"expiresAtMs":`)
+	j := strings.Index(data, `"fence":"`)
+	if i < 0 || j < 0 {
+		return "", 0, false
+	}
+	i += len(`"expiresAtMs":`)
+	n := 0
+	for ; i+n < len(data) && n < 18 && data[i+n] >= '0' && data[i+n] <= '9'; n++ {
+		exp = exp*10 + int64(data[i+n]-'0')
+	}
+	j += len(`"fence":"`)
+	k := strings.IndexByte(data[j:], '"')
+	if n == 0 || k <= 0 {
+		return "", 0, false
+	}
+	return data[j : j+k], exp, true
 }
 
 // jsonText returns s as the text of a JSON string, without its quotes:

@@ -22,10 +22,7 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	// Release's layout of release.lua's arguments: four ARGV, five with
-	// the channel (done.go and queue.go send the full layout, seven or
-	// more; each ARGV costs the script about a tenth of a GET).
-	args := append(releaseScript.args(1, 5), idKey, id, b.tombArg, b.nonce(), b.queueArg)
+	args := b.releaseArgs(idKey, id)
 	if b.notify != nil && b.notify.sub != nil {
 		// A waiter of this Backend that the release hands the lock to is
 		// told from the reply, with no message (release.lua). Only this
@@ -88,7 +85,20 @@ var (
 // release runs the release script for lease id (idKey its index key);
 // a hand-off it makes is published, even to a waiter of b.
 func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
-	return b.run(ctx, releaseScript, append(releaseScript.args(1, 4), idKey, id, b.tombArg, b.nonce(), b.queueArg))
+	return b.run(ctx, releaseScript, b.releaseArgs(idKey, id))
+}
+
+// releaseArgs is the command line of a release of lease id (mode "r"),
+// with room for the channel. Release's layout of release.lua's arguments
+// is four ARGV (done.go and queue.go send the full layout, seven or more;
+// each ARGV costs the script about a tenth of a GET). The cluster layout
+// sends the full layout, which reads the index before it writes
+// (release.lua).
+func (b *Backend) releaseArgs(idKey, id string) []any {
+	if b.layout == LayoutCluster {
+		return append(releaseScript.args(1, 8), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
+	}
+	return append(releaseScript.args(1, 5), idKey, id, b.tombArg, b.nonce(), b.queueArg)
 }
 
 // releaseAbandoned releases lease id, which the caller will not hand out

@@ -152,8 +152,8 @@ func (b *Backend) acquireAcked(ctx context.Context, args []any) *redis.Cmd {
 	if ev.Err() != nil {
 		return ev
 	}
-	if res, _ := ev.Val().([]interface{}); len(res) == 0 || res[0] != int64(1) {
-		return ev // not acquired: no write to wait for
+	if _, granted := ev.Val().(string); !granted {
+		return ev // not acquired (acquire.lua answers a grant with its lock data): no write to wait for
 	}
 	acked, err := w.Int64()
 	if err == nil && acked >= int64(b.ack.N) {

@@ -68,21 +68,22 @@ type script struct {
 }
 
 // newScript returns the script whose body is prelude.lua followed by body:
-// the helpers every script shares (server time, lock-data decoding,
-// tombstones), in the source that is hashed and sent, so each script is
-// still one self-contained EVAL body and needs nothing loaded before it.
-// A run creates every top-level local function of the prelude as a
-// closure, which costs every run of every script (TestScriptCostParts
-// measures it): the prelude keeps the hot paths' helpers at the top and
-// makes the rest on demand (lib). Line numbers in a script's runtime
-// errors count the prelude's lines.
+// the constants and helpers every script shares (server time, lock-data
+// decoding, tombstones), in the source that is hashed and sent, so each
+// script is still one self-contained EVAL body and needs nothing loaded
+// before it. The prelude's helper functions are not sent as they are: a
+// local function is a closure made on every run of the script, used or
+// not, so each call of a helper in body becomes the helper's code as an
+// anonymous function called in place (expandHelpers), which costs only
+// the runs that reach it. Line numbers in a script's runtime errors count
+// the prelude's constants and the expanded lines.
 //
 // What a lock cycle costs Redis (acquire.lua and release.lua, a new key,
 // nobody waiting) is measured by TestScriptCost, side by side with seed
 // 000's scripts: go test ./redisbackend/ -run TestScriptCost -v -args
 // -scriptcost (-scriptcost.callgrind counts instructions instead of µs).
 func newScript(body string) *script {
-	src := preludeSrc + body
+	src := preludeConsts + expandHelpers(body)
 	s := redis.NewScript(src)
 	return &script{Script: s, hashArg: s.Hash(), srcArg: src}
 }

@@ -36,8 +36,8 @@ end
 
 local idx = redis.call('GET', KEYS[2])
 if idx then
-  if kind(idx) == TOMB then return {-4} end
-  local mine = kind(idx) == SLOT and redis.call('ZSCORE', lockKey, ARGV[1])
+  if string.byte(idx, 1) == TOMB then return {-4} end
+  local mine = string.byte(idx, 1) == SLOT and redis.call('ZSCORE', lockKey, ARGV[1])
   if mine then
     local fence = S.parse(idx)
     return {1, fence, tonumber(mine)}

@@ -9,8 +9,8 @@ local ttlMs = tonumber(ARGV[3])
 
 local lockKey = redis.call('GET', KEYS[1])
 -- No index, or a tombstone (release.lua): the lease is over.
-if not lockKey or kind(lockKey) == TOMB then return -1 end
-if kind(lockKey) == SLOT then
+if not lockKey or string.byte(lockKey, 1) == TOMB then return -1 end
+if string.byte(lockKey, 1) == SLOT then
   -- A slot of a limit (limit.go).
   local S = lib()
   local _, _, _, slotKey = S.parse(lockKey)

@@ -4,8 +4,8 @@ local nowMs = serverMs()
 
 local lockKey = redis.call('GET', KEYS[1])
 -- No index, or a tombstone (release.lua): no live lease.
-if not lockKey or kind(lockKey) == TOMB then return nil end
-if kind(lockKey) == SLOT then
+if not lockKey or string.byte(lockKey, 1) == TOMB then return nil end
+if string.byte(lockKey, 1) == SLOT then
   local L = lib()
   -- A slot of a limit (limit.go): its lock data, as a lock's would be.
   local fence, acquiredAtMs, _, slotKey, userKey = L.parse(lockKey)

@@ -1,11 +1,16 @@
 -- Prelude: scripts.go puts this in front of every script before hashing it,
 -- so each script is still one self-contained EVAL/EVALSHA body and the
 -- server's clock, lock-data decoding and the tombstone format are written
--- once. Local functions only (Redis forbids globals). Every local function
--- here is a closure made on every run of every script (about 530
--- instructions each, TestScriptCostParts), so only the helpers of the
--- lock's hot paths are made at the top; the others are made on demand by
--- lib(), in the scripts (and the branches) that use them.
+-- once. Local values only (Redis forbids globals).
+--
+-- The helper functions below (every top-level "local function") are not
+-- sent as they are: a local function is a closure made on every run of
+-- the script, used or not (TestScriptCostParts). scripts.go instead puts
+-- each helper's code where a script calls it, as an anonymous function
+-- called in place, so a helper costs only the runs that call it (get_record
+-- and is_done pay nothing, acquire and release nothing on their hot paths).
+-- So a helper's body has no comments after code on a line, and names
+-- nothing of another helper but through lib().
 
 -- Constants of the contract (lock.TimeToleranceMs and lock.FenceMax;
 -- TestScriptConstants checks them): a lease is live until its
@@ -59,12 +64,9 @@ end
 -- Index values. An index key holds the lock key of its lease; or, for the
 -- resend window after the lease ended (release.lua, resend.go), a
 -- tombstone "\0<result>:<nonce>"; or, for a slot of a limit, "\1..."
--- (lib().index). Neither first byte starts a key name this library writes.
--- kind(v) is that first byte: TOMB, SLOT, or another (a lock key).
+-- (lib().index). Neither first byte starts a key name this library writes:
+-- string.byte(v, 1) is TOMB, SLOT, or another (a lock key).
 local TOMB, SLOT = 0, 1
-local function kind(v)
-  return string.byte(v, 1)
-end
 
 -- tombstone: the tombstone of a lease that ended with result (a string,
 -- '1', '-1' or '-2': no number to format) for the call nonce.

@@ -76,13 +76,27 @@ if mode == 'l' then
   redis.call('ZREM', KEYS[2], ARGV[8])
 end
 
-local lockKey = redis.call('GET', KEYS[1])
+-- Release's layout (the hot path) swaps the index for the tombstone of a
+-- release in one command (SET GET) and reads the lock key from its reply;
+-- every other outcome then writes its own tombstone over it, or puts back
+-- what the index held (written). The full layout reads the index first:
+-- done.go and queue.go, and a Backend of the cluster layout, where a
+-- resharding can move the lock key away from its index (the GET of the
+-- lock key then fails with nothing written).
+local lockKey, written
+if not ARGV[7] then
+  lockKey = redis.call('SET', KEYS[1], tombstone('1', nonce), 'GET', 'PX', tombMs)
+  written = true
+else
+  lockKey = redis.call('GET', KEYS[1])
+end
 if not lockKey then
   redis.call('SET', KEYS[1], tombstone('-1', nonce), 'PX', tombMs)
   return -1
 end
-local k = kind(lockKey)
+local k = string.byte(lockKey, 1)
 if k == TOMB then
+  if written then redis.call('SET', KEYS[1], lockKey, 'PX', tombMs) end
   local result, was = string.match(lockKey, '^%z(-?%d+):(.*)$')
   if was == nonce then return tonumber(result) end
   return -1
@@ -93,7 +107,10 @@ if k == SLOT then
   local L = lib()
   local nowMs = serverMs()
   local _, _, _, slotKey, userKey = L.parse(lockKey)
-  if not slotKey or (mode == 'd' and slotKey ~= ARGV[8]) then return 0 end
+  if not slotKey or (mode == 'd' and slotKey ~= ARGV[8]) then
+    if written then redis.call('SET', KEYS[1], lockKey, 'PX', tombMs) end
+    return 0
+  end
   local cutoff = nowMs - tolMs
   local expiresAtMs = L.typed('ZSCORE', slotKey, id)
   if not expiresAtMs then
@@ -130,10 +147,21 @@ if not string.find(lockData, '"lockId":"' .. id .. '"', 1, true) then
   -- Ownership first: a stale index must never touch another lease's lock.
   local corrupt
   data, corrupt = decodeLock(lockData)
-  if not data then return corrupt end
-  if data.lockId ~= id then return 0 end
+  if not data then
+    if written then redis.call('SET', KEYS[1], lockKey, 'PX', tombMs) end
+    return corrupt
+  end
+  if data.lockId ~= id then
+    -- Another lease's lock (this id's index outlived its own lock: its
+    -- lock was deleted by hand): the id is retired, and a copy of this
+    -- call reads 0 again.
+    if written then redis.call('SET', KEYS[1], tombstone('0', nonce), 'PX', tombMs) end
+    return 0
+  end
 end
-redis.call('SET', KEYS[1], tombstone('1', nonce), 'PX', tombMs)
+if not written then
+  redis.call('SET', KEYS[1], tombstone('1', nonce), 'PX', tombMs)
+end
 if mode == 'd' then
   local marker = ARGV[10]
   if not marker then
