@@ -264,3 +264,65 @@ func TestJSONTextIsCJSON(t *testing.T) {
 		t.Errorf("jsonText(%q) = %q", s, jsonText(s))
 	}
 }
+
+// TestReleaseSwapsIndexForTombstone: the release writes its tombstone
+// with the read of the index (SET GET); every outcome but a release then
+// leaves the index as that outcome needs it: the first release's
+// tombstone for a later call (whose copies still read "released"), the
+// lock key for data that is not a lock, the tombstone of a 0 for another
+// lease's lock.
+func TestReleaseSwapsIndexForTombstone(t *testing.T) {
+	rdb, b := ownServerBackend(t)
+	ctx := context.Background()
+	l, err := b.Acquire(ctx, "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idKey := b.indexKey(l.ID)
+	first := b.releaseArgs(idKey, l.ID)
+	if n, err := b.run(ctx, releaseScript, first).Int64(); err != nil || n != 1 {
+		t.Fatalf("release = %v, %v", n, err)
+	}
+	tomb := rdb.Get(ctx, idKey).Val()
+	var nhe *lock.NotHeldError
+	if err := b.Release(ctx, l.ID); !errors.As(err, &nhe) || nhe.Reason != lock.NotHeldNotFound {
+		t.Fatalf("a second Release = %v, want not held (not found)", err)
+	}
+	if v := rdb.Get(ctx, idKey).Val(); v != tomb {
+		t.Errorf("index after a second Release = %q, want the first release's tombstone %q", v, tomb)
+	}
+	if n, err := b.run(ctx, releaseScript, first).Int64(); err != nil || n != 1 {
+		t.Errorf("a copy of the first release after a second Release = %v, %v; want 1", n, err)
+	}
+
+	// Not lock data at the lock key: an Internal error, the index as it was.
+	l2, err := b.Acquire(ctx, "k2", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb.Set(ctx, "syncguard:k2", "garbage{", time.Minute)
+	if err := b.Release(ctx, l2.ID); lock.CodeOf(err) != lock.CodeInternal {
+		t.Errorf("release of corrupt lock data = %v, want Internal", err)
+	}
+	if v := rdb.Get(ctx, b.indexKey(l2.ID)).Val(); v != "syncguard:k2" {
+		t.Errorf("index after the refused release = %q, want the lock key", v)
+	}
+
+	// Another lease's lock (the index outlived its own): not the owner,
+	// nothing deleted, and the id is retired.
+	l3, err := b.Acquire(ctx, "k3", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(rdb.Get(ctx, "syncguard:k3").Val(), l3.ID, "BBBBBBBBBBBBBBBBBBBBBB", 1)
+	rdb.Set(ctx, "syncguard:k3", other, time.Minute)
+	if err := b.Release(ctx, l3.ID); !errors.As(err, &nhe) || nhe.Reason != lock.NotHeldNotOwner {
+		t.Errorf("release of another lease's lock = %v, want not held (not owner)", err)
+	}
+	if v := rdb.Get(ctx, "syncguard:k3").Val(); v != other {
+		t.Errorf("the other lease's lock data = %q, want it untouched", v)
+	}
+	if v := rdb.Get(ctx, b.indexKey(l3.ID)).Val(); !strings.HasPrefix(v, "\x000:") {
+		t.Errorf("index after that release = %q, want the tombstone of a 0 (the id retired, a copy reads 0)", v)
+	}
+}
