@@ -93,6 +93,16 @@ type Options struct {
 	// MaxFenceStripes. In the cluster layout every instance on a prefix
 	// must use the same value (it picks the locks' hash tags).
 	FenceStripes int
+	// HandOffLocality is how long a hot lock may stay with the waiters of
+	// the Backend it came to while waiters of other processes queue
+	// (local.go): its releases then hand it to a waiter of their own
+	// Backend, one round trip per hand-off, where handing it to another
+	// process costs a message and a wake-up there; after that it goes on
+	// in queue order, so the processes take turns. A waiter that has
+	// queued for five times this is served in queue order whatever the
+	// lock's turn. Default DefaultHandOffLocality (10 ms); negative: strict
+	// queue order. It applies to the single layout.
+	HandOffLocality time.Duration
 	// DisableConfigRecord stops New from recording the Backend's layout
 	// and FenceStripes under the prefix (ConfigKey, see config.go), which
 	// it otherwise does once, for operator tools (syncguard reads them)
@@ -130,6 +140,10 @@ type Backend struct {
 	// for acquire.lua.
 	stripes    int
 	stripedArg any
+	// quantum is Options.HandOffLocality with its default, 0 when off;
+	// localityArg is release.lua's bound (local.go).
+	quantum     time.Duration
+	localityArg any
 }
 
 var _ lock.Backend = (*Backend)(nil)
@@ -195,20 +209,22 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 		recordConfig(client, prefix+configKeySuffix, Config{Layout: layout, FenceStripes: o.FenceStripes})
 	}
 	return &Backend{
-		client:     client,
-		sender:     transport.New(client, !o.DisableCoalescing),
-		notify:     newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle),
-		prefix:     prefix,
-		idPrefix:   prefix + ":id:",
-		layout:     layout,
-		ack:        o.ReplicaAck,
-		cleanup:    o.CleanupInIsLocked,
-		log:        log,
-		queueArg:   prefix + ":queue:",
-		tombArg:    max(window.Milliseconds(), 1),
-		nonceBase:  newNonceBase(),
-		stripes:    o.FenceStripes,
-		stripedArg: boolArg(o.FenceStripes > 0),
+		client:      client,
+		sender:      transport.New(client, !o.DisableCoalescing),
+		notify:      newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle),
+		prefix:      prefix,
+		idPrefix:    prefix + ":id:",
+		layout:      layout,
+		ack:         o.ReplicaAck,
+		cleanup:     o.CleanupInIsLocked,
+		log:         log,
+		queueArg:    prefix + ":queue:",
+		tombArg:     max(window.Milliseconds(), 1),
+		nonceBase:   newNonceBase(),
+		stripes:     o.FenceStripes,
+		stripedArg:  boolArg(o.FenceStripes > 0),
+		quantum:     localQuantum(o.HandOffLocality, layout),
+		localityArg: localityArg(quantum(o.HandOffLocality)),
 	}, nil
 }
 

@@ -88,6 +88,7 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs, record)
 	}
 	reply, err := b.run(ctx, releaseScript, args).Result()
+	b.notify.releasedID(l.ID) // its parked waiters (local.go) go to Redis
 	if err != nil {
 		return mapError(ctx, op, err)
 	}

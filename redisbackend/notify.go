@@ -78,6 +78,12 @@ type notifier struct {
 	ready      bool      // Redis confirmed the subscription
 	lastUse    time.Time // when a waiter last registered or left
 
+	// local and localIDs: the keys the leases of this Backend's waiters
+	// hold, and the waiters parked behind them (local.go); by lock key,
+	// and lock key by lease id.
+	local    map[string]*localKey
+	localIDs map[string]string
+
 	lastRead  atomic.Int64  // when the dispatcher last read (UnixNano)
 	pingAfter time.Duration // pingAfter, or a test's; fixed before the subscriber starts
 }
@@ -138,8 +144,9 @@ func (n *notifier) register(w *queueWaiter) bool {
 	return true
 }
 
-// unregister removes w.
-func (n *notifier) unregister(w *queueWaiter) {
+// unregister removes w, and reports whether a release named it as its
+// candidate (local.go): its id may hold the lease that release granted.
+func (n *notifier) unregister(w *queueWaiter) (named bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if w.registered {
@@ -147,6 +154,8 @@ func (n *notifier) unregister(w *queueWaiter) {
 		delete(n.waiters, w.id)
 		n.lastUse = time.Now()
 	}
+	n.unparkLocked(w)
+	return w.named
 }
 
 // startLocked starts the dispatcher and subscriber on first use, and asks
@@ -268,7 +277,7 @@ func (n *notifier) deliver(payload string) {
 	if !ok1 || !ok2 || err != nil {
 		return
 	}
-	n.handOver(id, fence, exp)
+	n.handOver(id, fence, exp, false)
 }
 
 // handOver passes the lease a release handed to waiter id (fence,
@@ -278,7 +287,10 @@ func (n *notifier) deliver(payload string) {
 // that has left (it lost the race with the release; its Leave releases
 // the lease) or that cannot be described is dropped: the waiter's next
 // attempt reports it.
-func (n *notifier) handOver(id, fence string, exp int64) {
+//
+// fromReply tells the lease came from this Backend's own release: the
+// lock stayed in the process (local.go).
+func (n *notifier) handOver(id, fence string, exp int64, fromReply bool) {
 	// Every send on w.ch is made under n.mu without blocking (this, and
 	// pokeAllLocked's), and the waiter only receives: after taking a
 	// pending request for an attempt out, the send cannot block.
@@ -291,6 +303,10 @@ func (n *notifier) handOver(id, fence string, exp int64) {
 	l, err := w.b.grantedLease(w.norm, id, fence, exp, w.ttl)
 	if err != nil {
 		return
+	}
+	n.unparkLocked(w)
+	if w.n == 0 && w.b.quantum > 0 && w.lockKey != "" {
+		n.holdLocked(w.lockKey, id, l.ExpiresAt, !fromReply)
 	}
 	select {
 	case w.ch <- l:

@@ -22,7 +22,8 @@ import (
 // scored by the server time at which it first queued, in microseconds. acquire.lua queues
 // an entry when the key is busy (ZADD NX: an entry keeps its place across
 // attempts) and takes it out when its attempt gets the lock; release.lua
-// pops the oldest live entry and hands the lock to it: a new lease for the
+// pops the oldest live entry (or, for a while, one of the releasing
+// Backend: local.go) and hands the lock to it: a new lease for the
 // entry's lock id, fenced from the entry's fence key ("s": striped), for
 // the entry's TTL, announced on the entry's channel (notify.go). An entry
 // is live until its score plus its wait, and ("l") while its channel has a
@@ -53,15 +54,18 @@ type queueWaiter struct {
 	wait time.Duration
 	n    int // a slot among n (limit.go); 0 for the lock
 
-	// Set by the first attempt that queues.
-	norm, queueKey, entry string
-	queueTTL              int64
+	// Set by the first attempt that queues (or parks).
+	norm, lockKey, queueKey, entry string
+	queueTTL                       int64
 
 	ch         chan lock.Lease // capacity 1: a hand-off, or a request for an attempt
 	registered bool            // in the notifier's waiters (written under its lock, by the waiter's goroutine only)
 	queued     bool            // an attempt queued (or may have queued) the entry
 	unknown    bool            // an attempt may have taken the lock without saying so
 	left       bool
+	parked     bool // behind a lease of its Backend on its key (local.go; under the notifier's lock)
+	named      bool // a release named it as its candidate (local.go; under the notifier's lock)
+	parkedOnce bool // its first attempt tried to park: the next ones go to Redis
 }
 
 // Join implements lock.IDBackend: the waiter for the lock when n is 0,
@@ -92,6 +96,18 @@ func (b *Backend) Join(key, id string, n int, ttl, wait time.Duration) (lock.Wai
 // waiter for the attempt that queues it.
 func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 	n := w.b.notify
+	if !w.parkedOnce && w.n == 0 && w.b.quantum > 0 && w.prepare() {
+		// The first attempt of a waiter whose Backend holds the key parks
+		// it there (local.go); a later one (its fallback, or asked for by
+		// a release that let the lock go) goes to Redis.
+		w.parkedOnce = true
+		if exp, ok := n.park(w); ok {
+			return lock.Lease{}, &lock.LockedError{ExpiresAt: exp}
+		}
+	}
+	if w.parkedOnce {
+		n.unpark(w)
+	}
 	var q *queueWaiter
 	if (w.registered || n.isReady()) && w.prepare() && n.register(w) {
 		q = w
@@ -103,6 +119,9 @@ func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 	}
 	if q != nil {
 		w.queued = true
+	}
+	if err == nil && w.n == 0 && w.b.quantum > 0 && w.lockKey != "" {
+		n.hold(w.lockKey, w.id, l.ExpiresAt)
 	}
 	if err != nil && !errors.Is(err, lock.ErrLocked) && mayHaveRun(err) {
 		w.unknown = true
@@ -140,7 +159,7 @@ func (w *queueWaiter) prepare() bool {
 		flags += "m" + strconv.Itoa(w.n)
 	}
 	ch := b.notify.channel
-	w.norm = norm
+	w.norm, w.lockKey = norm, lockKey
 	w.queueKey = b.prefix + ":queue:" + lockKey
 	w.queueTTL = max(w.wait, queueMinTTL).Milliseconds()
 	w.entry = w.id + " " + strconv.FormatInt(w.ttl.Milliseconds(), 10) + " " +
@@ -167,10 +186,11 @@ func (w *queueWaiter) Leave(took bool) {
 		return
 	}
 	w.left = true
+	named := false
 	if w.registered {
-		w.b.notify.unregister(w)
+		named = w.b.notify.unregister(w)
 	}
-	if took || (!w.queued && !w.unknown) {
+	if took || (!w.queued && !w.unknown && !named) {
 		return
 	}
 	go w.b.leave(w)

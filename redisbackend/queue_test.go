@@ -245,15 +245,17 @@ func TestUncontendedAcquireDoesNotSubscribe(t *testing.T) {
 	}
 }
 
-// TestHandOffFIFO: waiters on four Backends (separate clients) get a hot
-// key in the order they queued, whichever Backend they run on.
+// TestHandOffFIFO: with HandOffLocality off, waiters on four Backends
+// (separate clients) get a hot key in the order they queued, whichever
+// Backend they run on. (With it, a Backend's own waiters go first for a
+// while: TestHandOffLocality.)
 func TestHandOffFIFO(t *testing.T) {
 	srv := redistest.Shared(t)
 	prefix := redistest.Prefix(t)
 	rdb := srv.Client(t)
 	bs := make([]*Backend, 4)
 	for i := range bs {
-		bs[i] = newQueueBackend(t, srv.Client(t), Options{Prefix: prefix})
+		bs[i] = newQueueBackend(t, srv.Client(t), Options{Prefix: prefix, HandOffLocality: -1})
 	}
 	ctx := context.Background()
 	l, err := bs[0].Acquire(ctx, "fifo", time.Minute)

@@ -23,18 +23,50 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 		return err
 	}
 	args := b.releaseArgs(idKey, id)
+	var lockKey string
+	var cand *queueWaiter
 	if b.notify != nil && b.notify.sub != nil {
 		// A waiter of this Backend that the release hands the lock to is
 		// told from the reply, with no message (release.lua). Only this
 		// Backend's waiters queue under its channel; one closed since
 		// still hands its registered waiters what it is told.
 		args = append(args, b.notify.channel)
+		if b.quantum > 0 {
+			// Locality (local.go): the bound, and the first waiter parked
+			// behind this lease.
+			var young bool
+			lockKey, young, cand = b.notify.candidate(id, b.quantum)
+			switch {
+			case young:
+				args = append(args, b.localityArg)
+			case cand != nil:
+				args = append(args, orderArg)
+			}
+			if cand != nil {
+				args = append(args, cand.entry)
+			}
+		}
 	}
 	reply, err := b.run(ctx, releaseScript, args).Result()
-	if err != nil {
-		return mapError(ctx, op, err)
+	if err == nil {
+		err = b.released(ctx, op, reply)
+	} else {
+		err = mapError(ctx, op, err)
 	}
-	return b.released(ctx, op, reply)
+	if lockKey != "" {
+		b.notify.released(id, lockKey, handedTo(reply), cand)
+	}
+	return err
+}
+
+// handedTo is the lock id a release.lua reply handed the lock to in the
+// reply (a waiter of the releasing Backend), or "".
+func handedTo(reply any) string {
+	if r, ok := reply.([]any); ok && len(r) == 4 && r[0] == int64(1) {
+		id, _ := r[1].(string)
+		return id
+	}
+	return ""
 }
 
 // released reads the reply of release.lua (modes "r" and "d"): 1 released,
@@ -57,7 +89,7 @@ func (b *Backend) released(ctx context.Context, op string, reply any) error {
 			gid, _ := r[1].(string)
 			fence, _ := r[2].(string)
 			exp, _ := r[3].(int64)
-			b.notify.handOver(gid, fence, exp)
+			b.notify.handOver(gid, fence, exp, true)
 			lock.HandedOver(ctx, lock.Fence(fence))
 		case code == 2 && len(r) == 2: // handed to another process's waiter
 			fence, _ := r[1].(string)
@@ -98,7 +130,7 @@ func (b *Backend) releaseArgs(idKey, id string) []any {
 	if b.layout == LayoutCluster {
 		return append(releaseScript.args(1, 8), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
 	}
-	return append(releaseScript.args(1, 5), idKey, id, b.tombArg, b.nonce(), b.queueArg)
+	return append(releaseScript.args(1, 7), idKey, id, b.tombArg, b.nonce(), b.queueArg)
 }
 
 // releaseAbandoned releases lease id, which the caller will not hand out

@@ -3,12 +3,14 @@
 -- done marker (ReleaseDone, ReleaseRecord), also mark the key done, in the
 -- same step; when a waiter leaves its queue, take its entry out first.
 --
--- Two argument layouts. Release's (release.go, 3 to 5 ARGV): KEYS[1]
+-- Two argument layouts. Release's (release.go, 4 to 7 ARGV): KEYS[1]
 -- index key; ARGV[1] lockId, ARGV[2] tombstone ttlMs, ARGV[3] this call's
 -- nonce (unique per Release call, the same in every copy of its command),
 -- ARGV[4] the start of the queue keys ("<prefix>:queue:", followed by the
 -- lock key), ARGV[5] (optional) the hand-off channel of the releasing
--- Backend (notify.go).
+-- Backend (notify.go), ARGV[6] (optional, with ARGV[5]) the locality bound
+-- in µs and ARGV[7] (optional) the candidate's queue entry (local.go; see
+-- the hand-off below).
 -- The full layout (7 or more ARGV, done.go and queue.go): KEYS[1] index
 -- key; KEYS[2] the done-marker or record key (mode "d") or the queue key
 -- (mode "l"); ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] the start of
@@ -67,8 +69,10 @@
 -- gone) leaves the tombstone "\0-1:<nonce>": a copy of an acquisition with
 -- that id still in flight then takes nothing.
 local id, tombMs, nonce, queueStart, mode, mine = ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'r', ARGV[5]
-if ARGV[7] then
+local localUs, cand = tonumber(ARGV[6] or '0'), ARGV[7]
+if ARGV[7] and #ARGV[7] == 1 then
   tombMs, nonce, queueStart, mode, mine = ARGV[4], ARGV[5], ARGV[3], ARGV[7], nil
+  localUs, cand = 0, nil
   if mode == 'r' then mine = ARGV[8] end
 end
 
@@ -174,17 +178,53 @@ end
 -- The hand-off: the oldest live entry of the key's queue gets the lock.
 -- Only a lease somebody queued for looks at the queue (queuedMark,
 -- prelude.lua): the others cost one command less.
-if string.sub(lockData, -1) ~= queuedMark then
+--
+-- Locality within a bound (sync.Mutex's model; Release's layout only):
+-- while the oldest entry has queued for less than localUs (ARGV[6]), a
+-- waiter of the releasing Backend goes first: its oldest live entry among
+-- the first 16, else the candidate the Backend names (ARGV[7], the entry of
+-- a waiter of its own that did not queue here, because the key was held
+-- by the Backend when it arrived: queue.go). The Backend hands it the lease
+-- from this reply, with no message and no other process woken, so the lock
+-- stays where it is hot; an entry that has waited localUs is served in
+-- queue order.
+local marked = string.sub(lockData, -1) == queuedMark
+if not marked and not cand then
   redis.call('DEL', lockKey)
   return 1
 end
 local queue = queueStart .. lockKey
-local head = redis.call('ZPOPMIN', queue)
-if #head == 0 then
-  redis.call('DEL', lockKey)
-  return 1
+local nowMs, t = serverMs()
+local head
+if mine and localUs > 0 then
+  local entries = {}
+  if marked then entries = redis.call('ZRANGE', queue, 0, 15, 'WITHSCORES') end
+  if #entries == 0 or t[1] * 1000000 + t[2] - tonumber(entries[2]) < localUs then
+    for i = 1, #entries, 2 do
+      local wait, clen, rest = string.match(entries[i], '^%S+ %d+ (%d+) [ln][sk] (%d+) (.*)$')
+      if wait and string.sub(rest, 1, tonumber(clen)) == mine and tonumber(entries[i + 1]) / 1000 + tonumber(wait) > nowMs then
+        redis.call('ZREM', queue, entries[i])
+        head = {entries[i], entries[i + 1]}
+        break
+      end
+    end
+    if not head and cand then
+      if marked then redis.call('ZREM', queue, cand) end
+      head = {cand, t[1] * 1000000 + t[2]}
+    end
+  end
 end
-local nowMs = serverMs()
+if not head then
+  if not marked then
+    redis.call('DEL', lockKey)
+    return 1
+  end
+  head = redis.call('ZPOPMIN', queue)
+  if #head == 0 then
+    redis.call('DEL', lockKey)
+    return 1
+  end
+end
 data = data or decodeLock(lockData)
 local userKey = lib().jsonText((data and data.key) or '')
 -- The index key of a lock id: KEYS[1] is this prefix followed by the id
@@ -213,10 +253,19 @@ for i = 1, 16 do
     local channel = string.sub(rest, 1, clen)
     local own = channel == mine
     -- (PUBLISH first: an "n" entry is told too, whatever the count.)
-    if own or redis.call('PUBLISH', channel, wid .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs)) > 0 or live == 'n' then
-      -- Marked: more waiters may be queued behind this one.
-      redis.call('SET', lockKey, string.format(lockFormat, wid, expiresAtMs, nowMs, userKey, n) .. queuedMark, 'PX', ttl)
+    local granted = own or redis.call('PUBLISH', channel, wid .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs)) > 0 or live == 'n'
+    if granted and head[1] == cand then
+      -- The candidate's id is retired when it left meanwhile (its
+      -- release, a tombstone): then it takes nothing.
+      granted = redis.call('SET', idPrefix .. wid, lockKey, 'NX', 'PX', ttl)
+    elseif granted then
       redis.call('SET', idPrefix .. wid, lockKey, 'PX', ttl)
+    end
+    if granted then
+      -- Marked when waiters may be queued behind this one.
+      local value = string.format(lockFormat, wid, expiresAtMs, nowMs, userKey, n)
+      if marked then value = value .. queuedMark end
+      redis.call('SET', lockKey, value, 'PX', ttl)
       if own then return {1, wid, fence, expiresAtMs} end
       return {2, fence}
     end
