@@ -82,13 +82,24 @@ func (n *notifier) holdLocked(lockKey, id string, exp time.Time, arrived bool) {
 		lk = &localKey{}
 		n.local[lockKey] = lk
 	} else if lk.holder != "" {
-		delete(n.localIDs, lk.holder)
+		n.forgetLocked(lk.holder)
 	}
 	lk.holder, lk.expires = id, exp
 	if arrived || lk.since.IsZero() {
 		lk.since = time.Now()
 	}
+	if _, ok := n.localIDs[id]; !ok {
+		n.tracked.Add(1)
+	}
 	n.localIDs[id] = lockKey
+}
+
+// forgetLocked forgets the key of lease id.
+func (n *notifier) forgetLocked(id string) {
+	if _, ok := n.localIDs[id]; ok {
+		delete(n.localIDs, id)
+		n.tracked.Add(-1)
+	}
 }
 
 // hold is holdLocked under the notifier's lock, for a lease an attempt
@@ -160,6 +171,9 @@ func (n *notifier) dropLocked(lockKey string, lk *localKey) {
 // releases what its id may hold (the release may grant it the lease:
 // named).
 func (n *notifier) candidate(id string, q time.Duration) (string, bool, *queueWaiter) {
+	if n.tracked.Load() == 0 {
+		return "", false, nil // the release of every lock that no waiter took
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	lockKey, ok := n.localIDs[id]
@@ -181,7 +195,7 @@ func (n *notifier) candidate(id string, q time.Duration) (string, bool, *queueWa
 // no lock here (ReleaseDone, ReleaseRecord): the parked waiters of lease
 // id's key, if a waiter's, are asked for an attempt.
 func (n *notifier) releasedID(id string) {
-	if n == nil {
+	if n == nil || n.tracked.Load() == 0 {
 		return
 	}
 	n.mu.Lock()
@@ -201,7 +215,7 @@ func (n *notifier) releasedID(id string) {
 func (n *notifier) released(id, lockKey, granted string, c *queueWaiter) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	delete(n.localIDs, id)
+	n.forgetLocked(id)
 	lk := n.local[lockKey]
 	if lk == nil {
 		lk = &localKey{}

@@ -83,6 +83,7 @@ type notifier struct {
 	// and lock key by lease id.
 	local    map[string]*localKey
 	localIDs map[string]string
+	tracked  atomic.Int64 // len(localIDs), read without the lock by every Release
 
 	lastRead  atomic.Int64  // when the dispatcher last read (UnixNano)
 	pingAfter time.Duration // pingAfter, or a test's; fixed before the subscriber starts

@@ -15,6 +15,7 @@ import (
 var (
 	duration   = flag.Duration("chaos.duration", 10*time.Second, "how long the chaos run injects faults")
 	workers    = flag.Int("chaos.workers", 8, "number of workers")
+	perClient  = flag.Int("chaos.per-client", 2, "workers sharing one client and Backend")
 	keys       = flag.Int("chaos.keys", 3, "number of lock keys")
 	limit      = flag.Int("chaos.limit", 2, "slots of the limit key (0: no limit key)")
 	ttl        = flag.Duration("chaos.ttl", 500*time.Millisecond, "lease TTL")
@@ -33,6 +34,7 @@ func TestChaos(t *testing.T) {
 	rep := chaos.Run(t, chaos.Config{
 		Duration:   *duration,
 		Workers:    *workers,
+		PerClient:  *perClient,
 		Keys:       *keys,
 		Limit:      *limit,
 		TTL:        *ttl,

@@ -1,5 +1,7 @@
-// Package chaos measures the lock's promise under faults: N workers, each
-// with its own go-redis client behind its own in-process toxiproxy proxy,
+// Package chaos measures the lock's promise under faults: N workers (in
+// twos by default, each pair sharing a go-redis client and a Backend, so
+// that one waits for a key the other holds in their process: Config's
+// PerClient) behind in-process toxiproxy proxies, one per client,
 // take M keys through lock.Do with a short TTL and write to a fenced
 // register, and take slots of one more key, a concurrency limit of 2
 // (lock.WithLimit; [LimitKey]), through lock.Do too, while the Redis process is restarted, stopped, paused with

@@ -146,8 +146,8 @@ func (r *Report) Operations() int {
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "syncguard chaos report\n")
-	fmt.Fprintf(&b, "run: %v (asked %v), %d workers (own client and toxiproxy proxy each), %d lock keys + %d limit key (n = %d), TTL %v, fault gap %v, pause 1 grant in %d, seed %d\n",
-		r.Elapsed.Round(time.Millisecond), r.Duration, r.Workers, r.Keys, min(r.Limit, 1), r.Limit, r.TTL, r.Gap, r.PauseEvery, r.Seed)
+	fmt.Fprintf(&b, "run: %v (asked %v), %d workers (%d per client, Backend and toxiproxy proxy), %d lock keys + %d limit key (n = %d), TTL %v, fault gap %v, pause 1 grant in %d, seed %d\n",
+		r.Elapsed.Round(time.Millisecond), r.Duration, r.Workers, max(r.PerClient, 1), r.Keys, min(r.Limit, 1), r.Limit, r.TTL, r.Gap, r.PauseEvery, r.Seed)
 	fmt.Fprintf(&b, "\noperations (backend calls): %d\n", r.Operations())
 	section(&b, r.Calls)
 	if len(r.CallErrors) > 0 {

@@ -25,8 +25,14 @@ import (
 type Config struct {
 	// Duration is how long workers run and faults are injected.
 	Duration time.Duration
-	// Workers is the number of workers, each with its own client and proxy.
+	// Workers is the number of workers.
 	Workers int
+	// PerClient is how many workers share one client, proxy and Backend
+	// (default 1): workers of one Backend wait for a key one of them holds
+	// in their process (redisbackend's HandOffLocality), the others queue
+	// in Redis. Each worker still records its calls through hooks of its
+	// own.
+	PerClient int
 	// Keys is the number of lock keys they compete for.
 	Keys int
 	// Limit, when > 0, adds a key taken as a concurrency limit of Limit
@@ -52,14 +58,21 @@ func Run(t testing.TB, cfg Config) *Report {
 	if cfg.Limit < 0 || cfg.Limit > maxModelSlots {
 		t.Fatalf("chaos: Limit %d, want 0 to %d", cfg.Limit, maxModelSlots)
 	}
+	if cfg.PerClient <= 0 {
+		cfg.PerClient = 1
+	}
+	if cfg.Workers%cfg.PerClient != 0 {
+		t.Fatalf("chaos: %d workers do not split into clients of %d", cfg.Workers, cfg.PerClient)
+	}
 	redis.SetLogger(quietLogger{})
 	srv := redistest.Start(t, redistest.WithAOF())
 
 	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	proxies := make([]*toxiproxy.Proxy, cfg.Workers)
+	clients := cfg.Workers / cfg.PerClient
+	proxies := make([]*toxiproxy.Proxy, clients)
 	backends := make([]lock.Backend, cfg.Workers)
 	gates := make([]*gate, cfg.Workers)
-	probes := make([]*probe, cfg.Workers)
+	probes := make([]*probe, clients)
 	hist := NewHistory()
 	// The observer reads the server directly (no proxy, no faults of its
 	// own) for the checks that need the server's view. It is the harness's
@@ -88,10 +101,13 @@ func Run(t testing.TB, cfg Config) *Report {
 		if err != nil {
 			t.Fatalf("chaos: %v", err)
 		}
-		gates[i] = &gate{}
-		// The gate holds an extension back before it is recorded, as in
-		// a paused process it would not have been sent yet.
-		backends[i] = lock.WithHooks(b, gates[i], hist.Hook(i))
+		for j := range cfg.PerClient {
+			w := i*cfg.PerClient + j
+			gates[w] = &gate{}
+			// The gate holds an extension back before it is recorded, as
+			// in a paused process it would not have been sent yet.
+			backends[w] = lock.WithHooks(b, gates[w], hist.Hook(w))
+		}
 	}
 
 	rep := &Report{Config: cfg, Faults: map[string]int{}, Do: map[string]int{}}
