@@ -16,8 +16,10 @@ import (
 // When b is an [IDBackend] (redisbackend is) and the wait is not zero, the
 // caller waits in the backend's queue of the key: every attempt is
 // Waiter.Attempt (which, when the key is busy, takes or keeps the caller's
-// place in the queue), and a release hands the lock to the oldest waiter,
-// which Acquire returns as soon as it arrives. A queued caller attempts
+// place in the queue), and a release hands the lock to the oldest waiter
+// (redisbackend may first serve the waiters of the process that holds it,
+// for a bounded time: its Options.HandOffLocality), which Acquire returns
+// as soon as it arrives. A queued caller attempts
 // again only as a fallback (a holder whose lease expires without a
 // release, a lost message): once the holder's lease has expired, or
 // [QueuedPollInterval] after its last attempt, whichever comes first, not

@@ -26,7 +26,9 @@
 // internal keys.
 //
 // Waiters queue in Redis (lock.IDBackend's Join, queue.go): a release
-// hands the lock to the oldest waiter and tells only its process. With
+// hands the lock to the oldest waiter and tells only its process; for a
+// quantum after the lock came to a process, that process's own waiters go
+// first, in the release's reply (Options.HandOffLocality, local.go). With
 // lock.WithLimit(n) (limit.go) a key holds up to n fenced slots, kept in a
 // sorted set at the lock key, each released, extended and looked up by its
 // id like a lock; a key is used as a lock or as a limit, never both at
