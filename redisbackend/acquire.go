@@ -115,7 +115,7 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 		var ok bool
 		if fenceStr, exp, ok = grantOf(res); !ok {
 			go b.releaseAbandoned(ctx, b.indexKey(id), id, lock.DefaultReleaseTimeout)
-			return lock.Lease{}, internal(op, "unexpected lock data from the acquire script: "+res)
+			return lock.Lease{}, internal(op, "unexpected lock data from the acquire script")
 		}
 	case []any:
 		if fenceStr, exp, err = slotGrant(res); err != nil {
