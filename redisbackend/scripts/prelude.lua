@@ -9,8 +9,8 @@
 -- each helper's code where a script calls it, as an anonymous function
 -- called in place, so a helper costs only the runs that call it (get_record
 -- and is_done pay nothing, acquire and release nothing on their hot paths).
--- So a helper's body has no comments after code on a line, and names
--- nothing of another helper but through lib().
+-- So "--" in a script only ever starts a comment (scripts.go strips
+-- comments from a helper's body by it).
 
 -- Constants of the contract (lock.TimeToleranceMs and lock.FenceMax;
 -- TestScriptConstants checks them): a lease is live until its
