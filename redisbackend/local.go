@@ -166,10 +166,9 @@ func (n *notifier) dropLocked(lockKey string, lk *localKey) {
 // the lock came to this Backend less than q ago (the release may keep it
 // here even though others wait); and the first waiter parked behind it,
 // taken off the parked waiters: the release names it to release.lua,
-// which grants it the lock when the lock may stay, or nobody waits in
-// Redis. From then on its Leave
-// releases what its id may hold (the release may grant it the lease:
-// named).
+// which grants it the lock when the lock may stay, or when nobody waits
+// in Redis. From then on its Leave releases what its id may hold (the
+// release may have granted it the lease: named).
 func (n *notifier) candidate(id string, q time.Duration) (string, bool, *queueWaiter) {
 	if n.tracked.Load() == 0 {
 		return "", false, nil // the release of every lock that no waiter took
@@ -181,6 +180,9 @@ func (n *notifier) candidate(id string, q time.Duration) (string, bool, *queueWa
 		return "", false, nil
 	}
 	lk := n.local[lockKey]
+	if lk == nil {
+		return lockKey, false, nil
+	}
 	young := time.Since(lk.since) < q
 	if len(lk.parked) == 0 {
 		return lockKey, young, nil
