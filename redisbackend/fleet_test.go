@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,9 @@ const (
 	fleetPrefixEnv = "SYNCGUARD_FLEET_WORKER_PREFIX"
 	fleetRoundsEnv = "SYNCGUARD_FLEET_WORKER_ROUNDS"
 	fleetLimitEnv  = "SYNCGUARD_FLEET_WORKER_LIMIT" // a slot among n (lock.WithLimit) instead of the lock
+	// fleetGoroutinesEnv runs that many goroutines on the worker's one
+	// Backend, rounds each (default 1).
+	fleetGoroutinesEnv = "SYNCGUARD_FLEET_WORKER_GOROUTINES"
 	// fleetWaiterEnv makes the worker one waiter (waiterWorker) named by
 	// its value.
 	fleetWaiterEnv = "SYNCGUARD_FLEET_WORKER_WAITER"
@@ -35,9 +39,10 @@ const (
 // inside the critical section, INCRs and DECRs a counter on the server: a
 // value other than 1 after the INCR means two holders at once. With a
 // limit n (fleetLimitEnv) it takes a slot among n instead, holds it 1ms,
-// and a value above n is the violation. It prints "ok <highest value
-// seen>" or the violations and exits. Rounds -1 runs until the key
-// "<prefix>:stop" exists.
+// and a value above n is the violation. With fleetGoroutinesEnv, that
+// many goroutines share the Backend. It prints "ok <highest value seen>
+// <longest Acquire in ms>" or the violations and exits. Rounds -1 runs
+// until the key "<prefix>:stop" exists.
 func fleetWorker() {
 	addr := os.Getenv(fleetAddrEnv)
 	if addr == "" {
@@ -60,37 +65,52 @@ func fleetWorker() {
 	if limit > 0 {
 		opts = append(opts, lock.WithLimit(limit))
 	}
-	bad, peak := 0, int64(0)
-	stop := os.Getenv(fleetPrefixEnv) + ":stop"
-	for i := 0; rounds < 0 || i < rounds; i++ {
-		if rounds < 0 && rdb.Exists(ctx, stop).Val() == 1 {
-			break
-		}
-		l, err := lock.Acquire(ctx, b, "hot", opts...)
-		if err != nil {
-			fmt.Println("Acquire:", err)
-			os.Exit(2)
-		}
-		n := rdb.Incr(ctx, counter).Val()
-		if n > int64(max(limit, 1)) {
-			bad++
-		}
-		peak = max(peak, n)
-		if limit > 0 {
-			time.Sleep(time.Millisecond)
-		}
-		rdb.Decr(ctx, counter)
-		if err := b.Release(ctx, l.ID); err != nil {
-			fmt.Println("Release:", err)
-			os.Exit(2)
-		}
+	goroutines, _ := strconv.Atoi(os.Getenv(fleetGoroutinesEnv))
+	var (
+		mu        sync.Mutex
+		bad       int
+		peak      int64
+		longest   time.Duration
+		wg        sync.WaitGroup
+		stop      = os.Getenv(fleetPrefixEnv) + ":stop"
+		exitAfter = func(code int, msg ...any) { fmt.Println(msg...); os.Exit(code) }
+	)
+	for range max(goroutines, 1) {
+		wg.Go(func() {
+			for i := 0; rounds < 0 || i < rounds; i++ {
+				if rounds < 0 && rdb.Exists(ctx, stop).Val() == 1 {
+					break
+				}
+				start := time.Now()
+				l, err := lock.Acquire(ctx, b, "hot", opts...)
+				if err != nil {
+					exitAfter(2, "Acquire:", err)
+				}
+				took := time.Since(start)
+				n := rdb.Incr(ctx, counter).Val()
+				mu.Lock()
+				if n > int64(max(limit, 1)) {
+					bad++
+				}
+				peak, longest = max(peak, n), max(longest, took)
+				mu.Unlock()
+				if limit > 0 {
+					time.Sleep(time.Millisecond)
+				}
+				rdb.Decr(ctx, counter)
+				if err := b.Release(ctx, l.ID); err != nil {
+					exitAfter(2, "Release:", err)
+				}
+			}
+		})
 	}
+	wg.Wait()
 	_ = b.Close()
 	if bad > 0 {
 		fmt.Println("overlaps:", bad)
 		os.Exit(1)
 	}
-	fmt.Println("ok", peak)
+	fmt.Println("ok", peak, longest.Milliseconds())
 	os.Exit(0)
 }
 
@@ -262,13 +282,21 @@ func runFleet(t *testing.T, srv *redistest.Server, prefix string, procs, rounds,
 // waits for them and returns the peak.
 func startFleet(t *testing.T, srv *redistest.Server, prefix string, procs, rounds, limit int) (wait func() int) {
 	t.Helper()
+	return startFleetOf(t, srv, prefix, procs, 1, rounds, limit)
+}
+
+// startFleetOf is startFleet with goroutines goroutines per worker
+// process, rounds each.
+func startFleetOf(t *testing.T, srv *redistest.Server, prefix string, procs, goroutines, rounds, limit int) (wait func() int) {
+	t.Helper()
 	cmds := make([]*exec.Cmd, procs)
 	outs := make([]*strings.Builder, procs)
 	for i := range cmds {
 		outs[i] = &strings.Builder{}
 		c := exec.Command(os.Args[0], "-test.run=^$")
 		c.Env = append(os.Environ(), fleetAddrEnv+"="+srv.Addr(), fleetPrefixEnv+"="+prefix,
-			fleetRoundsEnv+"="+strconv.Itoa(rounds), fleetLimitEnv+"="+strconv.Itoa(limit))
+			fleetRoundsEnv+"="+strconv.Itoa(rounds), fleetLimitEnv+"="+strconv.Itoa(limit),
+			fleetGoroutinesEnv+"="+strconv.Itoa(goroutines))
 		c.Stdout, c.Stderr = outs[i], outs[i]
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
@@ -290,6 +318,32 @@ func startFleet(t *testing.T, srv *redistest.Server, prefix string, procs, round
 			peak = max(peak, p)
 		}
 		return peak
+	}
+}
+
+// TestFleetLocality: 3 OS processes x 3 goroutines, each goroutine on its
+// process's one Backend, take the hot key 60 times each with no pause
+// between a release and the next acquisition (Options.HandOffLocality at
+// its default): never two holders at once, every acquisition within its
+// wait, one fence per grant, and most hand-offs made in the releasing
+// process (fewer messages than grants), some across processes.
+func TestFleetLocality(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
+	const procs, goroutines, rounds = 3, 3, 60
+	if peak := startFleetOf(t, srv, prefix, procs, goroutines, rounds, 0)(); peak != 1 {
+		t.Errorf("at most %d holders were seen at once, want 1", peak)
+	}
+	checkFleetEnd(t, srv, prefix, procs*goroutines*rounds)
+	stats := srv.Client(t).Info(context.Background(), "commandstats").Val()
+	var published int64
+	if i := strings.Index(stats, "cmdstat_publish:calls="); i >= 0 {
+		_, _ = fmt.Sscanf(stats[i+len("cmdstat_publish:calls="):], "%d", &published)
+	}
+	grants := int64(procs * goroutines * rounds)
+	t.Logf("%d hand-off messages for %d grants", published, grants)
+	if published*2 > grants {
+		t.Errorf("%d hand-off messages for %d grants: want most hand-offs made in the releasing process", published, grants)
 	}
 }
 
