@@ -69,10 +69,10 @@
 -- gone) leaves the tombstone "\0-1:<nonce>": a copy of an acquisition with
 -- that id still in flight then takes nothing.
 local id, tombMs, nonce, queueStart, mode, mine = ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'r', ARGV[5]
-local localUs, cand = tonumber(ARGV[6] or '0'), ARGV[7]
+local localUs, cand = ARGV[6], ARGV[7]
 if ARGV[7] and #ARGV[7] == 1 then
   tombMs, nonce, queueStart, mode, mine = ARGV[4], ARGV[5], ARGV[3], ARGV[7], nil
-  localUs, cand = 0, nil
+  localUs, cand = nil, nil
   if mode == 'r' then mine = ARGV[8] end
 end
 
@@ -196,7 +196,8 @@ end
 local queue = queueStart .. lockKey
 local nowMs, t = serverMs()
 local head
-if mine and localUs > 0 then
+if mine and localUs then
+  localUs = tonumber(localUs)
   local entries = {}
   if marked then entries = redis.call('ZRANGE', queue, 0, 15, 'WITHSCORES') end
   if #entries == 0 or t[1] * 1000000 + t[2] - tonumber(entries[2]) < localUs then
