@@ -118,7 +118,7 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 			return lock.Lease{}, internal(op, "unexpected lock data from the acquire script")
 		}
 	case []any:
-		if fenceStr, exp, err = slotGrant(res); err != nil {
+		if fenceStr, exp, err = tableReply(res); err != nil {
 			return lock.Lease{}, err
 		}
 	default:
@@ -133,12 +133,12 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 	return l, nil
 }
 
-// slotGrant reads a reply of the acquire scripts that is a table: a
+// tableReply reads a reply of the acquire scripts that is a table: a
 // grant of acquire_slot.lua ({1, fence, expiresAtMs}, the fence a number
 // when that run granted it, the string of the slot's index when it returns
 // an earlier run's grant), or an outcome that is not a grant, returned as
 // the error.
-func slotGrant(res []any) (fence string, exp int64, err error) {
+func tableReply(res []any) (fence string, exp int64, err error) {
 	const op = "acquire"
 	if len(res) < 1 {
 		return "", 0, internal(op, "unexpected reply from the acquire script")

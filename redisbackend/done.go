@@ -92,7 +92,8 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 	if err != nil {
 		return mapError(ctx, op, err)
 	}
-	return b.released(ctx, op, reply)
+	_, err = b.released(ctx, op, reply)
+	return err
 }
 
 // Record returns the record ReleaseRecord stored for key, if any. It reads

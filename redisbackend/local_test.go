@@ -26,6 +26,28 @@ func parkedCount(t *testing.T, b *Backend, key string) int {
 	return 0
 }
 
+// hotLease returns a lease on key that a waiter of b got by waiting (a
+// Backend.Acquire held the key, and its release handed the key over): the
+// lease of a hot key, which b tracks (local.go).
+func hotLease(t *testing.T, b *Backend, key string, opts ...lock.Option) lock.Lease {
+	t.Helper()
+	ctx := context.Background()
+	plain, err := b.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := acquireAsync(ctx, b, key, opts...)
+	waitFor(t, "the waiter in the Redis queue", 5*time.Second, func() bool { return queueLen(t, b.client, b, key) == 1 })
+	if err := b.Release(ctx, plain.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := <-w
+	if r.err != nil {
+		t.Fatalf("the waiter: %v", r.err)
+	}
+	return r.lease
+}
+
 // TestHandOffLocality: two Backends on separate clients. A waiter of A
 // that arrives while A's lease holds the key parks (no entry in Redis);
 // within the quantum A's release hands it the lock in its reply, although
@@ -41,10 +63,7 @@ func TestHandOffLocality(t *testing.T) {
 	b := newQueueBackend(t, srv.Client(t), Options{Prefix: prefix, HandOffLocality: q})
 	ctx := context.Background()
 
-	first, err := lock.Acquire(ctx, a, "k", slowPolling...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := hotLease(t, a, "k", slowPolling...)
 	start := time.Now()
 	wb := acquireAsync(ctx, b, "k", slowPolling...)
 	waitFor(t, "B's waiter in the Redis queue", 5*time.Second, func() bool { return queueLen(t, rdb, a, "k") == 1 })
@@ -119,10 +138,7 @@ func TestParkedWaiterLeaves(t *testing.T) {
 	rdb := srv.Client(t)
 	a := newQueueBackend(t, srv.Client(t), Options{Prefix: prefix, HandOffLocality: time.Minute})
 	ctx := context.Background()
-	holder, err := lock.Acquire(ctx, a, "k", slowPolling...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := hotLease(t, a, "k", slowPolling...)
 	wctx, cancel := context.WithCancel(ctx)
 	w := acquireAsync(wctx, a, "k", slowPolling...)
 	waitFor(t, "the waiter parked", 5*time.Second, func() bool { return parkedCount(t, a, "k") == 1 })
@@ -148,10 +164,11 @@ func TestParkedWaiterLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if handedTo(reply) != "" {
-		t.Fatalf("release reply %v: handed the lock to the waiter that left", reply)
+	granted, err := a.released(ctx, "release", reply)
+	if err != nil || granted != "" {
+		t.Fatalf("release reply %v (%q, %v): want a release that handed the lock to no waiter of A", reply, granted, err)
 	}
-	a.notify.released(holder.ID, lockKey, "", cand)
+	a.notify.released(holder.ID, lockKey, granted, cand)
 	if n := rdb.Exists(ctx, lockKey).Val(); n != 0 {
 		t.Errorf("the key is still locked: %q", rdb.Get(ctx, lockKey).Val())
 	}
@@ -170,9 +187,7 @@ func TestParkedWaiterOutlivesLostHolder(t *testing.T) {
 	ctx := context.Background()
 	fast := []lock.Option{lock.WithTTL(300 * time.Millisecond), lock.WithWait(10 * time.Second),
 		lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 50 * time.Millisecond, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone})}
-	if _, err := lock.Acquire(ctx, a, "k", fast...); err != nil {
-		t.Fatal(err)
-	}
+	hotLease(t, a, "k", fast...)
 	start := time.Now()
 	w := acquireAsync(ctx, a, "k", fast...)
 	waitFor(t, "the waiter parked", 5*time.Second, func() bool { return parkedCount(t, a, "k") == 1 })
@@ -193,10 +208,7 @@ func TestParkedWaiterAfterQuantum(t *testing.T) {
 	rdb := srv.Client(t)
 	a := newQueueBackend(t, srv.Client(t), Options{HandOffLocality: time.Millisecond})
 	ctx := context.Background()
-	holder, err := lock.Acquire(ctx, a, "k", slowPolling...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := hotLease(t, a, "k", slowPolling...)
 	w := acquireAsync(ctx, a, "k", slowPolling...)
 	waitFor(t, "the waiter parked", 5*time.Second, func() bool { return parkedCount(t, a, "k") == 1 })
 	time.Sleep(20 * time.Millisecond) // past the quantum

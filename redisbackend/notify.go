@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
 )
 
 // Hand-off notifications.
@@ -323,10 +322,7 @@ func (n *notifier) handOver(id, fence string, exp int64, fromReply bool) {
 // pokeAllLocked asks every registered waiter for an attempt at once.
 func (n *notifier) pokeAllLocked() {
 	for _, w := range n.waiters {
-		select {
-		case w.ch <- lock.Lease{}:
-		default:
-		}
+		pokeLocked(w)
 	}
 }
 

@@ -66,6 +66,7 @@ type queueWaiter struct {
 	parked     bool // behind a lease of its Backend on its key (local.go; under the notifier's lock)
 	named      bool // a release named it as its candidate (local.go; under the notifier's lock)
 	parkedOnce bool // its first attempt tried to park: the next ones go to Redis
+	waited     bool // an attempt found the key busy (or parked)
 }
 
 // Join implements lock.IDBackend: the waiter for the lock when n is 0,
@@ -102,6 +103,7 @@ func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 		// a release that let the lock go) goes to Redis.
 		w.parkedOnce = true
 		if exp, ok := n.park(w); ok {
+			w.waited = true
 			return lock.Lease{}, &lock.LockedError{ExpiresAt: exp}
 		}
 	}
@@ -120,7 +122,13 @@ func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 	if q != nil {
 		w.queued = true
 	}
-	if err == nil && w.n == 0 && w.b.quantum > 0 && w.lockKey != "" {
+	switch {
+	case errors.Is(err, lock.ErrLocked):
+		w.waited = true
+	case err == nil && w.waited && w.n == 0 && w.b.quantum > 0 && w.lockKey != "":
+		// A key that made a waiter wait is hot: its holder is known
+		// (local.go). An acquisition that did not wait is not tracked, so
+		// a lock.Do on a quiet key costs the notifier nothing.
 		n.hold(w.lockKey, w.id, l.ExpiresAt)
 	}
 	if err != nil && !errors.Is(err, lock.ErrLocked) && mayHaveRun(err) {

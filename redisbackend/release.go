@@ -48,33 +48,25 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 		}
 	}
 	reply, err := b.run(ctx, releaseScript, args).Result()
+	var granted string
 	if err == nil {
-		err = b.released(ctx, op, reply)
+		granted, err = b.released(ctx, op, reply)
 	} else {
 		err = mapError(ctx, op, err)
 	}
 	if lockKey != "" {
-		b.notify.released(id, lockKey, handedTo(reply), cand)
+		b.notify.released(id, lockKey, granted, cand)
 	}
 	return err
-}
-
-// handedTo is the lock id a release.lua reply handed the lock to in the
-// reply (a waiter of the releasing Backend), or "".
-func handedTo(reply any) string {
-	if r, ok := reply.([]any); ok && len(r) == 4 && r[0] == int64(1) {
-		id, _ := r[1].(string)
-		return id
-	}
-	return ""
 }
 
 // released reads the reply of release.lua (modes "r" and "d"): 1 released,
 // {1, lock id, fence, expiresAtMs} released and handed to a waiter of this
 // Backend, {2, fence} released and handed to another waiter, or the
 // not-held codes. A hand-off is told to the release's hooks
-// (lock.HandedOver).
-func (b *Backend) released(ctx context.Context, op string, reply any) error {
+// (lock.HandedOver); granted is the lock id of a waiter of this Backend
+// that the reply handed the lock to, or "".
+func (b *Backend) released(ctx context.Context, op string, reply any) (granted string, err error) {
 	var n int64
 	switch r := reply.(type) {
 	case int64:
@@ -86,25 +78,25 @@ func (b *Backend) released(ctx context.Context, op string, reply any) error {
 		}
 		switch {
 		case code == 1 && len(r) == 4: // handed to a waiter of ours
-			gid, _ := r[1].(string)
+			granted, _ = r[1].(string)
 			fence, _ := r[2].(string)
 			exp, _ := r[3].(int64)
-			b.notify.handOver(gid, fence, exp, true)
+			b.notify.handOver(granted, fence, exp, true)
 			lock.HandedOver(ctx, lock.Fence(fence))
 		case code == 2 && len(r) == 2: // handed to another process's waiter
 			fence, _ := r[1].(string)
 			lock.HandedOver(ctx, lock.Fence(fence))
 		default:
-			return internal(op, "unexpected reply from the release script")
+			return "", internal(op, "unexpected reply from the release script")
 		}
 		n = 1
 	default:
-		return internal(op, "unexpected reply from the release script")
+		return "", internal(op, "unexpected reply from the release script")
 	}
 	if n == 1 {
-		return nil
+		return granted, nil
 	}
-	return notHeld(op, n)
+	return "", notHeld(op, n)
 }
 
 // The modes of release.lua.

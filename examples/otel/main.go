@@ -6,16 +6,15 @@
 //	POST /orders/{id}/pay            (otelhttp)
 //	├─ syncguard.wait                (the whole wait; an event per attempt)
 //	│  ├─ syncguard.acquire          (outcome=locked)
-//	│  └─ syncguard.acquire          (outcome=acquired, fence, handoff=true)
+//	│  │  └─ evalsha                 (redisotel)
+//	│  └─ syncguard.acquire          (outcome=acquired, fence)
+//	│     └─ evalsha
 //	└─ syncguard.release
-//	   └─ evalsha                    (redisotel)
+//	   └─ evalsha
 //
-// The job runs in the same process, on the same backend, so the request's
-// attempt that finds the lock busy waits behind the job's lease in the
-// process (no evalsha under it), and the job's release hands the lock over
-// in its own reply: the last acquire span has no evalsha of its own and
-// says handoff=true, with the fence. A waiter in another process queues in
-// Redis instead, and its locked attempts have their evalsha.
+// When the request's attempt found the lock busy, it queued, and the job's
+// release usually hands the lock over: then the last acquire span has no
+// evalsha of its own and says handoff=true, with the fence.
 //
 // The spans go to stdout as pretty-printed JSON (stdouttrace), or over
 // OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set (for example
