@@ -79,21 +79,21 @@ func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.D
 	var cmd *redis.Cmd
 	switch {
 	case n > 0 && q == nil:
-		cmd = b.run(ctx, acquireSlotScript, append(acquireSlotScript.args(3, 8), lockKey, b.indexKey(id), fenceKey,
+		cmd = b.run(ctx, acquireSlotScript, append(b.args(acquireSlotScript, 3, 8), lockKey, b.indexKey(id), fenceKey,
 			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, n, b.queueArg))
 	case n > 0:
-		cmd = b.run(ctx, acquireSlotScript, append(acquireSlotScript.args(4, 11), lockKey, b.indexKey(id), fenceKey, q.queueKey,
+		cmd = b.run(ctx, acquireSlotScript, append(b.args(acquireSlotScript, 4, 11), lockKey, b.indexKey(id), fenceKey, q.queueKey,
 			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, n, b.queueArg, q.entry, boolArg(q.queued), q.queueTTL))
 	case q == nil && b.stripes == 0:
 		// The path every cycle takes: three ARGV (each costs the script
 		// about as much as a tenth of a GET, TestScriptCostParts).
-		cmd = b.runAcquire(ctx, append(acquireScript.args(3, 3), lockKey, b.indexKey(id), fenceKey,
+		cmd = b.runAcquire(ctx, append(b.args(acquireScript, 3, 3), lockKey, b.indexKey(id), fenceKey,
 			id, ttlMs, jsonText(norm)))
 	case q == nil:
-		cmd = b.runAcquire(ctx, append(acquireScript.args(3, 4), lockKey, b.indexKey(id), fenceKey,
+		cmd = b.runAcquire(ctx, append(b.args(acquireScript, 3, 4), lockKey, b.indexKey(id), fenceKey,
 			id, ttlMs, jsonText(norm), b.stripedArg))
 	default:
-		cmd = b.runAcquire(ctx, append(acquireScript.args(4, 7), lockKey, b.indexKey(id), fenceKey, q.queueKey,
+		cmd = b.runAcquire(ctx, append(b.args(acquireScript, 4, 7), lockKey, b.indexKey(id), fenceKey, q.queueKey,
 			id, ttlMs, jsonText(norm), b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL))
 	}
 	reply, err := cmd.Result()

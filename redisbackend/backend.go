@@ -128,6 +128,10 @@ type Backend struct {
 	log      *slog.Logger
 	notify   *notifier         // release notifications (notify.go)
 	sender   *transport.Sender // script calls, bounded by their contexts, coalesced (scripts.go)
+	// functions: acquire and release go out as FCALL (functions.go); set
+	// by New for the single layout without ReplicaAck, cleared for good
+	// when the server cannot run them.
+	functions atomic.Bool
 	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
 	// key follows), boxed once for release.lua (queue.go).
 	queueArg any
@@ -208,7 +212,7 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 	if !o.DisableConfigRecord {
 		recordConfig(client, prefix+configKeySuffix, Config{Layout: layout, FenceStripes: o.FenceStripes})
 	}
-	return &Backend{
+	b := &Backend{
 		client:      client,
 		sender:      transport.New(client, !o.DisableCoalescing),
 		notify:      newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle),
@@ -225,7 +229,11 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 		stripedArg:  boolArg(o.FenceStripes > 0),
 		quantum:     localQuantum(o.HandOffLocality, layout),
 		localityArg: localityArg(quantum(o.HandOffLocality)),
-	}, nil
+	}
+	// The cluster layout's keys live on many nodes, each of which would
+	// need the library; ReplicaAck pipelines its own EVALSHA.
+	b.functions.Store(layout == LayoutSingle && o.ReplicaAck.N <= 0)
+	return b, nil
 }
 
 // validatePrefix checks Options.Prefix and returns it without trailing ':'

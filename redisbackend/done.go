@@ -81,10 +81,10 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 	}
 	var args []any
 	if record == nil {
-		args = append(releaseScript.args(2, 9), idKey, markKey,
+		args = append(b.args(releaseScript, 2, 9), idKey, markKey,
 			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs)
 	} else {
-		args = append(releaseScript.args(2, 10), idKey, markKey,
+		args = append(b.args(releaseScript, 2, 10), idKey, markKey,
 			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs, record)
 	}
 	reply, err := b.run(ctx, releaseScript, args).Result()
@@ -112,7 +112,7 @@ func (b *Backend) Record(ctx context.Context, key string) ([]byte, bool, error) 
 	if err != nil {
 		return nil, false, withOp(err, op)
 	}
-	s, err := b.run(ctx, getRecordScript, append(getRecordScript.args(1, 0), recordKey)).Text()
+	s, err := b.run(ctx, getRecordScript, append(b.args(getRecordScript, 1, 0), recordKey)).Text()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -137,7 +137,7 @@ func (b *Backend) IsDone(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, withOp(err, op)
 	}
-	n, err := b.run(ctx, isDoneScript, append(isDoneScript.args(1, 0), doneKey)).Int64()
+	n, err := b.run(ctx, isDoneScript, append(b.args(isDoneScript, 1, 0), doneKey)).Int64()
 	if err != nil {
 		return false, mapError(ctx, op, err)
 	}

@@ -21,7 +21,7 @@ func (b *Backend) Extend(ctx context.Context, id string, ttl time.Duration) (tim
 	if err != nil {
 		return time.Time{}, err
 	}
-	v, err := b.run(ctx, extendScript, append(extendScript.args(1, 4), idKey, id, toleranceArg, ttlMs, b.tombArg)).Result()
+	v, err := b.run(ctx, extendScript, append(b.args(extendScript, 1, 4), idKey, id, toleranceArg, ttlMs, b.tombArg)).Result()
 	return extendReply(ctx, op, v, err)
 }
 

@@ -88,7 +88,7 @@ func (b *Backend) ForceRelease(ctx context.Context, key string) (lock.Info, erro
 	var lastErr error
 	prev := ""
 	for range forceAttempts {
-		raw, err := b.run(ctx, lookupKeyScript, append(lookupKeyScript.args(1, 1), lockKey, toleranceArg)).Text()
+		raw, err := b.run(ctx, lookupKeyScript, append(b.args(lookupKeyScript, 1, 1), lockKey, toleranceArg)).Text()
 		if errors.Is(err, redis.Nil) {
 			return lock.Info{}, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // idAlphabet is the base64url alphabet lock ids are drawn from.
@@ -98,7 +99,11 @@ func TestHostileForgedID(t *testing.T) {
 // through, later writes of the same script are not refused, so the script
 // can never stop half-way on OOM. The test asserts the observable result:
 // a ServiceUnavailable error that says "memory", and not a single key
-// written; after memory is freed the next grant gets fence 1.
+// written; after memory is freed the next grant gets fence 1. (Functions,
+// functions.go: the Backend's FCALL finds no library, and FUNCTION LOAD is
+// refused at maxmemory too; the call goes out as EVALSHA, which is refused
+// as above, and functions stay on for the next call. Once the library is
+// loaded, an FCALL at maxmemory is refused before its function runs.)
 func TestHostileOOM(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithArgs("--maxmemory-policy", "noeviction"))
 	rdb := srv.Client(t)
@@ -111,18 +116,23 @@ func TestHostileOOM(t *testing.T) {
 	val := strings.Repeat("x", 64<<10)
 	var fill []string
 	for i := 0; i < 64; i++ {
-		k := fmt.Sprintf("fill:%d", i)
-		if err := rdb.Set(ctx, k, val, 0).Err(); err != nil {
+		fill = append(fill, fmt.Sprintf("fill:%d", i))
+	}
+	overfill := func() {
+		t.Helper()
+		for _, k := range fill {
+			if err := rdb.Set(ctx, k, val, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rdb.ConfigSet(ctx, "maxmemory", "1mb").Err(); err != nil {
 			t.Fatal(err)
 		}
-		fill = append(fill, k)
+		if err := rdb.Set(ctx, "probe", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
+			t.Fatalf("SET at maxmemory = %v, want an OOM error", err)
+		}
 	}
-	if err := rdb.ConfigSet(ctx, "maxmemory", "1mb").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rdb.Set(ctx, "probe", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM") {
-		t.Fatalf("SET at maxmemory = %v, want an OOM error", err)
-	}
+	overfill()
 
 	b := newBackend(t, rdb, "oom")
 	_, err := b.Acquire(ctx, "k", time.Minute)
@@ -159,6 +169,18 @@ func TestHostileOOM(t *testing.T) {
 	}
 	if n, err := rdb.Exists(ctx, "oom:k", "oom:id:"+l.ID, "oom:fence:oom:k").Result(); err != nil || n != 3 {
 		t.Errorf("lock, index and fence keys present = %d (%v), want 3", n, err)
+	}
+	// The refused FUNCTION LOAD (OOM) did not turn functions off for good.
+	if !redisbackend.UsesFunctions(b) {
+		t.Fatal("functions off after a FUNCTION LOAD refused at maxmemory, want them on (the refusal is transient)")
+	}
+
+	// With the library loaded, Redis refuses the FCALL of a function (no
+	// allow-oom flag) before it runs: an Acquire of the held key is
+	// ServiceUnavailable, not ErrLocked (docs/client-retries.md).
+	overfill()
+	if _, err := b.Acquire(ctx, "k", time.Minute); lock.CodeOf(err) != lock.CodeServiceUnavailable {
+		t.Errorf("Acquire of a held key at maxmemory with functions: %v, want %q", err, lock.CodeServiceUnavailable)
 	}
 }
 

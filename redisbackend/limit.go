@@ -101,7 +101,7 @@ func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, er
 	if err != nil {
 		return nil, err
 	}
-	res, err := b.run(ctx, lookupLimitScript, append(lookupLimitScript.args(1, 2), lockKey, toleranceArg, b.indexPrefix(lockKey))).Slice()
+	res, err := b.run(ctx, lookupLimitScript, append(b.args(lookupLimitScript, 1, 2), lockKey, toleranceArg, b.indexPrefix(lockKey))).Slice()
 	if err != nil {
 		return nil, mapError(ctx, op, err)
 	}

@@ -222,7 +222,7 @@ func TestParkedWaiterAfterQuantum(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("the parked waiter: %v", r.err)
 	}
-	if got := commandCalls(t, rdb)["evalsha"]; got != 1 {
+	if got := commandCalls(t, rdb)["fcall"]; got != 1 {
 		t.Errorf("%d scripts from the release to the waiter's grant, want 1 (the release)", got)
 	}
 	if err := a.Release(ctx, r.lease.ID); err != nil {

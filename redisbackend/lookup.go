@@ -24,7 +24,7 @@ func (b *Backend) IsLocked(ctx context.Context, key string) (bool, error) {
 	if b.cleanup {
 		cleanup = "1"
 	}
-	n, err := b.run(ctx, isLockedScript, append(isLockedScript.args(1, 3), lockKey, toleranceArg, cleanup, b.indexPrefix(lockKey))).Int64()
+	n, err := b.run(ctx, isLockedScript, append(b.args(isLockedScript, 1, 3), lockKey, toleranceArg, cleanup, b.indexPrefix(lockKey))).Int64()
 	if err != nil {
 		return false, mapError(ctx, op, err)
 	}
@@ -42,7 +42,7 @@ func (b *Backend) LookupKey(ctx context.Context, key string) (*lock.Info, error)
 	if err != nil {
 		return nil, err
 	}
-	return b.lookup(ctx, op, lookupKeyScript, append(lookupKeyScript.args(1, 1), lockKey, toleranceArg))
+	return b.lookup(ctx, op, lookupKeyScript, append(b.args(lookupKeyScript, 1, 1), lockKey, toleranceArg))
 }
 
 // LookupID describes the live lease with this id, or returns nil, nil.
@@ -55,7 +55,7 @@ func (b *Backend) LookupID(ctx context.Context, id string) (*lock.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.lookup(ctx, op, lookupIDScript, append(lookupIDScript.args(1, 2), idKey, id, toleranceArg))
+	return b.lookup(ctx, op, lookupIDScript, append(b.args(lookupIDScript, 1, 2), idKey, id, toleranceArg))
 }
 
 // lookup runs a lookup script (args from s.args) and turns the lock data it

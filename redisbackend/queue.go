@@ -217,7 +217,7 @@ func (b *Backend) leave(w *queueWaiter) {
 	}
 	nonce := b.nonce() // one call: its copies (and these tries) share it
 	b.untilAnswered(ctx, func(ctx context.Context) error {
-		return b.run(ctx, releaseScript, append(releaseScript.args(2, 8), idKey, w.queueKey,
+		return b.run(ctx, releaseScript, append(b.args(releaseScript, 2, 8), idKey, w.queueKey,
 			w.id, toleranceArg, b.queueArg, b.tombArg, nonce, fenceMaxArg, modeLeave, w.entry)).Err()
 	})
 }

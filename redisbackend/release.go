@@ -120,9 +120,9 @@ func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
 // (release.lua).
 func (b *Backend) releaseArgs(idKey, id string) []any {
 	if b.layout == LayoutCluster {
-		return append(releaseScript.args(1, 8), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
+		return append(b.args(releaseScript, 1, 8), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
 	}
-	return append(releaseScript.args(1, 7), idKey, id, b.tombArg, b.nonce(), b.queueArg)
+	return append(b.args(releaseScript, 1, 7), idKey, id, b.tombArg, b.nonce(), b.queueArg)
 }
 
 // releaseAbandoned releases lease id, which the caller will not hand out

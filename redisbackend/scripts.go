@@ -12,7 +12,9 @@ import (
 
 // The Lua scripts, one per operation, run with EVALSHA and resent as EVAL
 // (which loads them) on NOSCRIPT, as redis.Script does. Each starts with
-// scripts/prelude.lua (see newScript).
+// scripts/prelude.lua (see newScript). The two of the lock cycle, acquire
+// and release, run as Redis 7 functions where the server has them
+// (functions.go).
 var (
 	//go:embed scripts/prelude.lua
 	preludeSrc string
@@ -37,8 +39,11 @@ var (
 	//go:embed scripts/lookup_limit.lua
 	lookupLimitSrc string
 
-	acquireScript   = newScript(acquireSrc)
-	releaseScript   = newScript(releaseSrc)
+	acquireScript = newScript(acquireSrc)
+	releaseScript = newScript(releaseSrc)
+
+	// functionLib holds acquire and release as functions (functions.go).
+	functionLib     = newLibrary(map[string]*script{"acquire": acquireScript, "release": releaseScript})
 	extendScript    = newScript(extendSrc)
 	lookupIDScript  = newScript(lookupIDSrc)
 	lookupKeyScript = newScript(lookupKeySrc)
@@ -65,6 +70,10 @@ type script struct {
 	*redis.Script     // Hash and Load, for pipelines that build their own commands
 	hashArg       any // the SHA1, as EVALSHA's first argument
 	srcArg        any // the source, for EVAL after NOSCRIPT
+	body          string
+	// fnArg is the name of the script's function in functionLib, as
+	// FCALL's first argument; nil for a script that is not one.
+	fnArg any
 }
 
 // newScript returns the script whose body is prelude.lua followed by body:
@@ -85,25 +94,41 @@ type script struct {
 func newScript(body string) *script {
 	src := preludeConsts + expandHelpers(body)
 	s := redis.NewScript(src)
-	return &script{Script: s, hashArg: s.Hash(), srcArg: src}
+	return &script{Script: s, hashArg: s.Hash(), srcArg: src, body: body}
 }
 
-// args starts the argument list of an EVALSHA of s with nKeys keys and
-// room for nArgs more values: the caller appends the keys, then ARGV. One
-// allocation for the whole command line.
-func (s *script) args(nKeys, nArgs int) []any {
+// args starts the command line of a call of s with nKeys keys and room
+// for nArgs more values: an FCALL of its function while b uses functions
+// (functions.go), else an EVALSHA. The caller appends the keys, then ARGV.
+// One allocation for the whole command line.
+func (b *Backend) args(s *script, nKeys, nArgs int) []any {
 	a := make([]any, 3, 3+nKeys+nArgs)
 	a[0], a[1], a[2] = evalshaArg, s.hashArg, nKeys
+	if s.fnArg != nil && b.functions.Load() {
+		a[0], a[1] = fcallArg, s.fnArg
+	}
 	return a
 }
 
-// run sends a command line built by s.args and returns its reply. The
+// run sends a command line built by b.args and returns its reply. The
 // calls of concurrent goroutines share pipelines (Options.DisableCoalescing,
-// internal/transport). A server
-// that lost its script cache (restart, failover, SCRIPT FLUSH) answers
-// NOSCRIPT; the command is then sent again as EVAL, which loads the script.
+// internal/transport). An FCALL the server cannot run (no library loaded,
+// no functions) goes on as functions.go says. A server that lost its
+// script cache (restart, failover, SCRIPT FLUSH) answers NOSCRIPT; the
+// command is then sent again as EVAL, which loads the script.
 func (b *Backend) run(ctx context.Context, s *script, args []any) *redis.Cmd {
 	cmd := b.send(ctx, args)
+	if args[0] == fcallArg {
+		var again bool
+		if cmd, again = b.fcallFailed(ctx, s, args, cmd); !again {
+			return cmd
+		}
+		evalsha := make([]any, len(args))
+		copy(evalsha, args)
+		evalsha[0], evalsha[1] = evalshaArg, s.hashArg
+		args = evalsha
+		cmd = b.send(ctx, args)
+	}
 	// (HasErrorPrefix allocates even for a nil error.)
 	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		eval := make([]any, len(args))
