@@ -149,8 +149,11 @@ const (
 
 // functionError classifies the error of an FCALL.
 func functionError(err error) fnResult {
+	if err == nil {
+		return fnOK // (before rerr, which escapes: no allocation on success)
+	}
 	var rerr redis.Error
-	if err == nil || !errors.As(err, &rerr) {
+	if !errors.As(err, &rerr) {
 		return fnOK
 	}
 	msg := rerr.Error()

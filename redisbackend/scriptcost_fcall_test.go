@@ -14,10 +14,13 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 )
 
-// An experiment for TestScriptCost (not what the Backend runs): the lock's
-// acquire and release scripts as Redis 7 functions (one FUNCTION LOAD of
-// prelude.lua and both bodies, then FCALL), against the same scripts by
-// EVALSHA, with the Backend's arguments for a key nobody waits on.
+// Two more cases for TestScriptCost, with the Backend's arguments for a
+// key nobody waits on: the lock's acquire and release scripts by EVALSHA
+// ("ours-evalsha": prelude.lua as written, then the body, as a server
+// without functions runs them but for the prelude's helpers, which the
+// Backend expands where they are called), and as Redis 7 functions built
+// here ("ours-fcall": one FUNCTION LOAD of prelude.lua and both bodies,
+// then FCALL, as functions.go does).
 func init() {
 	extraCostCases = append(extraCostCases, ourScriptsCase("ours-evalsha", false), ourScriptsCase("ours-fcall", true))
 }
