@@ -120,7 +120,7 @@ func (b *Backend) run(ctx context.Context, s *script, args []any) *redis.Cmd {
 	cmd := b.send(ctx, args)
 	if args[0] == fcallArg {
 		var again bool
-		if cmd, again = b.fcallFailed(ctx, s, args, cmd); !again {
+		if cmd, again = b.fcallFailed(ctx, args, cmd); !again {
 			return cmd
 		}
 		evalsha := make([]any, len(args))
