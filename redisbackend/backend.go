@@ -129,8 +129,8 @@ type Backend struct {
 	notify   *notifier         // release notifications (notify.go)
 	sender   *transport.Sender // script calls, bounded by their contexts, coalesced (scripts.go)
 	// functions: acquire and release go out as FCALL (functions.go); set
-	// by New for the single layout without ReplicaAck, cleared for good
-	// when the server cannot run them.
+	// by New without ReplicaAck, cleared for good when the server cannot
+	// run them.
 	functions atomic.Bool
 	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
 	// key follows), boxed once for release.lua (queue.go).
@@ -230,9 +230,8 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 		quantum:     localQuantum(o.HandOffLocality, layout),
 		localityArg: localityArg(quantum(o.HandOffLocality)),
 	}
-	// The cluster layout's keys live on many nodes, each of which would
-	// need the library; ReplicaAck pipelines its own EVALSHA.
-	b.functions.Store(layout == LayoutSingle && o.ReplicaAck.N <= 0)
+	// ReplicaAck pipelines its own EVALSHA.
+	b.functions.Store(o.ReplicaAck.N <= 0)
 	return b, nil
 }
 

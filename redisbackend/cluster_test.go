@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,38 @@ func TestConformanceCluster(t *testing.T) {
 		}
 		return b
 	})
+}
+
+// TestClusterFunctions: on a cluster, acquire and release go out as FCALL;
+// the first call that finds the library missing loads it on every master,
+// so keys of every node's slots are served with it.
+func TestClusterFunctions(t *testing.T) {
+	t.Parallel()
+	c := redistest.SharedCluster(t)
+	client := c.Client(t)
+	ctx := clusterCtx(t)
+	b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 { // keys of several slots, so of every node
+		l, err := b.Acquire(ctx, "k"+strconv.Itoa(i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Release(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !redisbackend.UsesFunctions(b) {
+		t.Fatal("functions off on a cluster, want on")
+	}
+	for _, addr := range c.Masters(t) {
+		libs, err := c.NodeClient(t, addr).Do(ctx, "function", "list", "libraryname", redisbackend.FunctionLibrary()).Slice()
+		if err != nil || len(libs) != 1 {
+			t.Errorf("master %s: FUNCTION LIST = %v (%v), want the library", addr, libs, err)
+		}
+	}
 }
 
 // TestConformanceClusterLayoutOnSingle runs the suite with the cluster

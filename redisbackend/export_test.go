@@ -11,3 +11,7 @@ func UsesFunctions(b *Backend) bool { return b.functions.Load() }
 // DisableFunctions has b send every script as EVALSHA, as on a server
 // without functions, for tests of that path on Redis 7.
 func DisableFunctions(b *Backend) { b.functions.Store(false) }
+
+// FunctionLibrary is the name of the library of Redis functions
+// (functions.go).
+func FunctionLibrary() string { return functionLib.name }

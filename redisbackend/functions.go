@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
 // Redis 7 functions. The lock cycle's two scripts, acquire.lua and
@@ -26,10 +28,10 @@ import (
 // (about 28 KB of source); FUNCTION DELETE of one is safe at any time (the next call
 // loads it again).
 //
-// A Backend starts with functions in the single layout without ReplicaAck
-// (the cluster layout's keys live on many nodes; ReplicaAck pipelines its
-// own EVALSHA). Its first FCALL on a server without the library gets
-// "Function not found": it loads the library and sends the FCALL again.
+// A Backend starts with functions unless it has ReplicaAck (which
+// pipelines its own EVALSHA). Its first FCALL on a server without the
+// library gets "Function not found": it loads the library (on every master
+// of a cluster client) and sends the FCALL again.
 // Nothing ran on either error, so the scripts' own retry safety is not
 // needed for this. A server without functions (before Redis 7, or
 // miniredis), a user whose ACL denies FCALL or FUNCTION LOAD, or a library
@@ -94,14 +96,14 @@ func (b *Backend) fcallFailed(ctx context.Context, args []any, cmd *redis.Cmd) (
 		b.functionsOff("the server does not run FCALL for this client")
 		return cmd, true
 	}
-	// "ERR Library '…' already exists" (HasErrorPrefix drops the ERR): loaded
-	// by another caller since.
-	load := b.send(ctx, []any{"function", "load", functionLib.src})
-	if err := load.Err(); err != nil && !redis.HasErrorPrefix(err, "Library") {
+	if err := b.loadLibrary(ctx); err != nil {
 		var rerr redis.Error
 		switch {
 		case !errors.As(err, &rerr):
-			return load, false // not an answer of the server: the call's failure
+			// Not an answer of the server: the call's failure.
+			failed := redis.NewCmd(ctx)
+			failed.SetErr(err)
+			return failed, false
 		case strings.HasPrefix(err.Error(), "ERR ") || strings.HasPrefix(err.Error(), "NOPERM"):
 			// No FUNCTION command, not for this user, or a library
 			// this server will not take.
@@ -114,9 +116,38 @@ func (b *Backend) fcallFailed(ctx context.Context, args []any, cmd *redis.Cmd) (
 		return cmd, false
 	}
 	// Loaded, and still not found: the FCALL went to another server than
-	// the load (a client that spreads calls over servers).
+	// the load (a client that spreads calls over servers it does not
+	// name, or a cluster node added since the load).
 	b.functionsOff("the library is not found where it was loaded")
 	return cmd, true
+}
+
+// loadLibrary loads functionLib where b's calls go: on every master of a
+// cluster client (a slot can move to another node, and a call can be
+// asked to one that is importing its slot), else on the client's server.
+// A library there already counts as loaded ("ERR Library '…' already
+// exists": another caller loaded it).
+func (b *Backend) loadLibrary(ctx context.Context) error {
+	exists := func(err error) bool { return redis.HasErrorPrefix(err, "Library") } // (HasErrorPrefix drops the ERR)
+	cc, ok := b.client.(*redis.ClusterClient)
+	if !ok {
+		if err := b.send(ctx, []any{"function", "load", functionLib.src}).Err(); err != nil && !exists(err) {
+			return err
+		}
+		return nil
+	}
+	var err error
+	if ended := transport.Bounded(ctx, func(ctx context.Context) {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			if err := n.FunctionLoad(ctx, functionLib.src).Err(); err != nil && !exists(err) {
+				return err
+			}
+			return nil
+		})
+	}); ended != nil {
+		return ended
+	}
+	return err
 }
 
 // functionsOff turns functions off for b, for good, and says so once in

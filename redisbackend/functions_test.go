@@ -121,8 +121,8 @@ func (h loadFirst) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // TestFunctionsOff: where the server cannot run functions for the
 // client, the Backend turns them off after its first call and runs
 // EVALSHA from then on, and the cycle works: a user whose ACL denies
-// FUNCTION LOAD, one whose ACL denies FCALL, miniredis (no FCALL), and
-// the options that never start with them (the cluster layout, ReplicaAck).
+// FUNCTION LOAD, one whose ACL denies FCALL, miniredis (no FCALL); and
+// ReplicaAck never starts with them.
 func TestFunctionsOff(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
@@ -172,17 +172,7 @@ func TestFunctionsOff(t *testing.T) {
 			}
 		})
 	}
-	t.Run("never on", func(t *testing.T) {
-		// (Never dialled: New decides by the client's type.)
-		cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
-		t.Cleanup(func() { _ = cl.Close() })
-		b, err := New(cl, &Options{DisableConfigRecord: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.functions.Load() {
-			t.Error("cluster layout: functions on, want off")
-		}
+	t.Run("ReplicaAck never uses them", func(t *testing.T) {
 		ack, err := New(srv.Client(t), &Options{ReplicaAck: ReplicaAck{N: 1, Timeout: 100 * time.Millisecond}})
 		if err != nil {
 			t.Fatal(err)
