@@ -128,9 +128,9 @@ type Backend struct {
 	log      *slog.Logger
 	notify   *notifier         // release notifications (notify.go)
 	sender   *transport.Sender // script calls, bounded by their contexts, coalesced (scripts.go)
-	// functions: acquire and release go out as FCALL (functions.go); set
-	// by New without ReplicaAck, cleared for good when the server cannot
-	// run them.
+	// functions: acquire, release and a slot's acquire go out as FCALL
+	// (functions.go); set by New without ReplicaAck, cleared for good when
+	// the server cannot run them.
 	functions atomic.Bool
 	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
 	// key follows), boxed once for release.lua (queue.go).

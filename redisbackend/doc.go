@@ -1,9 +1,10 @@
 // Package redisbackend implements lock.Backend on Redis through go-redis v9.
 //
 // Every mutation is one Lua script run with EVALSHA (falling back to EVAL
-// when the server has lost its script cache; on Redis 7 the lock cycle's
-// acquire and release are Redis functions, called with FCALL: see
-// functions.go and docs/client-retries.md), judged by the server's clock
+// when the server has lost its script cache; on Redis 7 the acquire and
+// release of a lock or of a limit's slot are Redis functions, called with
+// FCALL: see functions.go and docs/client-retries.md), judged by the
+// server's clock
 // (TIME), with an explicit ownership check. The keys and values are those of
 // the TypeScript syncguard library, so Go and Node services using the same
 // prefix contend correctly on the same keys:

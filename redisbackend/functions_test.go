@@ -26,7 +26,8 @@ func cycle(t *testing.T, b *Backend, key string) {
 	}
 }
 
-// TestFunctionsLoadOnDemand: on Redis 7 the cycle goes out as FCALL. The
+// TestFunctionsLoadOnDemand: on Redis 7 the cycle of a lock (and of a
+// limit's slot) goes out as FCALL. The
 // first call on a server without the library loads it (one FUNCTION
 // LOAD); a Backend of another client then finds it loaded; after FUNCTION
 // FLUSH the next call loads it again. Functions stay on throughout, and no
@@ -65,6 +66,17 @@ func TestFunctionsLoadOnDemand(t *testing.T) {
 
 	cycle(t, newB(), "k2")
 	want("another Backend's first cycle", 2, 0)
+
+	// A slot of a limit is taken by a function too.
+	id, _ := a.NewLockID("slot")
+	l, err := a.AcquireSlot(ctx, "slot", id, 2, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Release(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	want("a slot's cycle", 2, 0)
 
 	if err := rdb.FunctionFlush(ctx).Err(); err != nil {
 		t.Fatal(err)

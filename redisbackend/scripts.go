@@ -42,8 +42,11 @@ var (
 	acquireScript = newScript(acquireSrc)
 	releaseScript = newScript(releaseSrc)
 
-	// functionLib holds acquire and release as functions (functions.go).
-	functionLib     = newLibrary(map[string]*script{"acquire": acquireScript, "release": releaseScript})
+	// functionLib holds the scripts of a lock's and a slot's cycle as
+	// functions (functions.go).
+	functionLib = newLibrary(map[string]*script{
+		"acquire": acquireScript, "release": releaseScript, "acquire_slot": acquireSlotScript,
+	})
 	extendScript    = newScript(extendSrc)
 	lookupIDScript  = newScript(lookupIDSrc)
 	lookupKeyScript = newScript(lookupKeySrc)
