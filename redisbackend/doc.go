@@ -4,10 +4,9 @@
 // when the server has lost its script cache; on Redis 7 the acquire and
 // release of a lock or of a limit's slot are Redis functions, called with
 // FCALL: see functions.go and docs/client-retries.md), judged by the
-// server's clock
-// (TIME), with an explicit ownership check. The keys and values are those of
-// the TypeScript syncguard library, so Go and Node services using the same
-// prefix contend correctly on the same keys:
+// server's clock (TIME), with an explicit ownership check. The keys and
+// values are those of the TypeScript syncguard library, so Go and Node
+// services using the same prefix contend correctly on the same keys:
 //
 //	<prefix>:<key>                 lock data, JSON {lockId, expiresAtMs, acquiredAtMs, key, fence}, PX ttl
 //	<prefix>:id:<lockId>           the lock key, for release/extend by id, PX ttl;
