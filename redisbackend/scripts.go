@@ -12,9 +12,9 @@ import (
 
 // The Lua scripts, one per operation, run with EVALSHA and resent as EVAL
 // (which loads them) on NOSCRIPT, as redis.Script does. Each starts with
-// scripts/prelude.lua (see newScript). The two of the lock cycle, acquire
-// and release, run as Redis 7 functions where the server has them
-// (functions.go).
+// scripts/prelude.lua (see newScript). Those of a lock's and a slot's
+// cycle (acquire, release, acquire_slot) run as Redis 7 functions where
+// the server has them (functions.go).
 var (
 	//go:embed scripts/prelude.lua
 	preludeSrc string
@@ -70,10 +70,10 @@ var (
 
 // script is one Lua script with its hash and source boxed once.
 type script struct {
-	*redis.Script     // Hash and Load, for pipelines that build their own commands
-	hashArg       any // the SHA1, as EVALSHA's first argument
-	srcArg        any // the source, for EVAL after NOSCRIPT
-	body          string
+	*redis.Script        // Hash and Load, for pipelines that build their own commands
+	hashArg       any    // the SHA1, as EVALSHA's first argument
+	srcArg        any    // the source, for EVAL after NOSCRIPT
+	body          string // the script's own file, for the function library
 	// fnArg is the name of the script's function in functionLib, as
 	// FCALL's first argument; nil for a script that is not one.
 	fnArg any
