@@ -198,8 +198,10 @@ func functionError(err error) fnResult {
 	switch {
 	case strings.HasPrefix(msg, "ERR Function not found"):
 		return fnNotFound
-	case strings.HasPrefix(msg, "ERR unknown command") && strings.Contains(strings.ToLower(msg), "fcall"),
-		strings.HasPrefix(msg, "NOPERM") && strings.Contains(strings.ToLower(msg), "'fcall'"):
+	case strings.Contains(strings.ToLower(msg), "fcall"):
+		// A refusal that names the command: "ERR unknown command 'fcall'"
+		// (before Redis 7), "NOPERM … 'fcall' command" (ACL), a proxy's
+		// "unsupported command". A function's own errors never name it.
 		return fnUnsupported
 	}
 	return fnOK

@@ -205,6 +205,8 @@ func TestFunctionError(t *testing.T) {
 		{"ERR unknown command 'FCALL', with args beginning with: 'syncguard_x_acquire' '3' ", fnUnsupported},
 		{"ERR unknown command `fcall`, with args beginning with: `syncguard_x_acquire`, `3`, ", fnUnsupported},
 		{"NOPERM User nofcall has no permissions to run the 'fcall' command", fnUnsupported},
+		{"ERR unsupported command 'fcall'", fnUnsupported}, // a proxy's
+		{"ERR wrong number of arguments for 'fcall' command", fnUnsupported},
 		{"NOPERM User u has no permissions to access one of the keys used as arguments", fnOK},
 		{"OOM command not allowed when used memory > 'maxmemory'.", fnOK},
 		{"ERR user_script:12: Script attempted to access nonexistent global variable 'x'", fnOK},
