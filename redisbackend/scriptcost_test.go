@@ -322,14 +322,37 @@ func backendCase(name string, opts *redisbackend.Options) costCase {
 // storage key, user key; release: KEYS index; ARGV lockId, toleranceMs),
 // by EVALSHA, on keys of the prefix name.
 func specCase(name, acquireSrc, releaseSrc string) costCase {
+	return specCaseBy(name, acquireSrc, releaseSrc, false)
+}
+
+// specCaseBy is specCase by EVALSHA or, with fcall, as the two functions
+// of a library of their own (FUNCTION LOAD, then FCALL), as the Backend
+// runs its own scripts on Redis 7 (functions.go).
+func specCaseBy(name, acquireSrc, releaseSrc string, fcall bool) costCase {
 	acq, rel := redis.NewScript(acquireSrc), redis.NewScript(releaseSrc)
 	var rdb *redis.Client
 	ctx := context.Background()
 	tol := strconv.FormatInt(wire.TimeToleranceMs, 10)
+	fnAcq, fnRel := name+"_acquire", name+"_release"
+	run := func(s *redis.Script, fn string, keys []string, args ...any) *redis.Cmd {
+		if fcall {
+			return rdb.FCall(ctx, fn, keys, args...)
+		}
+		return s.EvalSha(ctx, rdb, keys, args...)
+	}
 	return costCase{
 		name: name,
 		setup: func(t *testing.T, c *redis.Client) {
 			rdb = c
+			if fcall {
+				lib := "#!lua name=" + name + "\n" +
+					"redis.register_function('" + fnAcq + "', function(KEYS, ARGV)\n" + acquireSrc + "\nend)\n" +
+					"redis.register_function('" + fnRel + "', function(KEYS, ARGV)\n" + releaseSrc + "\nend)\n"
+				if err := rdb.FunctionLoadReplace(ctx, lib).Err(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
 			for _, s := range []*redis.Script{acq, rel} {
 				if err := s.Load(ctx, rdb).Err(); err != nil {
 					t.Fatal(err)
@@ -340,7 +363,7 @@ func specCase(name, acquireSrc, releaseSrc string) costCase {
 			key := "k" + strconv.Itoa(i)
 			lockKey := name + ":" + key
 			id := wire.NewLockID()
-			res, err := acq.EvalSha(ctx, rdb, []string{lockKey, name + ":id:" + id, name + ":fence:" + lockKey},
+			res, err := run(acq, fnAcq, []string{lockKey, name + ":id:" + id, name + ":fence:" + lockKey},
 				id, "30000", tol, lockKey, key).Slice()
 			if err != nil || len(res) != 3 || res[0] != int64(1) {
 				t.Fatalf("%s acquire = %v, %v", name, res, err)
@@ -348,7 +371,7 @@ func specCase(name, acquireSrc, releaseSrc string) costCase {
 			return id
 		},
 		release: func(t *testing.T, i int, id string) {
-			n, err := rel.EvalSha(ctx, rdb, []string{name + ":id:" + id}, id, tol).Int64()
+			n, err := run(rel, fnRel, []string{name + ":id:" + id}, id, tol).Int64()
 			if err != nil || n != 1 {
 				t.Fatalf("%s release = %v, %v", name, n, err)
 			}
@@ -372,6 +395,7 @@ func TestScriptCost(t *testing.T) {
 	for _, c := range append([]costCase{
 		backendCase("syncguard", nil),
 		specCase("specmin", specMinAcquire, specMinRelease),
+		specCaseBy("specmin_fcall", specMinAcquire, specMinRelease, true),
 		specCase("seed", seedAcquire, seedRelease),
 	}, extraCostCases...) {
 		if *scriptCostCases == "" || slices.Contains(strings.Split(*scriptCostCases, ","), c.name) {
