@@ -70,8 +70,11 @@ func newLibrary(scripts map[string]*script) *library {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// The name is a hash of everything the library runs but the name
+	// itself, which is in it: two sources never share a name.
+	const fnOpen, fnClose = "', function(KEYS, ARGV)\n", "\nend)\n"
 	h := sha1.New()
-	h.Write([]byte(preludeSrc))
+	h.Write([]byte(preludeSrc + libOnce + fnOpen + fnClose))
 	for _, n := range names {
 		h.Write([]byte("\x00" + n + "\x00" + scripts[n].body))
 	}
@@ -81,7 +84,7 @@ func newLibrary(scripts map[string]*script) *library {
 	for _, n := range names {
 		fn := name + "_" + n
 		scripts[n].fnArg = fn
-		src.WriteString("\nredis.register_function('" + fn + "', function(KEYS, ARGV)\n" + scripts[n].body + "\nend)\n")
+		src.WriteString("\nredis.register_function('" + fn + fnOpen + scripts[n].body + fnClose)
 	}
 	return &library{name: name, src: src.String()}
 }
