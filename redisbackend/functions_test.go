@@ -227,3 +227,22 @@ type redisError string
 
 func (e redisError) Error() string { return string(e) }
 func (redisError) RedisError()     {}
+
+// TestLibraryName: the library's name follows its source, so instances of
+// versions with other scripts load a library of their own, and the same
+// scripts always make the same name (instances of one version share it).
+func TestLibraryName(t *testing.T) {
+	lib := func(acquireBody string) *library {
+		return newLibrary(map[string]*script{"acquire": newScript(acquireBody), "release": newScript(releaseSrc)})
+	}
+	a, b, other := lib(acquireSrc), lib(acquireSrc), lib(acquireSrc+"\n-- changed\n")
+	if a.name != b.name {
+		t.Errorf("one source, two names: %s, %s", a.name, b.name)
+	}
+	if other.name == a.name {
+		t.Errorf("another acquire body kept the name %s", a.name)
+	}
+	if !strings.HasPrefix(a.src, "#!lua name="+a.name+"\n") || !strings.Contains(a.src, "'"+a.name+"_acquire'") {
+		t.Errorf("library source does not declare %s and its functions", a.name)
+	}
+}
