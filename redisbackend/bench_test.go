@@ -47,19 +47,9 @@ func BenchmarkCycle(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			key := nextKey("k")
 			for pb.Next() {
-				var (
-					l   lock.Lease
-					err error
-				)
-				if limit > 0 {
-					// A slot of a limit (the key's own, so uncontended like the lock's).
-					var id string
-					if id, err = bk.NewLockID(key); err == nil {
-						l, err = bk.AcquireSlot(ctx, key, id, limit, ttl)
-					}
-				} else {
-					l, err = bk.Acquire(ctx, key, ttl)
-				}
+				// A slot of a limit is of the key's own, so uncontended like
+				// the lock's.
+				l, err := acquireOrSlot(ctx, bk, key, limit, ttl)
 				if err != nil {
 					b.Error(err)
 					return
@@ -321,4 +311,17 @@ func scriptUsec(tb testing.TB, rdb *redis.Client) int64 {
 		}
 	}
 	return total
+}
+
+// acquireOrSlot takes key's lock on bk, or with limit > 0 a slot of the
+// key's limit of size limit.
+func acquireOrSlot(ctx context.Context, bk *redisbackend.Backend, key string, limit int, ttl time.Duration) (lock.Lease, error) {
+	if limit <= 0 {
+		return bk.Acquire(ctx, key, ttl)
+	}
+	id, err := bk.NewLockID(key)
+	if err != nil {
+		return lock.Lease{}, err
+	}
+	return bk.AcquireSlot(ctx, key, id, limit, ttl)
 }

@@ -292,6 +292,13 @@ func measureCycles(t *testing.T, rdb *redis.Client, c costCase, base, n int) (cy
 
 // backendCase runs cycles through a redisbackend.Backend.
 func backendCase(name string, opts *redisbackend.Options) costCase {
+	return backendCaseOf(name, opts, 0, false)
+}
+
+// backendCaseOf is backendCase for a slot of a limit of size limit (a key
+// of its own, so uncontended) when limit > 0, and with functions off
+// (every script by EVALSHA) when evalsha.
+func backendCaseOf(name string, opts *redisbackend.Options, limit int, evalsha bool) costCase {
 	var bk *redisbackend.Backend
 	ctx := context.Background()
 	return costCase{
@@ -301,9 +308,12 @@ func backendCase(name string, opts *redisbackend.Options) costCase {
 			if bk, err = redisbackend.New(rdb, opts); err != nil {
 				t.Fatal(err)
 			}
+			if evalsha {
+				redisbackend.DisableFunctions(bk)
+			}
 		},
 		acquire: func(t *testing.T, i int) string {
-			l, err := bk.Acquire(ctx, "k"+strconv.Itoa(i), 30*time.Second)
+			l, err := acquireOrSlot(ctx, bk, "k"+strconv.Itoa(i), limit, 30*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
