@@ -113,14 +113,15 @@ func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
 }
 
 // releaseArgs is the command line of a release of lease id (mode "r"),
-// with room for the channel. Release's layout of release.lua's arguments
+// with room for what Release appends (the channel; in the single layout
+// also the locality bound and a candidate): no second allocation. Release's layout of release.lua's arguments
 // is four ARGV (done.go and queue.go send the full layout, seven or more;
 // each ARGV costs the script about a tenth of a GET). The cluster layout
 // sends the full layout, which reads the index before it writes
 // (release.lua).
 func (b *Backend) releaseArgs(idKey, id string) []any {
 	if b.layout == LayoutCluster {
-		return append(b.args(releaseScript, 1, 8), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
+		return append(b.args(releaseScript, 1, 9), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
 	}
 	return append(b.args(releaseScript, 1, 7), idKey, id, b.tombArg, b.nonce(), b.queueArg)
 }
