@@ -146,6 +146,8 @@ func TestFunctionsOff(t *testing.T) {
 		}
 	}
 	mr := miniredis.RunT(t)
+	mini := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = mini.Close() })
 	for _, tc := range []struct {
 		desc   string
 		client redis.UniversalClient
@@ -153,7 +155,7 @@ func TestFunctionsOff(t *testing.T) {
 	}{
 		{"ACL denies FUNCTION", srv.Client(t, func(o *redis.Options) { o.Username, o.Password = "noload", "pw" }), func() map[string]int64 { return commandCalls(t, rdb) }},
 		{"ACL denies FCALL", srv.Client(t, func(o *redis.Options) { o.Username, o.Password = "nofcall", "pw" }), func() map[string]int64 { return commandCalls(t, rdb) }},
-		{"miniredis", redis.NewClient(&redis.Options{Addr: mr.Addr()}), nil},
+		{"miniredis", mini, nil},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			b, err := New(tc.client, nil)
