@@ -32,6 +32,7 @@ var libColor = map[string]color.Color{
 	libSpecMin:      color.RGBA{R: 0x44, G: 0x44, B: 0x44, A: 0xff},
 	libRedislockAP:  color.RGBA{R: 0xf4, G: 0xa5, B: 0x82, A: 0xff},
 	libSyncguardCTE: color.RGBA{R: 0x66, G: 0xc2, B: 0xa5, A: 0xff},
+	libSyncguardAP:  color.RGBA{R: 0xa6, G: 0xd8, B: 0x54, A: 0xff},
 }
 
 func (pn panel) plot() (*plot.Plot, error) {

@@ -39,6 +39,12 @@ const (
 	// ContextTimeoutEnabled (the README's Usage), measured under the 5 s
 	// deadline only, the kind it changes something for.
 	libSyncguardCTE = "syncguard-go, ContextTimeoutEnabled"
+	// libSyncguardAP is syncguard-go given go-redis's (experimental)
+	// blocking autopipeliner as its client, next to libRedislockAP: what
+	// go-redis's own pipelining of every call gives syncguard-go's cycle
+	// (issue 25 asks whether a transport beyond go-redis's synchronous
+	// pipelines is in scope).
+	libSyncguardAP = "syncguard-go on go-redis AutoPipeline"
 )
 
 // impl is one library wired to one go-redis client.
@@ -96,6 +102,7 @@ var libraries = []library{
 	{name: libSpecMin, make: newSpecMinimal, distinctOnly: true},
 	{name: libRedislockAP, make: newRedislockAP, distinctOnly: true, kinds: []ctxKind{ctxBackground}},
 	{name: libSyncguardCTE, make: newSyncguardCTE, distinctOnly: true, kinds: []ctxKind{ctxDeadline}},
+	{name: libSyncguardAP, make: newSyncguardAP, distinctOnly: true, kinds: []ctxKind{ctxBackground}},
 }
 
 var errNotObtained = errors.New("not obtained")
@@ -109,13 +116,7 @@ func newSyncguard(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 	}
 	return &impl{
 		close: backendCloser(b),
-		cycle: func(ctx context.Context, key string) error {
-			l, err := b.Acquire(ctx, key, ttl)
-			if err != nil {
-				return err
-			}
-			return b.Release(ctx, l.ID)
-		},
+		cycle: syncguardCycle(b, ttl),
 		hot: func(ctx context.Context, key string) (func(context.Context) error, error) {
 			l, err := lock.Acquire(ctx, b, key, lock.WithTTL(ttl))
 			if err != nil {
@@ -146,14 +147,35 @@ func newSyncguardCTE(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 	}
 	return &impl{
 		close: func() error { _ = b.Close(); return c.Close() },
-		cycle: func(ctx context.Context, key string) error {
-			l, err := b.Acquire(ctx, key, ttl)
-			if err != nil {
-				return err
-			}
-			return b.Release(ctx, l.ID)
-		},
+		cycle: syncguardCycle(b, ttl),
 	}, nil
+}
+
+// newSyncguardAP is newSyncguard's cycle with go-redis's blocking
+// autopipeliner on rdb (its default options) as the Backend's client
+// (libSyncguardAP). The Backend's own coalescing stays on, as by default
+// (bench/README.md has a run with it off as well).
+func newSyncguardAP(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	ap, err := rdb.AutoPipeline() // closed with rdb
+	if err != nil {
+		return nil, err
+	}
+	b, err := redisbackend.New(ap, &redisbackend.Options{Prefix: "sgap"})
+	if err != nil {
+		return nil, err
+	}
+	return &impl{close: backendCloser(b), cycle: syncguardCycle(b, ttl)}, nil
+}
+
+// syncguardCycle is Backend.Acquire (no waiting) + Release.
+func syncguardCycle(b *redisbackend.Backend, ttl time.Duration) func(ctx context.Context, key string) error {
+	return func(ctx context.Context, key string) error {
+		l, err := b.Acquire(ctx, key, ttl)
+		if err != nil {
+			return err
+		}
+		return b.Release(ctx, l.ID)
+	}
 }
 
 // backendCloser returns b's Close (the release subscription), or nil when
