@@ -45,6 +45,10 @@ const (
 	// (issue 25 asks whether a transport beyond go-redis's synchronous
 	// pipelines is in scope).
 	libSyncguardAP = "syncguard-go on go-redis AutoPipeline"
+	// libSpecMinRueidis is the spec-minimal scripts on a rueidis client:
+	// the format's floor on a client that pipelines every call, as
+	// rueidislock's does (specmin.go).
+	libSpecMinRueidis = "spec-minimal scripts on rueidis"
 )
 
 // impl is one library wired to one go-redis client.
@@ -103,6 +107,7 @@ var libraries = []library{
 	{name: libRedislockAP, make: newRedislockAP, distinctOnly: true, kinds: []ctxKind{ctxBackground}},
 	{name: libSyncguardCTE, make: newSyncguardCTE, distinctOnly: true, kinds: []ctxKind{ctxDeadline}},
 	{name: libSyncguardAP, make: newSyncguardAP, distinctOnly: true, kinds: []ctxKind{ctxBackground}},
+	{name: libSpecMinRueidis, make: newSpecMinimalRueidis, distinctOnly: true},
 }
 
 var errNotObtained = errors.New("not obtained")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 )
@@ -50,30 +51,67 @@ func newSpecMinimal(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 			return nil, err
 		}
 	}
-	ttlMs := strconv.FormatInt(ttl.Milliseconds(), 10)
-	return &impl{
-		cycle: func(ctx context.Context, key string) error {
-			id := wire.NewLockID()
-			lockKey := specPrefix + ":" + key
-			idKey := specPrefix + ":id:" + id
-			fenceKey := specPrefix + ":fence:" + lockKey
-			res, err := specAcquire.Run(ctx, rdb, []string{lockKey, idKey, fenceKey}, id, ttlMs, key).Result()
-			if err != nil {
-				return err
-			}
-			if err := specGranted(res); err != nil {
-				return err
-			}
-			n, err := specRelease.Run(ctx, rdb, []string{idKey}, id).Int64()
-			if err != nil {
-				return err
-			}
-			if n != 1 {
-				return fmt.Errorf("%w: spec-minimal release returned %d", errNotObtained, n)
-			}
-			return nil
+	return &impl{cycle: specCycle(ttl,
+		func(ctx context.Context, keys []string, args ...string) (any, error) {
+			return specAcquire.Run(ctx, rdb, keys, args[0], args[1], args[2]).Result()
 		},
+		func(ctx context.Context, keys []string, id string) (int64, error) {
+			return specRelease.Run(ctx, rdb, keys, id).Int64()
+		})}, nil
+}
+
+// newSpecMinimalRueidis is the spec-minimal row's cycle on a rueidis
+// client of its own (its default options) instead of go-redis
+// (libSpecMinRueidis): what the format's floor does on a client that
+// pipelines every call on one connection, as rueidislock's does. rueidis's
+// Lua.Exec sends EVALSHA and falls back to EVAL on NOSCRIPT.
+func newSpecMinimalRueidis(rdb *redis.Client, ttl time.Duration) (*impl, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{rdb.Options().Addr}})
+	if err != nil {
+		return nil, err
+	}
+	acq, rel := rueidis.NewLuaScript(specAcquireLua), rueidis.NewLuaScript(specReleaseLua)
+	return &impl{
+		close: func() error { c.Close(); return nil },
+		cycle: specCycle(ttl,
+			func(ctx context.Context, keys []string, args ...string) (any, error) {
+				return acq.Exec(ctx, c, keys, args).ToAny()
+			},
+			func(ctx context.Context, keys []string, id string) (int64, error) {
+				return rel.Exec(ctx, c, keys, []string{id}).AsInt64()
+			}),
 	}, nil
+}
+
+// specCycle is the spec-minimal cycle on a key nobody else uses, with
+// acquire and release sending the scripts (acquire's args: lock id, ttl in
+// ms, key).
+func specCycle(ttl time.Duration,
+	acquire func(ctx context.Context, keys []string, args ...string) (any, error),
+	release func(ctx context.Context, keys []string, id string) (int64, error),
+) func(ctx context.Context, key string) error {
+	ttlMs := strconv.FormatInt(ttl.Milliseconds(), 10)
+	return func(ctx context.Context, key string) error {
+		id := wire.NewLockID()
+		lockKey := specPrefix + ":" + key
+		idKey := specPrefix + ":id:" + id
+		fenceKey := specPrefix + ":fence:" + lockKey
+		res, err := acquire(ctx, []string{lockKey, idKey, fenceKey}, id, ttlMs, key)
+		if err != nil {
+			return err
+		}
+		if err := specGranted(res); err != nil {
+			return err
+		}
+		n, err := release(ctx, []string{idKey}, id)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("%w: spec-minimal release returned %d", errNotObtained, n)
+		}
+		return nil
+	}
 }
 
 // specGranted checks an acquire reply: {1, fence, expiresAtMs} with a fence
