@@ -52,8 +52,8 @@ func newSpecMinimal(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 		}
 	}
 	return &impl{cycle: specCycle(ttl,
-		func(ctx context.Context, keys []string, args ...string) (any, error) {
-			return specAcquire.Run(ctx, rdb, keys, args[0], args[1], args[2]).Result()
+		func(ctx context.Context, keys []string, id, ttlMs, key string) (any, error) {
+			return specAcquire.Run(ctx, rdb, keys, id, ttlMs, key).Result()
 		},
 		func(ctx context.Context, keys []string, id string) (int64, error) {
 			return specRelease.Run(ctx, rdb, keys, id).Int64()
@@ -74,8 +74,8 @@ func newSpecMinimalRueidis(rdb *redis.Client, ttl time.Duration) (*impl, error) 
 	return &impl{
 		close: func() error { c.Close(); return nil },
 		cycle: specCycle(ttl,
-			func(ctx context.Context, keys []string, args ...string) (any, error) {
-				return acq.Exec(ctx, c, keys, args).ToAny()
+			func(ctx context.Context, keys []string, id, ttlMs, key string) (any, error) {
+				return acq.Exec(ctx, c, keys, []string{id, ttlMs, key}).ToAny()
 			},
 			func(ctx context.Context, keys []string, id string) (int64, error) {
 				return rel.Exec(ctx, c, keys, []string{id}).AsInt64()
@@ -84,10 +84,9 @@ func newSpecMinimalRueidis(rdb *redis.Client, ttl time.Duration) (*impl, error) 
 }
 
 // specCycle is the spec-minimal cycle on a key nobody else uses, with
-// acquire and release sending the scripts (acquire's args: lock id, ttl in
-// ms, key).
+// acquire and release sending the scripts.
 func specCycle(ttl time.Duration,
-	acquire func(ctx context.Context, keys []string, args ...string) (any, error),
+	acquire func(ctx context.Context, keys []string, id, ttlMs, key string) (any, error),
 	release func(ctx context.Context, keys []string, id string) (int64, error),
 ) func(ctx context.Context, key string) error {
 	ttlMs := strconv.FormatInt(ttl.Milliseconds(), 10)
