@@ -326,13 +326,7 @@ func (c *config) attempter(b Backend, key string) (try func(ctx context.Context)
 
 // transient reports whether err is a failure worth another attempt: the
 // store was unreachable, slow or busy.
-func transient(err error) bool {
-	switch CodeOf(err) {
-	case CodeNetworkTimeout, CodeServiceUnavailable, CodeRateLimited:
-		return true
-	}
-	return false
-}
+func transient(err error) bool { return CodeOf(err).Transient() }
 
 // outcomeUnknown reports whether an attempt that failed with err may still
 // have taken the lock: anything but contention, bad input, bad

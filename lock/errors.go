@@ -92,6 +92,18 @@ const (
 	CodeInternal Code = "Internal"
 )
 
+// Transient reports whether a failure with code c is worth another try:
+// the store was unreachable, slow or busy (ServiceUnavailable, which
+// covers a server still loading its data, NetworkTimeout, RateLimited).
+// Every retry of this module, and every background clean-up, uses it.
+func (c Code) Transient() bool {
+	switch c {
+	case CodeServiceUnavailable, CodeNetworkTimeout, CodeRateLimited:
+		return true
+	}
+	return false
+}
+
 // Error is a system failure. It never contains a raw key or lock id.
 type Error struct {
 	// Code classifies the failure.

@@ -194,3 +194,24 @@ func TestErrorsNeverContainInput(t *testing.T) {
 		})
 	}
 }
+
+func TestCodeTransient(t *testing.T) {
+	for _, tt := range []struct {
+		code lock.Code
+		want bool
+	}{
+		{lock.CodeServiceUnavailable, true},
+		{lock.CodeNetworkTimeout, true},
+		{lock.CodeRateLimited, true},
+		{lock.CodeAuthFailed, false},
+		{lock.CodeInvalidArgument, false},
+		{lock.CodeAcquisitionTimeout, false},
+		{lock.CodeAborted, false},
+		{lock.CodeInternal, false},
+		{"", false},
+	} {
+		if got := tt.code.Transient(); got != tt.want {
+			t.Errorf("Code(%q).Transient() = %v, want %v", tt.code, got, tt.want)
+		}
+	}
+}

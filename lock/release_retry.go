@@ -59,9 +59,11 @@ func retryableRelease(ctx context.Context, err error) bool {
 		return false
 	}
 	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
-	switch CodeOf(err) {
-	case CodeServiceUnavailable, CodeNetworkTimeout, CodeRateLimited:
+	code := CodeOf(err)
+	if code.Transient() {
 		return true
+	}
+	switch code {
 	case CodeAborted:
 		return timedOut
 	case "":
