@@ -32,7 +32,10 @@ type session struct {
 	backend *redisbackend.Backend // configured as the flags say, else as recorded
 	names   namer
 	where   string // the server's address, or the cluster's first seed, for messages
-	env     Env
+	// defaulted says no --redis or REDIS_URL named the server: it is
+	// defaultURL's.
+	defaulted bool
+	env       Env
 	// recorded is what the application's backends recorded under the
 	// prefix (redisbackend.RecordedConfigs), newest first.
 	recorded []redisbackend.ConfigRecord
@@ -57,7 +60,8 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 			}
 		}
 	}
-	if len(urls) == 0 {
+	defaulted := len(urls) == 0
+	if defaulted {
 		urls = []string{defaultURL}
 	}
 	opts := make([]*redis.Options, len(urls))
@@ -99,7 +103,7 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	s := &session{where: opts[0].Addr, env: env}
+	s := &session{where: opts[0].Addr, defaulted: defaulted, env: env}
 	if len(opts) == 1 {
 		c := redis.NewClient(opts[0])
 		if err := c.Ping(pctx).Err(); err != nil {
@@ -178,8 +182,11 @@ func (s *session) configure(ctx context.Context, o *options, bopts *redisbackend
 // noteConfig says on stderr when the keys are named otherwise than every
 // record says: several configurations recorded (instances disagree, or a
 // configuration changed), or flags that differ from the newest.
+// Without any record it warns: the server (or the prefix) is likely not
+// the application's, and it names the server read.
 func (s *session) noteConfig(o *options) {
 	if len(s.recorded) == 0 {
+		fmt.Fprintln(s.env.Stderr, "syncguard: warning: "+s.noRecord())
 		return
 	}
 	used, newest := s.backend.Config(), s.recorded[0].Config
@@ -190,6 +197,18 @@ func (s *session) noteConfig(o *options) {
 		fmt.Fprintf(s.env.Stderr, "syncguard: note: instances on this prefix recorded %d configurations; naming keys as the newest (%s): see syncguard doctor\n",
 			len(s.recorded), newest)
 	}
+}
+
+// noRecord says that the server holds no configuration record under the
+// prefix, naming the server and how it was chosen.
+func (s *session) noRecord() string {
+	key, _ := redisbackend.ConfigKey(s.backend.Prefix()) // the prefix was validated
+	how := ""
+	if s.defaulted {
+		how = " (the default: no --redis or REDIS_URL given)"
+	}
+	return fmt.Sprintf("%s%s holds no syncguard configuration record under the prefix (%s): no application's Backend has recorded one there; check --redis and --prefix",
+		s.where, how, key)
 }
 
 type nodeError struct {

@@ -88,6 +88,11 @@ func runDoctor(ctx context.Context, s *session, o *options, args []string) error
 	if worst >= redisbackend.SeveritySevere {
 		return &exitError{code: ExitSevere}
 	}
+	if len(s.recorded) == 0 {
+		// Likely the wrong server or prefix: the findings above are not
+		// the application's (connect warned on stderr already).
+		return &exitError{code: ExitFailure}
+	}
 	return nil
 }
 

@@ -21,6 +21,7 @@ func TestDoctorSevere(t *testing.T) {
 	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
 		t.Fatal(err)
 	}
+	newBackend(t, rdb, redisbackend.Options{}) // records the configuration under the default prefix
 	r := syncguard(t, "doctor", "--redis", urlOf(srv))
 	if r.code != ExitSevere || r.err != "" {
 		t.Errorf("doctor: status %d, stderr %q; want %d", r.code, r.err, ExitSevere)
@@ -106,5 +107,37 @@ func TestFenceFindingThresholds(t *testing.T) {
 		if f.Severity != tc.want || (tc.want != redisbackend.SeverityOK) != (f.Advice != "") {
 			t.Errorf("%d per key, %d striped: %s %q -> %q; want %s with advice when not ok", tc.perKey, tc.striped, f.Severity, f.Message, f.Advice, tc.want)
 		}
+	}
+}
+
+// TestNoConfigRecord: on a server that holds no configuration record under
+// the prefix (not the application's server, or not its prefix), every
+// command names the server it read in a warning, and doctor exits 1 even
+// when nothing else is wrong.
+func TestNoConfigRecord(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	for _, kv := range [][2]string{{"appendonly", "yes"}, {"appendfsync", "always"}, {"maxmemory-policy", "noeviction"}} {
+		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := srv.Addr() + " holds no syncguard configuration record under the prefix (syncguard:config:backend)"
+	for _, tc := range []struct {
+		cmd  string
+		code int
+	}{{"ls", ExitOK}, {"doctor", ExitFailure}} {
+		r := syncguard(t, tc.cmd, "--redis", urlOf(srv))
+		if r.code != tc.code {
+			t.Errorf("%s: status %d, want %d (stderr %q)", tc.cmd, r.code, tc.code, r.err)
+		}
+		if !strings.HasPrefix(r.err, "syncguard: warning: ") || !strings.Contains(r.err, want) {
+			t.Errorf("%s: stderr %q, want a warning containing %q", tc.cmd, r.err, want)
+		}
+	}
+	newBackend(t, rdb, redisbackend.Options{})
+	if r := syncguard(t, "ls", "--redis", urlOf(srv)); r.code != ExitOK || r.err != "" {
+		t.Errorf("ls with a record: status %d, stderr %q; want 0 and no warning", r.code, r.err)
 	}
 }

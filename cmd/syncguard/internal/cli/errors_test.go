@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // TestBadInput checks that every bad input gives one line on stderr, that
@@ -19,6 +20,7 @@ func TestBadInput(t *testing.T) {
 	rdb.Set(context.Background(), p+":plain", "hello", time.Minute)
 	rdb.HSet(context.Background(), p+":hash", "a", "1")
 	t.Cleanup(func() { rdb.Del(context.Background(), p+":hash") })
+	newBackend(t, rdb, redisbackend.Options{Prefix: p}) // records the configuration: no warning
 	good := []string{"--redis", urlOf(srv), "--prefix", p}
 
 	for _, tc := range []struct {
