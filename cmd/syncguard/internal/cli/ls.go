@@ -59,7 +59,7 @@ func limitRow(redisKey string, l limitData, nowMs int64) lsRow {
 	first := l.slots[0] // earliest expiry first
 	return lsRow{Key: l.key, RedisKey: redisKey, Fence: last.fence,
 		AcquiredAt: msTime(last.acquiredAtMs), ExpiresAt: msTime(first.expiresAtMs),
-		AgeMs: nowMs - last.acquiredAtMs, TTLMs: first.expiresAtMs - nowMs,
+		AgeMs: age(nowMs, last.acquiredAtMs), TTLMs: first.expiresAtMs - nowMs,
 		Limit: &limitSummary{N: last.n, Holders: len(l.slots), Waiters: l.waiters}}
 }
 
@@ -87,11 +87,11 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 	err := s.scanLocks(ctx, o.match, &t, func(p page) error {
 		for _, l := range p.locks {
 			d := l.data
-			age, left := ms(p.nowMs-d.acquiredAtMs), ms(d.expiresAtMs-p.nowMs)
+			held, left := ms(age(p.nowMs, d.acquiredAtMs)), ms(d.expiresAtMs-p.nowMs)
 			if o.json {
 				row := lsRow{Key: d.key, RedisKey: l.redisKey, Fence: d.fence, Holder: d.holder(),
 					AcquiredAt: msTime(d.acquiredAtMs), ExpiresAt: msTime(d.expiresAtMs),
-					AgeMs: age.Milliseconds(), TTLMs: left.Milliseconds()}
+					AgeMs: held.Milliseconds(), TTLMs: left.Milliseconds()}
 				if s.cluster != nil {
 					row.Node = p.node.Options().Addr
 				}
@@ -100,7 +100,7 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 				}
 				continue
 			}
-			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", d.fence, duration(age), duration(left), d.holder(), display(d.key))
+			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", d.fence, duration(held), duration(left), d.holder(), display(d.key))
 		}
 		for _, l := range p.limits {
 			row := limitRow(l.redisKey, l.data, p.nowMs)

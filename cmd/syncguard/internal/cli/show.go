@@ -53,6 +53,9 @@ type state struct {
 	FenceKey string     `json:"fenceKey"`
 	// Counter is the fence counter's value, "" when it does not exist.
 	Counter string `json:"fenceCounter"`
+	// Striped says the counter is a stripe's, shared by every key hashed
+	// to it (Options.FenceStripes): its value is not this key's history.
+	Striped bool `json:"fenceCounterShared,omitempty"`
 	DoneKey string `json:"doneKey"`
 	// Done is the done marker's value (a fence; asynqlock); DoneTTLMs its
 	// time left. Nil when there is none.
@@ -93,7 +96,7 @@ func newLimitShow(l limitData, nowMs int64) *limitShow {
 	ls := &limitShow{N: l.latest().n, Holders: make([]slotRow, len(l.slots))}
 	for i, s := range l.slots {
 		ls.Holders[i] = slotRow{Fence: s.fence, Holder: s.holder(), AcquiredAt: msTime(s.acquiredAtMs),
-			ExpiresAt: msTime(s.expiresAtMs), AgeMs: nowMs - s.acquiredAtMs, TTLMs: s.expiresAtMs - nowMs}
+			ExpiresAt: msTime(s.expiresAtMs), AgeMs: age(nowMs, s.acquiredAtMs), TTLMs: s.expiresAtMs - nowMs}
 	}
 	return ls
 }
@@ -140,7 +143,8 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 		return nil, err
 	}
 	norm, _ := wire.NormalizeKey(key) // StorageKeys accepted it
-	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done, RecordKey: keys.Record}
+	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done, RecordKey: keys.Record,
+		Striped: s.names.isStripe(keys.Fence)}
 	pipe := node.Pipeline()
 	get := pipe.Get(ctx, keys.Lock)
 	typ := pipe.Type(ctx, keys.Lock)
@@ -177,7 +181,7 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 			st.Locked = true
 			st.Lock = &lsRow{Key: d.key, RedisKey: keys.Lock, Fence: d.fence, Holder: d.holder(),
 				AcquiredAt: msTime(d.acquiredAtMs), ExpiresAt: msTime(d.expiresAtMs),
-				AgeMs: st.nowMs - d.acquiredAtMs, TTLMs: d.expiresAtMs - st.nowMs}
+				AgeMs: age(st.nowMs, d.acquiredAtMs), TTLMs: d.expiresAtMs - st.nowMs}
 		} else {
 			st.Expired = true
 		}
@@ -251,10 +255,14 @@ func (st *state) print(w io.Writer) {
 		}
 	case st.Expired:
 		row("state", "free (expired lock data or slots not yet removed)")
+	case st.neverLocked():
+		row("state", "free (never locked: no lock, fence counter, marker, record or waiter for this key)")
 	default:
 		row("state", "free")
 	}
 	switch {
+	case st.Counter != "" && st.Striped:
+		row("fence counter", "%s = %s (a stripe's counter, shared by every key hashed to it: not this key's history)", display(st.FenceKey), st.Counter)
 	case st.Counter != "":
 		row("fence counter", "%s = %s", display(st.FenceKey), st.Counter)
 	case st.Locked || st.Limit != nil:
@@ -280,6 +288,21 @@ func (st *state) print(w io.Writer) {
 	}
 	row("waiters", "%d", st.Waiters)
 }
+
+// neverLocked reports whether the key was never locked: no lock, no fence
+// counter (a per-key counter is never deleted; with stripes, not even a
+// stripe's), no marker, record or waiter. With a stripe's counter it
+// cannot tell.
+func (st *state) neverLocked() bool {
+	return !st.Locked && st.Limit == nil && !st.Expired && st.Counter == "" &&
+		st.Done == nil && st.Record == nil && st.Waiters == 0
+}
+
+// age is how long before nowMs (the server's TIME, read with the data) a
+// holder was granted at acquiredAtMs; never negative: a grant written by
+// another server's clock (a failed-over master, a cluster node) can be a
+// little ahead of the one read.
+func age(nowMs, acquiredAtMs int64) int64 { return max(nowMs-acquiredAtMs, 0) }
 
 // preview quotes the start of a stored record.
 func preview(v string) string {

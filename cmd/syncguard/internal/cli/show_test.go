@@ -161,3 +161,61 @@ func keysOf(t *testing.T, b *redisbackend.Backend, key string) redisbackend.Stor
 	}
 	return k
 }
+
+// TestShowNeverLocked: a key that was never locked says so; with fence
+// stripes, where that cannot be told, the counter the key would draw from
+// is labelled as the stripe's, shared with other keys, not as the key's
+// own history.
+func TestShowNeverLocked(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		desc       string
+		stripes    int
+		want, not  []string // in show never's output, and not in it
+		otherState string   // show other's state line, after a lock and release
+	}{
+		{"per-key counters", 0, []string{"state          free (never locked", ": none yet"}, []string{"stripe"},
+			"state          free\n"},
+		{"stripes", 1, []string{"state          free\n", "(a stripe's counter, shared by every key hashed to it: not this key's history)"},
+			[]string{"never locked"}, "state          free\n"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			p := prefix(t)
+			b := newBackend(t, rdb, redisbackend.Options{Prefix: p, FenceStripes: tc.stripes})
+			l, err := b.Acquire(ctx, "other", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Release(ctx, l.ID); err != nil {
+				t.Fatal(err)
+			}
+			out := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "never").out
+			for _, want := range tc.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("show never lacks %q:\n%s", want, out)
+				}
+			}
+			for _, not := range tc.not {
+				if strings.Contains(out, not) {
+					t.Errorf("show never has %q:\n%s", not, out)
+				}
+			}
+			if out := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "other").out; !strings.Contains(out, tc.otherState) {
+				t.Errorf("show other (locked and released) lacks %q:\n%s", tc.otherState, out)
+			}
+		})
+	}
+}
+
+// TestAgeNeverNegative: a grant stamped by a clock a little ahead of the
+// server read (a failed-over master, another cluster node) shows as just
+// granted, not as granted in the future.
+func TestAgeNeverNegative(t *testing.T) {
+	for _, tc := range []struct{ now, acquired, want int64 }{{1000, 400, 600}, {1000, 1000, 0}, {1000, 1012, 0}} {
+		if got := age(tc.now, tc.acquired); got != tc.want {
+			t.Errorf("age(%d, %d) = %d, want %d", tc.now, tc.acquired, got, tc.want)
+		}
+	}
+}
