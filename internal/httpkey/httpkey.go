@@ -9,22 +9,38 @@
 // where the prefix is the middleware's namespace (verbatim), the route is
 // the method, a space and the route pattern, the scope is the principal,
 // and the key is the key function's result. The route and the scope are
-// escaped as Compose parts ('\' and ':' get a '\' in front), so the ':'
-// after each ends it: no two (route, scope, key) triples give one name. A
-// route longer than MaxRouteBytes escaped is "#" and a hash of it. The
-// route and the scope are left out when empty.
+// empty when absent, and escaped when present ('\' and ':' get a '\' in
+// front), so the ':' after each ends it. Every part reaches the key
+// byte for byte: a part that Unicode normalisation (NFC, which the
+// backend applies to every key) could change, or that is not UTF-8, is
+// written as `\=` and the base64url of its bytes instead, and a route
+// longer than MaxRouteBytes escaped as `\#` and a hash of it. Escaping
+// never puts '=' or '#' after a '\', and a key written as is never begins
+// with '\', so no two (route, scope, key) triples give one name, before
+// or after normalisation.
 package httpkey
 
 import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/syncguard-go/syncguard/internal/wire"
 )
 
 // MaxRouteBytes bounds the route part of a key: a longer route (an escaped
 // request path, when no pattern matched) is replaced by a hash, so that it
 // does not use up the key's 512 bytes.
 const MaxRouteBytes = 96
+
+// Markers after a '\' that escaping never writes.
+const (
+	encodedMark = `\=` // base64url of a part's bytes
+	hashedMark  = `\#` // base64url of the first 16 bytes of a long route's SHA-256
+)
 
 // WriteEscaped writes p to b with each '\' and ':' preceded by '\'. The
 // result has no unescaped ':'.
@@ -41,31 +57,90 @@ func WriteEscaped(b *strings.Builder, p string) {
 	}
 }
 
-// Route returns route as it goes into a key: escaped, or a hash when long.
+// Unescape undoes WriteEscaped; ok is false when s has a '\' that escaping
+// cannot have written.
+func Unescape(s string) (string, bool) {
+	if !strings.Contains(s, `\`) {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			if i+1 == len(s) || (s[i+1] != '\\' && s[i+1] != ':') {
+				return "", false
+			}
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), true
+}
+
+// Stable reports whether p goes into a key as written: Unicode
+// normalisation leaves it, and anything after it, unchanged. It is ASCII,
+// or valid UTF-8 in NFC, of code points assigned in Go's tables (so that
+// JavaScript normalises it alike, see wire.AllAssigned), starting at a
+// normalisation boundary (so it cannot combine with what precedes it).
+func Stable(p string) bool {
+	if isASCII(p) {
+		return true
+	}
+	return utf8.ValidString(p) && wire.AllAssigned(p) && norm.NFC.IsNormalString(p) &&
+		norm.NFC.FirstBoundaryInString(p) == 0
+}
+
+// writePart writes a route or scope part: escaped when Stable, else
+// encoded.
+func writePart(b *strings.Builder, p string) {
+	if Stable(p) {
+		WriteEscaped(b, p)
+		return
+	}
+	b.WriteString(encodedMark)
+	b.WriteString(base64.RawURLEncoding.EncodeToString([]byte(p)))
+}
+
+// Route returns route as it goes into a key: escaped, encoded (see
+// Stable), or a hash when long.
 func Route(route string) string {
 	var b strings.Builder
-	WriteEscaped(&b, route)
+	writePart(&b, route)
 	if b.Len() <= MaxRouteBytes {
 		return b.String()
 	}
 	sum := sha256.Sum256([]byte(route))
-	return "#" + base64.RawURLEncoding.EncodeToString(sum[:16])
+	return hashedMark + base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
-// Build returns the key of the parts (route and scope left out when
-// empty), and how many of its bytes come before key.
+// Build returns the key of the parts (route and scope empty when absent),
+// and how many of its bytes come before key.
 func Build(prefix, route, scope, key string) (name string, used int) {
 	var b strings.Builder
 	b.WriteString(prefix)
 	if route != "" {
 		b.WriteString(Route(route))
-		b.WriteByte(':')
 	}
+	b.WriteByte(':')
 	if scope != "" {
-		WriteEscaped(&b, scope)
-		b.WriteByte(':')
+		writePart(&b, scope)
 	}
+	b.WriteByte(':')
 	used = b.Len()
-	b.WriteString(key)
+	if Stable(key) && !strings.HasPrefix(key, `\`) {
+		b.WriteString(key)
+	} else {
+		b.WriteString(encodedMark)
+		b.WriteString(base64.RawURLEncoding.EncodeToString([]byte(key)))
+	}
 	return b.String(), used
+}
+
+// isASCII reports whether s is ASCII, which normalisation never changes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

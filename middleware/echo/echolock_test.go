@@ -197,7 +197,7 @@ func TestHandlerErrorIsNotALockError(t *testing.T) {
 // through routes, and that the request is restored after the handler.
 func TestExtractorsAndHooks(t *testing.T) {
 	const route = "/:tenant/orders/:id"
-	const scope = `orders:POST /\:tenant/orders/\:id:` // the prefix, the route (escaped) and ':'
+	const scope = `orders:POST /\:tenant/orders/\:id::` // the prefix, the route (escaped), no scope
 	b := newBackend(t)
 	tests := []struct {
 		desc   string

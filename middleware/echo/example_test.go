@@ -48,11 +48,11 @@ func Example() {
 	// While another instance holds the key, the request is turned away:
 	// the middleware returns an *echo.HTTPError (409, with the lock error
 	// as Internal) and sets Retry-After; e.HTTPErrorHandler renders it.
-	// The lock key is the route (':' escaped) and the id. Retry-After is 1:
+	// The lock key is the route (":" escaped), an empty scope and the id. Retry-After is 1:
 	// the holder's lease has 30s left (a live holder's heartbeat keeps it
 	// above half the TTL), but this route's handlers hold the lock for well
 	// under a second.
-	l, err := backend.Acquire(context.Background(), `POST /orders/\:id/pay:42`, 30*time.Second)
+	l, err := backend.Acquire(context.Background(), `POST /orders/\:id/pay::42`, 30*time.Second)
 	if err != nil {
 		panic(err)
 	}

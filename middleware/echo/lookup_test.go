@@ -87,8 +87,8 @@ func TestKeyLookup(t *testing.T) {
 				}
 				return
 			}
-			if len(b.keys) != 1 || b.keys[0] != tt.want {
-				t.Errorf("Acquire keys %q, want [%q]", b.keys, tt.want)
+			if len(b.keys) != 1 || b.keys[0] != "::"+tt.want {
+				t.Errorf("Acquire keys %q, want [%q]", b.keys, "::"+tt.want)
 			}
 		})
 	}

@@ -31,20 +31,22 @@ func (c Config) middleware(g *guard.Guard) echo.MiddlewareFunc {
 					// and writer they passed in once the lock is gone.
 					res := ec.Response()
 					w := res.Writer
+					cw := wrap(w)
 					returned := false
 					defer func() {
 						ec.SetRequest(req)
 						res.Writer = w
-						if !returned && g.Replays() {
-							// A panic: the capture sent nothing of what
-							// the handler wrote, so the response is not
-							// committed, for the Recover middleware's
-							// answer.
+						if !returned && g.Replays() && !guard.Sent(cw) {
+							// A panic before the capture sent anything:
+							// the response is not committed, for the
+							// Recover middleware's answer. One that has
+							// gone out stays committed (the guard aborts
+							// the connection).
 							res.Committed, res.Status, res.Size = false, http.StatusOK, 0
 						}
 					}()
 					ec.SetRequest(req.WithContext(ctx))
-					res.Writer = wrap(w)
+					res.Writer = cw
 					err := next(ec)
 					returned = true
 					if err != nil && g.Replays() {

@@ -26,7 +26,7 @@ const (
 	// not, or not yet, stored for replay; its value is one of the
 	// NotStored constants.
 	HeaderNotStored = guard.HeaderNotStored
-	// NotStoredTooLarge: the body passed ReplayConfig.MaxBody. The request
+	// NotStoredTooLarge: a storable status whose body passed ReplayConfig.MaxBody. The request
 	// is recorded as completed, without its response, and a retry is
 	// answered 409 (ErrNotReplayable), never run again.
 	NotStoredTooLarge = guard.NotStoredTooLarge
@@ -35,7 +35,8 @@ const (
 	NotStoredStatus = guard.NotStoredStatus
 	// NotStoredPending: the record's first write failed (the backend did
 	// not answer); it is retried in the background for the lease's
-	// remaining time, and meanwhile a retry is answered 409 (busy).
+	// remaining time; meanwhile a retry is answered 503 while the backend
+	// is unreachable and 409 (busy) once it answers.
 	NotStoredPending = guard.NotStoredPending
 	// NotStoredLeaseLost: the lease was lost while the handler ran; nothing
 	// is stored and a retry runs the handler again.
@@ -111,8 +112,10 @@ func DefaultReplayHeaders() []string { return guard.DefaultReplayHeaders() }
 // middleware (c.Error), so its status counts, and is not returned as
 // well. A body over MaxBody is sent as it is written, marked, and the
 // request is recorded as completed: a retry gets 409 (ErrNotReplayable),
-// never a second run. A handler that panics sends nothing it wrote and
-// stores nothing (the panic goes on, for Echo's Recover to answer 500);
+// never a second run. A handler that panics before its status went out
+// sends nothing it wrote and stores nothing (the panic goes on, for Echo's
+// Recover to answer 500); after it, the connection is aborted
+// (http.ErrAbortHandler);
 // one that hijacks the connection stores nothing. A stored value that
 // cannot be read is answered 500 (ErrBadRecord), with one log line per
 // request.

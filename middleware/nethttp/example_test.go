@@ -61,11 +61,11 @@ func Example() {
 	fmt.Println(rec.Code, rec.Body)
 
 	// While another instance holds the key, the request is turned away.
-	// The lock key is the prefix, the route and the Idempotency-Key.
+	// The lock key is the prefix, the route, an empty scope and the Idempotency-Key.
 	// Retry-After is 1: the holder's lease has 30s left (a live holder's
 	// heartbeat keeps it above half the TTL), but this route's handlers
 	// hold the lock for well under a second.
-	l, err := backend.Acquire(context.Background(), "orders:POST /orders:3f6c", 30*time.Second)
+	l, err := backend.Acquire(context.Background(), "orders:POST /orders::3f6c", 30*time.Second)
 	if err != nil {
 		panic(err)
 	}
@@ -166,15 +166,18 @@ func authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// README: nethttp-userid
 // userID is the scope (or the key) of a request: the user that
 // authenticate established, never a header the client chooses.
 func userID(r *http.Request) (string, error) {
 	user, ok := r.Context().Value(userKey{}).(string)
 	if !ok {
-		return "", errors.New("not authenticated")
+		return "", errors.New("not authenticated") // answered 401
 	}
 	return user, nil
 }
+
+// END README
 
 // Keys include the route by default; WithRouteScope(false) shares one key
 // space across the routes under the prefix.

@@ -118,7 +118,7 @@ func newBackend(t *testing.T) *redisbackend.Backend {
 // TestKeyFuncs routes requests through a Go 1.22 ServeMux and checks the
 // key each KeyFunc locks: the prefix, the route, ':' and the key.
 func TestKeyFuncs(t *testing.T) {
-	const scope = "orders:POST /{tenant}/orders/{id}:"
+	const scope = "orders:POST /{tenant}/orders/{id}::" // the prefix, the route, no scope
 	b := newBackend(t)
 	tests := []struct {
 		desc    string

@@ -17,17 +17,19 @@ import (
 // it wrote. It keeps a copy of the response for the record.
 //
 // It sends early when the handler flushes (its headers then go out
-// unmarked) and when the body passes the limit (marked
-// NotStoredTooLarge: the record then says only that the request
-// completed). Trailers (http.TrailerPrefix, or declared in the Trailer
-// header) go out after the body and are stored. A handler that hijacks
-// the connection stores nothing.
+// unmarked) and when the body passes the limit (marked NotStoredTooLarge:
+// the record then says only that the request completed; or
+// NotStoredStatus for a status that is not stored). Header returns w's
+// own map throughout, as net/http's does: trailers (declared in the
+// Trailer header, or under http.TrailerPrefix) may be set in it at any
+// time, and go out after the body as net/http sends them. A handler that
+// hijacks the connection stores nothing.
 type capture struct {
 	w        http.ResponseWriter
 	max      int64
+	storable func(status int) bool
 	status   int         // 0 until the handler sets it
-	header   http.Header // as at WriteHeader; later changes are not sent, as with net/http
-	late     http.Header // what Header returns after WriteHeader: trailers are set there
+	header   http.Header // as at WriteHeader: what is sent, as with net/http
 	body     bytes.Buffer
 	sent     bool // status and headers went to w
 	tooBig   bool
@@ -36,8 +38,8 @@ type capture struct {
 	before   http.Header // w's headers when the handler got c, restored by discard
 }
 
-func newCapture(w http.ResponseWriter, max int64) *capture {
-	c := &capture{max: max}
+func newCapture(w http.ResponseWriter, rp *replay) *capture {
+	c := &capture{max: rp.maxBody, storable: rp.storable}
 	if w != nil {
 		c.bind(w)
 	}
@@ -48,6 +50,14 @@ func newCapture(w http.ResponseWriter, max int64) *capture {
 func (c *capture) bind(w http.ResponseWriter) {
 	c.w = w
 	c.before = w.Header().Clone()
+}
+
+// Sent reports whether w is a replay-mode writer that has sent the status
+// (and so perhaps some of the body) to the client: such a response cannot
+// be taken back, and a handler that panics then aborts the connection.
+func Sent(w http.ResponseWriter) bool {
+	c, ok := w.(*capture)
+	return ok && c.sent
 }
 
 // discard drops what the handler wrote and had not sent (a handler that
@@ -64,13 +74,9 @@ func (c *capture) discard() {
 	maps.Copy(h, c.before)
 }
 
-// Header returns w's header map until WriteHeader, then a detached copy.
-func (c *capture) Header() http.Header {
-	if c.late != nil {
-		return c.late
-	}
-	return c.w.Header()
-}
+// Header returns w's header map. Changes after WriteHeader reach the
+// client only for trailers, as with net/http.
+func (c *capture) Header() http.Header { return c.w.Header() }
 
 // WriteHeader records the status; informational (1xx) statuses pass
 // straight through.
@@ -84,7 +90,6 @@ func (c *capture) WriteHeader(code int) {
 	}
 	c.status = code
 	c.header = c.w.Header().Clone()
-	c.late = c.header.Clone()
 }
 
 // Write buffers p, or sends it when the headers are out.
@@ -97,7 +102,11 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	if !c.tooBig && int64(c.body.Len()+len(p)) > c.max {
 		if !c.sent {
-			if err := c.sendHead(NotStoredTooLarge); err != nil {
+			mark := NotStoredTooLarge
+			if !c.storable(c.status) {
+				mark = NotStoredStatus
+			}
+			if err := c.sendHead(mark); err != nil {
 				return 0, err
 			}
 		}
@@ -141,20 +150,30 @@ func (c *capture) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap returns w, for http.ResponseController.
 func (c *capture) Unwrap() http.ResponseWriter { return c.w }
 
-// sendHead writes the status, the headers (with HeaderNotStored: mark,
-// unless mark is "") and the held body to w, once.
+// sendHead writes the status, the headers as they were at WriteHeader
+// (with HeaderNotStored: mark, unless mark is "") and the held body to w,
+// once. Trailer values the handler has set in the map since stay in it,
+// for net/http to send after the body.
 func (c *capture) sendHead(mark string) error {
 	if c.sent {
 		return nil
 	}
 	c.sent = true
 	h := c.w.Header()
+	trailers := c.trailers()
 	clear(h)
 	maps.Copy(h, c.header)
 	if mark != "" {
 		h.Set(HeaderNotStored, mark)
 	}
 	c.w.WriteHeader(c.status)
+	for name, vs := range trailers { // after WriteHeader: not sent as headers
+		if c.declared(name) {
+			h[name] = vs
+		} else {
+			h[http.TrailerPrefix+name] = vs
+		}
+	}
 	if c.body.Len() > 0 {
 		_, err := c.w.Write(c.body.Bytes())
 		return err
@@ -172,22 +191,23 @@ func (c *capture) ended() {
 
 // send sends the rest of the response once the handler has returned:
 // what is still held, marked HeaderNotStored: mark unless mark is "" (a
-// response already sent keeps its headers), then the trailers.
+// response already sent keeps its headers). The trailers are in w's
+// header map, where net/http finds them.
 func (c *capture) send(mark string) {
 	if c.hijacked || c.status == 0 {
 		return
 	}
 	_ = c.sendHead(mark)
-	h := c.w.Header()
-	for name, vs := range c.trailers() {
-		h[http.TrailerPrefix+name] = vs
-	}
 }
 
-// trailers returns the trailers the handler set: names under
-// http.TrailerPrefix, and those declared in the Trailer header, set after
-// WriteHeader.
+// trailers returns the trailers the handler has set, as net/http reads
+// them from the header map when the handler returns: the names declared
+// in the Trailer header at WriteHeader, with their values in the map, and
+// the names under http.TrailerPrefix. Nil before WriteHeader.
 func (c *capture) trailers() http.Header {
+	if c.header == nil {
+		return nil
+	}
 	var t http.Header
 	add := func(name string, vs []string) {
 		if len(vs) == 0 {
@@ -196,9 +216,11 @@ func (c *capture) trailers() http.Header {
 		if t == nil {
 			t = http.Header{}
 		}
-		t[http.CanonicalHeaderKey(name)] = vs
+		cn := http.CanonicalHeaderKey(name)
+		t[cn] = append(t[cn], vs...)
 	}
-	for name, vs := range c.late {
+	h := c.w.Header()
+	for name, vs := range h {
 		if after, ok := strings.CutPrefix(name, http.TrailerPrefix); ok {
 			add(after, vs)
 		}
@@ -206,11 +228,24 @@ func (c *capture) trailers() http.Header {
 	for _, line := range c.header.Values("Trailer") {
 		for _, name := range strings.Split(line, ",") {
 			if name = strings.TrimSpace(name); name != "" {
-				add(name, c.late.Values(name))
+				add(name, h.Values(name))
 			}
 		}
 	}
 	return t
+}
+
+// declared reports whether name (canonical) was declared in the Trailer
+// header at WriteHeader.
+func (c *capture) declared(name string) bool {
+	for _, line := range c.header.Values("Trailer") {
+		for _, n := range strings.Split(line, ",") {
+			if http.CanonicalHeaderKey(strings.TrimSpace(n)) == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // kind says what a captured response leaves behind.

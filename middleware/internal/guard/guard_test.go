@@ -74,16 +74,17 @@ func TestKey(t *testing.T) {
 		extractErr error
 		want       string // "" means an InvalidArgument error
 	}{
-		{desc: "plain", raw: "order-1", want: "order-1"},
-		{desc: "prefixed", prefix: "orders:", raw: "1", want: "orders:1"},
-		{desc: "NFC", prefix: "p:", raw: "cafe\u0301", want: "p:caf\u00e9"},
-		{desc: "exactly 512 bytes", prefix: "p:", raw: strings.Repeat("k", 510), want: "p:" + strings.Repeat("k", 510)},
-		{desc: "513 bytes with the prefix", prefix: "p:", raw: strings.Repeat("k", 511)},
+		{desc: "plain", raw: "order-1", want: "::order-1"},
+		{desc: "prefixed", prefix: "orders:", raw: "1", want: "orders:::1"},
+		{desc: "NFC kept", prefix: "p:", raw: "caf\u00e9", want: "p:::caf\u00e9"},
+		{desc: "not NFC: encoded byte for byte", prefix: "p:", raw: "cafe\u0301", want: `p:::\=Y2FmZcyB`},
+		{desc: "exactly 512 bytes", prefix: "p:", raw: strings.Repeat("k", 508), want: "p:::" + strings.Repeat("k", 508)},
+		{desc: "513 bytes with the prefix", prefix: "p:", raw: strings.Repeat("k", 509)},
 		{desc: "empty", prefix: "p:", raw: ""},
 		{desc: "invalid UTF-8", raw: "a\xffb"},
 		{desc: "extractor error", raw: "x", extractErr: errExtract},
 		{desc: "extractor InvalidArgument", extractErr: Missing("header", "X")},
-		{desc: "whitespace is kept", raw: " k ", want: " k "},
+		{desc: "whitespace is kept", raw: " k ", want: ":: k "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

@@ -4,20 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/internal/httpkey"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Key turns the key extractor's result into the lock key: the prefix, the
-// route (see [Route]; escaped, and left out with Config.NoRoute) and ':',
-// the principal (the request's scope, escaped as a [Compose] part, and ':';
-// left out when principal is ""), then raw, validated with
-// wire.NormalizeKey. The escaping keeps the parts apart: two (route,
-// principal, key) triples never give one lock key. extractErr is the
-// extractor's error. Every error has lock.CodeInvalidArgument and Op
-// "key"; none contains the key or the principal.
+// Key turns the key extractor's result into the lock key (internal/httpkey):
+// the prefix, the route (empty with Config.NoRoute) and ':', the principal
+// (the request's scope; empty when unscoped) and ':', then raw. Every part
+// reaches the key byte for byte, never normalised: two (route, principal,
+// key) triples never give one lock key. extractErr is the extractor's
+// error. Every error has lock.CodeInvalidArgument and Op "key"; none
+// contains the key or the principal.
 func (g *Guard) Key(route, principal, raw string, extractErr error) (string, error) {
 	if extractErr != nil {
 		var le *lock.Error
@@ -30,8 +30,11 @@ func (g *Guard) Key(route, principal, raw string, extractErr error) (string, err
 	if raw == "" {
 		return "", lock.InvalidArgument("key", "the lock key is empty")
 	}
+	if !utf8.ValidString(raw) {
+		return "", lock.InvalidArgument("key", "the lock key must be valid UTF-8")
+	}
 	if !g.route {
-		route = "" // httpkey.Build leaves an empty route out
+		route = "" // an empty route field
 	}
 	full, used := httpkey.Build(g.prefix, route, principal, raw)
 	key, err := wire.NormalizeKey(full)

@@ -213,12 +213,6 @@ func (rp *replay) keepHeaders(h http.Header) http.Header {
 	return keepHeaders(h, func(name string) bool { return rp.headers[name] })
 }
 
-// keepTrailers returns the trailers of h that a record keeps: all but
-// those that can never be replayed.
-func keepTrailers(h http.Header) http.Header {
-	return keepHeaders(h, func(name string) bool { return !slices.Contains(neverReplayed, name) && name != "Set-Cookie" })
-}
-
 // keepHeaders returns the headers of h that allowed accepts (by canonical
 // name) and that fit a record's limits.
 func keepHeaders(h http.Header, allowed func(string) bool) http.Header {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -29,9 +30,10 @@ const (
 	// HeaderNotStored marks a response that is not (or not yet) stored
 	// for replay; its value says why and what a retry gets.
 	HeaderNotStored = "Idempotent-Not-Stored"
-	// NotStoredTooLarge is the HeaderNotStored value of a response whose
-	// body passed the size limit: the request is recorded as completed,
-	// and a retry is answered ErrNotReplayable (409), not run again.
+	// NotStoredTooLarge is the HeaderNotStored value of a response with a
+	// storable status whose body passed the size limit: the request is
+	// recorded as completed, and a retry is answered ErrNotReplayable
+	// (409), not run again.
 	NotStoredTooLarge = "response-too-large"
 	// NotStoredStatus is the HeaderNotStored value of a response whose
 	// status is not stored (ReplayConfig.Statuses): a retry runs the
@@ -40,9 +42,10 @@ const (
 	// NotStoredPending is the HeaderNotStored value of a response whose
 	// record could not be stored on the first attempt (the backend
 	// failed): the write is retried in the background for the lease's
-	// remaining time, and until it lands a retry is answered 409 (the key
-	// stays locked), or, after the lease's TTL with the backend still
-	// failing, runs the handler again.
+	// remaining time, and until it lands a retry is answered 503 while the
+	// backend is unreachable, 409 once it answers (the key stays locked),
+	// or, after the lease's TTL with the backend still failing, runs the
+	// handler again.
 	NotStoredPending = "store-pending"
 	// NotStoredLeaseLost is the HeaderNotStored value of a response whose
 	// lease was lost while the handler ran: nothing is stored and a retry
@@ -169,9 +172,11 @@ func (rp *replay) storable(status int) bool {
 }
 
 // writeReplay writes the stored response r to w, byte for byte, with
-// HeaderReplayed: the status, the stored headers that are still allowed,
-// the body and the trailers. Headers already on w that the response does
+// HeaderReplayed: the status, the stored headers and trailers that are
+// still allowed, the body. Headers already on w that the response does
 // not store (set by middleware in front, such as a request id) stay.
+// Trailers are declared (the Trailer header) before WriteHeader, so that
+// net/http sends the body chunked and the trailers after it.
 func (rp *replay) writeReplay(w http.ResponseWriter, r *record) {
 	h := w.Header()
 	for name, vs := range r.header {
@@ -180,15 +185,22 @@ func (rp *replay) writeReplay(w http.ResponseWriter, r *record) {
 		}
 	}
 	h.Set(HeaderReplayed, "true")
-	if len(r.trailer) == 0 {
-		// With trailers the body is chunked: net/http sends trailers
-		// only then.
+	var trailers []string
+	for name := range r.trailer {
+		if rp.headers[name] {
+			trailers = append(trailers, name)
+		}
+	}
+	slices.Sort(trailers)
+	if len(trailers) > 0 {
+		h.Set("Trailer", strings.Join(trailers, ", "))
+	} else {
 		h.Set("Content-Length", strconv.Itoa(len(r.body)))
 	}
 	w.WriteHeader(r.status)
 	_, _ = w.Write(r.body)
-	for name, vs := range r.trailer {
-		h[http.TrailerPrefix+name] = slices.Clone(vs)
+	for _, name := range trailers {
+		h[name] = slices.Clone(r.trailer[name])
 	}
 }
 

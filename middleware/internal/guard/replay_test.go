@@ -147,7 +147,7 @@ func TestCapture(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			c := newCapture(rec, 8)
+			c := newCapture(rec, &replay{maxBody: 8, statuses: DefaultReplayStatus})
 			tt.write(c)
 			c.ended()
 			k, mark := c.outcome(rp)
@@ -177,7 +177,7 @@ func TestCapture(t *testing.T) {
 func TestCaptureHoldsUntilSent(t *testing.T) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("X-Request-Id", "r1")
-	c := newCapture(rec, 1<<10)
+	c := newCapture(rec, &replay{maxBody: 1 << 10, statuses: DefaultReplayStatus})
 	c.Header().Set("Location", "/orders/1")
 	c.WriteHeader(http.StatusCreated)
 	_, _ = c.Write([]byte("created"))
@@ -205,7 +205,7 @@ func TestCaptureHoldsUntilSent(t *testing.T) {
 // record.
 func TestCaptureTrailers(t *testing.T) {
 	rec := httptest.NewRecorder()
-	c := newCapture(rec, 1<<10)
+	c := newCapture(rec, &replay{maxBody: 1 << 10, statuses: DefaultReplayStatus})
 	c.Header().Set("Trailer", "X-Checksum")
 	c.WriteHeader(http.StatusOK)
 	_, _ = c.Write([]byte("body"))
@@ -237,7 +237,7 @@ func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // connection and leaves nothing to store or send.
 func TestCaptureHijack(t *testing.T) {
 	h := &hijacker{ResponseRecorder: httptest.NewRecorder()}
-	c := newCapture(h, 1<<10)
+	c := newCapture(h, &replay{maxBody: 1 << 10, statuses: DefaultReplayStatus})
 	if _, _, err := http.NewResponseController(c).Hijack(); err != nil {
 		t.Fatal(err)
 	}

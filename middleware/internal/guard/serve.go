@@ -85,10 +85,12 @@ const (
 // is not stored (NotStoredStatus; the key is released plainly and a retry
 // runs the handler), the lease was lost (NotStoredLeaseLost), or the
 // record's first write failed (NotStoredPending; lock.Do retries the
-// release in the background). A handler that panics sends nothing of what
-// it wrote (unless it flushed) and stores nothing; the panic goes on, for
-// a recovering middleware in front to answer 500. A handler that hijacks
-// the connection stores nothing.
+// release in the background). A handler that panics before its status
+// went out sends nothing of what it wrote and stores nothing; the panic
+// goes on, for a recovering middleware in front to answer 500. One that
+// panics after it (a flush, a body past MaxBody) aborts the connection
+// (http.ErrAbortHandler). A handler that hijacks the connection stores
+// nothing.
 func (g *Guard) Serve(x Exchange) (Outcome, error) {
 	var body []byte
 	var bodyErr error
@@ -211,14 +213,22 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 			return err
 		}
 		ran = true
-		c = newCapture(nil, rp.maxBody)
+		c = newCapture(nil, rp)
 		func() {
 			defer g.timed(x.Route)()
 			returned := false
 			defer func() {
-				if !returned && c.w != nil {
-					c.discard() // a panic: nothing of the response goes out
+				if returned || c.w == nil {
+					return
 				}
+				if c.sent {
+					// A panic after the status went out (a flush, or a
+					// body past MaxBody): the response cannot be taken
+					// back, so the connection is aborted rather than let
+					// a recovering middleware's answer follow it.
+					abort(ctx, key, c.w, recover())
+				}
+				c.discard() // a panic: nothing of the response goes out
 			}()
 			nextErr = x.Next(held, func(w http.ResponseWriter) http.ResponseWriter {
 				c.bind(w)
@@ -233,7 +243,7 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 		switch k, _ := c.outcome(rp); k {
 		case storeResponse:
 			rec = (&record{fence: l.Fence, fingerprint: fp, status: c.status,
-				header: rp.keepHeaders(c.header), trailer: keepTrailers(c.trailers()), body: c.body.Bytes()}).encode()
+				header: rp.keepHeaders(c.header), trailer: rp.keepHeaders(c.trailers()), body: c.body.Bytes()}).encode()
 		case storeCompleted:
 			rec = (&record{fence: l.Fence, fingerprint: fp, completed: true, status: c.status}).encode()
 		}
@@ -267,6 +277,23 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 		}
 	}
 	return Refused, err
+}
+
+// abort ends a handler that panicked with p after its response started
+// on w: it logs p (unless it is http.ErrAbortHandler), closes the
+// connection when it can (HTTP/1: no recovering middleware can write
+// after it), and panics with http.ErrAbortHandler, on which net/http
+// aborts the response without a log line, and which Echo's Recover
+// passes on.
+func abort(ctx context.Context, key string, w http.ResponseWriter, p any) {
+	if p != http.ErrAbortHandler {
+		slog.ErrorContext(ctx, "syncguard: the handler panicked after its response started; aborting the connection",
+			"key_hash", lock.HashKey(key), "panic", fmt.Sprint(p))
+	}
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		_ = conn.Close()
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // notStoredMark returns the HeaderNotStored value of the response c (""

@@ -29,8 +29,9 @@ const (
 )
 
 // limitKey is the lock key the middleware makes of user: a limit's key
-// leaves the route out by default.
-func limitKey(user string) string { return ns + user }
+// leaves the route out by default (an empty route field), and the
+// scenarios are unscoped (an empty scope field).
+func limitKey(user string) string { return ns + "::" + user }
 
 // free asserts that no slot of k is held.
 func (e *env) free(t *testing.T, k string) {

@@ -28,7 +28,6 @@ var safetyScenarios = []scenario{
 	{"replay: no scope (unauthenticated) is 401, the handler does not run", replayNoScope},
 	{"replay: 401 and 429 not stored, 201 and 404 stored, 500 only when asked", replayStatuses},
 	{"replay: a panic after a 2xx write answers 500 and stores nothing", replayPanicAfterWrite},
-	{"replay: trailers reach the client and are replayed", replayTrailers},
 	{"replay: a hijacked connection stores nothing", replayHijack},
 	{"replay: a missing key is 400 before a large body is 413", replayMissingKeyFirst},
 	{"replay: an http.MaxBytesError in front is 413", replayMaxBytesError},
@@ -216,36 +215,6 @@ func replayPanicAfterWrite(t *testing.T, a Adapter) {
 	}
 	if rec := send(h, "/orders", ptr(key), "b"); rec.Code != http.StatusCreated || rec.Body.String() != "run 2" {
 		t.Errorf("retry after the panic: %d %q, want a run's 201", rec.Code, rec.Body)
-	}
-}
-
-func replayTrailers(t *testing.T, a Adapter) {
-	e := newEnv(t)
-	var runs atomic.Int32
-	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{},
-		Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
-			runs.Add(1)
-			w.Header().Set("Trailer", "X-Checksum")
-			w.WriteHeader(http.StatusCreated)
-			_, _ = w.Write([]byte("order"))
-			w.Header().Set("X-Checksum", "c0ffee")
-			w.Header().Set(http.TrailerPrefix+"X-Items", "3")
-		}})
-	want := http.Header{"X-Checksum": {"c0ffee"}, "X-Items": {"3"}}
-	for i := range 2 {
-		rec := send(h, "/orders", ptr(key), "b")
-		res := rec.Result()
-		if res.StatusCode != http.StatusCreated || rec.Body.String() != "order" {
-			t.Fatalf("request %d: %d %q", i+1, res.StatusCode, rec.Body)
-		}
-		for name, vs := range want {
-			if got := res.Trailer.Get(name); got != vs[0] {
-				t.Errorf("request %d: trailer %s = %q, want %q (trailers %v)", i+1, name, got, vs[0], res.Trailer)
-			}
-		}
-	}
-	if n := runs.Load(); n != 1 {
-		t.Errorf("handler ran %d times, want 1", n)
 	}
 }
 

@@ -104,3 +104,17 @@ func TestLsMatchHashedKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteAsPrinted: --route takes an Echo route as written or as a key
+// prints it (its ':' escaped); both name the key the middleware locks.
+func TestRouteAsPrinted(t *testing.T) {
+	written := &options{route: "POST /accounts/:id/withdraw", scope: "alice"}
+	printed := &options{route: `POST /accounts/\:id/withdraw`, scope: "alice"}
+	want := `POST /accounts/\:id/withdraw:alice:42`
+	if got := keyOf(written, "42"); got != want {
+		t.Errorf("keyOf(route as written) = %q, want %q", got, want)
+	}
+	if got := keyOf(printed, "42"); got != want {
+		t.Errorf("keyOf(route as printed) = %q, want %q", got, want)
+	}
+}

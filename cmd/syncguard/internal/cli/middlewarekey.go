@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"strings"
 
 	"github.com/syncguard-go/syncguard/internal/httpkey"
 )
@@ -11,15 +12,15 @@ import (
 //	<key prefix><route>:<scope>:<key>
 //
 // where the key prefix is WithPrefix's namespace (verbatim), the route is
-// the method, a space and the route pattern ("POST /orders/{id}", left out
+// the method, a space and the route pattern ("POST /orders/{id}", empty
 // with WithRouteScope(false) and for limits), the scope is the principal
-// of WithScope (left out without it), and the key is the key function's
-// result; the route and the scope are escaped ('\' and ':' get a '\' in
-// front) and a route longer than 96 bytes escaped is "#" and a hash of it.
-// show and release build that name from --key-prefix, --route and --scope,
-// so the operator gives what the request carried. The rules are
-// internal/httpkey's, which the middleware uses too; TestShowRouteKey
-// checks the two agree through httplock.
+// of WithScope (empty without it), and the key is the key function's
+// result, each part byte for byte (internal/httpkey has the rules, which
+// the middleware uses too; TestShowRouteKey checks the two agree). show
+// and release build that name from --key-prefix, --route and --scope, so
+// the operator gives what the request carried. --route takes the route as
+// written ("POST /accounts/:id/withdraw") or as ls prints it inside a key,
+// escaped ("POST /accounts/\:id/withdraw").
 
 // keyOf is the key that show and release look at: KEY as given, or the
 // middleware's key of KEY with --route, --scope or --key-prefix.
@@ -27,8 +28,20 @@ func keyOf(o *options, key string) string {
 	if o.route == "" && o.scope == "" && o.keyPrefix == "" {
 		return key
 	}
-	name, _ := httpkey.Build(o.keyPrefix, o.route, o.scope, key)
+	name, _ := httpkey.Build(o.keyPrefix, routeAsWritten(o.route), o.scope, key)
 	return name
+}
+
+// routeAsWritten returns route unescaped when it is in the escaped form a
+// key shows (a '\' before each ':' and '\'), else as given.
+func routeAsWritten(route string) string {
+	if !strings.Contains(route, `\:`) {
+		return route
+	}
+	if r, ok := httpkey.Unescape(route); ok {
+		return r
+	}
+	return route
 }
 
 // keyFlags are the flags of show and release that build a middleware's key.

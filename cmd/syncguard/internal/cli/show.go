@@ -55,7 +55,7 @@ type state struct {
 	Counter string `json:"fenceCounter"`
 	// Striped says the counter is a stripe's, shared by every key hashed
 	// to it (Options.FenceStripes): its value is not this key's history.
-	Striped bool `json:"fenceCounterShared,omitempty"`
+	Striped bool   `json:"fenceCounterShared,omitempty"`
 	DoneKey string `json:"doneKey"`
 	// Done is the done marker's value (a fence; asynqlock); DoneTTLMs its
 	// time left. Nil when there is none.

@@ -1,0 +1,196 @@
+package guardtest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+)
+
+// The scenarios here run over a real HTTP server (httptest.NewServer), not
+// a ResponseRecorder: Content-Length, chunking, trailers and aborted
+// connections are net/http's, as a client sees them.
+var realServerScenarios = []scenario{
+	{"replay over a real server: principals equal after Unicode normalisation stay apart", realPrincipalsNFC},
+	{"replay over a real server: trailers of every net/http idiom are sent once, replayed by the allow-list", realTrailers},
+	{"replay over a real server: a large response whose status is not stored is marked status-not-stored", realLargeNotStored},
+	{"replay over a real server: a panic after the response started aborts the connection", realPanicAfterStart},
+}
+
+// answer is a response as a client read it.
+type answer struct {
+	status  int
+	header  http.Header
+	trailer http.Header
+	body    string
+	err     error // reading the body failed (an aborted connection)
+}
+
+// post sends one POST with key (and principal unless "") to srv and reads
+// the whole answer.
+func post(t *testing.T, srv *httptest.Server, path, key, principal, body string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(Header, key)
+	if principal != "" {
+		req.Header.Set(PrincipalHeader, principal)
+	}
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		return answer{err: err}
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return answer{status: res.StatusCode, header: res.Header, trailer: res.Trailer, body: string(b), err: err}
+}
+
+// realServer serves h until the test ends.
+func realServer(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func realPrincipalsNFC(t *testing.T, a Adapter) {
+	e := newEnv(t)
+	var b byPrincipal
+	srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal,
+		Replay: &Replay{}, Handler: b.handle}))
+	for _, p := range []string{"\u00e9", "e\u0301"} { // canonically equivalent, two identities
+		got := post(t, srv, "/orders", key, p, "b")
+		if got.status != http.StatusCreated || got.header.Get("Idempotent-Replayed") != "" || !strings.Contains(got.body, "of "+p+", run 1") {
+			t.Errorf("principal %q: %d %q (replayed %q), want its own first run", p, got.status, got.body, got.header.Get("Idempotent-Replayed"))
+		}
+	}
+}
+
+func realTrailers(t *testing.T, a Adapter) {
+	e := newEnv(t)
+	var runs atomic.Int32
+	headers := append(guard.DefaultReplayHeaders(), "X-Checksum", "X-Items", "X-Twice")
+	srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal,
+		Replay: &Replay{Headers: headers},
+		Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
+			runs.Add(1)
+			h := w.Header() // kept across WriteHeader, as net/http allows
+			h.Set("Trailer", "X-Checksum, X-Session-Token, X-Twice")
+			h.Set("X-Twice", "v") // a declared trailer with a header value too
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte("order")) // small: net/http would set Content-Length
+			h.Set("X-Checksum", "c0ffee")
+			h.Set("X-Session-Token", "secret-of-the-first-client")
+			h.Set(http.TrailerPrefix+"X-Items", "3")
+		}}))
+	first := post(t, srv, "/orders", key, "", "b")
+	second := post(t, srv, "/orders", key, "", "b")
+	for i, got := range []answer{first, second} {
+		if got.err != nil || got.status != http.StatusCreated || got.body != "order" {
+			t.Fatalf("request %d: %d %q, %v", i+1, got.status, got.body, got.err)
+		}
+		for name, want := range map[string]string{"X-Checksum": "c0ffee", "X-Items": "3"} {
+			if vs := got.trailer.Values(name); len(vs) != 1 || vs[0] != want {
+				t.Errorf("request %d: trailer %s = %q, want [%q] (trailers %v)", i+1, name, vs, want, got.trailer)
+			}
+		}
+		if vs := got.trailer.Values("X-Twice"); len(vs) != 1 || vs[0] != "v" {
+			t.Errorf("request %d: trailer X-Twice = %q, want [\"v\"] once, as net/http sends it", i+1, vs)
+		}
+	}
+	if got := first.trailer.Get("X-Session-Token"); got == "" {
+		t.Errorf("first run: its own X-Session-Token trailer is missing (trailers %v)", first.trailer)
+	}
+	if got := second.trailer.Get("X-Session-Token"); got != "" {
+		t.Errorf("replay: X-Session-Token trailer %q of another client replayed: trailers must pass the allow-list", got)
+	}
+	if second.header.Get("Idempotent-Replayed") != "true" || runs.Load() != 1 {
+		t.Errorf("second request: replayed %q, %d runs; want a replay of one run", second.header.Get("Idempotent-Replayed"), runs.Load())
+	}
+}
+
+func realLargeNotStored(t *testing.T, a Adapter) {
+	e := newEnv(t)
+	large := strings.Repeat("x", 64)
+	for _, tc := range []struct {
+		status   int
+		mark     string
+		retry    int   // status of the retry
+		wantRuns int32 // handler runs after both requests
+	}{
+		{http.StatusCreated, "response-too-large", http.StatusConflict, 1},
+		{http.StatusInternalServerError, "status-not-stored", http.StatusInternalServerError, 2},
+		{http.StatusUnauthorized, "status-not-stored", http.StatusUnauthorized, 2},
+		{http.StatusConflict, "status-not-stored", http.StatusConflict, 2},
+	} {
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			var runs atomic.Int32
+			srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Routes: []string{"/orders"}, Scope: Principal,
+				Replay: &Replay{MaxBody: 16},
+				Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
+					runs.Add(1)
+					w.WriteHeader(tc.status)
+					_, _ = w.Write([]byte(large))
+				}}))
+			first := post(t, srv, "/orders", key, "", "b")
+			if first.status != tc.status || first.body != large || first.header.Get("Idempotent-Not-Stored") != tc.mark {
+				t.Errorf("first: %d, %d bytes, marked %q; want %d, 64 bytes, marked %q",
+					first.status, len(first.body), first.header.Get("Idempotent-Not-Stored"), tc.status, tc.mark)
+			}
+			if retry := post(t, srv, "/orders", key, "", "b"); retry.status != tc.retry || runs.Load() != tc.wantRuns {
+				t.Errorf("retry: %d after %d runs, want %d after %d", retry.status, runs.Load(), tc.retry, tc.wantRuns)
+			}
+		})
+	}
+}
+
+func realPanicAfterStart(t *testing.T, a Adapter) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		desc  string
+		write func(w http.ResponseWriter)
+	}{
+		{"body past MaxBody", func(w http.ResponseWriter) { _, _ = w.Write([]byte(strings.Repeat("p", 64))) }},
+		{"flushed", func(w http.ResponseWriter) {
+			_, _ = w.Write([]byte("partial"))
+			_ = http.NewResponseController(w).Flush()
+		}},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			var runs atomic.Int32
+			// Wait: the client sees the abort before the first run's
+			// release is done; the retry waits for it.
+			h := a.Build(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal,
+				Replay: &Replay{MaxBody: 16},
+				Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
+					if runs.Add(1) == 1 {
+						tc.write(w)
+						panic(errPanic)
+					}
+					w.WriteHeader(http.StatusCreated)
+				}})
+			if !a.RecoversPanics {
+				h = recoverer(h) // a naive recovering middleware, which answers every panic
+			}
+			srv := realServer(t, h)
+			got := post(t, srv, "/orders", key, "", "b")
+			if got.err == nil {
+				t.Errorf("a panic after the response started: read %d %q without an error; want the connection aborted", got.status, got.body)
+			}
+			if strings.Contains(strings.ToLower(got.body), "internal") {
+				t.Errorf("a second body followed the first: %q", got.body)
+			}
+			if retry := post(t, srv, "/orders", key, "", "b"); retry.status != http.StatusCreated || runs.Load() != 2 {
+				t.Errorf("retry: %d after %d runs, want a run's 201 (nothing was stored)", retry.status, runs.Load())
+			}
+		})
+	}
+}
