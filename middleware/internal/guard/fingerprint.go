@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/syncguard-go/syncguard/internal/wire"
 )
 
-// fingerprintSize is the size of a request fingerprint (SHA-256).
-const fingerprintSize = sha256.Size
+// fingerprintSize is the size of a request fingerprint (SHA-256), as a
+// record keeps it.
+const fingerprintSize = wire.FingerprintSize
 
 // readBody reads r's body for the fingerprint, at most rp.maxReqBody
 // bytes, and gives r a new Body reading the same bytes, so that the key

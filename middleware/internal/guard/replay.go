@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -177,16 +178,16 @@ func (rp *replay) storable(status int) bool {
 // not store (set by middleware in front, such as a request id) stay.
 // Trailers are declared (the Trailer header) before WriteHeader, so that
 // net/http sends the body chunked and the trailers after it.
-func (rp *replay) writeReplay(w http.ResponseWriter, r *record) {
+func (rp *replay) writeReplay(w http.ResponseWriter, r *wire.Record) {
 	h := w.Header()
-	for name, vs := range r.header {
+	for name, vs := range r.Header {
 		if rp.headers[name] {
 			h[name] = slices.Clone(vs)
 		}
 	}
 	h.Set(HeaderReplayed, "true")
 	var trailers []string
-	for name := range r.trailer {
+	for name := range r.Trailer {
 		if rp.headers[name] {
 			trailers = append(trailers, name)
 		}
@@ -195,47 +196,15 @@ func (rp *replay) writeReplay(w http.ResponseWriter, r *record) {
 	if len(trailers) > 0 {
 		h.Set("Trailer", strings.Join(trailers, ", "))
 	} else {
-		h.Set("Content-Length", strconv.Itoa(len(r.body)))
+		h.Set("Content-Length", strconv.Itoa(len(r.Body)))
 	}
-	w.WriteHeader(r.status)
-	_, _ = w.Write(r.body)
+	w.WriteHeader(r.Status)
+	_, _ = w.Write(r.Body)
 	for _, name := range trailers {
-		h[name] = slices.Clone(r.trailer[name])
+		h[name] = slices.Clone(r.Trailer[name])
 	}
 }
 
 // ValidHeaderName reports whether s is an RFC 9110 token, the syntax of a
 // header field name.
-func ValidHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c < 0x80 && isTokenPunct[c]:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-var isTokenPunct = func() (t [0x80]bool) {
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return t
-}()
-
-// validHeaderValue reports whether s can be sent as a header field value:
-// no control characters other than tab.
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
+func ValidHeaderName(s string) bool { return wire.ValidHeaderName(s) }

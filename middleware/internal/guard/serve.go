@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -242,10 +243,10 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 		c.ended()
 		switch k, _ := c.outcome(rp); k {
 		case storeResponse:
-			rec = (&record{fence: l.Fence, fingerprint: fp, status: c.status,
-				header: rp.keepHeaders(c.header), trailer: rp.keepHeaders(c.trailers()), body: c.body.Bytes()}).encode()
+			rec = (&wire.Record{Fence: l.Fence, Fingerprint: fp, Status: c.status,
+				Header: rp.keepHeaders(c.header), Trailer: rp.keepHeaders(c.trailers()), Body: c.body.Bytes()}).Encode()
 		case storeCompleted:
-			rec = (&record{fence: l.Fence, fingerprint: fp, completed: true, status: c.status}).encode()
+			rec = (&wire.Record{Fence: l.Fence, Fingerprint: fp, Completed: true, Status: c.status}).Encode()
 		}
 		return nil
 	}, opts...)
@@ -328,17 +329,17 @@ func (g *Guard) replayStored(ctx context.Context, w http.ResponseWriter, key str
 	if err != nil || !ok {
 		return false, err
 	}
-	r, err := decodeRecord(b)
+	r, err := wire.DecodeRecord(b)
 	if err != nil {
 		slog.ErrorContext(ctx, "syncguard: the value stored for this key is not a response record this version can read; answering 500, neither replaying nor running the handler, until it expires or is deleted",
 			"key_hash", lock.HashKey(key), "bytes", len(b), "error", err)
 		return false, fmt.Errorf("%w: %w", ErrBadRecord, err)
 	}
 	switch {
-	case r.fingerprint != fp:
+	case r.Fingerprint != fp:
 		return false, ErrKeyReused
-	case r.completed:
-		return false, &NotReplayableError{Status: r.status}
+	case r.Completed:
+		return false, &NotReplayableError{Status: r.Status}
 	}
 	g.replay.writeReplay(w, r)
 	return true, nil

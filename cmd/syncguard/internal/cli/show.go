@@ -68,6 +68,9 @@ type state struct {
 	HasRecord   bool    `json:"hasRecord"`
 	Record      *string `json:"record,omitempty"`
 	RecordTTLMs int64   `json:"recordTtlMs,omitempty"`
+	// Response is the record decoded: the stored response (nil when the
+	// value is not a record this version reads).
+	Response *responseShow `json:"response,omitempty"`
 	// Waiters is the number of waiters queued in Redis for the key.
 	Waiters int64 `json:"waiters"`
 
@@ -198,6 +201,7 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	if v, err := record.Result(); err == nil {
 		st.HasRecord, st.Record = true, &v
 		st.RecordTTLMs = recordTTL.Val().Milliseconds()
+		st.Response = newResponseShow([]byte(v))
 	}
 	st.Waiters = waiters.Val() // 0 when there is no queue (or it is not a sorted set)
 	return st, nil
@@ -281,10 +285,19 @@ func (st *state) print(w io.Writer) {
 		row("done marker", "%s: not a fence (%d bytes, for %s more; a record of an older version?): %s",
 			display(st.DoneKey), len(*st.Done), duration(ms(st.DoneTTLMs)), preview(*st.Done))
 	}
-	if st.Record == nil {
+	switch r := st.Response; {
+	case st.Record == nil:
 		row("record", "%s: none", display(st.RecordKey))
-	} else {
-		row("record", "%s: %d bytes, for %s more: %s", display(st.RecordKey), len(*st.Record), duration(ms(st.RecordTTLMs)), preview(*st.Record))
+	case r == nil:
+		row("record", "%s: %d bytes, for %s more, not a replay record this version reads: %s",
+			display(st.RecordKey), len(*st.Record), duration(ms(st.RecordTTLMs)), preview(*st.Record))
+	case r.Completed:
+		row("record", "%s: %d bytes, for %s more: status %d, completed by fence %s (response too large to store; retries get 409)",
+			display(st.RecordKey), len(*st.Record), duration(ms(st.RecordTTLMs)), r.Status, r.Fence)
+	default:
+		row("record", "%s: %d bytes, for %s more: status %d, stored by fence %s", display(st.RecordKey), len(*st.Record),
+			duration(ms(st.RecordTTLMs)), r.Status, r.Fence)
+		r.print(row)
 	}
 	row("waiters", "%d", st.Waiters)
 }

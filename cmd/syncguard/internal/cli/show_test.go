@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -217,5 +220,47 @@ func TestAgeNeverNegative(t *testing.T) {
 		if got := age(tc.now, tc.acquired); got != tc.want {
 			t.Errorf("age(%d, %d) = %d, want %d", tc.now, tc.acquired, got, tc.want)
 		}
+	}
+}
+
+// TestShowDecodesRecord: a stored response prints decoded (status, fence,
+// headers, trailers, body length and its start as text), not as escaped
+// bytes; so does a record of a completed request.
+func TestShowDecodesRecord(t *testing.T) {
+	srv := redistest.Shared(t)
+	p := prefix(t)
+	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	ctx := context.Background()
+	store := func(key string, r *wire.Record) lock.Fence {
+		t.Helper()
+		l, err := b.Acquire(ctx, key, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Fence = l.Fence
+		if err := b.ReleaseRecord(ctx, l, r.Encode(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		return l.Fence
+	}
+	f := store("order:1", &wire.Record{Status: 201, Header: http.Header{"Content-Type": {"application/json"}},
+		Trailer: http.Header{"X-Sum": {"c0ffee"}}, Body: []byte(`{"id":1}`)})
+	out := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "order:1").out
+	for _, want := range []string{
+		"status 201, stored by fence " + string(f),
+		"  header       Content-Type: application/json",
+		"  trailer      X-Sum: c0ffee",
+		`  body         8 bytes: "{\"id\":1}"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show order:1 lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `SGR\x02`) {
+		t.Errorf("show order:1 prints the record's raw bytes:\n%s", out)
+	}
+	f = store("order:2", &wire.Record{Status: 200, Completed: true})
+	if out := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "order:2").out; !strings.Contains(out, "status 200, completed by fence "+string(f)) {
+		t.Errorf("show order:2 lacks the completed record:\n%s", out)
 	}
 }

@@ -1,4 +1,4 @@
-package guard
+package wire
 
 import (
 	"bytes"
@@ -9,35 +9,35 @@ import (
 	"testing"
 )
 
-func sampleRecord() *record {
-	r := &record{fence: "000000000000042", status: http.StatusCreated,
-		header: http.Header{"Content-Type": {"application/json"}, "Link": {"</a>; rel=a", "</b>; rel=b"}, "Etag": {""}},
-		body:   []byte("{\"id\":1}\x00\xff")}
-	copy(r.fingerprint[:], bytes.Repeat([]byte{7}, fingerprintSize))
+func sampleRecord() *Record {
+	r := &Record{Fence: "000000000000042", Status: http.StatusCreated,
+		Header: http.Header{"Content-Type": {"application/json"}, "Link": {"</a>; rel=a", "</b>; rel=b"}, "Etag": {""}},
+		Body:   []byte("{\"id\":1}\x00\xff")}
+	copy(r.Fingerprint[:], bytes.Repeat([]byte{7}, FingerprintSize))
 	return r
 }
 
 func TestRecordRoundTrip(t *testing.T) {
 	withTrailer := sampleRecord()
-	withTrailer.trailer = http.Header{"X-Checksum": {"abc"}}
-	for _, r := range []*record{sampleRecord(), withTrailer, {fence: "000000000000001", status: 204},
-		{fence: "000000000000001", status: 500}, {fence: "000000000000002", status: 201, completed: true}} {
-		b := r.encode()
-		got, err := decodeRecord(b)
+	withTrailer.Trailer = http.Header{"X-Checksum": {"abc"}}
+	for _, r := range []*Record{sampleRecord(), withTrailer, {Fence: "000000000000001", Status: 204},
+		{Fence: "000000000000001", Status: 500}, {Fence: "000000000000002", Status: 201, Completed: true}} {
+		b := r.Encode()
+		got, err := DecodeRecord(b)
 		if err != nil {
 			t.Fatalf("decode(encode(%+v)): %v", r, err)
 		}
-		if !reflect.DeepEqual(got, r) && !(len(r.header) == 0 && len(got.header) == 0 && got.status == r.status && bytes.Equal(got.body, r.body)) {
+		if !reflect.DeepEqual(got, r) && !(len(r.Header) == 0 && len(got.Header) == 0 && got.Status == r.Status && bytes.Equal(got.Body, r.Body)) {
 			t.Errorf("decode(encode(r)) = %+v, want %+v", got, r)
 		}
 	}
 }
 
 // TestDecodeRecordRejects: every malformed or foreign value is an error
-// matching errBadRecord, never a record.
+// matching ErrBadRecord, never a record.
 func TestDecodeRecordRejects(t *testing.T) {
-	good := sampleRecord().encode()
-	kind := len(recordMagic) + 15 + fingerprintSize // offset of the kind
+	good := sampleRecord().Encode()
+	kind := len(RecordMagic) + 15 + FingerprintSize // offset of the kind
 	hdr := kind + 1                                 // offset of the status
 	tests := []struct {
 		desc string
@@ -52,7 +52,7 @@ func TestDecodeRecordRejects(t *testing.T) {
 		{"completed with a response", patch(good, kind, 'c')},
 		{"truncated in the fence", good[:10]},
 		{"truncated in the fingerprint", good[:30]},
-		{"bad fence", append(append([]byte(recordMagic), "00000000000004x"...), good[19:]...)},
+		{"bad fence", append(append([]byte(RecordMagic), "00000000000004x"...), good[19:]...)},
 		{"status 600", patch(good, hdr, 0x02, 0x58)},
 		{"status 0", patch(good, hdr, 0, 0)},
 		{"status 199", patch(good, hdr, 0, 199)},
@@ -70,9 +70,9 @@ func TestDecodeRecordRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			r, err := decodeRecord(tt.b)
-			if r != nil || !errors.Is(err, errBadRecord) {
-				t.Errorf("decodeRecord = %+v, %v; want nil and a bad-record error", r, err)
+			r, err := DecodeRecord(tt.b)
+			if r != nil || !errors.Is(err, ErrBadRecord) {
+				t.Errorf("DecodeRecord = %+v, %v; want nil and a bad-record error", r, err)
 			}
 		})
 	}
@@ -89,25 +89,39 @@ func patch(b []byte, off int, p ...byte) []byte {
 // encode writes: a value that decodes encodes back to the same bytes, so
 // no corrupt or foreign value can replay as something it is not.
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(sampleRecord().encode())
-	f.Add((&record{fence: "000000000000001", status: 200}).encode())
+	f.Add(sampleRecord().Encode())
+	f.Add((&Record{Fence: "000000000000001", Status: 200}).Encode())
 	f.Add([]byte("000000000000001"))
 	f.Add([]byte("SGR\x02"))
-	f.Add((&record{fence: "000000000000003", status: 201, completed: true}).encode())
+	f.Add((&Record{Fence: "000000000000003", Status: 201, Completed: true}).Encode())
 	f.Add([]byte(strings.Repeat("\xff", 64)))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := decodeRecord(b)
+		r, err := DecodeRecord(b)
 		if err != nil {
-			if r != nil || !errors.Is(err, errBadRecord) {
-				t.Fatalf("decodeRecord(%q) = %+v, %v", b, r, err)
+			if r != nil || !errors.Is(err, ErrBadRecord) {
+				t.Fatalf("DecodeRecord(%q) = %+v, %v", b, r, err)
 			}
 			return
 		}
-		if r.status < 200 || r.status > 599 {
-			t.Fatalf("decoded status %d", r.status)
+		if r.Status < 200 || r.Status > 599 {
+			t.Fatalf("decoded status %d", r.Status)
 		}
-		if again := r.encode(); !bytes.Equal(again, b) {
+		if again := r.Encode(); !bytes.Equal(again, b) {
 			t.Fatalf("decode then encode changed %q to %q", b, again)
 		}
 	})
+}
+
+// TestRecordBytes pins the stored bytes of a record (version 2): records
+// written by earlier releases must stay readable, and the syncguard command
+// decodes the same bytes.
+func TestRecordBytes(t *testing.T) {
+	r := &Record{Fence: "000000000000042", Status: 201, Header: http.Header{"Content-Type": {"a/b"}},
+		Trailer: http.Header{"X-Sum": {"1"}}, Body: []byte("x")}
+	copy(r.Fingerprint[:], bytes.Repeat([]byte{7}, FingerprintSize))
+	want := "SGR\x02000000000000042" + strings.Repeat("\a", 32) + "r\x00\xc9" +
+		"\x01\x0cContent-Type\x01\x03a/b" + "\x01\x05X-Sum\x01\x011" + "x"
+	if got := string(r.Encode()); got != want {
+		t.Errorf("Encode = %q, want %q", got, want)
+	}
 }
