@@ -76,10 +76,10 @@ const (
 	CheckCluster = "cluster"
 )
 
-// MinRedisVersion is the oldest Redis the scripts run on: they call TIME
-// before writing, which Redis before 5.0 refuses in a script unless the
-// script asks for effects replication.
-const MinRedisVersion = "5.0"
+// MinRedisVersion is the oldest Redis the scripts run on: a release
+// replaces the lock's index by its tombstone with SET ... GET, which Redis
+// 6.2 added.
+const MinRedisVersion = "6.2"
 
 // Finding is one result of Check.
 type Finding struct {
@@ -395,30 +395,32 @@ func checkVersion(st nodeState) Finding {
 		return unknown(CheckVersion, refused("INFO server", st.infoErr["server"]))
 	}
 	v := srv["redis_version"]
-	major, ok := parseMajor(v)
+	major, minor, ok := parseVersion(v)
 	if !ok {
 		return unknown(CheckVersion, fmt.Sprintf("INFO server gives no usable redis_version (%q)", v))
 	}
-	if major < 5 {
+	if major < 6 || major == 6 && minor < 2 {
 		return Finding{Name: CheckVersion, Severity: SeveritySevere,
-			Message: fmt.Sprintf("Redis %s is older than %s: the scripts call TIME before writing, which it refuses, so no acquire works", v, MinRedisVersion),
+			Message: fmt.Sprintf("Redis %s is older than %s: a release uses SET with GET, which it refuses, so no lock is ever released", v, MinRedisVersion),
 			Advice:  "upgrade to Redis " + MinRedisVersion + " or later"}
 	}
 	return Finding{Name: CheckVersion, Severity: SeverityOK,
 		Message: fmt.Sprintf("Redis %s (the scripts need %s or later)", v, MinRedisVersion)}
 }
 
-// parseMajor returns the major version of "major.minor[.patch]".
-func parseMajor(v string) (int, bool) {
-	major, rest, ok := strings.Cut(v, ".")
+// parseVersion reads the major and minor numbers of a redis_version,
+// "major.minor[.patch]".
+func parseVersion(v string) (major, minor int, ok bool) {
+	ma, rest, ok := strings.Cut(v, ".")
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	n, err := strconv.Atoi(major)
-	if _, err2 := strconv.Atoi(strings.SplitN(rest, ".", 2)[0]); err != nil || err2 != nil {
-		return 0, false
+	major, err := strconv.Atoi(ma)
+	minor, err2 := strconv.Atoi(strings.SplitN(rest, ".", 2)[0])
+	if err != nil || err2 != nil {
+		return 0, 0, false
 	}
-	return n, true
+	return major, minor, true
 }
 
 func checkPersistence(st nodeState) Finding {

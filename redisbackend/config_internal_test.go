@@ -62,3 +62,16 @@ func TestConfigConflict(t *testing.T) {
 		t.Errorf("three records: %v", f)
 	}
 }
+
+func TestParseVersion(t *testing.T) {
+	for _, tc := range []struct {
+		v            string
+		major, minor int
+		ok           bool
+	}{{"7.0.15", 7, 0, true}, {"6.2", 6, 2, true}, {"6.0.16", 6, 0, true}, {"7", 0, 0, false}, {"x.1", 0, 0, false}} {
+		major, minor, ok := parseVersion(tc.v)
+		if major != tc.major || minor != tc.minor || ok != tc.ok {
+			t.Errorf("parseVersion(%q) = %d, %d, %v; want %d, %d, %v", tc.v, major, minor, ok, tc.major, tc.minor, tc.ok)
+		}
+	}
+}

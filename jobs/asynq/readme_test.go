@@ -110,3 +110,21 @@ func readmeAsynqLimit(backend lock.Backend) (*asynqlock.Guard, *asynqlock.Guard,
 	// END README
 	return reports, perTenant, err
 }
+
+// The limit guide's server snippet: more workers than the limit admits.
+func readmeAsynqLimitServer(rdb *redis.Client, reports *asynqlock.Guard, mux *asynq.ServeMux) error {
+	// README: asynq-limit-server
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		// Above the limit, so the limit is what holds tasks back: with
+		// asynq's default (one worker per CPU) a 2-core machine never runs
+		// more than 2 tasks at once, and a limit of 2 would look enforced
+		// without ever being tested.
+		Concurrency:    8,
+		IsFailure:      asynqlock.IsFailure,       // a task that found every slot taken is requeued, not failed
+		RetryDelayFunc: asynqlock.RetryDelay(nil), // and retried when a slot frees
+		Logger:         reports.Logger(nil),
+	})
+	mux.Use(reports.Middleware())
+	return srv.Run(mux)
+	// END README
+}
