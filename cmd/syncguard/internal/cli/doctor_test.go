@@ -115,14 +115,8 @@ func TestFenceFindingThresholds(t *testing.T) {
 // command names the server it read in a warning, and doctor exits 1 even
 // when nothing else is wrong.
 func TestNoConfigRecord(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.Start(t, redistest.WithAOF()) // nothing severe for doctor to find
 	rdb := srv.Client(t)
-	ctx := context.Background()
-	for _, kv := range [][2]string{{"appendonly", "yes"}, {"appendfsync", "always"}, {"maxmemory-policy", "noeviction"}} {
-		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	want := srv.Addr() + " holds no syncguard configuration record under the prefix (syncguard:config:backend)"
 	for _, tc := range []struct {
 		cmd  string
