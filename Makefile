@@ -20,16 +20,16 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## unit: go test -race ./... through internal/cmd/testprogress: a line per package as it finishes
+## unit: go test -race ./... through internal/testkit/testprogress: a line per package as it finishes
 ## (status, package, seconds), the full output of every failed test, the 10 slowest tests.
 ## TESTJSON=file keeps go test's JSON events; TESTFLAGS adds go test flags (e.g. -run, -p).
 ## The slowest packages come first: go test starts the test runs in command-line order, so
 ## theirs overlap the other packages' builds instead of running alone at the end.
 TESTJSON  ?=
 TESTFLAGS ?=
-SLOWFIRST  = ./redisbackend ./otel ./internal/redistest ./lock ./internal/chaos
+SLOWFIRST  = ./redisbackend ./otel ./internal/testkit/redistest ./lock ./internal/testkit/chaos
 unit:
-	$(GO) run ./internal/cmd/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
+	$(GO) run ./internal/testkit/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
 	  -race -count=1 -timeout 8m $(TESTFLAGS) $(SLOWFIRST) ./...
 
 ## fuzz: run every Fuzz target for FUZZTIME (default 20000 inputs; e.g. make fuzz FUZZTIME=2m), a line each;
@@ -73,5 +73,5 @@ CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt
 .PHONY: chaos
 chaos:
-	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./internal/chaos/ \
+	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./internal/testkit/chaos/ \
 	  -chaos.duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))

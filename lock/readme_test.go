@@ -9,7 +9,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Regions quoted by docs/backends.md (internal/readme checks them).
+// Regions quoted by docs/backends.md (internal/testkit/readme checks them).
 
 // README: backends-hook
 // slowOps logs every backend operation that takes longer than limit, and

@@ -98,7 +98,7 @@ func TestDashboardMetrics(t *testing.T) {
 }
 
 // docPrometheus is docs/opentelemetry.md's Prometheus snippet, kept
-// compiling (it serves HTTP, so nothing calls it); internal/readme checks
+// compiling (it serves HTTP, so nothing calls it); internal/testkit/readme checks
 // that the document quotes the marked region verbatim.
 var _ = docPrometheus
 

@@ -50,6 +50,6 @@
 // has what it gives). A lone call is sent exactly as without it.
 package redisbackend
 
-// The package comment's key layout is a table, not Go, so internal/readme
+// The package comment's key layout is a table, not Go, so internal/testkit/readme
 // does not check it:
 // NOT GO: <prefix>:<key>                 lock data, JSON {lockId, expiresAtMs, acquiredAtMs, key, fence}, PX ttl

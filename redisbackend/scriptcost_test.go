@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -28,7 +28,7 @@ import (
 //	go test -run TestScriptCost -scriptcost -v ./redisbackend/
 //	go test -run TestScriptCost -scriptcost -scriptcost.n 20000 -scriptcost.rounds 5 -v ./redisbackend/
 //
-// It starts its own redis-server (internal/redistest) and, from one
+// It starts its own redis-server (internal/testkit/redistest) and, from one
 // goroutine, on a new key per cycle, with context.Background() and
 // go-redis's default options, runs acquire+release cycles through
 // redisbackend.Backend and through the spec's scripts, interleaved in

@@ -14,7 +14,7 @@ import (
 )
 
 // The README's asynq snippet, kept compiling (it needs a live Redis, so
-// nothing calls it); internal/readme checks that README.md quotes the
+// nothing calls it); internal/testkit/readme checks that README.md quotes the
 // marked regions, joined, verbatim.
 
 // README: asynq

@@ -9,7 +9,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/syncguard-go/syncguard/internal/chaos"
+	"github.com/syncguard-go/syncguard/internal/testkit/chaos"
 )
 
 var (

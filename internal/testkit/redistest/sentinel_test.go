@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/redistest"
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 )
 
 func TestStartSentinelFailover(t *testing.T) {

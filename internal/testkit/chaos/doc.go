@@ -38,13 +38,13 @@
 // busy while the key (or one of its slots) is held under its own lock id
 // (an earlier copy of it took it) orphans the lock or the slot.
 //
-// The run is TestChaos. `go test ./internal/chaos` runs a 10 s version
+// The run is TestChaos. `go test ./internal/testkit/chaos` runs a 10 s version
 // (part of `make test`, -short included); `make chaos` runs it for 60 s and
 // writes the report to a file:
 //
-//	go test -run TestChaos ./internal/chaos -chaos.duration=60s -chaos.report=chaos-report.txt
+//	go test -run TestChaos ./internal/testkit/chaos -chaos.duration=60s -chaos.report=chaos-report.txt
 package chaos
 
-// The package comment's shell command is not Go, so internal/readme does
+// The package comment's shell command is not Go, so internal/testkit/readme does
 // not check it:
-// NOT GO: go test -run TestChaos ./internal/chaos -chaos.duration=60s -chaos.report=chaos-report.txt
+// NOT GO: go test -run TestChaos ./internal/testkit/chaos -chaos.duration=60s -chaos.report=chaos-report.txt
