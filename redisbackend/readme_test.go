@@ -18,7 +18,7 @@ import (
 
 // The snippets are compiled, not run: referenced here so that linters
 // (staticcheck U1000) do not report them unused.
-var _ = []any{readmeUsage, readmeHold, readmeLimit}
+var _ = []any{readmeUsage, readmeHold, readmeLimit, readmeFront}
 
 // invoiceStore is the fenced resource of the README's Usage snippet.
 type invoiceStore interface {
@@ -34,6 +34,7 @@ func readmeUsage(ctx context.Context, store invoiceStore, paid string) error {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// END README
 
 	err = lock.Do(ctx, backend, "invoice:42", func(ctx context.Context, l lock.Lease) error {
 		// ctx is cancelled (cause lock.ErrLeaseLost) if the lease is lost.
@@ -45,7 +46,6 @@ func readmeUsage(ctx context.Context, store invoiceStore, paid string) error {
 	case errors.Is(err, lock.ErrLeaseLost): // the work ran but the lease was lost meanwhile
 	case err != nil: // fn's error, or a system error (*lock.Error with a Code)
 	}
-	// END README
 	return err
 }
 
@@ -67,6 +67,22 @@ func readmeLimit(ctx context.Context, b lock.Backend, userID string, runExport f
 	err := lock.Do(ctx, b, "exports:"+userID, func(ctx context.Context, l lock.Lease) error {
 		return runExport(ctx, l.Fence) // at most 3 of these run at once, fleet-wide
 	}, lock.WithLimit(3), lock.WithWait(30*time.Second))
+	// END README
+	return err
+}
+
+// The README's first example: a fenced lock.
+func readmeFront(ctx context.Context, store invoiceStore, paid string) error {
+	// README: front-lock
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	backend, err := redisbackend.New(rdb, nil) // keys under the prefix "syncguard"
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = lock.Do(ctx, backend, "invoice:42", func(ctx context.Context, l lock.Lease) error {
+		// ctx ends (cause lock.ErrLeaseLost) if the lease is lost.
+		return store.UpdateInvoice(ctx, 42, paid, l.Fence) // the store refuses older fences
+	})
 	// END README
 	return err
 }

@@ -128,3 +128,19 @@ func readmeAsynqLimitServer(rdb *redis.Client, reports *asynqlock.Guard, mux *as
 	return srv.Run(mux)
 	// END README
 }
+
+// The README's first asynq example.
+func readmeAsynqFront(backend lock.Backend, mux *asynq.ServeMux, send func(context.Context, *asynq.Task, lock.Fence) error) error {
+	// README: front-asynq
+	guard, err := asynqlock.New(backend, asynqlock.WithDoneTTL(10*time.Minute)) // drop repeats for 10 min
+	if err != nil {
+		return err
+	}
+	mux.Use(guard.Middleware()) // one task per payload at a time, kept alive while it runs
+	mux.HandleFunc("invoice:send", func(ctx context.Context, t *asynq.Task) error {
+		lease, _ := lock.LeaseFrom(ctx)
+		return send(ctx, t, lease.Fence)
+	})
+	// END README
+	return nil
+}
