@@ -11,7 +11,7 @@
 // [WithLimit] turns the lock into a limit of n holders.
 //
 // A [Backend] stores the leases; [IDBackend] and [Recorder] are its two
-// optional extensions (backend.go has the whole contract), and
+// optional extensions (docs/backends.md has the whole contract), and
 // [WithHooks] observes one. Contention is [ErrLocked], a lease that is gone
 // [ErrNotHeld], and system failures are [*Error] values with a [Code];
 // nothing here formats a raw key into an error ([HashKey] is the hash to

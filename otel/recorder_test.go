@@ -65,8 +65,8 @@ func TestWrapRecorder(t *testing.T) {
 	if got, ok, err := r.Record(ctx, "req"); err != nil || !ok || string(got) != "201" {
 		t.Errorf("Record = %q, %v, %v; want 201", got, ok, err)
 	}
-	// The record read of replay mode is a span of its own (issue 27: it
-	// showed only as a bare evalsha client span).
+	// The record read of replay mode is a span of its own (not only a
+	// bare evalsha client span).
 	if n := len(rec.Ended()); n != 6 || rec.Ended()[4].Name() != "syncguard.release" || rec.Ended()[5].Name() != "syncguard.record" {
 		t.Errorf("%d spans, want 6 ending with a release and a record read", n)
 	} else if out := attrOf(rec.Ended()[5], "syncguard.outcome"); out != "found" {

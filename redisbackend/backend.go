@@ -54,7 +54,7 @@ type Options struct {
 	// the lock to other Backends' queued waiters. Queueing is also off,
 	// without this option, with ReplicaAck (see Join).
 	DisableNotifications bool
-	// Layout selects the key layout (see Layout and layout.go). The
+	// Layout selects the key layout (see Layout). The
 	// default, LayoutAuto, picks LayoutCluster for a *redis.ClusterClient
 	// and the syncguard-compatible LayoutSingle otherwise.
 	Layout Layout
@@ -84,7 +84,7 @@ type Options struct {
 	// FenceStripes, when N > 0, gives every lock key its fences from one
 	// of N persistent counters instead of a counter of its own, so Redis
 	// holds at most N fence counters whatever the number of distinct keys
-	// (see stripes.go; DefaultFenceStripes is a good N). A key's fences
+	// (DefaultFenceStripes is a good N). A key's fences
 	// still strictly increase and survive restarts, but they are no longer
 	// consecutive and not comparable with a TypeScript client's for the
 	// same key. 0, the default, keeps one counter per key, as the
@@ -94,8 +94,8 @@ type Options struct {
 	// must use the same value (it picks the locks' hash tags).
 	FenceStripes int
 	// HandOffLocality is how long a hot lock may stay with the waiters of
-	// the Backend it came to while waiters of other processes queue
-	// (local.go): its releases then hand it to a waiter of their own
+	// the Backend it came to while waiters of other processes queue:
+	// its releases then hand it to a waiter of their own
 	// Backend, one round trip per hand-off, where handing it to another
 	// process costs a message and a wake-up there; after that it goes on
 	// in queue order, so the processes take turns. A waiter that has
@@ -104,7 +104,7 @@ type Options struct {
 	// queue order. It applies to the single layout.
 	HandOffLocality time.Duration
 	// DisableConfigRecord stops New from recording the Backend's layout
-	// and FenceStripes under the prefix (ConfigKey, see config.go), which
+	// and FenceStripes under the prefix (ConfigKey), which
 	// it otherwise does once, for operator tools (syncguard reads them)
 	// and for CheckRecordedConfig. Set it for a Backend that does not take
 	// the application's locks, such as one made only to run Check or to
@@ -116,7 +116,7 @@ type Options struct {
 // Backend is a lock.Backend on Redis. It is safe for concurrent use. It
 // also implements lock.IDBackend, so lock.Acquire and lock.Do wait in the
 // key's queue and a release hands them the lock instead of leaving them to
-// poll (see Join and queue.go); Close ends the subscription that this
+// poll (see Join); Close ends the subscription that this
 // opens.
 type Backend struct {
 	client   redis.UniversalClient

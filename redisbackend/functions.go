@@ -18,15 +18,13 @@ import (
 // library, loaded once per server (FUNCTION LOAD) and called with FCALL:
 // the library's top level (prelude.lua, its constants and helpers) runs
 // once, at the load, where an EVALSHA runs it on every call, and the call
-// itself costs Redis less. TestScriptCost measures the difference on Redis
-// 7.0: a lock's cycle takes 117,500 instructions by EVALSHA, 108,400 by
-// FCALL (0.92x); a slot's, 245,600 and 216,200 (0.88x).
+// itself costs Redis less (bench/README.md has the figures).
 //
 // The library's name and its functions' names carry a hash of its source
 // ("syncguard_<hash>", "syncguard_<hash>_acquire"): instances of other
 // versions of this module, with other scripts, load their own library next
-// to it and never call another version's functions. A library is small
-// (about 28 KB of source); FUNCTION DELETE of one is safe at any time (the next call
+// to it and never call another version's functions. A library is small;
+// FUNCTION DELETE of one is safe at any time (the next call
 // loads it again).
 //
 // A Backend starts with functions unless it has ReplicaAck (which

@@ -23,14 +23,13 @@ import (
 // find a slot by its id as they find a lock. Every grant takes the next
 // value of the key's fence counter (the lock's, striped or not), so a
 // key's grants strictly increase in grant order whether they are slots or
-// locks. Expired slots are removed by the scripts (acquire_slot.lua,
-// release.lua) by the server's clock. A key is a lock or a limit, never
+// locks. Expired slots are removed by the scripts by the server's clock. A key is a lock or a limit, never
 // both at once: while a live lease of one kind holds it, the other kind's
 // operations fail with lock.ErrKindMismatch; an expired one is cleared by
 // the other kind's acquisition. The TypeScript library knows only locks:
 // on a key held as a limit its scripts fail with Redis's WRONGTYPE error.
 //
-// Waiters (lock.IDBackend.Join with n) share the key's queue (queue.go); a release
+// Waiters (lock.IDBackend.Join with n) share the key's queue; a release
 // hands the freed slot, and any expired ones, to the oldest waiters whose
 // n admits them, one hand-off per free slot.
 

@@ -14,7 +14,7 @@ import (
 // TestReleaseRetryAfterRestart: a lease released while Redis restarts (AOF
 // on, so the lease survives the restart) fails to release, and is free
 // again within about a second of Redis answering, not at its TTL: the
-// release is tried again in the background (issue 24 item 7). A slot of a
+// release is tried again in the background. A slot of a
 // limit and a plain lock alike, with go-redis's default client options.
 func TestReleaseRetryAfterRestart(t *testing.T) {
 	tests := []struct {
@@ -75,7 +75,7 @@ func TestReleaseRetryAfterRestart(t *testing.T) {
 			}
 			t.Logf("release with Redis down returned after %v: %v", took, first[0])
 
-			time.Sleep(time.Second) // the outage, as long as issue 24's restart
+			time.Sleep(time.Second) // the outage, as long as a restart
 			srv.Restart(t)
 			answered := time.Now()
 

@@ -16,7 +16,7 @@ import (
 
 // These run limits on asynq servers with asynq's default settings: above
 // all Config.DelayedTaskCheckInterval (5s), which forwards a requeued
-// task's retry only once per interval (issue 27), and TaskCheckInterval
+// task's retry only once per interval, and TaskCheckInterval
 // (1s).
 
 // serveDefaults starts servers asynq servers on e's queue, each with
@@ -193,7 +193,7 @@ func TestLimitWaitEndsBeforeDeadline(t *testing.T) {
 // TestLimitWaitNoRequeue: under asynq's default settings, 12 tasks picked
 // up at once by two servers of 8 workers under WithLimit(4) all run without
 // a single requeue: those that find the limit full wait, and each slot a
-// finished task releases is handed to one of them (issue 27). Without the
+// finished task releases is handed to one of them. Without the
 // wait, 8 of them would be requeued and come back only with asynq's next
 // DelayedTaskCheckInterval.
 func TestLimitWaitNoRequeue(t *testing.T) {

@@ -196,7 +196,7 @@ func TestRequeueRunsEveryTaskWithoutFailures(t *testing.T) {
 		requeued func(error) bool
 	}{
 		{"duplicates", nil, 8, 1, busyDup},
-		// 100 tasks of one type, at most 2 running (issue 16), requeued
+		// 100 tasks of one type, at most 2 running, requeued
 		// at once rather than waiting for a slot.
 		{"limit 2", []asynqlock.Option{asynqlock.WithLimit(2), asynqlock.WithLimitWait(0)}, 100, 2, asynqlock.IsLimited},
 	}

@@ -39,9 +39,8 @@
 -- nothing (nothing to replicate or append to the AOF) and uses up no
 -- fence: a key's fences are consecutive, as the TypeScript library's. (A
 -- SET NX GET after the INCR would test and take the key in one command,
--- one command less per cycle: measured in issue 25's note, not kept for
--- that reason.) A queued attempt marks the holder's lock data (queuedMark,
--- prelude.lua).
+-- one command less per cycle, but a refused attempt would then write.)
+-- A queued attempt marks the holder's lock data (queuedMark, prelude.lua).
 local nowMs, t = serverMs()
 local queue = KEYS[4]
 

@@ -285,7 +285,7 @@ func (ttlBackend) Extend(_ context.Context, _ string, ttl time.Duration) (time.T
 }
 
 // TestOwnSettingsWin: a TTL set both ways is the middleware's: there is one
-// way to set it (issue 26).
+// way to set it.
 func TestOwnSettingsWin(t *testing.T) {
 	b := ttlBackend{ttl: make(chan time.Duration, 1)}
 	g, err := New(b, Config{TTL: 7 * time.Second, LockOptions: []lock.Option{lock.WithTTL(time.Second)}})
