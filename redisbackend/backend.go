@@ -217,12 +217,12 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 		sender:      transport.New(client, !o.DisableCoalescing),
 		notify:      newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle),
 		prefix:      prefix,
-		idPrefix:    prefix + ":id:",
+		idPrefix:    prefix + ":" + wire.SegID + ":",
 		layout:      layout,
 		ack:         o.ReplicaAck,
 		cleanup:     o.CleanupInIsLocked,
 		log:         log,
-		queueArg:    prefix + ":queue:",
+		queueArg:    prefix + ":" + wire.SegQueue + ":",
 		tombArg:     max(window.Milliseconds(), 1),
 		nonceBase:   newNonceBase(),
 		stripes:     o.FenceStripes,
@@ -284,8 +284,7 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	if err != nil {
 		return "", "", withOp(err, op)
 	}
-	if strings.HasPrefix(norm, "id:") || strings.HasPrefix(norm, "fence:") || strings.HasPrefix(norm, "done:") ||
-		strings.HasPrefix(norm, "record:") || strings.HasPrefix(norm, "queue:") {
+	if wire.ReservedKey(norm) {
 		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:", "record:" or "queue:" (reserved for index, fence, done-marker, record and queue keys)`)
 	}
 	if norm == configKeyName {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
@@ -114,40 +113,13 @@ func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, er
 		if err != nil {
 			return nil, internal(op, "unexpected slot expiry")
 		}
-		s, ok := parseSlotIndex(idx)
-		if !ok {
+		s, err := wire.DecodeSlotIndex(idx)
+		if err != nil {
 			continue // no index (gone, or ending within the tolerance)
 		}
-		slots = append(slots, heldSlot{id: id, n: s.n, info: lock.Info{KeyHash: keyHash, IDHash: lock.HashKey(id),
-			Fence: s.fence, AcquiredAt: msTime(s.acquiredAtMs), ExpiresAt: msTime(int64(exp))}})
+		slots = append(slots, heldSlot{id: id, n: s.N, info: lock.Info{KeyHash: keyHash, IDHash: lock.HashKey(id),
+			Fence: s.Fence, AcquiredAt: msTime(s.AcquiredAtMs), ExpiresAt: msTime(int64(exp))}})
 	}
 	return slots, nil
 }
 
-// slotIndex is a parsed slot index value (see above).
-type slotIndex struct {
-	fence        lock.Fence
-	acquiredAtMs int64
-	n            int
-}
-
-// parseSlotIndex parses the value of a slot's index key.
-func parseSlotIndex(v string) (slotIndex, bool) {
-	if !strings.HasPrefix(v, "\x01") {
-		return slotIndex{}, false
-	}
-	f := strings.SplitN(v[1:], " ", 4)
-	if len(f) < 4 {
-		return slotIndex{}, false
-	}
-	fence, err := lock.ParseFence(f[0])
-	if err != nil {
-		return slotIndex{}, false
-	}
-	acq, err1 := strconv.ParseInt(f[1], 10, 64)
-	n, err2 := strconv.Atoi(f[2])
-	if err1 != nil || err2 != nil {
-		return slotIndex{}, false
-	}
-	return slotIndex{fence: fence, acquiredAtMs: acq, n: n}, true
-}

@@ -37,7 +37,7 @@ const (
 var internal = []struct {
 	word string
 	kind kind
-}{{"id:", kindIndex}, {"fence:", kindFence}, {"done:", kindDone}, {"record:", kindRecord}, {"queue:", kindQueue}}
+}{{wire.SegID + ":", kindIndex}, {wire.SegFence + ":", kindFence}, {wire.SegDone + ":", kindDone}, {wire.SegRecord + ":", kindRecord}, {wire.SegQueue + ":", kindQueue}}
 
 // tagLen is the length of a cluster hash tag.
 const tagLen = 3
@@ -134,7 +134,7 @@ func (n namer) isLockOf(redisKey, userKey string) bool {
 // queueKey is the waiter queue of a lock key, "<prefix>:queue:<lock key>"
 // in both layouts (in the cluster layout its first hash tag is the lock
 // key's).
-func (n namer) queueKey(lockKey string) string { return n.prefix + ":queue:" + lockKey }
+func (n namer) queueKey(lockKey string) string { return n.prefix + ":" + wire.SegQueue + ":" + lockKey }
 
 // fencePattern is the SCAN MATCH pattern of the fence counters.
 func (n namer) fencePattern() string {
@@ -172,15 +172,15 @@ func globEscape(s string) string {
 // tombstone "\x00-1:..." of its own: not a grant.
 func (n namer) indexValue(v string) (lockKey, key string, granted bool) {
 	switch {
-	case isTombstone(v):
+	case wire.IsTombstone(v):
 		result, _, _ := strings.Cut(v[1:], ":")
 		return "", "", result == "1" || result == "-2"
-	case strings.HasPrefix(v, "\x01"):
-		ix, err := decodeSlotIndex(v)
+	case strings.HasPrefix(v, wire.SlotIndexMark):
+		ix, err := wire.DecodeSlotIndex(v)
 		if err != nil {
 			return "", "", false
 		}
-		return ix.lockKey, ix.userKey, true
+		return ix.LockKey, ix.UserKey, true
 	case strings.HasPrefix(v, n.prefix+":"):
 		return v, "", true
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -167,19 +166,19 @@ func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisK
 		slots, foreign := r.limit.slots[:0], false
 		for j, s := range r.limit.slots {
 			raw, err := indexes[i][j].Result()
-			if err != nil || isTombstone(raw) {
-				if isTombstone(raw) && (len(changed) == 0 || changed[len(changed)-1] != i) {
+			if err != nil || wire.IsTombstone(raw) {
+				if wire.IsTombstone(raw) && (len(changed) == 0 || changed[len(changed)-1] != i) {
 					changed = append(changed, i) // released since the read
 				}
 				continue // (or its index evicted)
 			}
-			ix, err := decodeSlotIndex(raw)
-			if err != nil || ix.lockKey != k || (r.limit.key != "" && ix.userKey != r.limit.key) {
+			ix, err := wire.DecodeSlotIndex(raw)
+			if err != nil || ix.LockKey != k || (r.limit.key != "" && ix.UserKey != r.limit.key) {
 				foreign = true
 				break
 			}
-			r.limit.key = ix.userKey
-			s.fence, s.acquiredAtMs, s.n = ix.fence, ix.acquiredAtMs, ix.n
+			r.limit.key = ix.UserKey
+			s.fence, s.acquiredAtMs, s.n = ix.Fence, ix.AcquiredAtMs, ix.N
 			slots = append(slots, s)
 		}
 		r.limit.slots = slots
@@ -192,39 +191,3 @@ func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisK
 	}
 	return reads, changed, nil
 }
-
-// slotIndex is the value of a slot's index key.
-type slotIndex struct {
-	fence        lock.Fence
-	acquiredAtMs int64
-	n            int
-	lockKey      string
-	userKey      string
-}
-
-var errNotSlotIndex = errors.New("not a syncguard slot index")
-
-// decodeSlotIndex parses "\x01<fence> <acquiredAtMs> <n> <lock key
-// length> <lock key><user key>".
-func decodeSlotIndex(v string) (slotIndex, error) {
-	rest, ok := strings.CutPrefix(v, "\x01")
-	if !ok {
-		return slotIndex{}, errNotSlotIndex
-	}
-	f := strings.SplitN(rest, " ", 5)
-	if len(f) != 5 {
-		return slotIndex{}, errNotSlotIndex
-	}
-	fence, err := lock.ParseFence(f[0])
-	acq, err1 := strconv.ParseInt(f[1], 10, 64)
-	n, err2 := strconv.Atoi(f[2])
-	klen, err3 := strconv.Atoi(f[3])
-	if err != nil || err1 != nil || err2 != nil || err3 != nil || n < 1 || klen < 0 || klen > len(f[4]) {
-		return slotIndex{}, errNotSlotIndex
-	}
-	return slotIndex{fence: fence, acquiredAtMs: acq, n: n, lockKey: f[4][:klen], userKey: f[4][klen:]}, nil
-}
-
-// isTombstone reports whether an index key holds a release's tombstone
-// ("\x00<result>:<nonce>") rather than a lease's index.
-func isTombstone(v string) bool { return strings.HasPrefix(v, "\x00") }

@@ -7,15 +7,9 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// lockData is the JSON at a lock key, syncguard's wire format:
-// {lockId, expiresAtMs, acquiredAtMs, key, fence}.
-type lockData struct {
-	lockID       string
-	expiresAtMs  int64
-	acquiredAtMs int64
-	key          string
-	fence        lock.Fence
-}
+// lockData is the JSON at a lock key (wire.LockData), with what the
+// command shows of it.
+type lockData struct{ wire.LockData }
 
 var errNotLockData = wire.ErrNotLockData
 
@@ -26,13 +20,13 @@ func decodeLock(raw string) (lockData, error) {
 	if err != nil {
 		return lockData{}, errNotLockData
 	}
-	return lockData{lockID: d.LockID, expiresAtMs: d.ExpiresAtMs, acquiredAtMs: d.AcquiredAtMs, key: d.Key, fence: d.Fence}, nil
+	return lockData{d}, nil
 }
 
 // holder is the lock id as operators see it: lock.HashKey of it, as
 // lock.Info.IDHash (the id itself releases the lock, so it is never shown).
-func (d lockData) holder() string { return lock.HashKey(d.lockID) }
+func (d lockData) holder() string { return lock.HashKey(d.LockID) }
 
-func (d lockData) live(nowMs int64) bool { return wire.IsLive(d.expiresAtMs, nowMs) }
+func (d lockData) live(nowMs int64) bool { return wire.IsLive(d.ExpiresAtMs, nowMs) }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

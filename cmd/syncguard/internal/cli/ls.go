@@ -87,10 +87,10 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 	err := s.scanLocks(ctx, o.match, &t, func(p page) error {
 		for _, l := range p.locks {
 			d := l.data
-			held, left := ms(age(p.nowMs, d.acquiredAtMs)), ms(d.expiresAtMs-p.nowMs)
+			held, left := ms(age(p.nowMs, d.AcquiredAtMs)), ms(d.ExpiresAtMs-p.nowMs)
 			if o.json {
-				row := lsRow{Key: d.key, RedisKey: l.redisKey, Fence: d.fence, Holder: d.holder(),
-					AcquiredAt: msTime(d.acquiredAtMs), ExpiresAt: msTime(d.expiresAtMs),
+				row := lsRow{Key: d.Key, RedisKey: l.redisKey, Fence: d.Fence, Holder: d.holder(),
+					AcquiredAt: msTime(d.AcquiredAtMs), ExpiresAt: msTime(d.ExpiresAtMs),
 					AgeMs: held.Milliseconds(), TTLMs: left.Milliseconds()}
 				if s.cluster != nil {
 					row.Node = p.node.Options().Addr
@@ -100,7 +100,7 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 				}
 				continue
 			}
-			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", d.fence, duration(held), duration(left), d.holder(), display(d.key))
+			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", d.Fence, duration(held), duration(left), d.holder(), display(d.Key))
 		}
 		for _, l := range p.limits {
 			row := limitRow(l.redisKey, l.data, p.nowMs)

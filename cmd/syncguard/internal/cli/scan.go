@@ -176,11 +176,11 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 			continue
 		}
 		d, err := decodeLock(raw)
-		if err != nil || !s.names.isLockOf(k, d.key) {
+		if err != nil || !s.names.isLockOf(k, d.Key) {
 			t.Other++
 			continue
 		}
-		if glob != "*" && !globMatch(glob, d.key) {
+		if glob != "*" && !globMatch(glob, d.Key) {
 			t.NotMatching++
 			continue
 		}

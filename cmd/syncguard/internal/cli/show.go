@@ -177,14 +177,14 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 		return nil, redisError(ctx, addr, err)
 	default:
 		d, err := decodeLock(raw)
-		if err != nil || d.key != norm {
+		if err != nil || d.Key != norm {
 			return nil, failf("%s holds a value that is not syncguard lock data for this key", display(keys.Lock))
 		}
 		if d.live(st.nowMs) {
 			st.Locked = true
-			st.Lock = &lsRow{Key: d.key, RedisKey: keys.Lock, Fence: d.fence, Holder: d.holder(),
-				AcquiredAt: msTime(d.acquiredAtMs), ExpiresAt: msTime(d.expiresAtMs),
-				AgeMs: age(st.nowMs, d.acquiredAtMs), TTLMs: d.expiresAtMs - st.nowMs}
+			st.Lock = &lsRow{Key: d.Key, RedisKey: keys.Lock, Fence: d.Fence, Holder: d.holder(),
+				AcquiredAt: msTime(d.AcquiredAtMs), ExpiresAt: msTime(d.ExpiresAtMs),
+				AgeMs: age(st.nowMs, d.AcquiredAtMs), TTLMs: d.ExpiresAtMs - st.nowMs}
 		} else {
 			st.Expired = true
 		}

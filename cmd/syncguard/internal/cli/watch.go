@@ -234,7 +234,7 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 		for i, l := range p.locks {
 			n := cards[i].Val()
 			cur.waiters += n
-			cur.locks[l.redisKey] = held{key: l.data.key, fence: l.data.fence, waiters: n}
+			cur.locks[l.redisKey] = held{key: l.data.Key, fence: l.data.Fence, waiters: n}
 		}
 		for _, l := range p.limits {
 			cur.waiters += l.data.waiters
