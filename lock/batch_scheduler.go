@@ -92,8 +92,7 @@ func (s *scheduler) remove(e *entry) {
 func (s *scheduler) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var batch, expired []*entry
-	var reqs []ExtendRequest
+	var r round
 	for {
 		s.mu.Lock()
 		if s.n == 0 {
@@ -117,69 +116,84 @@ func (s *scheduler) run() {
 			}
 			continue
 		}
-		batch = s.collect(now, batch[:0])
-		expired = expired[:0]
-		// The batch's deadline is the latest of its leases' (at most
-		// maxBatchWait away): a backend returns by its context's deadline,
-		// so the earliest would abandon the whole batch when one lease in
-		// it runs out of time. An extension that lands after a lease's own
-		// local deadline is still valid: the script extends only a lease
-		// that is live by the server's clock.
-		var latest time.Time
-		kept := batch[:0]
-		for _, e := range batch {
-			// Only this goroutine writes k.deadline once registered.
-			if !now.Before(e.k.deadline) {
-				expired = append(expired, e)
-				continue
-			}
-			if e.k.deadline.After(latest) {
-				latest = e.k.deadline
-			}
-			kept = append(kept, e)
-		}
-		batch = kept
-		var ctx context.Context
-		var cancel context.CancelFunc
-		if len(batch) > 0 {
-			ctx, cancel = context.WithDeadline(context.Background(), minTime(latest, now.Add(maxBatchWait)))
-			f := &flight{live: len(batch), cancel: cancel}
-			reqs = reqs[:0]
-			for _, e := range batch {
-				e.flight = f
-				reqs = append(reqs, ExtendRequest{ID: e.k.lease.ID, TTL: e.k.ttl})
-			}
-		}
+		ctx, cancel := r.take(s, now)
 		s.mu.Unlock()
-
-		for _, e := range expired {
+		for _, e := range r.expired {
 			s.settle(e, now, func() (time.Duration, bool) { return 0, e.k.expired(now) })
 		}
-		clear(expired)
-		if len(batch) == 0 {
+		clear(r.expired)
+		if len(r.batch) > 0 {
+			s.extend(ctx, cancel, &r, now)
+		}
+	}
+}
+
+// round is the leases of one pass of run, its buffers kept across passes.
+type round struct {
+	batch, expired []*entry
+	reqs           []ExtendRequest
+}
+
+// take collects the leases due by now into r: those whose local deadline
+// has passed into r.expired, the others into r.batch, with their requests
+// and the batch's context. The caller holds s.mu. The batch's deadline is
+// the latest of its leases' (at most maxBatchWait away): a backend returns
+// by its context's deadline, so the earliest would abandon the whole batch
+// when one lease in it runs out of time. An extension that lands after a
+// lease's own local deadline is still valid: the script extends only a
+// lease that is live by the server's clock.
+func (r *round) take(s *scheduler, now time.Time) (context.Context, context.CancelFunc) {
+	r.batch = s.collect(now, r.batch[:0])
+	r.expired = r.expired[:0]
+	var latest time.Time
+	kept := r.batch[:0]
+	for _, e := range r.batch {
+		// Only the scheduler goroutine writes k.deadline once registered.
+		if !now.Before(e.k.deadline) {
+			r.expired = append(r.expired, e)
 			continue
 		}
-		stopWatch := s.watch(batch)
-		results := s.be.ExtendBatch(ctx, reqs)
-		stopWatch()
-		cancel()
-		s.mu.Lock()
-		for _, e := range batch {
-			e.flight = nil
+		if e.k.deadline.After(latest) {
+			latest = e.k.deadline
 		}
-		s.mu.Unlock()
-		// One base time for the whole batch keeps its leases due together.
-		after := time.Now()
-		for i, e := range batch {
-			r := ExtendResult{Err: errNoResult}
-			if i < len(results) {
-				r = results[i]
-			}
-			s.settle(e, after, func() (time.Duration, bool) { return e.k.apply(now, r.ExpiresAt, r.Err) })
-		}
-		clear(batch)
-		clear(reqs)
+		kept = append(kept, e)
 	}
+	r.batch = kept
+	if len(r.batch) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), minTime(latest, now.Add(maxBatchWait)))
+	f := &flight{live: len(r.batch), cancel: cancel}
+	r.reqs = r.reqs[:0]
+	for _, e := range r.batch {
+		e.flight = f
+		r.reqs = append(r.reqs, ExtendRequest{ID: e.k.lease.ID, TTL: e.k.ttl})
+	}
+	return ctx, cancel
+}
+
+// extend sends r's batch, taken at now, and applies the results.
+func (s *scheduler) extend(ctx context.Context, cancel context.CancelFunc, r *round, now time.Time) {
+	stopWatch := s.watch(r.batch)
+	results := s.be.ExtendBatch(ctx, r.reqs)
+	stopWatch()
+	cancel()
+	s.mu.Lock()
+	for _, e := range r.batch {
+		e.flight = nil
+	}
+	s.mu.Unlock()
+	// One base time for the whole batch keeps its leases due together.
+	after := time.Now()
+	for i, e := range r.batch {
+		res := ExtendResult{Err: errNoResult}
+		if i < len(results) {
+			res = results[i]
+		}
+		s.settle(e, after, func() (time.Duration, bool) { return e.k.apply(now, res.ExpiresAt, res.Err) })
+	}
+	clear(r.batch)
+	clear(r.reqs)
 }
 
 // collect pops the leases due by now plus their coalescing window, at most

@@ -51,83 +51,114 @@ func (b *Backend) AcquireID(ctx context.Context, key, id string, ttl time.Durati
 }
 
 // acquire runs the acquire script with lock id id, or a fresh one when id
-// is "": for the lock, or for a slot among n when n > 0 (limit.go). With a
-// waiter q (queue.go), a busy key also queues q's entry.
+// is "": for the lock, or for a slot among n when n > 0. With a waiter q,
+// a busy key also queues q's entry.
 func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
 	const op = "acquire"
-	if err := checkCtx(op, ctx); err != nil {
-		return lock.Lease{}, err
-	}
-	norm, lockKey, err := b.lockKey(op, key)
+	c, err := b.newAcquireCall(ctx, key, id, ttl)
 	if err != nil {
 		return lock.Lease{}, err
 	}
-	ttlMs, err := validTTL(op, ttl)
-	if err != nil {
-		return lock.Lease{}, err
-	}
-	fenceKey, err := b.fenceKey(norm, lockKey)
-	if err != nil {
-		return lock.Lease{}, withOp(err, op)
-	}
-	own := id == "" // the caller cannot release a lock it has no id of
-	if own {
-		id = b.newLockID(lockKey)
-	} else if b.layout == LayoutCluster && id[:tagLen] != b.lockTag(lockKey) {
-		return lock.Lease{}, lock.InvalidArgument(op, "lock id was not made by NewLockID for this key (its hash tag differs)")
-	}
-	var cmd *redis.Cmd
-	switch {
-	case n > 0 && q == nil:
-		cmd = b.run(ctx, acquireSlotScript, append(b.args(acquireSlotScript, 3, 8), lockKey, b.indexKey(id), fenceKey,
-			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, n, b.queueArg))
-	case n > 0:
-		cmd = b.run(ctx, acquireSlotScript, append(b.args(acquireSlotScript, 4, 11), lockKey, b.indexKey(id), fenceKey, q.queueKey,
-			id, ttlMs, toleranceArg, norm, fenceMaxArg, b.stripedArg, n, b.queueArg, q.entry, boolArg(q.queued), q.queueTTL))
-	case q == nil && b.stripes == 0:
-		// The path every cycle takes: three ARGV (each costs the script
-		// about as much as a tenth of a GET, TestScriptCostParts).
-		cmd = b.runAcquire(ctx, append(b.args(acquireScript, 3, 3), lockKey, b.indexKey(id), fenceKey,
-			id, ttlMs, jsonText(norm)))
-	case q == nil:
-		cmd = b.runAcquire(ctx, append(b.args(acquireScript, 3, 4), lockKey, b.indexKey(id), fenceKey,
-			id, ttlMs, jsonText(norm), b.stripedArg))
-	default:
-		cmd = b.runAcquire(ctx, append(b.args(acquireScript, 4, 7), lockKey, b.indexKey(id), fenceKey, q.queueKey,
-			id, ttlMs, jsonText(norm), b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL))
-	}
-	reply, err := cmd.Result()
+	reply, err := b.sendAcquire(ctx, c, n, q).Result()
 	if err != nil {
 		err = mapError(ctx, op, err)
-		if own && mayHaveRun(err) {
+		if c.own && mayHaveRun(err) {
 			// The script may have taken the lock (a lost reply): release
 			// the id, which also keeps a late copy of the command from
-			// taking the key (release.lua).
-			go b.releaseAbandoned(ctx, b.indexKey(id), id, ttl)
+			// taking the key.
+			go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, ttl)
 		}
 		return lock.Lease{}, err
 	}
+	return b.leaseOf(ctx, c, reply, ttl)
+}
+
+// acquireCall is one acquisition's validated arguments.
+type acquireCall struct {
+	norm, lockKey, fenceKey string
+	id                      string
+	own                     bool // the id is this call's own: the caller cannot release it
+	ttlMs                   int64
+}
+
+// newAcquireCall validates an acquisition's arguments, before any I/O, and
+// picks a lock id when id is "".
+func (b *Backend) newAcquireCall(ctx context.Context, key, id string, ttl time.Duration) (acquireCall, error) {
+	const op = "acquire"
+	if err := checkCtx(op, ctx); err != nil {
+		return acquireCall{}, err
+	}
+	norm, lockKey, err := b.lockKey(op, key)
+	if err != nil {
+		return acquireCall{}, err
+	}
+	ttlMs, err := validTTL(op, ttl)
+	if err != nil {
+		return acquireCall{}, err
+	}
+	fenceKey, err := b.fenceKey(norm, lockKey)
+	if err != nil {
+		return acquireCall{}, withOp(err, op)
+	}
+	c := acquireCall{norm: norm, lockKey: lockKey, fenceKey: fenceKey, id: id, own: id == "", ttlMs: ttlMs}
+	if c.own {
+		c.id = b.newLockID(lockKey)
+	} else if b.layout == LayoutCluster && id[:tagLen] != b.lockTag(lockKey) {
+		return acquireCall{}, lock.InvalidArgument(op, "lock id was not made by NewLockID for this key (its hash tag differs)")
+	}
+	return c, nil
+}
+
+// sendAcquire sends c: to acquire_slot.lua for a slot among n (n > 0),
+// else to acquire.lua; with a waiter q, with its queue entry.
+func (b *Backend) sendAcquire(ctx context.Context, c acquireCall, n int, q *queueWaiter) *redis.Cmd {
+	idKey := b.indexKey(c.id)
+	switch {
+	case n > 0 && q == nil:
+		return b.run(ctx, acquireSlotScript, append(b.args(acquireSlotScript, 3, 8), c.lockKey, idKey, c.fenceKey,
+			c.id, c.ttlMs, toleranceArg, c.norm, fenceMaxArg, b.stripedArg, n, b.queueArg))
+	case n > 0:
+		return b.run(ctx, acquireSlotScript, append(b.args(acquireSlotScript, 4, 11), c.lockKey, idKey, c.fenceKey, q.queueKey,
+			c.id, c.ttlMs, toleranceArg, c.norm, fenceMaxArg, b.stripedArg, n, b.queueArg, q.entry, boolArg(q.queued), q.queueTTL))
+	case q == nil && b.stripes == 0:
+		// The path every cycle takes: three ARGV, the fewest the script
+		// reads.
+		return b.runAcquire(ctx, append(b.args(acquireScript, 3, 3), c.lockKey, idKey, c.fenceKey,
+			c.id, c.ttlMs, jsonText(c.norm)))
+	case q == nil:
+		return b.runAcquire(ctx, append(b.args(acquireScript, 3, 4), c.lockKey, idKey, c.fenceKey,
+			c.id, c.ttlMs, jsonText(c.norm), b.stripedArg))
+	}
+	return b.runAcquire(ctx, append(b.args(acquireScript, 4, 7), c.lockKey, idKey, c.fenceKey, q.queueKey,
+		c.id, c.ttlMs, jsonText(c.norm), b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL))
+}
+
+// leaseOf reads the reply of c's acquire script: the lease it granted, or
+// the outcome that is not a grant as the error. A grant it cannot read is
+// released in the background: no lock is left that nobody can describe.
+func (b *Backend) leaseOf(ctx context.Context, c acquireCall, reply any, ttl time.Duration) (lock.Lease, error) {
+	const op = "acquire"
 	var fenceStr string
 	var exp int64
 	switch res := reply.(type) {
 	case string:
-		// Granted: the lease's lock data (acquire.lua).
+		// Granted: the lease's lock data.
 		var ok bool
 		if fenceStr, exp, ok = grantOf(res); !ok {
-			go b.releaseAbandoned(ctx, b.indexKey(id), id, lock.DefaultReleaseTimeout)
+			go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lock.DefaultReleaseTimeout)
 			return lock.Lease{}, internal(op, "unexpected lock data from the acquire script")
 		}
 	case []any:
+		var err error
 		if fenceStr, exp, err = tableReply(res); err != nil {
 			return lock.Lease{}, err
 		}
 	default:
 		return lock.Lease{}, internal(op, "unexpected reply from the acquire script")
 	}
-	l, err := b.grantedLease(norm, id, fenceStr, exp, ttl)
+	l, err := b.grantedLease(c.norm, c.id, fenceStr, exp, ttl)
 	if err != nil {
-		// Do not leave a lock we cannot describe.
-		go b.releaseAbandoned(ctx, b.indexKey(id), id, lock.DefaultReleaseTimeout)
+		go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lock.DefaultReleaseTimeout)
 		return lock.Lease{}, withOp(err, op)
 	}
 	return l, nil

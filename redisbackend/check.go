@@ -267,6 +267,29 @@ var (
 // checkNode asks one server for its settings in one pipeline and judges
 // them. It returns an error only when the server cannot be used at all.
 func (b *Backend) checkNode(ctx context.Context, c redis.Cmdable, node string) ([]Finding, error) {
+	st, err := readNodeState(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	_, isCluster := b.client.(masterLister)
+	fs := []Finding{
+		checkVersion(st),
+		checkPersistence(st),
+		checkEviction(st),
+		b.checkReplication(st),
+		b.checkCluster(st, isCluster),
+	}
+	for i := range fs {
+		fs[i].Node = node
+	}
+	return fs, nil
+}
+
+// readNodeState reads what Check judges of one server in one pipeline:
+// the INFO sections and CONFIG parameters it needs. A section or
+// parameter the server refuses is kept as its error; a failure to reach
+// the server is returned.
+func readNodeState(ctx context.Context, c redis.Cmdable) (nodeState, error) {
 	p := c.Pipeline()
 	ping := p.Ping(ctx)
 	infos := make([]*redis.StringCmd, len(checkSections))
@@ -282,7 +305,7 @@ func (b *Backend) checkNode(ctx context.Context, c redis.Cmdable, node string) (
 	}
 	_, _ = p.Exec(ctx) // per-command errors are read below
 	if err := ping.Err(); err != nil && !redis.IsPermissionError(err) {
-		return nil, err // unreachable, NOAUTH, LOADING...: Check cannot work
+		return nodeState{}, err // unreachable, NOAUTH, LOADING...: Check cannot work
 	}
 	st := nodeState{
 		info:    map[string]map[string]string{},
@@ -294,7 +317,7 @@ func (b *Backend) checkNode(ctx context.Context, c redis.Cmdable, node string) (
 		v, err := infos[i].Result()
 		if err != nil {
 			if !isReply(err) {
-				return nil, err
+				return nodeState{}, err
 			}
 			st.infoErr[s] = err
 			continue
@@ -305,7 +328,7 @@ func (b *Backend) checkNode(ctx context.Context, c redis.Cmdable, node string) (
 		m, err := confs[i].Result()
 		if err != nil {
 			if !isReply(err) {
-				return nil, err
+				return nodeState{}, err
 			}
 			st.confErr[name] = err
 			continue
@@ -314,18 +337,7 @@ func (b *Backend) checkNode(ctx context.Context, c redis.Cmdable, node string) (
 			st.config[name] = v
 		}
 	}
-	_, isCluster := b.client.(masterLister)
-	fs := []Finding{
-		checkVersion(st),
-		checkPersistence(st),
-		checkEviction(st),
-		b.checkReplication(st),
-		b.checkCluster(st, isCluster),
-	}
-	for i := range fs {
-		fs[i].Node = node
-	}
-	return fs, nil
+	return st, nil
 }
 
 // isReply reports whether err is the server's answer (an unknown command,

@@ -122,4 +122,3 @@ func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, er
 	}
 	return slots, nil
 }
-

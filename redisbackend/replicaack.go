@@ -111,43 +111,9 @@ func (b *Backend) acquireAcked(ctx context.Context, args []any) *redis.Cmd {
 		c.SetErr(err)
 		return c
 	}
-	cc, isCluster := b.client.(*redis.ClusterClient)
-	node := func() (*redis.Client, error) {
-		if isCluster {
-			return cc.MasterForKey(ctx, lockKey)
-		}
-		return b.client.(*redis.Client), nil
-	}
-	run := func(n *redis.Client) (*redis.Cmd, *redis.Cmd) {
-		ev := redis.NewCmd(ctx, args...)
-		var w *redis.Cmd
-		// Per-command errors are read below.
-		_, _ = n.Pipelined(ctx, func(p redis.Pipeliner) error {
-			_ = p.Process(ctx, ev)
-			w = p.Do(ctx, "wait", b.ack.N, b.ack.Timeout.Milliseconds())
-			return nil
-		})
-		return ev, w
-	}
-	var ev, w *redis.Cmd
-	for try := 0; ; try++ {
-		n, err := node()
-		if err != nil {
-			return failed(err)
-		}
-		ev, w = run(n)
-		err = ev.Err()
-		if redis.HasErrorPrefix(err, "NOSCRIPT") && try < 2 {
-			if err := acquireScript.Load(ctx, n).Err(); err != nil {
-				return failed(err)
-			}
-			continue
-		}
-		if _, moved := redis.IsMovedError(err); moved && isCluster && try < 2 {
-			cc.ReloadState(ctx)
-			continue
-		}
-		break
+	ev, w, err := b.sendAcked(ctx, lockKey, args)
+	if err != nil {
+		return failed(err)
 	}
 	if ev.Err() != nil {
 		return ev
@@ -168,6 +134,43 @@ func (b *Backend) acquireAcked(ctx context.Context, args []any) *redis.Cmd {
 	}
 	return failed(&lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire",
 		Msg: fmt.Sprintf("only %d of %d replicas acknowledged the acquire within %v; the lock was released", acked, b.ack.N, b.ack.Timeout), Err: err})
+}
+
+// sendAcked sends the acquire command args and a WAIT in one pipeline to
+// the master of lockKey, loading the script on NOSCRIPT and following a
+// MOVED (each at most twice). err is an error before the pipeline ran;
+// the script's own error is ev's.
+func (b *Backend) sendAcked(ctx context.Context, lockKey string, args []any) (ev, w *redis.Cmd, err error) {
+	cc, isCluster := b.client.(*redis.ClusterClient)
+	for try := 0; ; try++ {
+		n, ok := b.client.(*redis.Client)
+		if isCluster {
+			if n, err = cc.MasterForKey(ctx, lockKey); err != nil {
+				return nil, nil, err
+			}
+		} else if !ok {
+			return nil, nil, internal("acquire", "ReplicaAck needs a *redis.Client or a *redis.ClusterClient")
+		}
+		ev = redis.NewCmd(ctx, args...)
+		// Per-command errors are read by the caller.
+		_, _ = n.Pipelined(ctx, func(p redis.Pipeliner) error {
+			_ = p.Process(ctx, ev)
+			w = p.Do(ctx, "wait", b.ack.N, b.ack.Timeout.Milliseconds())
+			return nil
+		})
+		err := ev.Err()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") && try < 2 {
+			if err := acquireScript.Load(ctx, n).Err(); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if _, moved := redis.IsMovedError(err); moved && isCluster && try < 2 {
+			cc.ReloadState(ctx)
+			continue
+		}
+		return ev, w, nil
+	}
 }
 
 // errNotAcked is in the chain of the error of an acquisition that replicas
