@@ -13,7 +13,8 @@ import (
 // called once, when the chain is built. A hook reads op's kind and
 // arguments and must not change them (the end of the chain runs the
 // operation they name); op is valid only until the OpFunc returns, and a
-// hook must not keep it (the Ops of calls are reused).
+// hook must not keep it: the Ops of calls are reused, and under the race
+// detector a hook that reads a kept Op is reported.
 type Hook interface {
 	Operation(next OpFunc) OpFunc
 }
