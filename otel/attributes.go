@@ -26,8 +26,8 @@ const (
 	// OutcomeKey is what an operation or a wait came to (spans, events,
 	// metrics); see the Outcome constants.
 	OutcomeKey = attribute.Key("syncguard.outcome")
-	// OperationKey names the Backend method: acquire, release, extend,
-	// is_locked or lookup (metrics).
+	// OperationKey names the Backend method by its lock.OpKind: acquire,
+	// release, extend, is_locked, lookup_key, ... (metrics).
 	OperationKey = attribute.Key("syncguard.operation")
 	// BackendKey is Capabilities().Backend of the wrapped backend, such as
 	// "redis" (spans, metrics).

@@ -17,7 +17,7 @@ import (
 // slot of a limit when op.Limit > 0.
 func (h *Hook) acquire(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
 	n := max(op.Limit, 0)
-	ctx, c := h.begin(ctx, opAcquire)
+	ctx, c := h.begin(ctx, lock.OpAcquire)
 	c.limit = n
 	err := next(ctx, op)
 	var attrs []attribute.KeyValue
@@ -53,7 +53,7 @@ func (h *Hook) track(ctx context.Context, l lock.Lease) {
 // a "syncguard.release" span, and how long the lease was held when it was
 // granted through this hook.
 func (h *Hook) release(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	ctx, c := h.begin(ctx, opRelease)
+	ctx, c := h.begin(ctx, lock.OpRelease)
 	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
@@ -73,7 +73,7 @@ func (h *Hook) release(ctx context.Context, op *lock.Op, next lock.OpFunc) error
 
 // extend observes an extend (lock.OpExtend): a "syncguard.extend" span.
 func (h *Hook) extend(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	ctx, c := h.begin(ctx, opExtend)
+	ctx, c := h.begin(ctx, lock.OpExtend)
 	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
@@ -96,9 +96,9 @@ func (h *Hook) trackExtend(id string, out outcome, exp time.Time) {
 }
 
 // lookup observes lock.OpLookupKey and lock.OpLookupID: a
-// "syncguard.lookup" span, by key or by id.
+// "syncguard.lookup_key" or "syncguard.lookup_id" span.
 func (h *Hook) lookup(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	ctx, c := h.begin(ctx, opLookup)
+	ctx, c := h.begin(ctx, op.Kind)
 	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {

@@ -35,7 +35,7 @@ const (
 // operation-duration histogram as an extend, all with the batch's
 // duration. Lost leases are reported by lock.Keep (lock.OpLeaseLost).
 func (h *Hook) extendBatch(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	ctx, span := h.startSpan(ctx, opExtendBatch)
+	ctx, span := h.startSpan(ctx, lock.OpExtendBatch)
 	timed := h.inst.operation.Enabled(ctx)
 	began := time.Now()
 	err := next(ctx, op)
@@ -68,7 +68,7 @@ func (h *Hook) extendBatch(ctx context.Context, op *lock.Op, next lock.OpFunc) e
 			notHeld++
 		}
 		if timed {
-			h.recordOp(ctx, opExtend, 0, out, r.Err, d)
+			h.recordOp(ctx, lock.OpExtend, 0, out, r.Err, d)
 		}
 		if i < len(op.Requests) {
 			h.trackExtend(op.Requests[i].ID, out, r.ExpiresAt)

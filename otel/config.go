@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 // ScopeName is the instrumentation scope name of the spans and metrics
@@ -73,7 +75,7 @@ func WithRawKeys() Option {
 
 // Filter reports whether a call of operation op, made with ctx, gets a
 // span: true to trace it, false to skip it. ctx is the caller's context (the
-// scheduler's for OperationExtendBatch), so a filter can also decide by
+// scheduler's for lock.OpExtendBatch), so a filter can also decide by
 // what the application put there, such as a marker for health checks.
 //
 // A filter is not given the lock key: release, extend and lookup by id
@@ -81,7 +83,7 @@ func WithRawKeys() Option {
 // lease and not the other. A filter runs on every operation of a hook whose
 // TracerProvider is not the no-op one, before the span starts; keep it
 // cheap and safe for concurrent use.
-type Filter func(ctx context.Context, op Operation) bool
+type Filter func(ctx context.Context, kind lock.OpKind) bool
 
 // WithFilter skips the span of every call for which f returns false; see
 // Filter. With several WithFilter options a call is traced only when all
@@ -92,8 +94,8 @@ type Filter func(ctx context.Context, op Operation) bool
 // and alerts do not change when traces are trimmed (metrics are
 // aggregated, with a fixed set of attributes, and cheap). The
 // syncguard.lease_lost event, which goes on the caller's span, is not
-// filtered either. When OperationWait is filtered, the attempts' acquire spans become children
-// of the caller's span; when OperationAcquire is filtered, the wait span
+// filtered either. When lock.OpWait is filtered, the attempts' acquire spans become children
+// of the caller's span; when lock.OpAcquire is filtered, the wait span
 // keeps its attempt events.
 func WithFilter(f Filter) Option {
 	return optionFunc(func(c *config) {

@@ -92,8 +92,8 @@ func ExampleWithFilter() {
 		panic(err)
 	}
 	b := otellock.Wrap(inner, otellock.WithTracerProvider(tp),
-		otellock.WithFilter(func(_ context.Context, op otellock.Operation) bool {
-			return op != otellock.OperationIsLocked && op != otellock.OperationLookup
+		otellock.WithFilter(func(_ context.Context, op lock.OpKind) bool {
+			return op != lock.OpIsLocked && op != lock.OpLookupKey && op != lock.OpLookupID
 		}))
 
 	ctx := context.Background()

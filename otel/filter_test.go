@@ -92,7 +92,7 @@ func TestFilter(t *testing.T) {
 	runOps(t, testCtx(t), otellock.Wrap(inner, base.options()...))
 	all := spanCounts(base)
 	wantAll := map[string]int{
-		"syncguard.acquire": 3, "syncguard.is_locked": 1, "syncguard.lookup": 2, "syncguard.extend": 1,
+		"syncguard.acquire": 3, "syncguard.is_locked": 1, "syncguard.lookup_key": 1, "syncguard.lookup_id": 1, "syncguard.extend": 1,
 		"syncguard.release": 2, "syncguard.wait": 1,
 	}
 	if !reflect.DeepEqual(all, wantAll) {
@@ -116,28 +116,28 @@ func TestFilter(t *testing.T) {
 	}{
 		{
 			desc: "skip is_locked and lookups",
-			filters: []otellock.Filter{func(_ context.Context, op otellock.Operation) bool {
-				return op != otellock.OperationIsLocked && op != otellock.OperationLookup
+			filters: []otellock.Filter{func(_ context.Context, op lock.OpKind) bool {
+				return op != lock.OpIsLocked && op != lock.OpLookupKey && op != lock.OpLookupID
 			}},
-			want: without("syncguard.is_locked", "syncguard.lookup"),
+			want: without("syncguard.is_locked", "syncguard.lookup_key", "syncguard.lookup_id"),
 		},
 		{
 			desc: "two filters: a call is traced only when both agree",
 			filters: []otellock.Filter{
-				func(_ context.Context, op otellock.Operation) bool { return op != otellock.OperationWait },
+				func(_ context.Context, op lock.OpKind) bool { return op != lock.OpWait },
 				nil, // ignored
-				func(_ context.Context, op otellock.Operation) bool { return op != otellock.OperationExtend },
+				func(_ context.Context, op lock.OpKind) bool { return op != lock.OpExtend },
 			},
 			want: without("syncguard.wait", "syncguard.extend"),
 		},
 		{
 			desc:    "skip everything",
-			filters: []otellock.Filter{func(context.Context, otellock.Operation) bool { return false }},
+			filters: []otellock.Filter{func(context.Context, lock.OpKind) bool { return false }},
 			want:    map[string]int{},
 		},
 		{
 			desc:    "keep everything",
-			filters: []otellock.Filter{func(context.Context, otellock.Operation) bool { return true }},
+			filters: []otellock.Filter{func(context.Context, lock.OpKind) bool { return true }},
 			want:    all,
 		},
 	}
@@ -167,9 +167,9 @@ func TestFilterArguments(t *testing.T) {
 	type quiet struct{}
 	var (
 		mu   sync.Mutex
-		seen = map[otellock.Operation]int{}
+		seen = map[lock.OpKind]int{}
 	)
-	b := otellock.Wrap(inner, tel.options(otellock.WithFilter(func(ctx context.Context, op otellock.Operation) bool {
+	b := otellock.Wrap(inner, tel.options(otellock.WithFilter(func(ctx context.Context, op lock.OpKind) bool {
 		mu.Lock()
 		seen[op]++
 		mu.Unlock()
@@ -178,9 +178,9 @@ func TestFilterArguments(t *testing.T) {
 
 	ctx := testCtx(t)
 	runOps(t, ctx, b)
-	want := map[otellock.Operation]int{
-		otellock.OperationAcquire: 3, otellock.OperationIsLocked: 1, otellock.OperationLookup: 2,
-		otellock.OperationExtend: 1, otellock.OperationRelease: 2, otellock.OperationWait: 1,
+	want := map[lock.OpKind]int{
+		lock.OpAcquire: 3, lock.OpIsLocked: 1, lock.OpLookupKey: 1, lock.OpLookupID: 1,
+		lock.OpExtend: 1, lock.OpRelease: 2, lock.OpWait: 1,
 	}
 	mu.Lock()
 	if !reflect.DeepEqual(seen, want) {
@@ -208,8 +208,8 @@ func TestFilterArguments(t *testing.T) {
 func TestFilterWait(t *testing.T) {
 	inner, _ := newRedis(t)
 	tel := newTelemetry(t)
-	b := otellock.Wrap(inner, tel.options(otellock.WithFilter(func(_ context.Context, op otellock.Operation) bool {
-		return op != otellock.OperationWait
+	b := otellock.Wrap(inner, tel.options(otellock.WithFilter(func(_ context.Context, op lock.OpKind) bool {
+		return op != lock.OpWait
 	}))...)
 	ctx, parent := tel.tp.Tracer("test").Start(testCtx(t), "parent")
 	err := lock.Do(ctx, b, uniqueKey("wait"), func(context.Context, lock.Lease) error { return nil })
@@ -268,7 +268,7 @@ func TestSpanAttributes(t *testing.T) {
 		}
 	}
 	want := []string{"syncguard.acquire", "syncguard.release", "syncguard.extend", "syncguard.is_locked",
-		"syncguard.lookup", "syncguard.wait", "syncguard.extend_batch"}
+		"syncguard.lookup_key", "syncguard.lookup_id", "syncguard.wait", "syncguard.extend_batch"}
 	for _, name := range want {
 		if !names[name] {
 			t.Errorf("no %s span (spans: %v)", name, fmt.Sprint(names))

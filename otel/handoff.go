@@ -31,7 +31,7 @@ const HandoffFenceKey = attribute.Key("syncguard.handoff.fence")
 // the sampler dropped, or one of the global providers without an SDK,
 // says the hand-off's would not record either: that wait costs nothing.)
 func (h *Hook) observesHandoffs(ctx context.Context) bool {
-	return h.tracer != nil && !h.traced(ctx, opWait) && h.traced(ctx, opAcquire) ||
+	return h.tracer != nil && !h.traced(ctx, lock.OpWait) && h.traced(ctx, lock.OpAcquire) ||
 		h.inst.handoff.Enabled(ctx) || h.inst.held.Enabled(ctx)
 }
 
@@ -47,7 +47,7 @@ func (h *Hook) granted(ctx context.Context, op *lock.Op, next lock.OpFunc) error
 	}
 	w.handed = true
 	l := op.Lease
-	sctx, c := h.begin(ctx, opAcquire)
+	sctx, c := h.begin(ctx, lock.OpAcquire)
 	c.timed = false // not a call to the backend: no operation duration
 	var attrs []attribute.KeyValue
 	if c.span != nil {

@@ -99,15 +99,15 @@ func (h *Hook) Operation(next lock.OpFunc) lock.OpFunc {
 		case lock.OpExtendBatch:
 			return h.extendBatch(ctx, op, next)
 		case lock.OpIsLocked:
-			return h.keyed(ctx, opIsLocked, op, next)
+			return h.keyed(ctx, lock.OpIsLocked, op, next)
 		case lock.OpLookupKey, lock.OpLookupID:
 			return h.lookup(ctx, op, next)
 		case lock.OpLookupLimit:
 			return h.lookupLimit(ctx, op, next)
 		case lock.OpIsDone:
-			return h.keyed(ctx, opIsDone, op, next)
+			return h.keyed(ctx, lock.OpIsDone, op, next)
 		case lock.OpRecord:
-			return h.keyed(ctx, opRecord, op, next)
+			return h.keyed(ctx, lock.OpRecord, op, next)
 		case lock.OpWait:
 			return h.wait(ctx, op, next)
 		case lock.OpRetry:

@@ -27,11 +27,11 @@ const (
 	HoldersKey = attribute.Key("syncguard.limit.holders")
 )
 
-// lookupLimit observes lock.OpLookupLimit: a "syncguard.lookup" span
+// lookupLimit observes lock.OpLookupLimit: a "syncguard.lookup_limit" span
 // (syncguard.lookup.by "limit", with the limit and the number of holders
 // found).
 func (h *Hook) lookupLimit(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	ctx, c := h.begin(ctx, opLookup)
+	ctx, c := h.begin(ctx, lock.OpLookupLimit)
 	err := next(ctx, op)
 	info := op.LimitInfo
 	var attrs []attribute.KeyValue
@@ -81,7 +81,7 @@ func (in *instruments) limitSets(n int) *limitSets {
 	}
 	s := &limitSets{limit: LimitKey.Int(n)}
 	for out := range numOutcomes {
-		set := attribute.NewSet(OperationKey.String(string(OperationAcquire)), OutcomeKey.String(out.String()), in.backend, s.limit)
+		set := attribute.NewSet(OperationKey.String(lock.OpAcquire.String()), OutcomeKey.String(out.String()), in.backend, s.limit)
 		s.acquire[out] = []metric.RecordOption{metric.WithAttributeSet(set)}
 		set = attribute.NewSet(OutcomeKey.String(out.String()), in.backend, s.limit)
 		s.wait[out] = []metric.RecordOption{metric.WithAttributeSet(set)}

@@ -64,7 +64,7 @@ func TestLimitTelemetry(t *testing.T) {
 		t.Errorf("wait spans: got %d, the first with limit %q; want 3 with limit 2", len(waits), attrs(waits[0].Attributes())["syncguard.limit"])
 	}
 	lookup := tel.last(t)
-	if a := attrs(lookup.Attributes()); lookup.Name() != "syncguard.lookup" || a["syncguard.lookup.by"] != "limit" ||
+	if a := attrs(lookup.Attributes()); lookup.Name() != "syncguard.lookup_limit" || a["syncguard.lookup.by"] != "limit" ||
 		a["syncguard.limit"] != "2" || a["syncguard.limit.holders"] != "2" {
 		t.Errorf("last span %s %v; want a lookup by limit finding 2 holders of 2", lookup.Name(), a)
 	}
@@ -111,7 +111,7 @@ func TestLimitUnsupported(t *testing.T) {
 	if lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Acquire with a limit: got %v, want InvalidArgument matching ErrUnsupported", err)
 	}
-	if n := len(tel.ended("syncguard.acquire")) + len(tel.ended("syncguard.lookup")); n != 0 {
+	if n := len(tel.ended("syncguard.acquire")) + len(tel.ended("syncguard.lookup_limit")); n != 0 {
 		t.Errorf("%d acquire or lookup spans for a call that did nothing", n)
 	}
 }
@@ -251,7 +251,7 @@ func TestHandoffSpanWaitFiltered(t *testing.T) {
 	inner, _ := newRedis(t)
 	t.Cleanup(func() { inner.Close() })
 	b := otellock.Wrap(inner, otellock.WithTracerProvider(tel.tp), otellock.WithMeterProvider(metricnoop.NewMeterProvider()),
-		otellock.WithFilter(func(_ context.Context, op otellock.Operation) bool { return op != otellock.OperationWait }))
+		otellock.WithFilter(func(_ context.Context, op lock.OpKind) bool { return op != lock.OpWait }))
 	ctx := testCtx(t)
 	key := uniqueKey("handoff")
 	holder, err := inner.Acquire(ctx, key, time.Minute)

@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 // Metric names. Durations are histograms in seconds.
@@ -57,8 +59,8 @@ type instruments struct {
 	handoff    metric.Int64Counter
 
 	backend attribute.KeyValue
-	// opAttrs[op][outcome] records an operation's duration.
-	opAttrs [numOps][numOutcomes][]metric.RecordOption
+	// opAttrs[kind][outcome] records a measured operation's duration.
+	opAttrs [numKinds][numOutcomes][]metric.RecordOption
 	// waitAttrs[outcome] records a wait's duration.
 	waitAttrs [numOutcomes][]metric.RecordOption
 	// backendOnly carries just syncguard.backend.
@@ -109,9 +111,12 @@ func newInstruments(mp metric.MeterProvider, backend string) *instruments {
 		in.handoff = noop.Int64Counter{}
 	}
 
-	for o := range numOps {
+	for o := range numKinds {
+		if !measured(o) {
+			continue
+		}
 		for out := range numOutcomes {
-			set := attribute.NewSet(OperationKey.String(string(operations[o])), OutcomeKey.String(out.String()), in.backend)
+			set := attribute.NewSet(OperationKey.String(o.String()), OutcomeKey.String(out.String()), in.backend)
 			in.opAttrs[o][out] = []metric.RecordOption{metric.WithAttributeSet(set)}
 		}
 	}
@@ -127,8 +132,8 @@ func newInstruments(mp metric.MeterProvider, backend string) *instruments {
 
 // errorRecord is the attribute set of a failed operation, with error.type
 // (and syncguard.limit for a slot of limit n > 0).
-func (in *instruments) errorRecord(o op, n int, errType string) metric.RecordOption {
-	kvs := []attribute.KeyValue{OperationKey.String(string(operations[o])), OutcomeKey.String(OutcomeError),
+func (in *instruments) errorRecord(o lock.OpKind, n int, errType string) metric.RecordOption {
+	kvs := []attribute.KeyValue{OperationKey.String(o.String()), OutcomeKey.String(OutcomeError),
 		in.backend, ErrorTypeKey.String(errType)}
 	if n > 0 {
 		kvs = append(kvs, LimitKey.Int(n))
@@ -149,7 +154,7 @@ func (in *instruments) waitErrorRecord(n int, errType string) metric.RecordOptio
 // recordOp records d seconds of operation o with outcome out (err, for
 // outError) in the operation-duration histogram; n > 0 is the limit of a
 // slot's acquire.
-func (h *Hook) recordOp(ctx context.Context, o op, n int, out outcome, err error, d float64) {
+func (h *Hook) recordOp(ctx context.Context, o lock.OpKind, n int, out outcome, err error, d float64) {
 	switch {
 	case out == outError:
 		h.inst.operation.Record(ctx, d, h.inst.errorRecord(o, n, errorType(err)))

@@ -12,10 +12,10 @@ import (
 // Hook.release); IsDone and Record are spans of their own.
 
 // keyed observes a yes-or-no read of key: whether it is locked
-// (lock.OpIsLocked, o is opIsLocked: outcome "held" or "free"), or its
-// done marker (lock.OpIsDone, opIsDone) or record (lock.OpRecord,
-// opRecord): outcome "found" when there is one, else "not_found".
-func (h *Hook) keyed(ctx context.Context, o op, op *lock.Op, next lock.OpFunc) error {
+// (lock.OpIsLocked, o is lock.OpIsLocked: outcome "held" or "free"), or its
+// done marker (lock.OpIsDone, lock.OpIsDone) or record (lock.OpRecord,
+// lock.OpRecord): outcome "found" when there is one, else "not_found".
+func (h *Hook) keyed(ctx context.Context, o lock.OpKind, op *lock.Op, next lock.OpFunc) error {
 	ctx, c := h.begin(ctx, o)
 	err := next(ctx, op)
 	var attrs []attribute.KeyValue
@@ -23,7 +23,7 @@ func (h *Hook) keyed(ctx context.Context, o op, op *lock.Op, next lock.OpFunc) e
 		attrs = keyAttrs(make([]attribute.KeyValue, 0, 4), op.Key, h.rawKeys)
 	}
 	yes, no := outFound, outNotFound
-	if o == opIsLocked {
+	if o == lock.OpIsLocked {
 		yes, no = outHeld, outFree
 	}
 	out := no

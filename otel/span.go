@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 // The telemetry of one call: its span (filtered, sampled, with the static
@@ -14,7 +16,7 @@ import (
 
 // call is the telemetry state of one Backend call.
 type call struct {
-	op    op
+	op    lock.OpKind
 	limit int        // the n of a slot's acquire; 0 otherwise
 	span  trace.Span // nil when not recording
 	timed bool       // the duration histogram is enabled
@@ -25,7 +27,7 @@ type call struct {
 // context, or nil and ctx unchanged when no span would record: the
 // TracerProvider is the no-op one, a Filter skips the call, or the sampler
 // drops it.
-func (h *Hook) startSpan(ctx context.Context, o op) (context.Context, trace.Span) {
+func (h *Hook) startSpan(ctx context.Context, o lock.OpKind) (context.Context, trace.Span) {
 	if h.tracer == nil || !h.traced(ctx, o) {
 		return ctx, nil
 	}
@@ -39,9 +41,9 @@ func (h *Hook) startSpan(ctx context.Context, o op) (context.Context, trace.Span
 
 // traced reports whether every Filter lets a call of o made with ctx have
 // a span.
-func (h *Hook) traced(ctx context.Context, o op) bool {
+func (h *Hook) traced(ctx context.Context, o lock.OpKind) bool {
 	for _, f := range h.filters {
-		if !f(ctx, operations[o]) {
+		if !f(ctx, o) {
 			return false
 		}
 	}
@@ -50,7 +52,7 @@ func (h *Hook) traced(ctx context.Context, o op) bool {
 
 // begin starts the telemetry of a call of operation o. The span, if one
 // records, is in the returned context.
-func (h *Hook) begin(ctx context.Context, o op) (context.Context, call) {
+func (h *Hook) begin(ctx context.Context, o lock.OpKind) (context.Context, call) {
 	c := call{op: o}
 	ctx, c.span = h.startSpan(ctx, o)
 	if h.inst.operation.Enabled(ctx) {

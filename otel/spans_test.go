@@ -87,7 +87,7 @@ func TestOperationSpans(t *testing.T) {
 				_, err := b.LookupKey(ctx, key)
 				return err
 			},
-			wantName: "syncguard.lookup",
+			wantName: "syncguard.lookup_key",
 			wantAttrs: func() map[string]string {
 				return map[string]string{"syncguard.key.hash": keyHash, "syncguard.lookup.by": "key",
 					"syncguard.fence": string(l.Fence), "syncguard.outcome": "found", "syncguard.backend": "redis"}
@@ -99,7 +99,7 @@ func TestOperationSpans(t *testing.T) {
 				_, err := b.LookupID(ctx, l.ID)
 				return err
 			},
-			wantName: "syncguard.lookup",
+			wantName: "syncguard.lookup_id",
 			wantAttrs: func() map[string]string {
 				return map[string]string{"syncguard.lock_id.hash": idHash(), "syncguard.key.hash": keyHash,
 					"syncguard.lookup.by": "id", "syncguard.fence": string(l.Fence),
@@ -168,7 +168,7 @@ func TestOperationSpans(t *testing.T) {
 				_, err := b.LookupKey(ctx, key)
 				return err
 			},
-			wantName: "syncguard.lookup",
+			wantName: "syncguard.lookup_key",
 			wantAttrs: func() map[string]string {
 				return map[string]string{"syncguard.key.hash": keyHash, "syncguard.lookup.by": "key",
 					"syncguard.outcome": "not_found", "syncguard.backend": "redis"}

@@ -44,7 +44,7 @@ func (h *Hook) waitFrom(ctx context.Context) *waitState {
 // its child, and ends it with the outcome, the number of attempts, the
 // total wait and the fence.
 func (h *Hook) wait(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	ctx, span := h.startSpan(ctx, opWait)
+	ctx, span := h.startSpan(ctx, lock.OpWait)
 	if span != nil {
 		span.SetAttributes(keyAttrs(make([]attribute.KeyValue, 0, 3), op.Key, h.rawKeys)...)
 	}
