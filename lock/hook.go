@@ -127,9 +127,12 @@ type Op struct {
 	Lease Lease
 	// ExpiresAt is the new expiry (extend).
 	ExpiresAt time.Time
-	// OK reports a held key (is_locked), a done marker (is_done) or a
-	// record found (record).
-	OK bool
+	// Held reports that is_locked found the key held.
+	Held bool
+	// Done reports that is_done found a done marker.
+	Done bool
+	// Found reports that record found a record.
+	Found bool
 	// Record is the record stored (a release with MarkRecord) or found
 	// (record).
 	Record []byte

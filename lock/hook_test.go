@@ -436,7 +436,7 @@ func TestHookOps(t *testing.T) {
 		{
 			desc:    "IsLocked",
 			call:    func(ctx context.Context, b lock.Backend) (any, error) { return b.IsLocked(ctx, "k") },
-			want:    lock.Op{Kind: lock.OpIsLocked, Key: "k", OK: true},
+			want:    lock.Op{Kind: lock.OpIsLocked, Key: "k", Held: true},
 			reached: []stubCall{{Method: "IsLocked", Key: "k"}},
 			ret:     true,
 		},
@@ -532,7 +532,7 @@ func TestHookOps(t *testing.T) {
 		{
 			desc:    "Recorder.IsDone",
 			call:    func(ctx context.Context, b lock.Backend) (any, error) { return recs(b).IsDone(ctx, "k") },
-			want:    lock.Op{Kind: lock.OpIsDone, Key: "k", OK: true},
+			want:    lock.Op{Kind: lock.OpIsDone, Key: "k", Done: true},
 			reached: []stubCall{{Method: "IsDone", Key: "k"}},
 			ret:     true,
 		},
@@ -550,7 +550,7 @@ func TestHookOps(t *testing.T) {
 				rec, ok, err := recs(b).Record(ctx, "k")
 				return tuple{rec, ok}, err
 			},
-			want:    lock.Op{Kind: lock.OpRecord, Key: "k", Record: stubRecord, OK: true},
+			want:    lock.Op{Kind: lock.OpRecord, Key: "k", Record: stubRecord, Found: true},
 			reached: []stubCall{{Method: "Record", Key: "k"}},
 			ret:     tuple{stubRecord, true},
 		},

@@ -80,7 +80,7 @@ func (h *hooked) terminal(ctx context.Context, op *Op) (err error) {
 	case OpExtendBatch:
 		op.Results = h.id.ExtendBatch(ctx, op.Requests)
 	case OpIsLocked:
-		op.OK, err = h.b.IsLocked(ctx, op.Key)
+		op.Held, err = h.b.IsLocked(ctx, op.Key)
 	case OpLookupKey:
 		op.Info, err = h.b.LookupKey(ctx, op.Key)
 	case OpLookupID:
@@ -88,9 +88,9 @@ func (h *hooked) terminal(ctx context.Context, op *Op) (err error) {
 	case OpLookupLimit:
 		op.LimitInfo, err = h.id.LookupLimit(ctx, op.Key)
 	case OpIsDone:
-		op.OK, err = h.rec.IsDone(ctx, op.Key)
+		op.Done, err = h.rec.IsDone(ctx, op.Key)
 	case OpRecord:
-		op.Record, op.OK, err = h.rec.Record(ctx, op.Key)
+		op.Record, op.Found, err = h.rec.Record(ctx, op.Key)
 	}
 	return err
 }
@@ -123,7 +123,7 @@ func (h *hooked) IsLocked(ctx context.Context, key string) (bool, error) {
 	op := getOp(Op{Kind: OpIsLocked, Key: key})
 	defer putOp(op)
 	err := h.run(ctx, op)
-	return op.OK, err
+	return op.Held, err
 }
 
 // LookupKey runs Backend.LookupKey through the hooks.
@@ -236,7 +236,7 @@ func (o recOps) IsDone(ctx context.Context, key string) (bool, error) {
 	op := getOp(Op{Kind: OpIsDone, Key: key})
 	defer putOp(op)
 	err := o.h.run(ctx, op)
-	return op.OK, err
+	return op.Done, err
 }
 
 // ReleaseRecord runs Recorder.ReleaseRecord through the hooks.
@@ -251,7 +251,7 @@ func (o recOps) Record(ctx context.Context, key string) ([]byte, bool, error) {
 	op := getOp(Op{Kind: OpRecord, Key: key})
 	defer putOp(op)
 	err := o.h.run(ctx, op)
-	return op.Record, op.OK, err
+	return op.Record, op.Found, err
 }
 
 // opPool recycles the Ops of hooked calls: a hook must not keep op once

@@ -22,14 +22,23 @@ func (h *Hook) keyed(ctx context.Context, o lock.OpKind, op *lock.Op, next lock.
 	if c.span != nil {
 		attrs = keyAttrs(make([]attribute.KeyValue, 0, 4), op.Key, h.rawKeys)
 	}
-	yes, no := outFound, outNotFound
-	if o == lock.OpIsLocked {
-		yes, no = outHeld, outFree
-	}
-	out := no
-	if op.OK {
-		out = yes
+	var out outcome
+	switch o {
+	case lock.OpIsLocked:
+		out = pick(op.Held, outHeld, outFree)
+	case lock.OpIsDone:
+		out = pick(op.Done, outFound, outNotFound)
+	default:
+		out = pick(op.Found, outFound, outNotFound)
 	}
 	h.end(ctx, c, out, err, attrs)
 	return err
+}
+
+// pick is yes when ok, else no.
+func pick(ok bool, yes, no outcome) outcome {
+	if ok {
+		return yes
+	}
+	return no
 }
