@@ -33,7 +33,11 @@
 // KEY is the key as the application locks it ("invoice:42"), as ls prints
 // it; for a key of the HTTP middleware, show and release build the stored
 // name from the key the request carried and --route (the method and the
-// route pattern), --scope and --key-prefix. Raw keys appear in the output, lock ids never: a holder is shown as
+// route pattern, as written or escaped as a key prints it), --scope and
+// --key-prefix, and print those parts as written. Every command warns on
+// stderr, naming the server, when it holds no configuration record under
+// the prefix (doctor then exits 1); without --redis or REDIS_URL it names
+// the server it read in any case. Raw keys appear in the output, lock ids never: a holder is shown as
 // lock.HashKey of its lock id, as lock.Info.IDHash, since the id itself
 // releases the lock. Times are the Redis server's (TIME), as the locks'.
 //

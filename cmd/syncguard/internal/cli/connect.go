@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,7 +63,7 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 	}
 	defaulted := len(urls) == 0
 	if defaulted {
-		urls = []string{defaultURL}
+		urls = []string{cmp.Or(env.defaultURL, defaultURL)}
 	}
 	opts := make([]*redis.Options, len(urls))
 	for i, u := range urls {
@@ -183,11 +184,16 @@ func (s *session) configure(ctx context.Context, o *options, bopts *redisbackend
 // record says: several configurations recorded (instances disagree, or a
 // configuration changed), or flags that differ from the newest.
 // Without any record it warns: the server (or the prefix) is likely not
-// the application's, and it names the server read.
+// the application's, and it names the server read. A server chosen by
+// default is named either way, so that output from the wrong server is
+// never taken for the application's.
 func (s *session) noteConfig(o *options) {
 	if len(s.recorded) == 0 {
 		fmt.Fprintln(s.env.Stderr, "syncguard: warning: "+s.noRecord())
 		return
+	}
+	if s.defaulted {
+		fmt.Fprintf(s.env.Stderr, "syncguard: note: reading %s%s\n", s.where, defaultedNote)
 	}
 	used, newest := s.backend.Config(), s.recorded[0].Config
 	switch {
@@ -199,13 +205,17 @@ func (s *session) noteConfig(o *options) {
 	}
 }
 
+// defaultedNote follows the server's address when no --redis or
+// REDIS_URL named it.
+const defaultedNote = " (the default: no --redis or REDIS_URL given)"
+
 // noRecord says that the server holds no configuration record under the
 // prefix, naming the server and how it was chosen.
 func (s *session) noRecord() string {
 	key, _ := redisbackend.ConfigKey(s.backend.Prefix()) // the prefix was validated
 	how := ""
 	if s.defaulted {
-		how = " (the default: no --redis or REDIS_URL given)"
+		how = defaultedNote
 	}
 	return fmt.Sprintf("%s%s holds no syncguard configuration record under the prefix (%s): no application's Backend has recorded one there; check --redis and --prefix",
 		s.where, how, key)

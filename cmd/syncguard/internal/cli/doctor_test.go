@@ -135,3 +135,22 @@ func TestNoConfigRecord(t *testing.T) {
 		t.Errorf("ls with a record: status %d, stderr %q; want 0 and no warning", r.code, r.err)
 	}
 }
+
+// TestDefaultServerNamed: without --redis and REDIS_URL the command says
+// which server it read, also when that server holds the application's
+// configuration record, and says nothing of it when --redis names one.
+func TestDefaultServerNamed(t *testing.T) {
+	srv := redistest.Shared(t)
+	p := prefix(t)
+	newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	env := Env{defaultURL: urlOf(srv)}
+	want := "syncguard: note: reading " + srv.Addr() + " (the default: no --redis or REDIS_URL given)\n"
+	for _, cmd := range []string{"ls", "doctor"} {
+		if r := syncguardWith(t, env, cmd, "--prefix", p); r.err != want {
+			t.Errorf("%s without --redis: status %d, stderr %q; want %q", cmd, r.code, r.err, want)
+		}
+	}
+	if r := syncguardWith(t, env, "ls", "--prefix", p, "--redis", urlOf(srv)); r.code != ExitOK || r.err != "" {
+		t.Errorf("ls --redis: status %d, stderr %q; want 0 and nothing on stderr", r.code, r.err)
+	}
+}

@@ -71,11 +71,12 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 	if err != nil {
 		return err
 	}
-	key = keyOf(o, key)
-	st, err := s.read(ctx, key)
+	st, err := s.read(ctx, keyOf(o, key))
 	if err != nil {
 		return err
 	}
+	st.Request = requestOf(o, key)
+	key = st.Key
 	if st.Limit != nil {
 		return releaseSlots(ctx, s, o, st)
 	}
@@ -101,6 +102,7 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 		return failf("%s", message(err))
 	}
 	fmt.Fprintf(w, "released %s\n", display(st.Key))
+	st.printRequest(w)
 	fmt.Fprintf(w, "  removed  %s (fence %s, holder %s, acquired %s)\n",
 		display(st.LockKey), info.Fence, info.IDHash, timestamp(info.AcquiredAt))
 	fmt.Fprintf(w, "  removed  its index key (a release tombstone stays there for the resend window)\n")

@@ -52,6 +52,7 @@ func releaseSlots(ctx context.Context, s *session, o *options, st *state) error 
 	}
 	w := s.env.Stdout
 	fmt.Fprintf(w, "released %s of %s\n", count(int64(len(infos)), "slot"), display(st.Key))
+	st.printRequest(w)
 	var highest lock.Fence
 	for _, info := range infos {
 		fmt.Fprintf(w, "  removed  slot fence %s (holder %s, acquired %s) and its index key\n",

@@ -38,6 +38,10 @@ type Env struct {
 	Interactive bool
 	// Getenv reads REDIS_URL; nil means os.Getenv.
 	Getenv func(string) string
+
+	// defaultURL replaces the package's defaultURL (tests, which must not
+	// use the server on the default port); "" means defaultURL.
+	defaultURL string
 }
 
 // OSEnv returns the Env of the process: os.Stdin, os.Stdout, os.Stderr,

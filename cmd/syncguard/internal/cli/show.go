@@ -28,7 +28,8 @@ var showCommand = &command{
 		"For a key of the HTTP middleware (httplock, echolock), give the key the request carried and\n" +
 		"its route (--route \"POST /orders\", the method and the route pattern), --scope (WithScope's\n" +
 		"principal) and --key-prefix (WithPrefix): show builds the name the middleware locks,\n" +
-		"<key prefix><route>:<scope>:<key>, escaped as the middleware escapes it.",
+		"<key prefix><route>:<scope>:<key>, escaped as the middleware escapes it, and prints the parts\n" +
+		"as written under it. --route takes the route as written or as a key prints it (\\: for :).",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object")
 		o.keyFlags(fs)
@@ -42,8 +43,11 @@ var showCommand = &command{
 
 // state is what show reads about one key.
 type state struct {
-	Key     string `json:"key"`
-	LockKey string `json:"lockKey"`
+	Key string `json:"key"`
+	// Request is the HTTP middleware's key parts that named Key, as
+	// written (--route, --scope, --key-prefix); nil without them.
+	Request *request `json:"request,omitempty"`
+	LockKey string   `json:"lockKey"`
 	// Locked says a lock holds the key; a limit's slots are in Limit.
 	Locked  bool   `json:"locked"`
 	Expired bool   `json:"expired,omitempty"` // a lock or limit past its expiry, not yet removed
@@ -62,15 +66,17 @@ type state struct {
 	Done      *string `json:"done,omitempty"`
 	DoneTTLMs int64   `json:"doneTtlMs,omitempty"`
 	// RecordKey is the key of the record stored for a replayed request
-	// (lock.Recorder); HasRecord says one is there, Record is its value and
-	// RecordTTLMs its time left.
-	RecordKey   string  `json:"recordKey"`
-	HasRecord   bool    `json:"hasRecord"`
-	Record      *string `json:"record,omitempty"`
-	RecordTTLMs int64   `json:"recordTtlMs,omitempty"`
-	// Response is the record decoded: the stored response (nil when the
-	// value is not a record this version reads).
+	// (lock.Recorder); HasRecord says one is there, RecordBytes is its
+	// size and RecordTTLMs its time left.
+	RecordKey   string `json:"recordKey"`
+	HasRecord   bool   `json:"hasRecord"`
+	RecordBytes int    `json:"recordBytes,omitempty"`
+	RecordTTLMs int64  `json:"recordTtlMs,omitempty"`
+	// Response is the record decoded: the stored response. Record is the
+	// value as stored only when it is not a record this version reads
+	// (Response nil), so that a record never prints as escaped bytes.
 	Response *responseShow `json:"response,omitempty"`
+	Record   *string       `json:"record,omitempty"`
 	// Waiters is the number of waiters queued in Redis for the key.
 	Waiters int64 `json:"waiters"`
 
@@ -113,6 +119,7 @@ func runShow(ctx context.Context, s *session, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
+	st.Request = requestOf(o, key)
 	if o.json {
 		enc := json.NewEncoder(s.env.Stdout)
 		enc.SetIndent("", "  ")
@@ -199,9 +206,11 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 		st.DoneTTLMs = doneTTL.Val().Milliseconds()
 	}
 	if v, err := record.Result(); err == nil {
-		st.HasRecord, st.Record = true, &v
+		st.HasRecord, st.RecordBytes = true, len(v)
 		st.RecordTTLMs = recordTTL.Val().Milliseconds()
-		st.Response = newResponseShow([]byte(v))
+		if st.Response = newResponseShow([]byte(v)); st.Response == nil {
+			st.Record = &v
+		}
 	}
 	st.Waiters = waiters.Val() // 0 when there is no queue (or it is not a sorted set)
 	return st, nil
@@ -242,6 +251,9 @@ func (st *state) print(w io.Writer) {
 		fmt.Fprintf(w, "%-14s %s\n", name, fmt.Sprintf(format, args...))
 	}
 	row("key", "%s", display(st.Key))
+	if st.Request != nil {
+		st.Request.print(row)
+	}
 	row("lock key", "%s", display(st.LockKey))
 	switch {
 	case st.Locked:
@@ -286,16 +298,16 @@ func (st *state) print(w io.Writer) {
 			display(st.DoneKey), len(*st.Done), duration(ms(st.DoneTTLMs)), preview(*st.Done))
 	}
 	switch r := st.Response; {
-	case st.Record == nil:
+	case !st.HasRecord:
 		row("record", "%s: none", display(st.RecordKey))
 	case r == nil:
 		row("record", "%s: %d bytes, for %s more, not a replay record this version reads: %s",
-			display(st.RecordKey), len(*st.Record), duration(ms(st.RecordTTLMs)), preview(*st.Record))
+			display(st.RecordKey), st.RecordBytes, duration(ms(st.RecordTTLMs)), preview(*st.Record))
 	case r.Completed:
 		row("record", "%s: %d bytes, for %s more: status %d, completed by fence %s (response too large to store; retries get 409)",
-			display(st.RecordKey), len(*st.Record), duration(ms(st.RecordTTLMs)), r.Status, r.Fence)
+			display(st.RecordKey), st.RecordBytes, duration(ms(st.RecordTTLMs)), r.Status, r.Fence)
 	default:
-		row("record", "%s: %d bytes, for %s more: status %d, stored by fence %s", display(st.RecordKey), len(*st.Record),
+		row("record", "%s: %d bytes, for %s more: status %d, stored by fence %s", display(st.RecordKey), st.RecordBytes,
 			duration(ms(st.RecordTTLMs)), r.Status, r.Fence)
 		r.print(row)
 	}
@@ -308,7 +320,7 @@ func (st *state) print(w io.Writer) {
 // cannot tell.
 func (st *state) neverLocked() bool {
 	return !st.Locked && st.Limit == nil && !st.Expired && st.Counter == "" &&
-		st.Done == nil && st.Record == nil && st.Waiters == 0
+		st.Done == nil && !st.HasRecord && st.Waiters == 0
 }
 
 // age is how long before nowMs (the server's TIME, read with the data) a

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -88,5 +91,62 @@ func TestShowRouteKey(t *testing.T) {
 				t.Errorf("release --force by route: status %d, stderr %q, still locked %v", r.code, r.err, locked)
 			}
 		})
+	}
+}
+
+// TestEchoRouteAsWritten: an Echo route's key has its ':' escaped
+// (`POST /accounts/\:id/withdraw:alice:42`); show and release take the
+// route as written or as the key prints it, and print it as written.
+func TestEchoRouteAsWritten(t *testing.T) {
+	srv := redistest.Shared(t)
+	p := prefix(t)
+	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	held, release := make(chan lock.Lease, 1), make(chan struct{})
+	e := echo.New()
+	e.POST("/accounts/:id/withdraw", func(c echo.Context) error {
+		l, _ := echolock.LeaseFrom(c)
+		held <- l
+		<-release
+		return c.NoContent(http.StatusOK)
+	}, echolock.NewWithConfig(echolock.Config{Backend: b, KeyExtractor: echolock.FromParam("id"),
+		Scope: func(echo.Context) (string, error) { return "alice", nil }}))
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/accounts/42/withdraw", nil))
+	}()
+	var l lock.Lease
+	select {
+	case l = <-held:
+	case <-served:
+		t.Fatal("the request was answered without running the handler")
+	}
+	defer func() { close(release); <-served }()
+	const written, escaped = "POST /accounts/:id/withdraw", `POST /accounts/\:id/withdraw`
+	if want := escaped + ":alice:42"; l.Key != want {
+		t.Fatalf("echolock locked %q, want %q", l.Key, want)
+	}
+
+	for _, route := range []string{written, escaped} {
+		args := []string{"--redis", urlOf(srv), "--prefix", p, "--route", route, "--scope", "alice", "42"}
+		out := syncguard(t, append([]string{"show"}, args...)...).out
+		for _, want := range []string{"key            " + l.Key + "\n", "  route        " + written + "\n",
+			"  scope        alice\n", "  request key  42\n", "state          locked\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("show --route %q lacks %q:\n%s", route, want, out)
+			}
+		}
+		var st state
+		if err := json.Unmarshal([]byte(syncguard(t, append([]string{"show", "--json"}, args...)...).out), &st); err != nil ||
+			st.Request == nil || *st.Request != (request{Route: written, Scope: "alice", Key: "42"}) {
+			t.Errorf("show --json --route %q: request %+v (%v), want the route as written", route, st.Request, err)
+		}
+	}
+	r := syncguard(t, "release", "--force", "--yes", "--redis", urlOf(srv), "--prefix", p, "--route", escaped, "--scope", "alice", "42")
+	if want := "  named by route " + written + ", scope alice, key 42\n"; r.code != 0 || !strings.Contains(r.out, want) {
+		t.Errorf("release --route: status %d, stderr %q, output lacks %q:\n%s", r.code, r.err, want, r.out)
+	}
+	if locked, err := b.IsLocked(context.Background(), l.Key); err != nil || locked {
+		t.Errorf("after release --route: locked %v, %v", locked, err)
 	}
 }

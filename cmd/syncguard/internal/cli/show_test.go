@@ -259,6 +259,18 @@ func TestShowDecodesRecord(t *testing.T) {
 	if strings.Contains(out, `SGR\x02`) {
 		t.Errorf("show order:1 prints the record's raw bytes:\n%s", out)
 	}
+	// --json: the response decoded, and not the stored bytes.
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(syncguard(t, "show", "--json", "--redis", urlOf(srv), "--prefix", p, "order:1").out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var resp responseShow
+	if err := json.Unmarshal(raw["response"], &resp); err != nil || resp.Status != 201 || resp.BodyText != `{"id":1}` {
+		t.Errorf("show --json order:1: response %s (%v), want status 201 and its body", raw["response"], err)
+	}
+	if v, ok := raw["record"]; ok || string(raw["recordBytes"]) == "" {
+		t.Errorf("show --json order:1: record %s, recordBytes %s; want the size, not the stored bytes", v, raw["recordBytes"])
+	}
 	f = store("order:2", &wire.Record{Status: 200, Completed: true})
 	if out := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "order:2").out; !strings.Contains(out, "status 200, completed by fence "+string(f)) {
 		t.Errorf("show order:2 lacks the completed record:\n%s", out)
