@@ -19,6 +19,7 @@ import (
 // connections are net/http's, as a client sees them.
 var realServerScenarios = []scenario{
 	{"replay over a real server: principals equal after Unicode normalisation stay apart", realPrincipalsNFC},
+	{"replay over a real server: a scoped and a public middleware on one prefix never share a key", realScopedAndPublic},
 	{"replay over a real server: trailers of every net/http idiom are sent once, replayed by the allow-list", realTrailers},
 	{"replay over a real server: a large response whose status is not stored is marked status-not-stored", realLargeNotStored},
 	{"replay over a real server: a panic after the response started aborts the connection", realPanicAfterStart},
@@ -71,6 +72,25 @@ func realPrincipalsNFC(t *testing.T, a Adapter) {
 		if got.status != http.StatusCreated || got.header.Get("Idempotent-Replayed") != "" || !strings.Contains(got.body, "of "+p+", run 1") {
 			t.Errorf("principal %q: %d %q (replayed %q), want its own first run", p, got.status, got.body, got.header.Get("Idempotent-Replayed"))
 		}
+	}
+}
+
+func realScopedAndPublic(t *testing.T, a Adapter) {
+	e := newEnv(t)
+	var b byPrincipal
+	// One prefix and route: alice's key "k", and an anonymous key "alice:k"
+	// that names the same parts when an absent scope is left out.
+	scoped := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal,
+		Replay: &Replay{}, Handler: b.handle}))
+	public := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Public: true,
+		Replay: &Replay{}, Handler: b.handle}))
+	first := post(t, scoped, "/orders", "k", "alice", "b")
+	other := post(t, public, "/orders", DefaultPrincipal+":k", "", "b")
+	if first.status != http.StatusCreated || other.status != http.StatusCreated {
+		t.Fatalf("statuses %d and %d, want two first runs' 201", first.status, other.status)
+	}
+	if other.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the public key %q was served alice's stored response %q", DefaultPrincipal+":k", other.body)
 	}
 }
 
