@@ -1,30 +1,31 @@
-// Asynq shows asynqlock deduplicating asynq jobs, then limiting them.
-// Duplicate "send invoice" tasks are enqueued, an asynq server runs them
-// through an
-// asynqlock.Guard (policy Requeue, done TTL one minute), and every invoice
-// is sent exactly once. Duplicates that arrive while an invoice is being
-// sent are requeued; those that arrive after it was sent are dropped.
+// Asynq shows asynqlock on asynq jobs, in two parts:
+//
+//  1. Duplicate jobs: "send invoice" tasks are enqueued several times each
+//     and run through an asynqlock.Guard (policy Requeue, done TTL one
+//     minute), and every invoice is sent exactly once. Duplicates that
+//     arrive while an invoice is being sent are requeued; those that
+//     arrive after it was sent are dropped.
+//  2. A limit: a batch of report jobs runs on more workers than it may
+//     use. A Guard with WithLimit(2) lets at most 2 report jobs run at
+//     once (the key is the task type); the others wait for a slot
+//     (WithLimitWait) and are handed one as soon as it frees, so this part
+//     runs with asynq's default check intervals, at which a requeued job
+//     would come back only every 5s. It prints the peak concurrency it
+//     saw.
 //
 // It needs no set-up: by default it runs asynq and the locks on an
 // embedded Redis (miniredis).
 //
-//	go run ./examples/asynq
+//	make demo        # or: go run ./examples/asynq
 //
-// To use a real Redis server instead, set REDIS_URL. The demo uses a queue
-// and a lock prefix of its own (random), deletes the queue at the end, and
-// leaves only what expires by itself plus a fence counter for each stripe
-// used (syncguard never deletes fence counters; with striped counters there
-// are at most redisbackend.DefaultFenceStripes of them per prefix, however
-// many invoices).
+// To use a real Redis server instead, set REDIS_URL. Each part uses a
+// queue and a lock prefix of its own (random), deletes the queue at the
+// end, and leaves only what expires by itself plus the fence counters
+// (syncguard never deletes them; with striped counters there are at most
+// redisbackend.DefaultFenceStripes of them per prefix, however many
+// invoices).
 //
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/asynq
-//
-// Then a batch of report jobs runs on more workers than it may use: an
-// asynqlock.Guard with WithLimit(2) lets at most 2 report jobs run at
-// once (the key is the task type); the others wait for a slot
-// (WithLimitWait, 5s by default) and are handed one as soon as it frees,
-// so this part runs with asynq's default check intervals, which bring a
-// requeued job back only every 5s. It prints the peak concurrency it saw.
 //
 // It exits non-zero when an invoice is sent more or less than once, when a
 // report does not run, or when more than 2 reports ran at once.
@@ -58,11 +59,12 @@ var duplicates = map[string]int{"42": 5, "43": 3}
 
 func main() { demorun.Main("asynq demo", run) }
 
-// run runs the demo on env's Redis and checks that every invoice was sent
-// exactly once, then the report part (see reports) and that every report
+// run runs the invoice part and checks that every invoice was sent exactly
+// once, then the report part (see reports) and checks that every report
 // ran with at most reportLimit at once.
 func run(ctx context.Context, env *demorun.Env) error {
-	s, err := demo(ctx, env.Out, env.Redis)
+	fmt.Fprintf(env.Out, "\n== Part 1: duplicate jobs, each invoice sent once (asynqlock.WithDoneTTL) ==\n")
+	s, err := invoices(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -74,7 +76,7 @@ func run(ctx context.Context, env *demorun.Env) error {
 	if s.ran != want || s.dropped != enqueued-want {
 		return fmt.Errorf("%d tasks ran and %d were dropped, want %d and %d", s.ran, s.dropped, want, enqueued-want)
 	}
-	fmt.Fprintln(env.Out)
+	fmt.Fprintf(env.Out, "\n== Part 2: at most %d report jobs at once (asynqlock.WithLimit) ==\n", reportLimit)
 	rs, err := reports(ctx, env)
 	if err != nil {
 		return err
@@ -89,37 +91,14 @@ type stats struct {
 	requeued int64 // times a task found its invoice being sent and was requeued
 }
 
-// demo enqueues the duplicates, runs them on an asynq server through an
-// asynqlock.Guard, waits until the queue is empty, and reports.
-func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
-	w = &syncWriter{w: w} // handlers of different invoices run at once
-	var rnd [6]byte
-	rand.Read(rnd[:]) // never fails (Go 1.24+)
-	id := hex.EncodeToString(rnd[:])
-
-	// Striped fence counters: a job key space grows without bound (invoice
-	// ids here, payload hashes with asynqlock.DefaultKey), and fence
-	// counters are never deleted, so N counters instead of one per key
-	// keep Redis bounded; each key's fences still strictly increase.
-	backend, err := redisbackend.New(rdb, &redisbackend.Options{
-		Prefix:       "asynqlock-demo:" + id,
-		FenceStripes: redisbackend.DefaultFenceStripes,
-	})
+// invoices enqueues the duplicates, runs them on an asynq server through
+// an asynqlock.Guard, waits until the queue is empty, and reports.
+func invoices(ctx context.Context, env *demorun.Env) (stats, error) {
+	w := &syncWriter{w: env.Out} // handlers of different invoices run at once
+	guard, err := invoiceGuard(env)
 	if err != nil {
 		return stats{}, err
 	}
-	guard, err := asynqlock.New(backend,
-		asynqlock.WithTTL(time.Second),          // kept alive while a task runs
-		asynqlock.WithPolicy(asynqlock.Requeue), // the default, spelled out
-		asynqlock.WithDoneTTL(time.Minute),      // a sent invoice is not sent again within a minute
-		asynqlock.WithKeyFunc(func(_ context.Context, t *asynq.Task) (string, error) {
-			return "invoice:" + string(t.Payload()), nil
-		}),
-	)
-	if err != nil {
-		return stats{}, err
-	}
-
 	var ran, dropped, requeued atomic.Int64
 	mux := asynq.NewServeMux()
 	mux.Use(guard.Middleware())
@@ -134,7 +113,7 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 			return context.Cause(ctx)
 		}
 	})
-	err = runQueue(ctx, rdb, guard, 5, 100*time.Millisecond, mux, func(err error) {
+	err = runQueue(ctx, env.Redis, guard, 5, 100*time.Millisecond, mux, func(err error) {
 		var d *asynqlock.DuplicateError
 		switch {
 		case errors.As(err, &d) && d.Dropped:
@@ -145,17 +124,7 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 			fmt.Fprintf(w, "  task failed: %v\n", err)
 		}
 	}, func(client *asynq.Client, queue string) error {
-		enqueued := 0
-		for _, invoice := range []string{"42", "43"} {
-			for range duplicates[invoice] {
-				if _, err := client.EnqueueContext(ctx, asynq.NewTask(taskType, []byte(invoice)), asynq.Queue(queue)); err != nil {
-					return err
-				}
-				enqueued++
-			}
-		}
-		fmt.Fprintf(w, "Enqueued %d tasks: invoice 42 x%d, invoice 43 x%d\n", enqueued, duplicates["42"], duplicates["43"])
-		return nil
+		return enqueueInvoices(ctx, w, client, queue)
 	})
 	if err != nil {
 		return stats{}, err
@@ -163,6 +132,43 @@ func demo(ctx context.Context, w io.Writer, rdb *redis.Client) (stats, error) {
 	s := stats{ran: ran.Load(), dropped: dropped.Load(), requeued: requeued.Load()}
 	fmt.Fprintf(w, "Done: %d ran, %d dropped (already sent), %d requeues (invoice being sent)\n", s.ran, s.dropped, s.requeued)
 	return s, nil
+}
+
+// invoiceGuard returns the Guard of the invoice jobs: one job per invoice
+// at a time, and a sent invoice not sent again for a minute.
+func invoiceGuard(env *demorun.Env) (*asynqlock.Guard, error) {
+	// Striped fence counters: a job key space grows without bound (invoice
+	// ids here, payload hashes with asynqlock.DefaultKey), and fence
+	// counters are never deleted, so N counters instead of one per key
+	// keep Redis bounded; each key's fences still strictly increase.
+	backend, err := env.BackendWith("asynqlock-invoices", redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	if err != nil {
+		return nil, err
+	}
+	return asynqlock.New(backend,
+		asynqlock.WithTTL(time.Second),          // kept alive while a task runs
+		asynqlock.WithPolicy(asynqlock.Requeue), // the default, spelled out
+		asynqlock.WithDoneTTL(time.Minute),      // a sent invoice is not sent again within a minute
+		asynqlock.WithKeyFunc(func(_ context.Context, t *asynq.Task) (string, error) {
+			return "invoice:" + string(t.Payload()), nil
+		}),
+	)
+}
+
+// enqueueInvoices enqueues every invoice of duplicates as many times as
+// it says, on queue.
+func enqueueInvoices(ctx context.Context, w io.Writer, client *asynq.Client, queue string) error {
+	enqueued := 0
+	for _, invoice := range []string{"42", "43"} {
+		for range duplicates[invoice] {
+			if _, err := client.EnqueueContext(ctx, asynq.NewTask(taskType, []byte(invoice)), asynq.Queue(queue)); err != nil {
+				return err
+			}
+			enqueued++
+		}
+	}
+	fmt.Fprintf(w, "Enqueued %d tasks: invoice 42 x%d, invoice 43 x%d\n", enqueued, duplicates["42"], duplicates["43"])
+	return nil
 }
 
 // runQueue runs an asynq server with concurrency workers on a queue of

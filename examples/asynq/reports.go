@@ -38,7 +38,6 @@ type reportStats struct {
 // until the queue is empty, and reports the peak concurrency it saw.
 func reports(ctx context.Context, env *demorun.Env) (reportStats, error) {
 	w := &syncWriter{w: env.Out}
-	fmt.Fprintf(w, "At most %d running report jobs (asynqlock.WithLimit); the others wait for a slot:\n", reportLimit)
 	backend, err := env.Backend("asynqlock-reports")
 	if err != nil {
 		return reportStats{}, err
@@ -77,7 +76,7 @@ func reports(ctx context.Context, env *demorun.Env) (reportStats, error) {
 			fmt.Fprintf(w, "  job failed: %v\n", err)
 		}
 	}, func(client *asynq.Client, queue string) error {
-		fmt.Fprintf(w, "Enqueuing %d report jobs for %d workers, at most %d running at once\n", reportBatch, reportWorkers, reportLimit)
+		fmt.Fprintf(w, "Enqueuing %d report jobs for %d workers; over the limit of %d a job waits for a slot\n", reportBatch, reportWorkers, reportLimit)
 		for i := range reportBatch {
 			task := asynq.NewTask(reportType, []byte("report-"+strconv.Itoa(i+1)))
 			if _, err := client.EnqueueContext(ctx, task, asynq.Queue(queue)); err != nil {

@@ -134,15 +134,42 @@ func (h *handlerLog) handler(c echo.Context) error {
 	return c.JSON(http.StatusOK, result{Order: c.Param("id"), Fence: l.Fence})
 }
 
-// demo serves the locked routes on a local server and fires the requests.
+// demo runs the three parts on the locked routes of one server.
 func demo(ctx context.Context, env *demorun.Env) error {
 	w := env.Out
 	backend, err := env.Backend("echolock-demo")
 	if err != nil {
 		return err
 	}
-	pays := handlerLog{burst: demohttp.NewBurst(burst, 2*time.Second)}
-	var patches handlerLog
+	s := newServer(backend)
+	defer s.Close()
+	if err := s.noWait(ctx, w); err != nil {
+		return fmt.Errorf("part 1: %w", err)
+	}
+	if err := s.waiting(ctx, w); err != nil {
+		return fmt.Errorf("part 2: %w", err)
+	}
+	if err := s.replay(ctx, w); err != nil {
+		return fmt.Errorf("part 3: %w", err)
+	}
+	fmt.Fprintf(w, "\nOK: one payment per burst, every waiting request served in turn, fences strictly increasing, retries replayed to their own user only\n")
+	return nil
+}
+
+// server is the Echo app of the demo on a local listener, with what its
+// handlers saw.
+type server struct {
+	*httptest.Server // a real listener on 127.0.0.1; in production, e.Start(addr)
+
+	pays, patches handlerLog // parts 1 and 2
+
+	mu         sync.Mutex
+	createdFor []string // the users part 3's handler ran for
+}
+
+// newServer starts the three locked routes behind authentication.
+func newServer(backend lock.Backend) *server {
+	s := &server{pays: handlerLog{burst: demohttp.NewBurst(burst, 2*time.Second)}}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	// The authentication middleware in front of every route: a request
@@ -152,18 +179,18 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	// the middleware sets Retry-After and returns an *echo.HTTPError that
 	// e.HTTPErrorHandler renders. (echolock.New(backend,
 	// echolock.FromParam("id")) is the same with the default 30s TTL.)
-	e.POST("/orders/:id/pay", pays.handler, echolock.NewWithConfig(echolock.Config{
+	e.POST("/orders/:id/pay", s.pays.handler, echolock.NewWithConfig(echolock.Config{
 		Backend:      backend,
 		KeyExtractor: echolock.FromParam("id"),
 		TTL:          ttl,
 	}))
-	// One request at a time per order, a busy order waited for up to 3s.
-	// KeyLookup names the key in the syntax of Echo's extractors ("param:id"
-	// reads what echolock.FromParam("id") does). The prefix keeps these keys
+	// One request at a time per order, a busy order waited for. KeyLookup
+	// names the key in the syntax of Echo's extractors ("param:id" reads
+	// what echolock.FromParam("id") does). The prefix keeps these keys
 	// apart from the pay route's. Order ids are a bounded key space, so one
 	// fence counter per key is fine here; for an Idempotency-Key per
 	// request, see examples/nethttp (striped fence counters).
-	e.PATCH("/orders/:id", patches.handler, echolock.NewWithConfig(echolock.Config{
+	e.PATCH("/orders/:id", s.patches.handler, echolock.NewWithConfig(echolock.Config{
 		Backend:   backend,
 		KeyLookup: "param:id",
 		Prefix:    "patch:",
@@ -171,44 +198,46 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		Wait:      wait,
 	}))
 	// Replay: the first response per user and Idempotency-Key is stored
-	// (for 24h, the default) and replayed to that user's retries; a key
+	// (for DefaultReplayTTL, 24h) and replayed to that user's retries; a key
 	// reused with another request is answered 422. Scope puts the
 	// authenticated user into every key: alice's key "order-7-attempt-1"
 	// and bob's are two keys, two locks and two stored responses (replay
 	// without a Scope is a configuration error; Unscoped is for public
 	// endpoints only). Idempotency keys are unbounded: in production, give
 	// the backend striped fence counters, as examples/nethttp does.
-	var (
-		mu         sync.Mutex
-		createdFor []string // the users the handler ran for
-	)
-	e.POST("/orders", func(c echo.Context) error {
-		l, _ := echolock.LeaseFrom(c)
-		who, err := authUser(c) // the buyer, as authenticated
-		if err != nil {
-			return echo.ErrUnauthorized
-		}
-		mu.Lock()
-		createdFor = append(createdFor, who)
-		mu.Unlock()
-		return c.JSON(http.StatusCreated, result{Order: "7", User: who, Fence: l.Fence})
-	}, echolock.NewWithConfig(echolock.Config{
+	e.POST("/orders", s.createOrder, echolock.NewWithConfig(echolock.Config{
 		Backend:   backend,
 		KeyLookup: "idempotency:Idempotency-Key", // the IETF draft's Idempotency-Key syntax
 		Scope:     authUser,                      // the authenticated user, never a header the client chooses
 		TTL:       ttl,
 		Replay:    &echolock.ReplayConfig{},
 	}))
-	srv := httptest.NewServer(e) // a real listener on 127.0.0.1; in production, e.Start(addr)
-	defer srv.Close()
-	c := srv.Client()
-	auth := demohttp.As(user, nil) // every request is alice's unless said otherwise
+	s.Server = httptest.NewServer(e)
+	return s
+}
 
-	// Part 1: no wait.
-	payURL := srv.URL + "/orders/42/pay"
-	fmt.Fprintf(w, "\n== Part 1: no wait (POST %s, TTL %v) ==\n", payURL, ttl)
+// createOrder is part 3's handler: it records whom it ran for and answers
+// 201 with the lease's fence.
+func (s *server) createOrder(c echo.Context) error {
+	l, _ := echolock.LeaseFrom(c)
+	who, err := authUser(c) // the buyer, as authenticated
+	if err != nil {
+		return echo.ErrUnauthorized
+	}
+	s.mu.Lock()
+	s.createdFor = append(s.createdFor, who)
+	s.mu.Unlock()
+	return c.JSON(http.StatusCreated, result{Order: "7", User: who, Fence: l.Fence})
+}
+
+// noWait is part 1: a burst of duplicates on the pay route, then a few
+// one after the other.
+func (s *server) noWait(ctx context.Context, w io.Writer) error {
+	url := s.URL + "/orders/42/pay"
+	auth := demohttp.As(user, nil)
+	fmt.Fprintf(w, "\n== Part 1: no wait (POST %s, TTL %v) ==\n", url, ttl)
 	fmt.Fprintf(w, "%d concurrent duplicates:\n", burst)
-	replies, err := pays.burst.Fire(ctx, c, http.MethodPost, payURL, auth, "")
+	replies, err := s.pays.burst.Fire(ctx, s.Client(), http.MethodPost, url, auth, "")
 	if err != nil {
 		return err
 	}
@@ -217,19 +246,19 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		return err
 	}
 	fmt.Fprintf(w, "%d sequential duplicates (lock free again):\n", sequential)
-	if err := demohttp.Sequential(ctx, w, c, http.MethodPost, payURL, auth, sequential, won.Fence); err != nil {
+	if err := demohttp.Sequential(ctx, w, s.Client(), http.MethodPost, url, auth, sequential, won.Fence); err != nil {
 		return err
 	}
-	if err := pays.check(w, 1+sequential); err != nil {
-		return fmt.Errorf("part 1: %w", err)
-	}
+	return s.pays.check(w, 1+sequential)
+}
 
-	// Part 2: waiting.
-	patchURL := srv.URL + "/orders/43"
-	fmt.Fprintf(w, "\n== Part 2: waiting (PATCH %s, Wait %v) ==\n", patchURL, wait)
+// waiting is part 2: concurrent requests on one order wait their turn.
+func (s *server) waiting(ctx context.Context, w io.Writer) error {
+	url := s.URL + "/orders/43"
+	fmt.Fprintf(w, "\n== Part 2: waiting (PATCH %s, Wait %v) ==\n", url, wait)
 	fmt.Fprintf(w, "%d concurrent requests on one order:\n", waiters)
 	start := time.Now()
-	replies, err = demohttp.Fire(ctx, c, http.MethodPatch, patchURL, auth, waiters)
+	replies, err := demohttp.Fire(ctx, s.Client(), http.MethodPatch, url, demohttp.As(user, nil), waiters)
 	if err != nil {
 		return err
 	}
@@ -239,49 +268,48 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	got := demohttp.Tally(replies)
 	fmt.Fprintf(w, "  tally: %s (in %v: one at a time, %v each)\n", got, time.Since(start).Round(100*time.Millisecond), work)
 	if want := fmt.Sprintf("200: %d", waiters); got != want {
-		return fmt.Errorf("waiting: tally %q, want %q", got, want)
+		return fmt.Errorf("tally %q, want %q", got, want)
 	}
-	if err := patches.check(w, waiters); err != nil {
-		return fmt.Errorf("part 2: %w", err)
-	}
+	return s.patches.check(w, waiters)
+}
 
-	// Part 3: replay.
-	ordersURL := srv.URL + "/orders"
+// replay is part 3: a request, its retries, its key reused with another
+// body and by another user.
+func (s *server) replay(ctx context.Context, w io.Writer) error {
+	url := s.URL + "/orders"
 	key := http.Header{"Idempotency-Key": {idemKey}}
 	header := demohttp.As(user, key)
 	const order = `{"item":"book"}`
-	fmt.Fprintf(w, "\n== Part 3: replay (POST %s, user %s, Idempotency-Key: %s) ==\n", ordersURL, user, idemKey)
-	first, err := demohttp.SendBody(ctx, c, http.MethodPost, ordersURL, header, order)
+	fmt.Fprintf(w, "\n== Part 3: replay (POST %s, user %s, Idempotency-Key: %s) ==\n", url, user, idemKey)
+	first, err := demohttp.SendBody(ctx, s.Client(), http.MethodPost, url, header, order)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "  request:  %s\n", first)
 	if first.Status != http.StatusCreated || first.Replayed {
-		return fmt.Errorf("replay: first request %s, want a run's 201", first)
+		return fmt.Errorf("first request %s, want a run's 201", first)
 	}
-	if err := demohttp.Replays(ctx, w, c, http.MethodPost, ordersURL, header, order, retries, first); err != nil {
+	if err := demohttp.Replays(ctx, w, s.Client(), http.MethodPost, url, header, order, retries, first); err != nil {
 		return err
 	}
-	reused, err := demohttp.SendBody(ctx, c, http.MethodPost, ordersURL, header, `{"item":"pen"}`)
+	reused, err := demohttp.SendBody(ctx, s.Client(), http.MethodPost, url, header, `{"item":"pen"}`)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "  %-23s %s\n", user+", another body:", reused)
 	if reused.Status != http.StatusUnprocessableEntity {
-		return fmt.Errorf("replay: reused key %s, want 422", reused)
+		return fmt.Errorf("reused key %s, want 422", reused)
 	}
-	if err := demohttp.OtherUser(ctx, w, c, other, http.MethodPost, ordersURL, key, order, http.StatusCreated, first); err != nil {
-		return fmt.Errorf("replay: %w", err)
+	if err := demohttp.OtherUser(ctx, w, s.Client(), other, http.MethodPost, url, key, order, http.StatusCreated, first); err != nil {
+		return err
 	}
-	mu.Lock()
-	ran := slices.Clone(createdFor)
-	mu.Unlock()
+	s.mu.Lock()
+	ran := slices.Clone(s.createdFor)
+	s.mu.Unlock()
 	fmt.Fprintf(w, "Handler ran %d time(s) for %d requests: for %s\n", len(ran), retries+4, strings.Join(ran, ", for "))
 	if !slices.Equal(ran, []string{user, other}) {
-		return fmt.Errorf("replay: handler ran for %q, want once for %s and once for %s", ran, user, other)
+		return fmt.Errorf("handler ran for %q, want once for %s and once for %s", ran, user, other)
 	}
-
-	fmt.Fprintf(w, "\nOK: one payment per burst, every waiting request served in turn, fences strictly increasing, retries replayed to their own user only\n")
 	return nil
 }
 

@@ -118,9 +118,9 @@ type run struct {
 	fence lock.Fence
 }
 
-// demo serves the locked route on a local server and fires the requests.
+// demo runs parts 1 to 3 on the payment route, then parts 4 and 5 on the
+// export routes, all on one backend.
 func demo(ctx context.Context, env *demorun.Env) error {
-	w := env.Out
 	// Idempotency keys are unbounded: striped fence counters keep Redis's
 	// memory bounded (DefaultFenceStripes counters, whatever the number of
 	// keys), and a key's fences still strictly increase.
@@ -128,6 +128,32 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	if err != nil {
 		return err
 	}
+	pay, err := newPayServer(backend)
+	if err != nil {
+		return err
+	}
+	defer pay.Close()
+	if err := payDemo(ctx, env.Out, pay); err != nil {
+		return err
+	}
+	return limitDemo(ctx, env.Out, backend)
+}
+
+// payServer serves POST /orders/{id}/pay behind authentication and
+// httplock in replay mode, and keeps the runs of its handler.
+type payServer struct {
+	*httptest.Server // a real listener on 127.0.0.1; in production, http.ListenAndServe
+
+	// burst keeps part 1's winner in its handler until its duplicates have
+	// been answered, however loaded the machine.
+	burst *demohttp.Burst
+
+	mu   sync.Mutex
+	runs []run // as the handler saw them
+}
+
+// newPayServer starts the payment route on a local server.
+func newPayServer(backend lock.Backend) (*payServer, error) {
 	// One request at a time per user and Idempotency-Key (and route: keys
 	// include "POST /orders/{id}/pay"), and the first response stored for
 	// an hour and replayed to that user's retries. The scope is the user
@@ -145,53 +171,55 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		// the duplicates would get the first response when it is stored.
 	)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var (
-		mu   sync.Mutex
-		runs []run // as the handlers saw them
-	)
-	// The burst's winner stays in its handler until its duplicates have
-	// been answered (see demohttp.Burst), however loaded the machine.
-	b := demohttp.NewBurst(burst, 2*time.Second)
+	s := &payServer{burst: demohttp.NewBurst(burst, 2*time.Second)}
 	mux := http.NewServeMux()
-	mux.Handle("POST /orders/{id}/pay", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l, ok := lock.LeaseFrom(r.Context())
-		if !ok {
-			http.Error(w, "no lease", http.StatusInternalServerError)
-			return
-		}
-		who, err := demohttp.User(r) // the payer, as authenticated
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusUnauthorized)
-			return
-		}
-		mu.Lock()
-		runs = append(runs, run{who, l.Fence})
-		mu.Unlock()
-		b.Hold(r.Context())
-		select {
-		case <-time.After(work): // charge the card, passing l.Fence to fenced writes
-		case <-r.Context().Done(): // the client left, or the lease was lost
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(payment{Order: r.PathValue("id"), User: who, Fence: l.Fence})
-	})))
+	mux.Handle("POST /orders/{id}/pay", mw(http.HandlerFunc(s.pay)))
 	// The authentication middleware goes in front of every route (and so
 	// of the lock, which reads the user it established).
-	srv := httptest.NewServer(demohttp.Authenticate(mux)) // a real listener on 127.0.0.1; in production, http.ListenAndServe
-	defer srv.Close()
-	url := srv.URL + "/orders/42/pay"
+	s.Server = httptest.NewServer(demohttp.Authenticate(mux))
+	return s, nil
+}
+
+// pay is the payment handler: it records its run, works for a while under
+// the lease and answers 201 with the lease's fence.
+func (s *payServer) pay(w http.ResponseWriter, r *http.Request) {
+	l, ok := lock.LeaseFrom(r.Context())
+	if !ok {
+		http.Error(w, "no lease", http.StatusInternalServerError)
+		return
+	}
+	who, err := demohttp.User(r) // the payer, as authenticated
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	s.mu.Lock()
+	s.runs = append(s.runs, run{who, l.Fence})
+	s.mu.Unlock()
+	s.burst.Hold(r.Context())
+	select {
+	case <-time.After(work): // charge the card, passing l.Fence to fenced writes
+	case <-r.Context().Done(): // the client left, or the lease was lost
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	json.NewEncoder(w).Encode(payment{Order: r.PathValue("id"), User: who, Fence: l.Fence})
+}
+
+// payDemo is parts 1 to 3: the burst, the retries, and the key reused
+// with another body and by another user.
+func payDemo(ctx context.Context, w io.Writer, s *payServer) error {
+	url := s.URL + "/orders/42/pay"
 	key := http.Header{"Idempotency-Key": {idemKey}}
 	header := demohttp.As(user, key)
 	fmt.Fprintf(w, "Server: POST %s, behind authentication (Authorization: Bearer <user>),\n", url)
 	fmt.Fprintf(w, "        locked on the user and the Idempotency-Key (TTL %v, no wait), responses replayed for %v\n", ttl, replayTTL)
 
-	// Part 1: the burst.
 	fmt.Fprintf(w, "\n== Part 1: %d concurrent duplicates (user %s, Idempotency-Key: %s) ==\n", burst, user, idemKey)
-	replies, err := b.Fire(ctx, srv.Client(), http.MethodPost, url, header, body)
+	replies, err := s.burst.Fire(ctx, s.Client(), http.MethodPost, url, header, body)
 	if err != nil {
 		return err
 	}
@@ -200,15 +228,13 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		return err
 	}
 
-	// Part 2: retries, one after the other.
 	fmt.Fprintf(w, "\n== Part 2: %d retries (same user, key and body) ==\n", retries)
-	if err := demohttp.Replays(ctx, w, srv.Client(), http.MethodPost, url, header, body, retries, first); err != nil {
+	if err := demohttp.Replays(ctx, w, s.Client(), http.MethodPost, url, header, body, retries, first); err != nil {
 		return err
 	}
 
-	// Part 3: the key reused for another payment, then sent by another user.
 	fmt.Fprintf(w, "\n== Part 3: the same key, with another body, then from another user ==\n")
-	r, err := demohttp.SendBody(ctx, srv.Client(), http.MethodPost, url, header, `{"amount":"99.00"}`)
+	r, err := demohttp.SendBody(ctx, s.Client(), http.MethodPost, url, header, `{"amount":"99.00"}`)
 	if err != nil {
 		return err
 	}
@@ -216,13 +242,18 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	if r.Status != http.StatusUnprocessableEntity {
 		return fmt.Errorf("reused key: %s, want 422", r)
 	}
-	if err := demohttp.OtherUser(ctx, w, srv.Client(), other, http.MethodPost, url, key, body, http.StatusCreated, first); err != nil {
+	if err := demohttp.OtherUser(ctx, w, s.Client(), other, http.MethodPost, url, key, body, http.StatusCreated, first); err != nil {
 		return err
 	}
+	return s.checkRuns(w)
+}
 
-	mu.Lock()
-	got := slices.Clone(runs)
-	mu.Unlock()
+// checkRuns prints the handler's runs and checks that it ran once for
+// alice and once for bob.
+func (s *payServer) checkRuns(w io.Writer) error {
+	s.mu.Lock()
+	got := slices.Clone(s.runs)
+	s.mu.Unlock()
 	each := make([]string, len(got))
 	for i, r := range got {
 		each[i] = fmt.Sprintf("for %s under fence %s", r.user, r.fence)
@@ -232,17 +263,23 @@ func demo(ctx context.Context, env *demorun.Env) error {
 		return fmt.Errorf("handlers ran %d times (%v), want once for %s and once for %s", len(got), got, user, other)
 	}
 	fmt.Fprintf(w, "OK: one payment per user for %d requests, every 409 with Retry-After, retries replayed to their own user, the reused key refused\n", burst+retries+3)
-
-	if err := limitDemo(ctx, w, backend); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "OK: never more than %d exports of a user at once, every 429 with Retry-After, every waiting export served\n", exportLimit)
 	return nil
 }
 
-// limitDemo is parts 4 and 5: at most exportLimit exports per user, on
-// the same backend, answered 429 (part 4) or queued (part 5) over it.
-func limitDemo(ctx context.Context, w io.Writer, backend lock.Backend) error {
+// exportServer serves two export routes behind authentication, each with
+// a limit of exportLimit exports per user: POST /exports answers 429 over
+// the limit, POST /exports/queued waits for a slot.
+type exportServer struct {
+	*httptest.Server
+
+	// burst keeps part 4's winners in their handlers until the others have
+	// been answered, however loaded the machine.
+	burst       *demohttp.Burst
+	now, queued demohttp.Gauge // the handlers running at once on each route
+}
+
+// newExportServer starts the export routes on a local server.
+func newExportServer(backend lock.Backend) (*exportServer, error) {
 	limited := func(opts ...httplock.Option) (func(http.Handler) http.Handler, error) {
 		return httplock.New(backend, append([]httplock.Option{
 			httplock.WithKeyFunc(demohttp.User), // the authenticated user: a limit per user
@@ -253,59 +290,70 @@ func limitDemo(ctx context.Context, w io.Writer, backend lock.Backend) error {
 	}
 	now, err := limited() // no wait: the 4th concurrent export is answered 429 at once
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Waits for a slot instead. A limit leaves the route out of its key:
 	// this route and POST /exports share each user's 3 slots.
 	queued, err := limited(httplock.WithWait(exportWait))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// Part 4's winners hold their slots until the others have been
-	// answered (demohttp.Burst), however loaded the machine.
-	b := demohttp.NewLimitBurst(exports, exportLimit, 2*time.Second)
-	var nowRuns, queuedRuns demohttp.Gauge
-	exporter := func(g *demohttp.Gauge, hold func(r *http.Request)) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer g.Enter()()
-			l, _ := lock.LeaseFrom(r.Context()) // the slot: a lease with a fence of its own
-			who, _ := demohttp.User(r)
-			hold(r) // export the user's data
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(export{User: who, Fence: l.Fence})
-		})
-	}
+	s := &exportServer{burst: demohttp.NewLimitBurst(exports, exportLimit, 2*time.Second)}
 	mux := http.NewServeMux()
-	mux.Handle("POST /exports", now(exporter(&nowRuns, func(r *http.Request) { b.Hold(r.Context()) })))
-	mux.Handle("POST /exports/queued", queued(exporter(&queuedRuns, func(r *http.Request) {
+	mux.Handle("POST /exports", now(s.exporter(&s.now, func(r *http.Request) { s.burst.Hold(r.Context()) })))
+	mux.Handle("POST /exports/queued", queued(s.exporter(&s.queued, func(r *http.Request) {
 		select {
 		case <-time.After(exportWork):
 		case <-r.Context().Done():
 		}
 	})))
-	srv := httptest.NewServer(demohttp.Authenticate(mux))
-	defer srv.Close()
-	header := demohttp.As(user, nil)
+	s.Server = httptest.NewServer(demohttp.Authenticate(mux))
+	return s, nil
+}
 
-	fmt.Fprintf(w, "\n== Part 4: %d concurrent exports of one user (%s), at most %d at once ==\n", exports, user, exportLimit)
-	replies, err := b.Fire(ctx, srv.Client(), http.MethodPost, srv.URL+"/exports", header, "")
+// exporter returns an export handler counted by g, which holds its slot
+// while hold runs and answers 200 with the slot's fence.
+func (s *exportServer) exporter(g *demohttp.Gauge, hold func(r *http.Request)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer g.Enter()()
+		l, _ := lock.LeaseFrom(r.Context()) // the slot: a lease with a fence of its own
+		who, _ := demohttp.User(r)
+		hold(r) // export the user's data
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(export{User: who, Fence: l.Fence})
+	})
+}
+
+// limitDemo is parts 4 and 5: at most exportLimit exports per user, on
+// the same backend, answered 429 (part 4) or queued (part 5) over it.
+func limitDemo(ctx context.Context, w io.Writer, backend lock.Backend) error {
+	s, err := newExportServer(backend)
 	if err != nil {
 		return err
 	}
-	if err := demohttp.CheckLimited(w, replies, exportLimit, nowRuns.Peak()); err != nil {
+	defer s.Close()
+	header := demohttp.As(user, nil)
+
+	fmt.Fprintf(w, "\n== Part 4: %d concurrent exports of one user (%s), at most %d at once ==\n", exports, user, exportLimit)
+	replies, err := s.burst.Fire(ctx, s.Client(), http.MethodPost, s.URL+"/exports", header, "")
+	if err != nil {
+		return err
+	}
+	if err := demohttp.CheckLimited(w, replies, exportLimit, s.now.Peak()); err != nil {
 		return err
 	}
 
 	fmt.Fprintf(w, "\n== Part 5: %d concurrent exports of one user, waiting up to %v for a slot ==\n", exports, exportWait)
-	replies, err = demohttp.Fire(ctx, srv.Client(), http.MethodPost, srv.URL+"/exports/queued", header, exports)
+	replies, err = demohttp.Fire(ctx, s.Client(), http.MethodPost, s.URL+"/exports/queued", header, exports)
 	if err != nil {
 		return err
 	}
-	if err := demohttp.CheckLimited(w, replies, exportLimit, queuedRuns.Peak()); err != nil {
+	if err := demohttp.CheckLimited(w, replies, exportLimit, s.queued.Peak()); err != nil {
 		return err
 	}
 	if got, want := demohttp.Tally(replies), fmt.Sprintf("200: %d", exports); got != want {
 		return fmt.Errorf("waiting exports: tally %q, want %q", got, want)
 	}
+	fmt.Fprintf(w, "OK: never more than %d exports of a user at once, every 429 with Retry-After, every waiting export served\n", exportLimit)
 	return nil
 }

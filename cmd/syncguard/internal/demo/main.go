@@ -53,6 +53,17 @@ func run(ctx context.Context, w io.Writer) error {
 
 	fmt.Fprintf(w, "== syncguard, the operator's command ==\n")
 	fmt.Fprintf(w, "Redis: embedded miniredis at %s; an application takes locks:\n", mr.Addr())
+	if err := takeLocks(ctx, b); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "  invoice:42 held (its third holder), order:7 held, report:daily done and released,")
+	fmt.Fprintln(w, "  exports:user-7 a concurrency limit of 3 with 2 slots taken")
+	return list(ctx, w, "redis://"+mr.Addr())
+}
+
+// takeLocks takes what an application would leave for the operator to
+// see: two held locks, a done marker and a concurrency limit.
+func takeLocks(ctx context.Context, b *redisbackend.Backend) error {
 	for i := range 3 { // invoice:42 changes hands twice: its fence is 3
 		l, err := b.Acquire(ctx, "invoice:42", 30*time.Second)
 		if err != nil {
@@ -83,10 +94,12 @@ func run(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintln(w, "  invoice:42 held (its third holder), order:7 held, report:daily done and released,")
-	fmt.Fprintln(w, "  exports:user-7 a concurrency limit of 3 with 2 slots taken")
+	return nil
+}
 
-	url := "redis://" + mr.Addr()
+// list runs syncguard ls on the server at url and checks that it lists
+// the locks and the limit takeLocks left.
+func list(ctx context.Context, w io.Writer, url string) error {
 	fmt.Fprintf(w, "\n$ syncguard ls --redis %s\n", url)
 	var out strings.Builder
 	code := cli.Run(ctx, []string{"ls", "--redis", url}, cli.Env{
