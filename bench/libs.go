@@ -42,7 +42,7 @@ const (
 	// libSyncguardAP is syncguard-go given go-redis's (experimental)
 	// blocking autopipeliner as its client, next to libRedislockAP: what
 	// go-redis's own pipelining of every call gives syncguard-go's cycle
-	// (issue 25 asks whether a transport beyond go-redis's synchronous
+	// (measured to decide whether a transport beyond go-redis's synchronous
 	// pipelines is in scope).
 	libSyncguardAP = "syncguard-go on go-redis AutoPipeline"
 	// libSpecMinRueidis is the spec-minimal scripts on a rueidis client:
