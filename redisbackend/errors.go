@@ -3,11 +3,13 @@ package redisbackend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -35,10 +37,24 @@ func mapError(ctx context.Context, op string, err error) error {
 		return &lock.Error{Code: lock.CodeInvalidArgument, Op: op, Err: lock.ErrKindMismatch}
 	}
 	code, msg := classify(ctx, err)
-	if code == lock.CodeAborted && !errors.Is(err, ctx.Err()) {
+	switch {
+	case code == lock.CodeAborted && !errors.Is(err, ctx.Err()):
 		err = ctx.Err()
+	case code == lock.CodeNetworkTimeout && atDeadline(ctx) && !errors.Is(err, context.DeadlineExceeded):
+		// go-redis's read deadline is the context's (ContextTimeoutEnabled):
+		// its i/o timeout can come a moment before ctx reports the
+		// deadline. It is the deadline all the same.
+		msg = "no reply before the context's deadline; the command may have run"
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
 	return &lock.Error{Code: code, Op: op, Msg: msg, Err: err}
+}
+
+// atDeadline reports whether ctx has a deadline that has passed, or is
+// within a millisecond.
+func atDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < time.Millisecond
 }
 
 func classify(ctx context.Context, err error) (lock.Code, string) {
