@@ -462,6 +462,15 @@ func TestHookOps(t *testing.T) {
 			ret:     stubLease,
 		},
 		{
+			// An id the backend must reject still reaches the method the
+			// caller called, not Acquire.
+			desc:    "IDBackend.AcquireID with an empty id",
+			call:    func(ctx context.Context, b lock.Backend) (any, error) { return ids(b).AcquireID(ctx, "k", "", ttl) },
+			want:    lock.Op{Kind: lock.OpAcquire, Key: "k", TTL: ttl, Lease: stubLease},
+			reached: []stubCall{{Method: "AcquireID", Key: "k", TTL: ttl}},
+			ret:     stubLease,
+		},
+		{
 			desc: "IDBackend.AcquireSlot",
 			call: func(ctx context.Context, b lock.Backend) (any, error) {
 				return ids(b).AcquireSlot(ctx, "k", id, 3, ttl)
@@ -526,7 +535,7 @@ func TestHookOps(t *testing.T) {
 		{
 			desc:    "Recorder.ReleaseDone",
 			call:    func(ctx context.Context, b lock.Backend) (any, error) { return nil, recs(b).ReleaseDone(ctx, l, ttl) },
-			want:    lock.Op{Kind: lock.OpRelease, Mark: lock.MarkDone, Key: "k", ID: id, Lease: l, TTL: ttl},
+			want:    lock.Op{Kind: lock.OpRelease, Mark: lock.MarkDone, Key: "k", ID: id, MarkTTL: ttl},
 			reached: []stubCall{{Method: "ReleaseDone", Lease: l, TTL: ttl}},
 		},
 		{
@@ -541,7 +550,7 @@ func TestHookOps(t *testing.T) {
 			call: func(ctx context.Context, b lock.Backend) (any, error) {
 				return nil, recs(b).ReleaseRecord(ctx, l, []byte("result"), ttl)
 			},
-			want:    lock.Op{Kind: lock.OpRelease, Mark: lock.MarkRecord, Key: "k", ID: id, Lease: l, Record: []byte("result"), TTL: ttl},
+			want:    lock.Op{Kind: lock.OpRelease, Mark: lock.MarkRecord, Key: "k", ID: id, Record: []byte("result"), MarkTTL: ttl},
 			reached: []stubCall{{Method: "ReleaseRecord", Lease: l, Record: []byte("result"), TTL: ttl}},
 		},
 		{

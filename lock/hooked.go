@@ -36,44 +36,34 @@ func (h *hooked) chain() *hooked { return h }
 
 // terminal runs op on the wrapped backend (or its body), the end of the
 // chain.
-func (h *hooked) terminal(ctx context.Context, op *Op) (err error) {
+func (h *hooked) terminal(ctx context.Context, op *Op) error {
 	switch op.Kind {
 	case OpWait, OpRetry, OpGranted, OpLeaseLost:
 		// Events go on to the hooks of a wrapped backend that has some.
 		if hc, ok := h.b.(hookChain); ok {
 			return hc.chain().run(ctx, op)
 		}
-		if op.body != nil {
-			return op.body(ctx, op)
-		}
-		return nil
+	case OpRelease:
+		return h.release(ctx, op)
 	}
 	if op.body != nil {
 		return op.body(ctx, op)
 	}
+	return h.call(ctx, op)
+}
+
+// call runs the operation op names on the wrapped backend; it does
+// nothing for an event.
+func (h *hooked) call(ctx context.Context, op *Op) (err error) {
 	switch op.Kind {
 	case OpAcquire:
-		switch {
-		case op.slot:
-			op.Lease, err = h.id.AcquireSlot(ctx, op.Key, op.ID, op.Limit, op.TTL)
-		case op.ID != "":
+		switch op.method {
+		case byAcquireID:
 			op.Lease, err = h.id.AcquireID(ctx, op.Key, op.ID, op.TTL)
+		case byAcquireSlot:
+			op.Lease, err = h.id.AcquireSlot(ctx, op.Key, op.ID, op.Limit, op.TTL)
 		default:
 			op.Lease, err = h.b.Acquire(ctx, op.Key, op.TTL)
-		}
-	case OpRelease:
-		if ctx != nil { // (a nil one is the backend's to reject)
-			var ho *handoff
-			ctx, ho = withHandoff(ctx)
-			defer func() { op.HandedTo = ho.to }()
-		}
-		switch op.Mark {
-		case MarkDone:
-			err = h.rec.ReleaseDone(ctx, op.Lease, op.TTL)
-		case MarkRecord:
-			err = h.rec.ReleaseRecord(ctx, op.Lease, op.Record, op.TTL)
-		default:
-			err = h.b.Release(ctx, op.ID)
 		}
 	case OpExtend:
 		op.ExpiresAt, err = h.b.Extend(ctx, op.ID, op.TTL)
@@ -93,6 +83,23 @@ func (h *hooked) terminal(ctx context.Context, op *Op) (err error) {
 		op.Record, op.Found, err = h.rec.Record(ctx, op.Key)
 	}
 	return err
+}
+
+// release runs the release op names, under a context in which the backend
+// can report a hand-off (HandedOver) into op.HandedTo.
+func (h *hooked) release(ctx context.Context, op *Op) error {
+	if ctx != nil { // (a nil one is the backend's to reject)
+		var ho *handoff
+		ctx, ho = withHandoff(ctx)
+		defer func() { op.HandedTo = ho.to }()
+	}
+	switch op.Mark {
+	case MarkDone:
+		return h.rec.ReleaseDone(ctx, op.lease, op.MarkTTL)
+	case MarkRecord:
+		return h.rec.ReleaseRecord(ctx, op.lease, op.Record, op.MarkTTL)
+	}
+	return h.b.Release(ctx, op.ID)
 }
 
 // Acquire runs Backend.Acquire through the hooks.
@@ -154,7 +161,7 @@ func (o idOps) NewLockID(key string) (string, error) { return o.h.id.NewLockID(k
 
 // AcquireID runs IDBackend.AcquireID through the hooks.
 func (o idOps) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (Lease, error) {
-	op := getOp(Op{Kind: OpAcquire, Key: key, ID: id, TTL: ttl})
+	op := getOp(Op{Kind: OpAcquire, Key: key, ID: id, TTL: ttl, method: byAcquireID})
 	defer putOp(op)
 	err := o.h.run(ctx, op)
 	return op.Lease, err
@@ -162,7 +169,7 @@ func (o idOps) AcquireID(ctx context.Context, key, id string, ttl time.Duration)
 
 // AcquireSlot runs IDBackend.AcquireSlot through the hooks.
 func (o idOps) AcquireSlot(ctx context.Context, key, id string, n int, ttl time.Duration) (Lease, error) {
-	op := getOp(Op{Kind: OpAcquire, Key: key, ID: id, Limit: n, TTL: ttl, slot: true})
+	op := getOp(Op{Kind: OpAcquire, Key: key, ID: id, Limit: n, TTL: ttl, method: byAcquireSlot})
 	defer putOp(op)
 	err := o.h.run(ctx, op)
 	return op.Lease, err
@@ -226,7 +233,7 @@ type recOps struct{ h *hooked }
 
 // ReleaseDone runs Recorder.ReleaseDone through the hooks.
 func (o recOps) ReleaseDone(ctx context.Context, l Lease, doneTTL time.Duration) error {
-	op := getOp(Op{Kind: OpRelease, Mark: MarkDone, Key: l.Key, ID: l.ID, Lease: l, TTL: doneTTL})
+	op := getOp(Op{Kind: OpRelease, Mark: MarkDone, Key: l.Key, ID: l.ID, MarkTTL: doneTTL, lease: l})
 	defer putOp(op)
 	return o.h.run(ctx, op)
 }
@@ -241,7 +248,7 @@ func (o recOps) IsDone(ctx context.Context, key string) (bool, error) {
 
 // ReleaseRecord runs Recorder.ReleaseRecord through the hooks.
 func (o recOps) ReleaseRecord(ctx context.Context, l Lease, record []byte, ttl time.Duration) error {
-	op := getOp(Op{Kind: OpRelease, Mark: MarkRecord, Key: l.Key, ID: l.ID, Lease: l, Record: record, TTL: ttl})
+	op := getOp(Op{Kind: OpRelease, Mark: MarkRecord, Key: l.Key, ID: l.ID, Record: record, MarkTTL: ttl, lease: l})
 	defer putOp(op)
 	return o.h.run(ctx, op)
 }

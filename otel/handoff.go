@@ -46,15 +46,12 @@ func (h *Hook) granted(ctx context.Context, op *lock.Op, next lock.OpFunc) error
 		return err // nothing would record the hand-off (see observesHandoffs)
 	}
 	w.handed = true
-	l := op.Lease
 	sctx, c := h.begin(ctx, lock.OpAcquire)
 	c.timed = false // not a call to the backend: no operation duration
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = keyAttrs(make([]attribute.KeyValue, 0, 10), op.Key, h.rawKeys)
-		attrs = append(attrs, TTLKey.Float64(seconds(l.TTL)), HandoffKey.Bool(true))
-		attrs = slotAttrs(attrs, w.limit)
-		attrs = append(attrs, FenceKey.String(string(l.Fence)), LockIDHashKey.String(lock.HashKey(l.ID)))
+		attrs = h.opAttrs(make([]attribute.KeyValue, 0, 12), op, w.limit, nil)
+		attrs = append(attrs, HandoffKey.Bool(true))
 	}
 	h.end(sctx, c, outAcquired, nil, attrs)
 	if w.limit > 0 {
@@ -62,6 +59,6 @@ func (h *Hook) granted(ctx context.Context, op *lock.Op, next lock.OpFunc) error
 	} else {
 		h.inst.handoff.Add(ctx, 1, h.inst.backendAdd...)
 	}
-	h.track(ctx, l)
+	h.track(ctx, op.Lease)
 	return err
 }

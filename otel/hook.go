@@ -90,24 +90,6 @@ func (h *Hook) Operation(next lock.OpFunc) lock.OpFunc {
 			return next(ctx, op)
 		}
 		switch op.Kind {
-		case lock.OpAcquire:
-			return h.acquire(ctx, op, next)
-		case lock.OpRelease:
-			return h.release(ctx, op, next)
-		case lock.OpExtend:
-			return h.extend(ctx, op, next)
-		case lock.OpExtendBatch:
-			return h.extendBatch(ctx, op, next)
-		case lock.OpIsLocked:
-			return h.keyed(ctx, lock.OpIsLocked, op, next)
-		case lock.OpLookupKey, lock.OpLookupID:
-			return h.lookup(ctx, op, next)
-		case lock.OpLookupLimit:
-			return h.lookupLimit(ctx, op, next)
-		case lock.OpIsDone:
-			return h.keyed(ctx, lock.OpIsDone, op, next)
-		case lock.OpRecord:
-			return h.keyed(ctx, lock.OpRecord, op, next)
 		case lock.OpWait:
 			return h.wait(ctx, op, next)
 		case lock.OpRetry:
@@ -116,7 +98,9 @@ func (h *Hook) Operation(next lock.OpFunc) lock.OpFunc {
 			return h.granted(ctx, op, next)
 		case lock.OpLeaseLost:
 			return h.leaseLost(ctx, op, next)
+		case lock.OpExtendBatch:
+			return h.extendBatch(ctx, op, next)
 		}
-		return next(ctx, op)
+		return h.operation(ctx, op, next)
 	}
 }

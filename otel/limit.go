@@ -1,7 +1,6 @@
 package otellock
 
 import (
-	"context"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -26,29 +25,6 @@ const (
 	// (lookup spans).
 	HoldersKey = attribute.Key("syncguard.limit.holders")
 )
-
-// lookupLimit observes lock.OpLookupLimit: a "syncguard.lookup_limit" span
-// (syncguard.lookup.by "limit", with the limit and the number of holders
-// found).
-func (h *Hook) lookupLimit(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	ctx, c := h.begin(ctx, lock.OpLookupLimit)
-	err := next(ctx, op)
-	info := op.LimitInfo
-	var attrs []attribute.KeyValue
-	if c.span != nil {
-		attrs = keyAttrs(make([]attribute.KeyValue, 0, 7), op.Key, h.rawKeys)
-		attrs = append(attrs, LookupByKey.String("limit"))
-		if info != nil {
-			attrs = append(attrs, LimitKey.Int(info.Limit), HoldersKey.Int(len(info.Holders)))
-		}
-	}
-	out := outFound
-	if info == nil {
-		out = outNotFound
-	}
-	h.end(ctx, c, out, err, attrs)
-	return err
-}
 
 // slotAttrs appends the attributes of a slot of limit n to the span
 // attributes attrs; a lock (n == 0) has none.
