@@ -124,13 +124,13 @@ func (b *Backend) sendAcquire(ctx context.Context, c acquireCall, n int, q *queu
 		// The path every cycle takes: three ARGV, the fewest the script
 		// reads.
 		return b.runAcquire(ctx, append(b.args(acquireScript, 3, 3), c.lockKey, idKey, c.fenceKey,
-			c.id, c.ttlMs, jsonText(c.norm)))
+			c.id, c.ttlMs, wire.JSONText(c.norm)))
 	case q == nil:
 		return b.runAcquire(ctx, append(b.args(acquireScript, 3, 4), c.lockKey, idKey, c.fenceKey,
-			c.id, c.ttlMs, jsonText(c.norm), b.stripedArg))
+			c.id, c.ttlMs, wire.JSONText(c.norm), b.stripedArg))
 	}
 	return b.runAcquire(ctx, append(b.args(acquireScript, 4, 7), c.lockKey, idKey, c.fenceKey, q.queueKey,
-		c.id, c.ttlMs, jsonText(c.norm), b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL))
+		c.id, c.ttlMs, wire.JSONText(c.norm), b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL))
 }
 
 // leaseOf reads the reply of c's acquire script: the lease it granted, or
@@ -144,7 +144,7 @@ func (b *Backend) leaseOf(ctx context.Context, c acquireCall, reply any, ttl tim
 	case string:
 		// Granted: the lease's lock data.
 		var ok bool
-		if fenceStr, exp, ok = grantOf(res); !ok {
+		if fenceStr, exp, ok = wire.DecodeGrant(res); !ok {
 			go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lock.DefaultReleaseTimeout)
 			return lock.Lease{}, internal(op, "unexpected lock data from the acquire script")
 		}

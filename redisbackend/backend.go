@@ -25,10 +25,10 @@ const DefaultPrefix = "syncguard"
 // Storage key limits shared with syncguard's Redis backend.
 const (
 	// KeyBudget is the byte budget of a storage key.
-	KeyBudget = 1000
+	KeyBudget = wire.KeyBudget
 	// KeyReserve is the room kept for the longest derived suffix
 	// (":id:" plus a lock id).
-	KeyReserve = 26
+	KeyReserve = wire.KeyReserve
 	// MaxPrefixBytes is the longest accepted prefix.
 	MaxPrefixBytes = 256
 )
@@ -217,12 +217,12 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 		sender:      transport.New(client, !o.DisableCoalescing),
 		notify:      newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle),
 		prefix:      prefix,
-		idPrefix:    prefix + ":" + wire.SegID + ":",
+		idPrefix:    wire.IndexPrefix(prefix),
 		layout:      layout,
 		ack:         o.ReplicaAck,
 		cleanup:     o.CleanupInIsLocked,
 		log:         log,
-		queueArg:    prefix + ":" + wire.SegQueue + ":",
+		queueArg:    wire.QueuePrefix(prefix),
 		tombArg:     max(window.Milliseconds(), 1),
 		nonceBase:   newNonceBase(),
 		stripes:     o.FenceStripes,
@@ -261,7 +261,7 @@ func validatePrefix(p string) (string, error) {
 			"prefix must be in Unicode NFC: the TypeScript library derives fence keys from the normalised prefix")
 	}
 	for _, seg := range strings.Split(p, ":") {
-		if seg == "id" || seg == "fence" || seg == "done" || seg == "record" || seg == "queue" || seg == "config" {
+		if wire.ReservedPrefixSegment(seg) {
 			return "", lock.InvalidArgument("config",
 				`prefix must not contain a segment "id", "fence", "done", "record", "queue" or "config": its lock keys could overlap internal keys`)
 		}
@@ -287,10 +287,10 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	if wire.ReservedKey(norm) {
 		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:", "record:" or "queue:" (reserved for index, fence, done-marker, record and queue keys)`)
 	}
-	if norm == configKeyName {
+	if norm == wire.ConfigKeyName {
 		// Only this one name: "config:..." keys are common, and only this
 		// one is the configuration record's (config.go).
-		return "", "", lock.InvalidArgument(op, `key must not be "`+configKeyName+`" (the name of the backends' configuration record)`)
+		return "", "", lock.InvalidArgument(op, `key must not be "`+wire.ConfigKeyName+`" (the name of the backends' configuration record)`)
 	}
 	lockKey, err = wire.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
 	if err != nil {
@@ -307,13 +307,7 @@ func (b *Backend) fenceKey(norm, lockKey string) (string, error) {
 	if b.stripes > 0 {
 		return b.stripeKey(lockKey, b.stripe(norm)), nil
 	}
-	p := b.tagPrefix(lockKey) // the prefix, plus ":{T}" in the cluster layout
-	if len(p)+len(":fence:")+len(lockKey) <= KeyBudget-KeyReserve {
-		// What MakeStorageKey returns when no hashing is needed, in one
-		// allocation instead of two.
-		return p + ":fence:" + lockKey, nil
-	}
-	return wire.MakeStorageKey(p, "fence:"+lockKey, KeyBudget, KeyReserve)
+	return wire.FenceKey(b.tagPrefix(lockKey), lockKey)
 }
 
 func (b *Backend) idKey(op, id string) (string, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
@@ -38,11 +39,7 @@ import (
 
 // configKeySuffix follows the prefix in the name of the configuration
 // record (the same in both layouts: one key per prefix, in any slot).
-const configKeySuffix = ":" + configKeyName
-
-// configKeyName is the user key whose lock key would be the record's
-// name: the one key New's Backends refuse for it.
-const configKeyName = "config:backend"
+const configKeySuffix = ":" + wire.ConfigKeyName
 
 // errNotConfigRecord is the cause of RecordedConfigs' error for a key
 // that holds something else.
@@ -158,7 +155,7 @@ func RecordedConfigs(ctx context.Context, client redis.UniversalClient, prefix s
 	if rerr != nil {
 		if redis.HasErrorPrefix(rerr, "WRONGTYPE") {
 			return nil, &lock.Error{Code: lock.CodeInternal, Op: op, Err: errNotConfigRecord,
-				Msg: key + " holds something that is not a configuration record (a lock of the key \"config:backend\" taken by a version that did not reserve it, or by the TypeScript library?)"}
+				Msg: key + " holds something that is not a configuration record (a lock of the key \"" + wire.ConfigKeyName + "\" taken by a version that did not reserve it, or by the TypeScript library?)"}
 		}
 		return nil, mapError(ctx, op, rerr)
 	}

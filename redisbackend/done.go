@@ -18,7 +18,7 @@ var (
 // doneKey derives the done-marker key from the lock key, like the fence
 // key: "<prefix>:done:<lock key>", hashed when too long.
 func (b *Backend) doneKey(lockKey string) (string, error) {
-	return wire.MakeStorageKey(b.tagPrefix(lockKey), "done:"+lockKey, KeyBudget, KeyReserve)
+	return wire.DoneKey(b.tagPrefix(lockKey), lockKey)
 }
 
 // recordKey derives the key of the record ReleaseRecord stores from the
@@ -28,7 +28,7 @@ func (b *Backend) doneKey(lockKey string) (string, error) {
 // marker (asynqlock) is never read as a record, nor a record as a done
 // marker, when both use one prefix.
 func (b *Backend) recordKey(lockKey string) (string, error) {
-	return wire.MakeStorageKey(b.tagPrefix(lockKey), "record:"+lockKey, KeyBudget, KeyReserve)
+	return wire.RecordKey(b.tagPrefix(lockKey), lockKey)
 }
 
 // ReleaseDone releases lease l and, in the same script, marks l.Key done

@@ -92,7 +92,7 @@ func (l *Layout) UnmarshalText(b []byte) error {
 
 // tagLen is the length of a cluster hash tag and of the tag at the start of
 // a cluster lock id.
-const tagLen = 3
+const tagLen = wire.TagLen
 
 // resolveLayout returns the concrete layout for client, or an error for an
 // unknown value or a prefix the cluster layout cannot use.
@@ -143,7 +143,7 @@ func (b *Backend) keyPrefix(norm string) string {
 	if b.layout != LayoutCluster {
 		return b.prefix
 	}
-	return b.prefix + ":{" + b.keyTag(norm) + "}"
+	return wire.TagPrefix(b.prefix, b.keyTag(norm))
 }
 
 // tagPrefix returns the prefix of the keys derived from lockKey (fence, done
@@ -163,7 +163,7 @@ func (b *Backend) indexPrefix(lockKey string) string {
 	if b.layout != LayoutCluster {
 		return b.idPrefix
 	}
-	return b.tagPrefix(lockKey) + ":id:"
+	return wire.IndexPrefix(b.tagPrefix(lockKey))
 }
 
 // newLockID returns a fresh lock id for a lock on lockKey: wire.NewLockID
@@ -194,5 +194,5 @@ func (b *Backend) indexKey(id string) string {
 		// hashing: it equals MakeStorageKey(prefix, "id:"+id, KeyBudget, KeyReserve).
 		return b.idPrefix + id
 	}
-	return b.prefix + ":{" + id[:tagLen] + "}:id:" + id
+	return wire.ClusterIndexKey(b.prefix, id)
 }

@@ -168,7 +168,7 @@ func (w *queueWaiter) prepare() bool {
 	}
 	ch := b.notify.channel
 	w.norm, w.lockKey = norm, lockKey
-	w.queueKey = b.prefix + ":queue:" + lockKey
+	w.queueKey = wire.QueueKey(b.prefix, lockKey)
 	w.queueTTL = max(w.wait, queueMinTTL).Milliseconds()
 	w.entry = w.id + " " + strconv.FormatInt(w.ttl.Milliseconds(), 10) + " " +
 		strconv.FormatInt(max(w.wait.Milliseconds(), 1), 10) + " " + flags + " " +

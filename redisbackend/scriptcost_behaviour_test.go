@@ -241,7 +241,7 @@ func TestMarkedReleaseHandsOff(t *testing.T) {
 }
 
 // TestJSONTextIsCJSON: the user key the acquire puts into the lock data
-// (jsonText) reads back as the key in cjson (the scripts', the TypeScript
+// (wire.JSONText) reads back as the key in cjson (the scripts', the TypeScript
 // library's) and in encoding/json, whatever its bytes.
 func TestJSONTextIsCJSON(t *testing.T) {
 	rdb := redistest.Shared(t).Client(t)
@@ -252,7 +252,7 @@ func TestJSONTextIsCJSON(t *testing.T) {
 	}
 	decode := redis.NewScript(`return cjson.decode('"' .. ARGV[1] .. '"') == ARGV[2] and 1 or 0`)
 	for _, k := range keys {
-		text := jsonText(k)
+		text := wire.JSONText(k)
 		if ok, err := decode.Run(ctx, rdb, nil, text, k).Int(); err != nil || ok != 1 {
 			t.Errorf("cjson reads %q as another key than %q (%v)", text, k, err)
 		}
@@ -261,8 +261,8 @@ func TestJSONTextIsCJSON(t *testing.T) {
 			t.Errorf("encoding/json reads %q as %q, %v; want %q", text, back, err, k)
 		}
 	}
-	if s := "no:escapes/here"; jsonText(s) != s {
-		t.Errorf("jsonText(%q) = %q", s, jsonText(s))
+	if s := "no:escapes/here"; wire.JSONText(s) != s {
+		t.Errorf("wire.JSONText(%q) = %q", s, wire.JSONText(s))
 	}
 }
 

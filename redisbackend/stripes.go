@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"strconv"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -74,14 +75,10 @@ func stripeTag(i int) string {
 	return string([]byte{alphabet[(i>>12)&63], alphabet[(i>>6)&63], alphabet[i&63]})
 }
 
-// stripeKey is the counter of stripe i: "<prefix>:fence::<i>", with the
-// stripe's ":{T}" after the prefix in the cluster layout. No lock, index,
-// done or per-key fence key can take that name: user keys never begin with
-// "fence:", and a per-key fence key "<prefix>:fence:<lock key>" would need
-// a lock key ":<digits>", while every lock key is "<prefix>:..." and so
-// holds a ':' after the first character.
+// stripeKey is the counter of stripe i (wire.StripeKey), with the
+// stripe's ":{T}" after the prefix in the cluster layout.
 func (b *Backend) stripeKey(lockKey string, i int) string {
-	return b.tagPrefix(lockKey) + ":fence::" + strconv.Itoa(i)
+	return wire.StripeKey(b.tagPrefix(lockKey), i)
 }
 
 // Script flags, boxed once.

@@ -1,8 +1,13 @@
-// Package wire is syncguard's storage format, shared by redisbackend and
-// the syncguard command and compatible with the TypeScript syncguard
-// library: key normalisation and storage keys, lock ids, fence thresholds
-// and the liveness rule. Applications use package lock; these helpers are
-// for code that reads or writes the stored format itself.
+// Package wire is syncguard's storage format, defined once for
+// redisbackend, the HTTP middleware and the syncguard command, and
+// compatible with the TypeScript syncguard library where it shares keys:
+// key normalisation and storage keys, the names of a lock's other keys
+// (index, fence, stripe, done marker, record, queue, configuration
+// record), lock ids, lock data and the grant read from it, fence
+// thresholds and the liveness rule, index values (slot indexes,
+// tombstones), done markers and replay records. The Lua scripts write the
+// same bytes; the tests here pin them. Applications use package lock; these
+// helpers are for code that reads or writes the stored format itself.
 package wire
 
 import "github.com/syncguard-go/syncguard/lock"

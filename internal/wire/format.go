@@ -46,6 +46,33 @@ const (
 // tombstone ("\x00<result>:<nonce>"), kept for the resend window.
 func IsTombstone(v string) bool { return strings.HasPrefix(v, TombstoneMark) }
 
+// Tombstone is a release's tombstone, "\x00<result>:<nonce>": the result
+// the release returned ("1" released, "-1" no such lease, "-2" found
+// expired), kept with the call's nonce so that a resent copy of the call
+// gets the same answer.
+type Tombstone struct {
+	Result, Nonce string
+}
+
+// DecodeTombstone parses an index key's value as a tombstone; ok is false
+// for anything else.
+func DecodeTombstone(v string) (t Tombstone, ok bool) {
+	rest, ok := strings.CutPrefix(v, TombstoneMark)
+	if !ok {
+		return Tombstone{}, false
+	}
+	t.Result, t.Nonce, ok = strings.Cut(rest, ":")
+	if !ok {
+		return Tombstone{}, false
+	}
+	return t, true
+}
+
+// EndedGrant reports whether the tombstone ends a lease that was granted:
+// released or found expired. A release of a lock id with no lease leaves
+// a tombstone of its own ("-1").
+func (t Tombstone) EndedGrant() bool { return t.Result == "1" || t.Result == "-2" }
+
 // SlotIndex is the value of a concurrency-limit slot's index key:
 //
 //	"\x01<fence> <acquiredAtMs> <n> <lock key length> <lock key><user key>"

@@ -72,3 +72,44 @@ func wholeMs(f float64) (int64, bool) {
 	}
 	return int64(f), true
 }
+
+// JSONText returns s as the text of a JSON string, without its quotes:
+// '"', '\' and the control characters escaped, everything else as is
+// (bytes of UTF-8 included, as cjson writes them). The acquire script puts
+// the user key into the lock data with it (its lockFormat), so the script
+// makes no cjson call; a key with nothing to escape, the usual one, is
+// returned without allocating.
+func JSONText(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, len(s)+8)
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\b':
+			b = append(b, '\\', 'b')
+		case c == '\f':
+			b = append(b, '\\', 'f')
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}

@@ -81,3 +81,23 @@ func FuzzDecodeLockData(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONText: the text the acquire script puts between the quotes of
+// the lock data's "key" reads back as the key, whatever its bytes, and a
+// key with nothing to escape is written as is (redisbackend's
+// TestJSONTextIsCJSON reads it with Redis's cjson too).
+func TestJSONText(t *testing.T) {
+	keys := []string{"", "plain:key", `quote"back\slash/`, "caf\u00e9 \U0001F512 \u2028\u2029", `\u0041`}
+	for c := 0; c < 0x80; c++ {
+		keys = append(keys, "a"+string(rune(c))+"b")
+	}
+	for _, k := range keys {
+		var back string
+		if err := json.Unmarshal([]byte(`"`+wire.JSONText(k)+`"`), &back); err != nil || back != k {
+			t.Errorf("JSONText(%q) = %q reads back as %q, %v", k, wire.JSONText(k), back, err)
+		}
+	}
+	if s := "no:escapes/here"; wire.JSONText(s) != s {
+		t.Errorf("JSONText(%q) = %q", s, wire.JSONText(s))
+	}
+}

@@ -39,9 +39,6 @@ var internal = []struct {
 	kind kind
 }{{wire.SegID + ":", kindIndex}, {wire.SegFence + ":", kindFence}, {wire.SegDone + ":", kindDone}, {wire.SegRecord + ":", kindRecord}, {wire.SegQueue + ":", kindQueue}}
 
-// tagLen is the length of a cluster hash tag.
-const tagLen = 3
-
 // scanPattern is the SCAN MATCH pattern of every scan of the locks:
 // "<prefix>:*", every key of the prefix in both layouts. --match is
 // applied to the keys themselves (globMatch), not to their names: a key
@@ -84,25 +81,19 @@ func hashedName(rest string) bool {
 // split returns the tag prefix of a key name ("<prefix>" or
 // "<prefix>:{T}") and the rest after its ':'.
 func (n namer) split(redisKey string) (tagPrefix, rest string, ok bool) {
+	if n.cluster {
+		return wire.CutTagPrefix(n.prefix, redisKey)
+	}
 	rest, ok = strings.CutPrefix(redisKey, n.prefix+":")
-	if !ok {
-		return "", "", false
-	}
-	if !n.cluster {
-		return n.prefix, rest, true
-	}
-	if len(rest) < tagLen+3 || rest[0] != '{' || rest[tagLen+1] != '}' || rest[tagLen+2] != ':' {
-		return "", "", false
-	}
-	return redisKey[:len(n.prefix)+tagLen+3], rest[tagLen+3:], true
+	return n.prefix, rest, ok
 }
 
 // classify tells what redisKey is by its name.
 func (n namer) classify(redisKey string) kind {
-	if strings.HasPrefix(redisKey, n.prefix+":queue:") {
+	if strings.HasPrefix(redisKey, wire.QueuePrefix(n.prefix)) {
 		return kindQueue // in the cluster layout too, where the tag follows
 	}
-	if strings.HasPrefix(redisKey, n.prefix+":config:") {
+	if strings.HasPrefix(redisKey, n.prefix+":"+wire.SegConfig+":") {
 		return kindConfig // no lock key begins so (redisbackend reserves "config:")
 	}
 	_, rest, ok := n.split(redisKey)
@@ -134,21 +125,21 @@ func (n namer) isLockOf(redisKey, userKey string) bool {
 // queueKey is the waiter queue of a lock key, "<prefix>:queue:<lock key>"
 // in both layouts (in the cluster layout its first hash tag is the lock
 // key's).
-func (n namer) queueKey(lockKey string) string { return n.prefix + ":" + wire.SegQueue + ":" + lockKey }
+func (n namer) queueKey(lockKey string) string { return wire.QueueKey(n.prefix, lockKey) }
 
 // fencePattern is the SCAN MATCH pattern of the fence counters.
 func (n namer) fencePattern() string {
 	if n.cluster {
-		return globEscape(n.prefix) + ":{???}:fence:*"
+		return globEscape(n.prefix) + ":{???}:" + wire.SegFence + ":*"
 	}
-	return globEscape(n.prefix) + ":fence:*"
+	return globEscape(n.prefix) + ":" + wire.SegFence + ":*"
 }
 
 // isStripe reports whether a fence key is a stripe's counter
 // ("<p>:fence::<i>") rather than a key's own.
 func (n namer) isStripe(fenceKey string) bool {
 	_, rest, _ := n.split(fenceKey)
-	return strings.HasPrefix(rest, "fence::")
+	return wire.IsStripe(rest)
 }
 
 // globEscape escapes Redis glob's special characters in s.
@@ -173,8 +164,8 @@ func globEscape(s string) string {
 func (n namer) indexValue(v string) (lockKey, key string, granted bool) {
 	switch {
 	case wire.IsTombstone(v):
-		result, _, _ := strings.Cut(v[1:], ":")
-		return "", "", result == "1" || result == "-2"
+		t, ok := wire.DecodeTombstone(v)
+		return "", "", ok && t.EndedGrant()
 	case strings.HasPrefix(v, wire.SlotIndexMark):
 		ix, err := wire.DecodeSlotIndex(v)
 		if err != nil {

@@ -30,8 +30,8 @@ type slotData struct {
 	n            int // the limit of its grant
 }
 
-// holder is the slot's lock id as operators see it (see lockData.holder).
-func (s slotData) holder() string { return lock.HashKey(s.lockID) }
+// holder is the slot's lock id as operators see it (holderOf).
+func (s slotData) holder() string { return holderOf(s.lockID) }
 
 // limitData is a limit key with live slots.
 type limitData struct {
@@ -152,7 +152,7 @@ func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisK
 				break
 			}
 			reads[i].limit.slots = append(reads[i].limit.slots, slotData{lockID: id, expiresAtMs: int64(m.Score)})
-			indexes[i] = append(indexes[i], pipe.Get(ctx, tagPrefix+":id:"+id))
+			indexes[i] = append(indexes[i], pipe.Get(ctx, wire.IndexKey(tagPrefix, id)))
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !isReply(err) {

@@ -89,7 +89,7 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 			d := l.data
 			held, left := ms(age(p.nowMs, d.AcquiredAtMs)), ms(d.ExpiresAtMs-p.nowMs)
 			if o.json {
-				row := lsRow{Key: d.Key, RedisKey: l.redisKey, Fence: d.Fence, Holder: d.holder(),
+				row := lsRow{Key: d.Key, RedisKey: l.redisKey, Fence: d.Fence, Holder: holderOf(d.LockID),
 					AcquiredAt: msTime(d.AcquiredAtMs), ExpiresAt: msTime(d.ExpiresAtMs),
 					AgeMs: held.Milliseconds(), TTLMs: left.Milliseconds()}
 				if s.cluster != nil {
@@ -100,7 +100,7 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 				}
 				continue
 			}
-			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", d.Fence, duration(held), duration(left), d.holder(), display(d.Key))
+			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", d.Fence, duration(held), duration(left), holderOf(d.LockID), display(d.Key))
 		}
 		for _, l := range p.limits {
 			row := limitRow(l.redisKey, l.data, p.nowMs)

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/internal/wire"
 )
 
 // scanCount is the COUNT hint of every SCAN: about the number of keys a
@@ -79,7 +81,7 @@ type tally struct {
 // found is a live lock found by a scan.
 type found struct {
 	redisKey string
-	data     lockData
+	data     wire.LockData
 }
 
 // page is the live locks and limits of one SCAN page.
@@ -175,7 +177,7 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 			others = append(others, k)
 			continue
 		}
-		d, err := decodeLock(raw)
+		d, err := wire.DecodeLockData(raw)
 		if err != nil || !s.names.isLockOf(k, d.Key) {
 			t.Other++
 			continue
@@ -184,7 +186,7 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 			t.NotMatching++
 			continue
 		}
-		if !d.live(p.nowMs) {
+		if !d.Live(p.nowMs) {
 			t.Expired++
 			continue
 		}

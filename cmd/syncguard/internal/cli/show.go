@@ -183,13 +183,13 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	case err != nil:
 		return nil, redisError(ctx, addr, err)
 	default:
-		d, err := decodeLock(raw)
+		d, err := wire.DecodeLockData(raw)
 		if err != nil || d.Key != norm {
 			return nil, failf("%s holds a value that is not syncguard lock data for this key", display(keys.Lock))
 		}
-		if d.live(st.nowMs) {
+		if d.Live(st.nowMs) {
 			st.Locked = true
-			st.Lock = &lsRow{Key: d.Key, RedisKey: keys.Lock, Fence: d.Fence, Holder: d.holder(),
+			st.Lock = &lsRow{Key: d.Key, RedisKey: keys.Lock, Fence: d.Fence, Holder: holderOf(d.LockID),
 				AcquiredAt: msTime(d.AcquiredAtMs), ExpiresAt: msTime(d.ExpiresAtMs),
 				AgeMs: age(st.nowMs, d.AcquiredAtMs), TTLMs: d.ExpiresAtMs - st.nowMs}
 		} else {
@@ -288,7 +288,7 @@ func (st *state) print(w io.Writer) {
 	}
 	if st.Done == nil {
 		row("done marker", "none")
-	} else if f, err := lock.ParseFence(*st.Done); err == nil {
+	} else if f, err := wire.DecodeDone(*st.Done); err == nil {
 		row("done marker", "%s: done by fence %s, for %s more", display(st.DoneKey), f, duration(ms(st.DoneTTLMs)))
 	} else {
 		// Not a fence: a record stored there by a version that kept records
