@@ -22,7 +22,7 @@ func (h *Hook) operation(ctx context.Context, op *lock.Op, next lock.OpFunc) err
 	err := next(ctx, op)
 	var attrs []attribute.KeyValue
 	if c.span != nil {
-		attrs = h.opAttrs(make([]attribute.KeyValue, 0, 12), op, c.limit, err)
+		attrs = h.opAttrs(make([]attribute.KeyValue, 0, 6), op, c.limit, err)
 	}
 	out := h.end(ctx, c, succeeded(op), err, attrs)
 	switch op.Kind {
