@@ -1,10 +1,9 @@
 package redisbackend
 
 import (
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"hash/fnv"
 	"strconv"
-
-	"github.com/syncguard-go/syncguard/lock"
 )
 
 // Striped fence counters (Options.FenceStripes).
@@ -53,7 +52,7 @@ const DefaultFenceStripes = 1024
 // validStripes checks Options.FenceStripes.
 func validStripes(n int) error {
 	if n < 0 || n > MaxFenceStripes {
-		return lock.InvalidArgument("config", "FenceStripes must be between 0 (one counter per key) and "+strconv.Itoa(MaxFenceStripes))
+		return lockdriver.InvalidArgument("config", "FenceStripes must be between 0 (one counter per key) and "+strconv.Itoa(MaxFenceStripes))
 	}
 	return nil
 }

@@ -1,8 +1,9 @@
-// Package wire is syncguard's storage format, shared by redisbackend and
-// the syncguard command and compatible with the TypeScript syncguard
-// library: key normalisation and storage keys, lock ids, fence thresholds
-// and the liveness rule. Applications use package lock; these helpers are
-// for code that reads or writes the stored format itself.
+// Package wire is syncguard's storage format on Redis, shared by
+// redisbackend, the middleware and the syncguard command and compatible
+// with the TypeScript syncguard library: storage keys, lock data, fence
+// thresholds, the liveness rule and the stored records. What every
+// backend must do whatever its store (key normalisation, lock ids, fence
+// formatting) is in lock/lockdriver.
 package wire
 
 import "github.com/syncguard-go/syncguard/lock"

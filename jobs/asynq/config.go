@@ -8,6 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Defaults of New.
@@ -18,23 +19,23 @@ const (
 	// DefaultTTL is the lease duration when WithTTL is not given. The
 	// lease is kept alive while the handler runs, so it bounds how long a
 	// crashed worker blocks the key, not how long a task may take.
-	DefaultTTL = lock.DefaultTTL
+	DefaultTTL = lockdriver.DefaultTTL
 	// MinTTL is the shortest lease accepted: the backend counts in
 	// milliseconds and the heartbeat runs every TTL/3.
 	MinTTL = 3 * time.Millisecond
 	// MaxPrefixBytes is the longest prefix accepted. It leaves the default
-	// key function room for its hashed form within lock.MaxKeyBytes.
+	// key function room for its hashed form within lockdriver.MaxKeyBytes.
 	MaxPrefixBytes = 256
 	// ReleaseTimeout bounds the release after the handler returns; the
 	// release runs under a context of its own, so a cancelled task still
 	// frees its key at once.
-	ReleaseTimeout = lock.DefaultReleaseTimeout
+	ReleaseTimeout = lockdriver.DefaultReleaseTimeout
 )
 
 // KeyFunc derives the lock key of a task. ctx is the task's context, as
 // asynq gives it to handlers (asynq.GetQueueName, asynq.GetTaskID ...).
 // The key is prefixed (see WithPrefix) and must then be a valid lock key:
-// non-empty UTF-8 of at most lock.MaxKeyBytes bytes after NFC
+// non-empty UTF-8 of at most lockdriver.MaxKeyBytes bytes after NFC
 // normalisation. An error, or an invalid key, fails the task with an error
 // matching ErrInvalidKey and asynq.SkipRetry, without a backend call.
 type KeyFunc func(ctx context.Context, t *asynq.Task) (string, error)
@@ -102,7 +103,7 @@ func WithKeyFunc(f KeyFunc) Option {
 // WithPrefix sets the namespace prepended verbatim to every key (default
 // DefaultPrefix, "asynq:", or DefaultLimitPrefix, "asynq-limit:", with
 // WithLimit; "" for none). The prefix counts toward the
-// lock.MaxKeyBytes key limit and may be at most MaxPrefixBytes long.
+// lockdriver.MaxKeyBytes key limit and may be at most MaxPrefixBytes long.
 func WithPrefix(ns string) Option {
 	return optionFunc(func(c *config) { c.prefix, c.prefixSet = ns, true })
 }
@@ -149,7 +150,7 @@ func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 }
 
 // WithLockOptions passes options to lock.Do: for example
-// lock.WithReleaseTimeout, lock.WithKeepOptions, or lock.WithWait to wait
+// lock.WithReleaseTimeout, lock.WithHeartbeat, or lock.WithWait to wait
 // for a busy key instead of applying the policy at once (the Guard's
 // default is a single attempt: a wait holds an asynq worker). The Guard's
 // own settings win over them: the TTL (WithTTL), the release error handler
@@ -158,7 +159,7 @@ func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 // of WithDoneTTL; lock.WithTTL, lock.WithReleaseErrorHandler,
 // lock.WithLimit, lock.WithReleaseFunc, and with WithLimit lock.WithWait,
 // given here are overridden. With WithLimit the Guard retries until the
-// limit's wait ends, at most lock.QueuedPollInterval apart, whatever
+// limit's wait ends, at most lockdriver.QueuedPollInterval apart, whatever
 // lock.WithRetry is given here.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
@@ -184,24 +185,24 @@ func newConfig(b lock.Backend, opts []Option) (config, lock.Recorder, error) {
 	recorder, _ := b.(lock.Recorder)
 	switch {
 	case b == nil:
-		return c, nil, lock.InvalidArgument("config", "nil lock backend")
+		return c, nil, lockdriver.InvalidArgument("config", "nil lock backend")
 	case c.ttl < MinTTL:
-		return c, nil, lock.InvalidArgument("config", "TTL must be at least "+MinTTL.String())
+		return c, nil, lockdriver.InvalidArgument("config", "TTL must be at least "+MinTTL.String())
 	case c.policy != Requeue && c.policy != Drop:
-		return c, nil, lock.InvalidArgument("config", "unknown policy")
+		return c, nil, lockdriver.InvalidArgument("config", "unknown policy")
 	case c.doneTTL < 0:
-		return c, nil, lock.InvalidArgument("config", "done TTL must not be negative")
+		return c, nil, lockdriver.InvalidArgument("config", "done TTL must not be negative")
 	case c.doneTTL > 0 && c.doneTTL < time.Millisecond:
-		return c, nil, lock.InvalidArgument("config", "done TTL must be at least 1ms")
+		return c, nil, lockdriver.InvalidArgument("config", "done TTL must be at least 1ms")
 	case c.doneTTL > 0 && recorder == nil:
-		return c, nil, lock.InvalidArgument("config",
+		return c, nil, lockdriver.InvalidArgument("config",
 			"done TTL needs a backend that implements lock.Recorder (a decorator must implement it too)")
 	case !utf8.ValidString(c.prefix):
-		return c, nil, lock.InvalidArgument("config", "prefix must be valid UTF-8")
+		return c, nil, lockdriver.InvalidArgument("config", "prefix must be valid UTF-8")
 	case len(c.prefix) > MaxPrefixBytes:
-		return c, nil, lock.InvalidArgument("config", "prefix exceeds "+itoa(MaxPrefixBytes)+" bytes")
+		return c, nil, lockdriver.InvalidArgument("config", "prefix exceeds "+itoa(MaxPrefixBytes)+" bytes")
 	}
-	if err := lock.ValidateOptions(c.lockOpts...); err != nil {
+	if err := lockdriver.ValidateOptions(c.lockOpts...); err != nil {
 		return c, nil, err
 	}
 	if c.onRelease == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // DefaultLimitPrefix namespaces every key of a Guard built with WithLimit
@@ -35,7 +36,7 @@ const DefaultLimitPrefix = "asynq-limit:"
 // with RetryDelay; under policy Drop it is deleted. It never runs without
 // a slot.
 //
-// n must be between 1 and lock.MaxLimit, and the backend must implement
+// n must be between 1 and lockdriver.MaxLimit, and the backend must implement
 // lock.IDBackend (such as *redisbackend.Backend); New fails otherwise. New
 // also rejects WithLimit with WithDoneTTL: a done marker is per key, and
 // the key of a limit is shared by different tasks (every task of a type,
@@ -59,7 +60,7 @@ const DefaultLimitWait = 5 * time.Second
 // slot hands it straight to the oldest waiting task, whichever process it
 // runs in, so a slot freed while tasks wait is busy again within a round
 // trip to Redis. (A backend without a queue is polled instead, at least
-// every lock.QueuedPollInterval; a transient backend failure is retried
+// every lockdriver.QueuedPollInterval; a transient backend failure is retried
 // within the wait as well.) Only when no slot frees within the wait
 // does the task fail with a *LimitError (its Waited says how long it
 // waited) and the policy apply: under Requeue asynq retries it, with
@@ -93,7 +94,7 @@ func WithLimitWait(d time.Duration) Option {
 // TypeKey is the default KeyFunc of a Guard built with WithLimit: the task
 // type, so that the limit counts the running tasks of each type. A type
 // that is not valid UTF-8 already in NFC, begins with "h:" or is longer
-// than lock.MaxKeyBytes-MaxPrefixBytes bytes is hashed ("h:" and its hex
+// than lockdriver.MaxKeyBytes-MaxPrefixBytes bytes is hashed ("h:" and its hex
 // SHA-256), as DefaultKeyIn does, so that distinct types never share a
 // limit and the key is valid under any prefix that New accepts. It never
 // fails.
@@ -110,17 +111,17 @@ func TypeKey(_ context.Context, t *asynq.Task) (string, error) {
 func (c *config) checkLimit(b lock.Backend) error {
 	if !c.limitSet {
 		if c.waitSet {
-			return lock.InvalidArgument("config", "WithLimitWait needs WithLimit")
+			return lockdriver.InvalidArgument("config", "WithLimitWait needs WithLimit")
 		}
 		return nil
 	}
 	if c.limitWait < 0 {
-		return lock.InvalidArgument("config", "limit wait must not be negative")
+		return lockdriver.InvalidArgument("config", "limit wait must not be negative")
 	}
 	if c.doneTTL != 0 {
-		return lock.InvalidArgument("config",
+		return lockdriver.InvalidArgument("config",
 			"WithLimit does not combine with WithDoneTTL: the key of a limit is shared by different tasks, "+
 				"so a done marker would drop them all; chain a deduplicating Guard before the limiting one instead")
 	}
-	return lock.ValidateLimit(b, c.limit)
+	return lockdriver.ValidateLimit(b, c.limit)
 }

@@ -2,10 +2,9 @@ package echolock
 
 import (
 	"fmt"
-	"strings"
-
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"strings"
 )
 
 // lookupSources maps a KeyLookup source to the extractor of a name.
@@ -46,7 +45,7 @@ func parseKeyLookup(lookup string) (KeyExtractor, error) {
 			problem = fmt.Sprintf("part %q: %q is not a valid header name", src, name)
 		}
 		if problem != "" {
-			return nil, lock.InvalidArgument("config", fmt.Sprintf("echolock: KeyLookup %q: %s", lookup, problem))
+			return nil, lockdriver.InvalidArgument("config", fmt.Sprintf("echolock: KeyLookup %q: %s", lookup, problem))
 		}
 		parts = append(parts, from(name))
 	}

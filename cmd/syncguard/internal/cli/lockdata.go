@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // lockData is the JSON at a lock key (wire.LockData), with what the
@@ -23,9 +23,9 @@ func decodeLock(raw string) (lockData, error) {
 	return lockData{d}, nil
 }
 
-// holder is the lock id as operators see it: lock.HashKey of it, as
+// holder is the lock id as operators see it: lockdriver.HashKey of it, as
 // lock.Info.IDHash (the id itself releases the lock, so it is never shown).
-func (d lockData) holder() string { return lock.HashKey(d.LockID) }
+func (d lockData) holder() string { return lockdriver.HashKey(d.LockID) }
 
 func (d lockData) live(nowMs int64) bool { return wire.IsLive(d.ExpiresAtMs, nowMs) }
 

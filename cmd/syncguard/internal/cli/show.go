@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 var showCommand = &command{
@@ -93,7 +92,7 @@ type limitShow struct {
 // slotRow is one live slot of a limit.
 type slotRow struct {
 	Fence      lock.Fence `json:"fence"`
-	Holder     string     `json:"holder"` // lock.HashKey of its lock id
+	Holder     string     `json:"holder"` // lockdriver.HashKey of its lock id
 	AcquiredAt time.Time  `json:"acquiredAt"`
 	ExpiresAt  time.Time  `json:"expiresAt"`
 	AgeMs      int64      `json:"ageMs"`
@@ -152,7 +151,7 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, _ := wire.NormalizeKey(key) // StorageKeys accepted it
+	norm, _ := lockdriver.NormalizeKey(key) // StorageKeys accepted it
 	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done, RecordKey: keys.Record,
 		Striped: s.names.isStripe(keys.Fence)}
 	pipe := node.Pipeline()
@@ -288,7 +287,7 @@ func (st *state) print(w io.Writer) {
 	}
 	if st.Done == nil {
 		row("done marker", "none")
-	} else if f, err := lock.ParseFence(*st.Done); err == nil {
+	} else if f, err := lockdriver.ParseFence(*st.Done); err == nil {
 		row("done marker", "%s: done by fence %s, for %s more", display(st.DoneKey), f, duration(ms(st.DoneTTLMs)))
 	} else {
 		// Not a fence: a record stored there by a version that kept records
