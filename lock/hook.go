@@ -19,14 +19,11 @@ type Hook interface {
 // OpFunc runs an operation: it sets op's results and returns its error.
 type OpFunc func(ctx context.Context, op *Op) error
 
-// WithHooks returns b with hooks around each of its operations: the
-// first hook is the outermost, as with go-redis's AddHook. The result has
-// exactly b's extensions ([IDBackend], [Recorder]), so a wrapped backend
-// keeps what it can do and claims nothing more; Acquire, Do, Hold and Keep
-// also pass their events (OpWait, OpRetry, OpGranted, OpLeaseLost)
-// through the hooks. Wrapping a wrapped backend nests the new hooks
-// outside the old ones. Capabilities is not an operation. b must not be
-// nil, nor any hook.
+// WithHooks returns b with hooks around each of its operations and the
+// events of Acquire, Do, Hold and Keep on it; the first hook is the
+// outermost, as with go-redis's AddHook. The result has exactly b's
+// extensions ([IDBackend], [Recorder]); wrapping again nests the new hooks
+// outside. b must not be nil, nor any hook.
 func WithHooks(b Backend, hooks ...Hook) Backend {
 	if b == nil {
 		panic("lock: WithHooks(nil, ...)")

@@ -90,12 +90,11 @@ type config struct {
 	lockOpts  []lock.Option
 }
 
-// WithKeyFunc sets how the lock key is derived from a task (default: the
-// queue, the task type and the hex SHA-256 of the payload; see DefaultKey;
-// with WithLimit, the task type; see TypeKey). Tasks with the same key
-// never run at the same time (more than n at a time with WithLimit): a key
-// that leaves the queue out (such as the id of the entity the task works
-// on) makes tasks of different queues exclude each other too.
+// WithKeyFunc sets how the lock key is derived from a task (default:
+// DefaultKey, the queue, type and payload hash; with WithLimit, TypeKey).
+// Tasks with the same key never run at once (more than n with WithLimit);
+// a key that leaves the queue out makes tasks of different queues exclude
+// each other too.
 func WithKeyFunc(f KeyFunc) Option {
 	return optionFunc(func(c *config) { c.keyFunc = f })
 }
@@ -121,46 +120,27 @@ func WithPolicy(p Policy) Option {
 	return optionFunc(func(c *config) { c.policy = p })
 }
 
-// WithDoneTTL turns on completion memory: after a successful run the key
-// is marked done for d, atomically with the release, and a task with the
-// same key that arrives within d is dropped without running (it fails
-// with a *DuplicateError whose Done is true and that matches
-// asynq.RevokeTask). A task that finds its key busy and already marked
-// done (its holder is another duplicate checking the marker) is dropped
-// likewise instead of requeued. Failed runs leave no marker. 0 (the
-// default) turns it off; it must be at least a millisecond otherwise.
-//
-// It needs a backend that implements lock.Recorder, such as
-// *redisbackend.Backend; New fails otherwise. A backend wrapped with
-// lock.WithHooks (as otellock.Wrap wraps it) keeps what it implements; a
-// decorator of your own must implement lock.Recorder too, or New rejects
-// it.
+// WithDoneTTL marks a key done for d after a successful run, atomically
+// with the release, and drops a task with the same key arriving within d
+// (a *DuplicateError with Done, matching asynq.RevokeTask). 0 (the
+// default) turns it off; otherwise at least a millisecond, and the backend
+// must be a lock.Recorder. See docs/asynq.md.
 func WithDoneTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.doneTTL = d })
 }
 
 // WithReleaseErrorHandler sets the function told about a failed release
 // after the handler returned, as lock.WithReleaseErrorHandler does for
-// lock.Do (the lease then ends at its TTL, and with WithDoneTTL no done
-// marker was written); nil ignores them. The default logs a warning
-// through log/slog with the key's hash, never the raw key. A release that
-// finds an already lost lease is not reported.
+// lock.Do (nil ignores them; the default logs a warning with the key's
+// hash). The lease then ends at its TTL, with no done marker.
 func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 	return optionFunc(func(c *config) { c.onRelease = f })
 }
 
-// WithLockOptions passes options to lock.Do: for example
-// lock.WithReleaseTimeout, lock.WithHeartbeat, or lock.WithWait to wait
-// for a busy key instead of applying the policy at once (the Guard's
-// default is a single attempt: a wait holds an asynq worker). The Guard's
-// own settings win over them: the TTL (WithTTL), the release error handler
-// (WithReleaseErrorHandler), the limit and its wait (WithLimit,
-// WithLimitWait) and the release function, which writes the done marker
-// of WithDoneTTL; lock.WithTTL, lock.WithReleaseErrorHandler,
-// lock.WithLimit, lock.WithReleaseFunc, and with WithLimit lock.WithWait,
-// given here are overridden. With WithLimit the Guard retries until the
-// limit's wait ends, at most lockdriver.QueuedPollInterval apart, whatever
-// lock.WithRetry is given here.
+// WithLockOptions passes options to lock.Do, such as lock.WithWait to wait
+// for a busy key instead of applying the policy at once. The Guard's own
+// settings win: its TTL, release error handler, limit and wait, and the
+// release that writes the done marker; see docs/asynq.md.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }

@@ -27,12 +27,10 @@ type config struct {
 }
 
 // WithExpiry sets how the suite lets d pass when it waits for leases to
-// expire. The default sleeps. Backends whose store does not expire keys by
-// itself pass a function that advances the store's clock instead (for
-// miniredis: FastForward(d)). The suite always waits TTL plus
-// lockdriver.TimeTolerance plus a margin, so a backend may honour expiry as late
-// as the tolerance allows. [RunLimit] also expects f to let d pass for
-// the clock the backend reads (see there).
+// expire (default: it sleeps), for a store that does not expire keys by
+// itself (miniredis: FastForward(d)). The suite waits TTL plus
+// lockdriver.TimeTolerance plus a margin; [RunLimit] expects f to move the
+// clock the backend reads.
 func WithExpiry(f func(t *testing.T, d time.Duration)) Option {
 	return optionFunc(func(c *config) { c.expire = f })
 }
