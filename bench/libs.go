@@ -15,9 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
-
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -367,7 +366,7 @@ func (k *selfKept) release(context.Context) error { k.rel(); return nil }
 func newRaw(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 	return &impl{
 		cycle: func(ctx context.Context, key string) error {
-			ok, err := rdb.SetNX(ctx, key, wire.NewLockID(), ttl).Result()
+			ok, err := rdb.SetNX(ctx, key, lockdriver.NewLockID(), ttl).Result()
 			if err != nil {
 				return err
 			}

@@ -16,8 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
-
-	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 var (
@@ -91,7 +90,7 @@ func specCycle(ttl time.Duration,
 ) func(ctx context.Context, key string) error {
 	ttlMs := strconv.FormatInt(ttl.Milliseconds(), 10)
 	return func(ctx context.Context, key string) error {
-		id := wire.NewLockID()
+		id := lockdriver.NewLockID()
 		lockKey := specPrefix + ":" + key
 		idKey := specPrefix + ":id:" + id
 		fenceKey := specPrefix + ":fence:" + lockKey

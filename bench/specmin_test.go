@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -55,7 +54,7 @@ func TestSpecMinimal(t *testing.T) {
 		return n
 	}
 
-	id1, id2 := wire.NewLockID(), wire.NewLockID()
+	id1, id2 := lockdriver.NewLockID(), lockdriver.NewLockID()
 	res, err := acquire(id1)
 	if err != nil || specGranted(res) != nil || res.([]any)[1] != "000000000000001" {
 		t.Fatalf("first acquire: %v, %v", res, err)

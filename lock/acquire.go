@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/cleanup"
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
 // Acquire takes the lock on key from b, retrying while the key is busy:
@@ -22,7 +23,7 @@ import (
 // as soon as it arrives. A queued caller attempts
 // again only as a fallback (a holder whose lease expires without a
 // release, a lost message): once the holder's lease has expired, or
-// [QueuedPollInterval] after its last attempt, whichever comes first, not
+// lockdriver.QueuedPollInterval (1s) after its last attempt, whichever comes first, not
 // on the backoff schedule; and Acquire always leaves the queue on its way
 // out. Without a queue Acquire polls on the backoff schedule.
 //
@@ -351,33 +352,25 @@ func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Durat
 	cleanup.Retry(ctx, func(ctx context.Context) error { return b.Release(ctx, id) }, transient)
 }
 
-// QueuedPollInterval bounds how often a waiter in a backend's queue (see
-// [IDBackend]) attempts on its own: it is handed the lock by the release, and
-// attempts only as a fallback, when the holder's lease has ended (the
-// hand-off a dead holder never makes) or QueuedPollInterval after its last
-// attempt (a lost message), whichever comes first, however short the retry
-// delays ([Retry]); longer delays are kept.
-const QueuedPollInterval = time.Second
-
 // minQueuedPoll keeps a queued waiter from spinning on a holder whose
 // expiry is already past by the local clock (clocks differ).
 const minQueuedPoll = 50 * time.Millisecond
 
 // queuedPoll is the wait of a queued waiter after contention err at now:
 // until just after the holder's lease (err's *LockedError) has ended,
-// within [minQueuedPoll, QueuedPollInterval]. A lock's lease ends at its
+// within [minQueuedPoll, contract.QueuedPollInterval]. A lock's lease ends at its
 // expiry (the store drops it then); a slot of a limit counts as live for
 // the time tolerance after its expiry (slot is true).
 func queuedPoll(err error, now time.Time, slot bool) time.Duration {
 	var le *LockedError
 	if !errors.As(err, &le) || le.ExpiresAt.IsZero() {
-		return QueuedPollInterval
+		return contract.QueuedPollInterval
 	}
 	d := le.ExpiresAt.Sub(now) + minQueuedPoll
 	if slot {
-		d += TimeTolerance
+		d += contract.TimeTolerance
 	}
-	return min(max(d, minQueuedPoll), QueuedPollInterval)
+	return min(max(d, minQueuedPoll), contract.QueuedPollInterval)
 }
 
 func aborted(err error) *Error {

@@ -96,11 +96,12 @@ type IDBackend interface {
 	// matching errors.ErrUnsupported when this instance cannot be told of
 	// hand-offs (its client cannot subscribe); the caller then polls.
 	Join(key, id string, n int, ttl, wait time.Duration) (Waiter, error)
-	// ExtendBatch extends every lease in reqs; results[i] is for reqs[i],
-	// with the meaning of Extend's results. A system error for the whole
-	// batch may be returned in every result. It must return exactly
-	// len(reqs) results; a missing result counts as a transient error.
-	ExtendBatch(ctx context.Context, reqs []ExtendRequest) []ExtendResult
+	// ExtendBatch extends every lease in leases, as Extend(ctx, l.ID,
+	// l.TTL) would (the other fields of a Lease are not used); results[i]
+	// is for leases[i]. A system error for the whole batch may be returned
+	// in every result. It must return exactly len(leases) results; a
+	// missing result counts as a transient error.
+	ExtendBatch(ctx context.Context, leases []Lease) []ExtendResult
 }
 
 // Waiter is one caller's place in the queue of a key (see
@@ -157,18 +158,8 @@ type Recorder interface {
 	Record(ctx context.Context, key string) (record []byte, ok bool, err error)
 }
 
-// ExtendRequest is one lease to extend in an [IDBackend.ExtendBatch] call,
-// with the arguments of Backend.Extend.
-type ExtendRequest struct {
-	// ID is the lock id of the lease ([Lease.ID]).
-	ID string
-	// TTL is how long the lease is to live from the extension on, by the
-	// backend's clock (the lease's own TTL when Keep sends it).
-	TTL time.Duration
-}
-
-// ExtendResult is the outcome of one [ExtendRequest], with the results of
-// Backend.Extend.
+// ExtendResult is the outcome of extending one lease of an
+// [IDBackend.ExtendBatch] call, with the results of Backend.Extend.
 type ExtendResult struct {
 	// ExpiresAt is the lease's new expiry by the backend's clock; zero
 	// when Err is set.

@@ -26,7 +26,7 @@ func batchable(be IDBackend) bool {
 // keepBatched registers k with the scheduler of be and returns Keep's
 // stop function.
 func keepBatched(ctx context.Context, be IDBackend, k *keeper) func() error {
-	e := &entry{k: k, index: -1, due: time.Now().Add(k.nextDelay(k.cfg.interval))}
+	e := &entry{k: k, index: -1, due: time.Now().Add(k.nextDelay(k.cfg.Interval))}
 	s := register(be, e)
 	finish := func() {
 		s.remove(e)

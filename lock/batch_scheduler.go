@@ -131,7 +131,7 @@ func (s *scheduler) run() {
 // round is the leases of one pass of run, its buffers kept across passes.
 type round struct {
 	batch, expired []*entry
-	reqs           []ExtendRequest
+	reqs           []Lease
 }
 
 // take collects the leases due by now into r: those whose local deadline
@@ -167,7 +167,7 @@ func (r *round) take(s *scheduler, now time.Time) (context.Context, context.Canc
 	r.reqs = r.reqs[:0]
 	for _, e := range r.batch {
 		e.flight = f
-		r.reqs = append(r.reqs, ExtendRequest{ID: e.k.lease.ID, TTL: e.k.ttl})
+		r.reqs = append(r.reqs, Lease{ID: e.k.lease.ID, TTL: e.k.ttl})
 	}
 	return ctx, cancel
 }
@@ -206,7 +206,7 @@ func (s *scheduler) collect(now time.Time, batch []*entry) []*entry {
 			break
 		}
 		heap.Pop(&s.queue)
-		if e.due.After(now.Add(min(e.k.cfg.interval/10, maxCoalesce))) {
+		if e.due.After(now.Add(min(e.k.cfg.Interval/10, maxCoalesce))) {
 			early = append(early, e) // within the largest window, not its own
 			continue
 		}

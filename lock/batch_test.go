@@ -25,7 +25,7 @@ type batchFake struct {
 
 func newBatchFake() *batchFake {
 	f := &batchFake{idFake: newIDFake(nil)}
-	f.b = lock.WithHooks(f.idFake, lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+	f.b = lock.WithHooks(f.idFake, hookFunc(func(next lock.OpFunc) lock.OpFunc {
 		return func(ctx context.Context, op *lock.Op) error {
 			if op.Kind == lock.OpLeaseLost {
 				f.lostMu.Lock()
@@ -53,14 +53,16 @@ type kept struct {
 	exts *counter
 }
 
-// keepMany acquires n leases "k0".."k<n-1>" on f and keeps them alive.
-func keepMany(t *testing.T, f *batchFake, n int, ttl time.Duration, opts ...lock.KeepOption) []kept {
+// keepMany acquires n leases "k0".."k<n-1>" on f and keeps them alive
+// with heartbeat hb, counting each lease's extensions.
+func keepMany(t *testing.T, f *batchFake, n int, ttl time.Duration, hb lock.Heartbeat) []kept {
 	t.Helper()
 	ks := make([]kept, n)
 	for i := range ks {
 		l := lease(t, f.fakeBackend, fmt.Sprintf("k%d", i), ttl)
 		c := &counter{}
-		held, stop := lock.Keep(context.Background(), f.b, l, append(opts, lock.WithKeepOnExtend(func(time.Time) { c.inc() }))...)
+		hb.OnExtend = func(time.Time) { c.inc() }
+		held, stop := lock.Keep(context.Background(), f.b, l, lock.WithHeartbeat(hb))
 		ks[i] = kept{l: l, held: held, stop: stop, exts: c}
 	}
 	t.Cleanup(func() {
@@ -75,7 +77,7 @@ func TestKeepBatchedExtendsInFewBatches(t *testing.T) {
 	const n, ttl = 200, 300 * time.Millisecond
 	baseline := runtime.NumGoroutine()
 	f := newBatchFake()
-	ks := keepMany(t, f, n, ttl)
+	ks := keepMany(t, f, n, ttl, lock.Heartbeat{})
 	time.Sleep(time.Second) // > 3 TTLs: every lease must have been extended
 	batches, extends := f.batchCount(), f.count("Extend")
 	t.Logf("%d leases, %v: %d extends in %d batches", n, time.Second, extends, batches)
@@ -117,7 +119,7 @@ func TestKeepBatchedExtendsInFewBatches(t *testing.T) {
 func TestKeepBatchedLossIsPerLease(t *testing.T) {
 	const n, ttl = 50, 300 * time.Millisecond
 	f := newBatchFake()
-	ks := keepMany(t, f, n, ttl)
+	ks := keepMany(t, f, n, ttl, lock.Heartbeat{})
 	victim := ks[7]
 	f.steal(victim.l.Key)
 	waitDone(t, victim.held, 3*time.Second, "the stolen lease's held")
@@ -146,7 +148,7 @@ func TestKeepBatchedLossIsPerLease(t *testing.T) {
 func TestKeepBatchedStopRemoves(t *testing.T) {
 	const n, ttl = 100, 300 * time.Millisecond
 	f := newBatchFake()
-	ks := keepMany(t, f, n, ttl)
+	ks := keepMany(t, f, n, ttl, lock.Heartbeat{})
 	time.Sleep(ttl / 2)
 	stopped := map[int]int{}
 	for i := 0; i < n; i += 2 {
@@ -182,7 +184,7 @@ func TestKeepBatchedRetriesThenLoses(t *testing.T) {
 	f := newBatchFake()
 	var mu sync.Mutex
 	failures := 2
-	f.setBatchHook(func([]lock.ExtendRequest) error {
+	f.setBatchHook(func([]lock.Lease) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if failures > 0 {
@@ -192,11 +194,11 @@ func TestKeepBatchedRetriesThenLoses(t *testing.T) {
 		return nil
 	})
 	var errs counter
-	ks := keepMany(t, f, 20, ttl, lock.WithKeepOnError(func(error) { errs.inc() }))
+	ks := keepMany(t, f, 20, ttl, lock.Heartbeat{OnError: func(error) { errs.inc() }})
 	// Transient failures are retried: the leases survive.
 	waitFor(t, 5*time.Second, func() bool { return ks[0].exts.get() >= 2 }, "two successful extensions")
 	if errs.get() < 2 {
-		t.Errorf("WithKeepOnError calls = %d, want >= 2", errs.get())
+		t.Errorf("Heartbeat.OnError calls = %d, want >= 2", errs.get())
 	}
 	for i, k := range ks {
 		if k.held.Err() != nil {
@@ -204,7 +206,7 @@ func TestKeepBatchedRetriesThenLoses(t *testing.T) {
 		}
 	}
 	// Failing for good: every lease is lost at its deadline, not before.
-	f.setBatchHook(func([]lock.ExtendRequest) error {
+	f.setBatchHook(func([]lock.Lease) error {
 		return &lock.Error{Code: lock.CodeServiceUnavailable, Op: "extend"}
 	})
 	start := time.Now()
@@ -231,11 +233,11 @@ func TestKeepBatchedRetriesThenLoses(t *testing.T) {
 func TestKeepBatchedCallerCancelled(t *testing.T) {
 	baseline := runtime.NumGoroutine()
 	f := newBatchFake()
-	other := keepMany(t, f, 1, 300*time.Millisecond)[0]
+	other := keepMany(t, f, 1, 300*time.Millisecond, lock.Heartbeat{})[0]
 	l := lease(t, f.fakeBackend, "mine", 300*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	var exts counter
-	held, stop := lock.Keep(ctx, f.b, l, lock.WithKeepOnExtend(func(time.Time) { exts.inc() }))
+	held, stop := lock.Keep(ctx, f.b, l, lock.WithHeartbeat(lock.Heartbeat{OnExtend: func(time.Time) { exts.inc() }}))
 	waitFor(t, 3*time.Second, func() bool { return exts.get() >= 1 }, "an extension")
 	cancel()
 	waitDone(t, held, time.Second, "held")
@@ -269,7 +271,7 @@ func TestKeepBatchedStopDuringSlowBatch(t *testing.T) {
 	baseline := runtime.NumGoroutine()
 	f := newBatchFake()
 	entered := make(chan struct{}, 1)
-	f.setBatchHook(func([]lock.ExtendRequest) error {
+	f.setBatchHook(func([]lock.Lease) error {
 		select {
 		case entered <- struct{}{}:
 		default:
@@ -277,7 +279,7 @@ func TestKeepBatchedStopDuringSlowBatch(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		return nil
 	})
-	ks := keepMany(t, f, 5, 600*time.Millisecond)
+	ks := keepMany(t, f, 5, 600*time.Millisecond, lock.Heartbeat{})
 	select {
 	case <-entered:
 	case <-time.After(5 * time.Second):
@@ -299,7 +301,7 @@ func TestKeepBatchedStopDuringSlowBatch(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	for i, k := range ks {
 		if k.exts.get() != counts[i] {
-			t.Errorf("lease %d: WithKeepOnExtend called after stop returned", i)
+			t.Errorf("lease %d: Heartbeat.OnExtend called after stop returned", i)
 		}
 	}
 	settleGoroutines(t, baseline)
@@ -311,7 +313,7 @@ func TestKeepBatchedThenRestarts(t *testing.T) {
 	baseline := runtime.NumGoroutine()
 	f := newBatchFake()
 	for round := 0; round < 3; round++ {
-		k := keepMany(t, f, 3, 150*time.Millisecond)
+		k := keepMany(t, f, 3, 150*time.Millisecond, lock.Heartbeat{})
 		waitFor(t, 3*time.Second, func() bool { return k[2].exts.get() >= 2 }, "extensions")
 		for _, x := range k {
 			if err := x.stop(); err != nil {
@@ -349,7 +351,7 @@ func TestKeepBatchedLostAtItsDeadlineDuringSlowBatch(t *testing.T) {
 	f := newBatchFake()
 	release := make(chan struct{})
 	defer close(release)
-	f.setBatchHook(func([]lock.ExtendRequest) error {
+	f.setBatchHook(func([]lock.Lease) error {
 		<-release
 		return nil
 	})
@@ -363,7 +365,7 @@ func TestKeepBatchedLostAtItsDeadlineDuringSlowBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	short.ExpiresAt = time.Now().Add(300 * time.Millisecond) // little time left by the server's clock
-	interval := lock.WithKeepInterval(50 * time.Millisecond)
+	interval := lock.WithHeartbeat(lock.Heartbeat{Interval: 50 * time.Millisecond})
 	heldShort, stopShort := lock.Keep(ctx, f.b, short, interval)
 	defer stopShort()
 	heldLong, stopLong := lock.Keep(ctx, f.b, long, interval)

@@ -2,13 +2,8 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
-
-// ErrFuncPanicked is the outcome passed to a [WithReleaseFunc] function
-// when Do's function panicked (the panic itself continues after release).
-var ErrFuncPanicked = errors.New("syncguard: function panicked")
 
 // Do runs fn while holding the lock on key: [Hold], then fn under the
 // held context, then its release. It acquires with retry (see [Acquire]),

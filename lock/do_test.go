@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // hold takes key on f for an hour, as another process would, and returns
@@ -37,7 +37,7 @@ func TestAcquireRetriesUntilFree(t *testing.T) {
 		return nil
 	})
 	l, err := lock.Acquire(context.Background(), f, "k",
-		lock.WithRetry(lock.Retry{BaseDelay: time.Millisecond, Jitter: lock.JitterNone}))
+		lock.WithRetry(lock.Retry{BaseDelay: time.Millisecond, NoJitter: true}))
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestAcquireMaxRetries(t *testing.T) {
 		retries  int
 		attempts int
 	}{
-		{"zero: the default", 0, lock.DefaultMaxRetries + 1},
+		{"zero: the default", 0, lockdriver.DefaultMaxRetries + 1},
 		{"one retry", 1, 2},
 		{"three retries", 3, 4},
 	}
@@ -98,7 +98,7 @@ func TestAcquireMaxRetries(t *testing.T) {
 			f := newFake()
 			hold(t, f, "k")
 			_, err := lock.Acquire(context.Background(), f, "k", lock.WithWait(time.Minute),
-				lock.WithRetry(lock.Retry{MaxRetries: tt.retries, BaseDelay: time.Millisecond, Backoff: lock.BackoffFixed}))
+				lock.WithRetry(lock.Retry{MaxRetries: tt.retries, BaseDelay: time.Millisecond, Fixed: true}))
 			wantCode(t, err, lock.CodeAcquisitionTimeout)
 			if got, want := attempts(f), tt.attempts; got != want {
 				t.Errorf("attempts = %d, want %d", got, want)
@@ -115,7 +115,7 @@ func TestAcquireSystemErrorNotRetried(t *testing.T) {
 	}{
 		{"lock.Error", down},
 		{"foreign error", io.ErrUnexpectedEOF},
-		{"not held", &lock.NotHeldError{Reason: lock.NotHeldNotFound}},
+		{"not held", &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestAcquireCancelWhileWaiting(t *testing.T) {
 	// One 20s backoff outlasts the check below, so a sleep that ignores
 	// ctx fails the test instead of hanging it.
 	_, err := lock.Acquire(ctx, f, "k",
-		lock.WithRetry(lock.Retry{MaxRetries: 1, BaseDelay: 20 * time.Second, Jitter: lock.JitterNone}), lock.WithWait(time.Hour))
+		lock.WithRetry(lock.Retry{MaxRetries: 1, BaseDelay: 20 * time.Second, NoJitter: true}), lock.WithWait(time.Hour))
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("Acquire returned after %v, want promptly after the cancel (the backoff was 20s)", elapsed)
 	}
@@ -228,12 +228,12 @@ func TestAcquireMaxDelayCaps(t *testing.T) {
 func TestAcquireBackoff(t *testing.T) {
 	const base = 10 * time.Millisecond
 	tests := []struct {
-		desc    string
-		backoff lock.Backoff
-		minGap  func(i int) time.Duration // lower bound of the wait after attempt i
+		desc   string
+		fixed  bool
+		minGap func(i int) time.Duration // lower bound of the wait after attempt i
 	}{
-		{"exponential", lock.BackoffExponential, func(i int) time.Duration { return base << i }},
-		{"fixed", lock.BackoffFixed, func(int) time.Duration { return base }},
+		{"exponential", false, func(i int) time.Duration { return base << i }},
+		{"fixed", true, func(int) time.Duration { return base }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -241,7 +241,7 @@ func TestAcquireBackoff(t *testing.T) {
 			hold(t, f, "k")
 			attempts := acquireTimes(f)
 			_, err := lock.Acquire(context.Background(), f, "k",
-				lock.WithRetry(lock.Retry{MaxRetries: 5, BaseDelay: base, Backoff: tt.backoff, Jitter: lock.JitterNone}),
+				lock.WithRetry(lock.Retry{MaxRetries: 5, BaseDelay: base, Fixed: tt.fixed, NoJitter: true}),
 				lock.WithWait(time.Minute))
 			wantCode(t, err, lock.CodeAcquisitionTimeout)
 			at := attempts()
@@ -270,8 +270,6 @@ func TestBadOptions(t *testing.T) {
 		{"negative base delay", lock.WithRetry(lock.Retry{BaseDelay: -1})},
 		{"negative max delay", lock.WithRetry(lock.Retry{MaxDelay: -1})},
 		{"zero release timeout", lock.WithReleaseTimeout(0)},
-		{"unknown backoff", lock.WithRetry(lock.Retry{Backoff: lock.Backoff(42)})},
-		{"unknown jitter", lock.WithRetry(lock.Retry{Jitter: lock.Jitter(42)})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -338,7 +336,7 @@ func TestDoReleases(t *testing.T) {
 			if !heldInside {
 				t.Errorf("key not held (or ctx done) while fn ran")
 			}
-			if lease.Key != "k" || wire.ValidateLockID(lease.ID) != nil || lease.TTL != lock.DefaultTTL {
+			if lease.Key != "k" || lockdriver.ValidateLockID(lease.ID) != nil || lease.TTL != lockdriver.DefaultTTL {
 				t.Errorf("fn's lease = %+v, want key k, a valid id, the default TTL", lease)
 			}
 			if f.held("k") {
@@ -505,18 +503,18 @@ func TestDoKeepsLeaseAlive(t *testing.T) {
 			t.Errorf("after a TTL: held = %v, ctx.Err() = %v; want true, nil", f.held(l.Key), ctx.Err())
 		}
 		return nil
-	}, lock.WithTTL(ttl), lock.WithKeepOptions(lock.WithKeepOnExtend(func(time.Time) {
+	}, lock.WithTTL(ttl), lock.WithHeartbeat(lock.Heartbeat{OnExtend: func(time.Time) {
 		mu.Lock()
 		extended++
 		mu.Unlock()
-	})))
+	}}))
 	if err != nil {
 		t.Errorf("Do = %v, want nil", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if extended < 3 {
-		t.Errorf("WithKeepOnExtend calls = %d, want >= 3 (WithKeepOptions passed on)", extended)
+		t.Errorf("Heartbeat.OnExtend calls = %d, want >= 3 (WithHeartbeat passed on)", extended)
 	}
 }
 
@@ -601,11 +599,11 @@ func TestDoLeaseExpiredUnnoticed(t *testing.T) {
 }
 
 func TestValidateOptions(t *testing.T) {
-	if err := lock.ValidateOptions(); err != nil {
+	if err := lockdriver.ValidateOptions(); err != nil {
 		t.Errorf("ValidateOptions() = %v, want nil", err)
 	}
-	if err := lock.ValidateOptions(lock.WithWait(0), nil, lock.WithTTL(time.Second)); err != nil {
+	if err := lockdriver.ValidateOptions(lock.WithWait(0), nil, lock.WithTTL(time.Second)); err != nil {
 		t.Errorf("ValidateOptions(valid) = %v, want nil", err)
 	}
-	wantCode(t, lock.ValidateOptions(lock.WithTTL(0)), lock.CodeInvalidArgument)
+	wantCode(t, lockdriver.ValidateOptions(lock.WithTTL(0)), lock.CodeInvalidArgument)
 }

@@ -12,11 +12,21 @@ var (
 	// outcome, not a failure. Backends return it as a [*LockedError].
 	ErrLocked = errors.New("syncguard: locked")
 	// ErrNotHeld reports that a lease is gone, expired, or owned by
-	// someone else. Backends return it as a [*NotHeldError].
+	// someone else (a backend's lockdriver.NotHeldError matches it).
 	ErrNotHeld = errors.New("syncguard: lease not held")
 	// ErrLeaseLost is the cause given to a context cancelled by [Keep] or
 	// [Do] when the lease it protects was lost.
 	ErrLeaseLost = errors.New("syncguard: lease lost")
+	// ErrKindMismatch reports a key used both as a lock and as a
+	// concurrency limit ([WithLimit]): a live lease of the other kind
+	// holds it, untouched. It comes inside an [*Error] with
+	// [CodeInvalidArgument]: mixing the two on one key is a mistake in
+	// the program, not contention.
+	ErrKindMismatch = errors.New("syncguard: the key is held as a lock and asked for as a concurrency limit, or the reverse")
+	// ErrFuncPanicked is the outcome passed to a [WithReleaseFunc]
+	// function when Do's function panicked (the panic itself continues
+	// after the release).
+	ErrFuncPanicked = errors.New("syncguard: function panicked")
 )
 
 // LockedError is the contention error returned by Backend.Acquire. It
@@ -32,36 +42,6 @@ func (e *LockedError) Error() string { return ErrLocked.Error() }
 
 // Is reports whether target is ErrLocked.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
-
-// NotHeldReason says why a lease is not held.
-type NotHeldReason string
-
-// The reasons a release or extend finds no lease to act on.
-const (
-	// NotHeldNotFound: no lease with that id exists (never did, released,
-	// or removed by TTL).
-	NotHeldNotFound NotHeldReason = "not_found"
-	// NotHeldExpired: the lease was observed expired (and cleaned up).
-	NotHeldExpired NotHeldReason = "expired"
-	// NotHeldNotOwner: the key is held under a different lease.
-	NotHeldNotOwner NotHeldReason = "not_owner"
-)
-
-// NotHeldError is returned by Release and Extend when the lease is not
-// held. It matches [ErrNotHeld] with errors.Is.
-type NotHeldError struct {
-	// Reason tells the cases apart, for telemetry; callers normally only
-	// test errors.Is(err, ErrNotHeld).
-	Reason NotHeldReason
-}
-
-// Error implements error.
-func (e *NotHeldError) Error() string {
-	return ErrNotHeld.Error() + " (" + string(e.Reason) + ")"
-}
-
-// Is reports whether target is ErrNotHeld.
-func (e *NotHeldError) Is(target error) bool { return target == ErrNotHeld }
 
 // Code classifies system failures. The set and the names follow the
 // syncguard specification.
@@ -164,10 +144,6 @@ func newError(code Code, op, msg string, err error) *Error {
 
 // invalid builds an InvalidArgument error.
 func invalid(op, msg string) *Error { return newError(CodeInvalidArgument, op, msg, nil) }
-
-// InvalidArgument returns an *Error with CodeInvalidArgument for op. Backends
-// use it to report bad input the same way this package does.
-func InvalidArgument(op, msg string) *Error { return invalid(op, msg) }
 
 // itoa formats n for messages without fmt.
 func itoa(n int) string { return strconv.Itoa(n) }

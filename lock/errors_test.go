@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // wantCode fails the test unless err is an *lock.Error with code.
@@ -52,38 +53,6 @@ func TestLockedError(t *testing.T) {
 			}
 			if got, want := le.Error(), lock.ErrLocked.Error(); got != want {
 				t.Errorf("Error() = %q, want %q", got, want)
-			}
-		})
-	}
-}
-
-func TestNotHeldError(t *testing.T) {
-	tests := []struct {
-		desc   string
-		reason lock.NotHeldReason
-	}{
-		{"not found", lock.NotHeldNotFound},
-		{"expired", lock.NotHeldExpired},
-		{"not owner", lock.NotHeldNotOwner},
-	}
-	for _, tt := range tests {
-		t.Run(tt.desc, func(t *testing.T) {
-			err := fmt.Errorf("release: %w", &lock.NotHeldError{Reason: tt.reason})
-			if !errors.Is(err, lock.ErrNotHeld) {
-				t.Errorf("errors.Is(%v, ErrNotHeld) = false, want true", err)
-			}
-			if errors.Is(err, lock.ErrLocked) {
-				t.Errorf("errors.Is(%v, ErrLocked) = true, want false", err)
-			}
-			var nh *lock.NotHeldError
-			if !errors.As(err, &nh) {
-				t.Fatalf("errors.As(%v, *NotHeldError) = false, want true", err)
-			}
-			if nh.Reason != tt.reason {
-				t.Errorf("Reason = %q, want %q", nh.Reason, tt.reason)
-			}
-			if got := nh.Error(); !strings.Contains(got, string(tt.reason)) || !strings.HasPrefix(got, lock.ErrNotHeld.Error()) {
-				t.Errorf("Error() = %q, want %q followed by the reason %q", got, lock.ErrNotHeld.Error(), tt.reason)
 			}
 		})
 	}
@@ -144,10 +113,10 @@ func TestCodeOf(t *testing.T) {
 		{"nil", nil, ""},
 		{"foreign", io.EOF, ""},
 		{"contention", &lock.LockedError{}, ""},
-		{"not held", &lock.NotHeldError{Reason: lock.NotHeldNotFound}, ""},
+		{"not held", &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}, ""},
 		{"direct", &lock.Error{Code: lock.CodeRateLimited}, lock.CodeRateLimited},
 		{"wrapped", fmt.Errorf("a: %w", fmt.Errorf("b: %w", &lock.Error{Code: lock.CodeAuthFailed})), lock.CodeAuthFailed},
-		{"InvalidArgument helper", lock.InvalidArgument("acquire", "bad"), lock.CodeInvalidArgument},
+		{"InvalidArgument helper", lockdriver.InvalidArgument("acquire", "bad"), lock.CodeInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -167,20 +136,20 @@ func TestErrorsNeverContainInput(t *testing.T) {
 		call func() error
 	}{
 		{"key too long", func() error {
-			_, err := wire.NormalizeKey(strings.Repeat(secret, 40))
+			_, err := lockdriver.NormalizeKey(strings.Repeat(secret, 40))
 			return err
 		}},
 		{"key invalid UTF-8", func() error {
-			_, err := wire.NormalizeKey(secret + "\xff")
+			_, err := lockdriver.NormalizeKey(secret + "\xff")
 			return err
 		}},
 		{"storage key too long", func() error {
 			_, err := wire.MakeStorageKey(secret, strings.Repeat(secret, 10), 30, 0)
 			return err
 		}},
-		{"lock id", func() error { return wire.ValidateLockID(secret + "!!!!!!") }},
+		{"lock id", func() error { return lockdriver.ValidateLockID(secret + "!!!!!!") }},
 		{"fence", func() error {
-			_, err := lock.ParseFence(secret)
+			_, err := lockdriver.ParseFence(secret)
 			return err
 		}},
 	}

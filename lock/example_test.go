@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func ExampleHashKey() {
-	fmt.Println(lock.HashKey("resource:123"))
+	fmt.Println(lockdriver.HashKey("resource:123"))
 	// Output: e90a28c676a29a3291e2874a
 }
 
@@ -69,14 +70,7 @@ func ExampleLockedError() {
 // Do, Hold and Keep around them; otellock is such a hook. This one prints
 // each operation and its error.
 func ExampleWithHooks() {
-	logOps := lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
-		return func(ctx context.Context, op *lock.Op) error {
-			err := next(ctx, op) // runs the operation (for a wait: every attempt)
-			fmt.Println(op.Kind, err)
-			return err
-		}
-	})
-	b := lock.WithHooks(newFake(), logOps) // in production: a redisbackend.Backend
+	b := lock.WithHooks(newFake(), logOps{}) // in production: a redisbackend.Backend
 	err := lock.Do(context.Background(), b, "invoice:42", func(context.Context, lock.Lease) error {
 		return nil
 	})
@@ -86,6 +80,17 @@ func ExampleWithHooks() {
 	// wait <nil>
 	// release <nil>
 	// <nil>
+}
+
+// logOps is a lock.Hook that prints each operation and its error.
+type logOps struct{}
+
+func (logOps) Operation(next lock.OpFunc) lock.OpFunc {
+	return func(ctx context.Context, op *lock.Op) error {
+		err := next(ctx, op) // runs the operation (for a wait: every attempt)
+		fmt.Println(op.Kind, err)
+		return err
+	}
 }
 
 // A Retry is the whole schedule of a wait; its zero fields take the
@@ -100,12 +105,12 @@ func ExampleWithRetry() {
 	_, err := lock.Acquire(ctx, b, "invoice:42", lock.WithRetry(lock.Retry{
 		MaxRetries: 2,
 		BaseDelay:  10 * time.Millisecond,
-		Backoff:    lock.BackoffFixed,
-		Jitter:     lock.JitterNone,
+		Fixed:      true,
+		NoJitter:   true,
 	}))
 	fmt.Println(err)
 
-	err = lock.ValidateOptions(lock.WithRetry(lock.Retry{BaseDelay: -time.Second}))
+	err = lockdriver.ValidateOptions(lock.WithRetry(lock.Retry{BaseDelay: -time.Second}))
 	fmt.Println(lock.CodeOf(err), err)
 	// Output:
 	// syncguard: acquire: AcquisitionTimeout: key still locked after 3 attempts: syncguard: locked

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // fakeBackend is an in-memory lock.Backend with none of the optional
@@ -84,7 +84,7 @@ func (f *fakeBackend) enter(ctx context.Context, method string) error {
 	h := f.hook
 	f.mu.Unlock()
 	if ctx == nil {
-		return lock.InvalidArgument(method, "nil context")
+		return lockdriver.InvalidArgument(method, "nil context")
 	}
 	if h != nil {
 		if err := h(ctx, method); err != nil {
@@ -100,7 +100,7 @@ func (f *fakeBackend) enter(ctx context.Context, method string) error {
 // validTTL rejects what a store with millisecond expiry cannot keep.
 func validTTL(op string, ttl time.Duration) error {
 	if ttl.Milliseconds() <= 0 {
-		return lock.InvalidArgument(op, "ttl must be at least 1ms")
+		return lockdriver.InvalidArgument(op, "ttl must be at least 1ms")
 	}
 	return nil
 }
@@ -109,13 +109,13 @@ func validTTL(op string, ttl time.Duration) error {
 func (f *fakeBackend) live(id string) (string, fakeLease, error) {
 	key, ok := f.keyOf[id]
 	if !ok {
-		return "", fakeLease{}, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+		return "", fakeLease{}, &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}
 	}
 	l := f.leases[key]
 	if !time.Now().Before(l.expires) {
 		delete(f.keyOf, id)
 		delete(f.leases, key)
-		return "", fakeLease{}, &lock.NotHeldError{Reason: lock.NotHeldExpired}
+		return "", fakeLease{}, &lockdriver.NotHeldError{Reason: lockdriver.NotHeldExpired}
 	}
 	return key, l, nil
 }
@@ -124,13 +124,13 @@ func (f *fakeBackend) Acquire(ctx context.Context, key string, ttl time.Duration
 	if err := f.enter(ctx, "Acquire"); err != nil {
 		return lock.Lease{}, err
 	}
-	return f.acquire(key, wire.NewLockID(), ttl)
+	return f.acquire(key, lockdriver.NewLockID(), ttl)
 }
 
 // acquire takes key for ttl under lock id id; a live lease with that id is
 // returned as it is (the lock.IDBackend contract, see idbackend_test.go).
 func (f *fakeBackend) acquire(key, id string, ttl time.Duration) (lock.Lease, error) {
-	key, err := wire.NormalizeKey(key)
+	key, err := lockdriver.NormalizeKey(key)
 	if err != nil {
 		return lock.Lease{}, err
 	}
@@ -150,7 +150,7 @@ func (f *fakeBackend) acquire(key, id string, ttl time.Duration) (lock.Lease, er
 		delete(f.keyOf, l.id)
 	}
 	f.fences[key]++
-	fence, err := wire.FormatFence(f.fences[key])
+	fence, err := lockdriver.FormatFence(f.fences[key])
 	if err != nil {
 		return lock.Lease{}, err
 	}
@@ -164,7 +164,7 @@ func (f *fakeBackend) Release(ctx context.Context, id string) error {
 	if err := f.enter(ctx, "Release"); err != nil {
 		return err
 	}
-	if err := wire.ValidateLockID(id); err != nil {
+	if err := lockdriver.ValidateLockID(id); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -182,7 +182,7 @@ func (f *fakeBackend) Extend(ctx context.Context, id string, ttl time.Duration) 
 	if err := f.enter(ctx, "Extend"); err != nil {
 		return time.Time{}, err
 	}
-	if err := wire.ValidateLockID(id); err != nil {
+	if err := lockdriver.ValidateLockID(id); err != nil {
 		return time.Time{}, err
 	}
 	if err := validTTL("extend", ttl); err != nil {
@@ -203,7 +203,7 @@ func (f *fakeBackend) IsLocked(ctx context.Context, key string) (bool, error) {
 	if err := f.enter(ctx, "IsLocked"); err != nil {
 		return false, err
 	}
-	key, err := wire.NormalizeKey(key)
+	key, err := lockdriver.NormalizeKey(key)
 	if err != nil {
 		return false, err
 	}
@@ -214,7 +214,7 @@ func (f *fakeBackend) LookupKey(ctx context.Context, key string) (*lock.Info, er
 	if err := f.enter(ctx, "LookupKey"); err != nil {
 		return nil, err
 	}
-	key, err := wire.NormalizeKey(key)
+	key, err := lockdriver.NormalizeKey(key)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func (f *fakeBackend) LookupID(ctx context.Context, id string) (*lock.Info, erro
 	if err := f.enter(ctx, "LookupID"); err != nil {
 		return nil, err
 	}
-	if err := wire.ValidateLockID(id); err != nil {
+	if err := lockdriver.ValidateLockID(id); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -249,8 +249,8 @@ func (f *fakeBackend) Capabilities() lock.Capabilities {
 
 func info(key string, l fakeLease) *lock.Info {
 	return &lock.Info{
-		KeyHash:    lock.HashKey(key),
-		IDHash:     lock.HashKey(l.id),
+		KeyHash:    lockdriver.HashKey(key),
+		IDHash:     lockdriver.HashKey(l.id),
 		Fence:      l.fence,
 		AcquiredAt: l.acquired,
 		ExpiresAt:  l.expires,

@@ -1,6 +1,10 @@
 package lock
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
+)
 
 // Fence is a fencing token: a 15-digit zero-padded decimal string that
 // strictly increases per key with every grant. Because the width is fixed,
@@ -11,27 +15,10 @@ import "strconv"
 // accepted; that rejects writes from a holder whose lease has expired.
 type Fence string
 
-// FenceDigits is the width of a Fence.
-const FenceDigits = 15
-
-// ParseFence checks that s is a well-formed fence (exactly 15 ASCII
-// digits) and returns it, or an error with [CodeInvalidArgument].
-func ParseFence(s string) (Fence, error) {
-	if len(s) != FenceDigits {
-		return "", invalid("fence", "fence must be 15 decimal digits")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return "", invalid("fence", "fence must be 15 decimal digits")
-		}
-	}
-	return Fence(s), nil
-}
-
 // Uint64 returns the fence's numeric value; ok is false for a malformed
 // fence.
 func (f Fence) Uint64() (n uint64, ok bool) {
-	if _, err := ParseFence(string(f)); err != nil {
+	if !contract.IsFence(string(f)) {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(string(f), 10, 64)

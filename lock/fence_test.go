@@ -5,49 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
-
-func TestParseFence(t *testing.T) {
-	tests := []struct {
-		desc  string
-		in    string
-		valid bool
-	}{
-		{"zero", "000000000000000", true},
-		{"max", "999999999999999", true},
-		{"warn threshold", "090000000000000", true},
-		{"empty", "", false},
-		{"14 digits", "00000000000001", false},
-		{"16 digits", "0000000000000001", false},
-		{"letter", "00000000000000a", false},
-		{"sign", "+00000000000001", false},
-		{"minus", "-00000000000001", false},
-		{"leading space", " 00000000000001", false},
-		{"trailing newline", "00000000000001\n", false},
-		{"non-ASCII digit", "0000000000000\u0661", false}, // 15 bytes, Arabic-Indic one
-		{"unpadded", "42", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.desc, func(t *testing.T) {
-			got, err := lock.ParseFence(tt.in)
-			if !tt.valid {
-				wantCode(t, err, lock.CodeInvalidArgument)
-				if _, ok := lock.Fence(tt.in).Uint64(); ok {
-					t.Errorf("Fence(%q).Uint64() ok = true, want false", tt.in)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ParseFence(%q): %v", tt.in, err)
-			}
-			if string(got) != tt.in {
-				t.Errorf("ParseFence(%q) = %q, want %q", tt.in, got, tt.in)
-			}
-		})
-	}
-}
 
 func TestFenceOrderingIsNumeric(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -66,11 +26,11 @@ func TestFenceOrderingIsNumeric(t *testing.T) {
 		if i%2 == 1 {
 			a, b = b, a
 		}
-		fa, err := wire.FormatFence(a)
+		fa, err := lockdriver.FormatFence(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fb, err := wire.FormatFence(b)
+		fb, err := lockdriver.FormatFence(b)
 		if err != nil {
 			t.Fatal(err)
 		}

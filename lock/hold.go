@@ -79,7 +79,7 @@ func (c *config) hold(ctx context.Context, b Backend, key string) (*holding, err
 	if l.TTL <= 0 {
 		l.TTL = c.ttl // a backend that leaves TTL unset still gets a heartbeat
 	}
-	kept, stop := Keep(ctx, b, l, c.keep...)
+	kept, stop := keep(ctx, b, l, c.heartbeat)
 	// A context of our own under Keep's, so that the release cancels held
 	// with errReleased rather than a bare context.Canceled; a loss reaches
 	// it from Keep's context with Keep's cause.

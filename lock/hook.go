@@ -16,23 +16,14 @@ type Hook interface {
 	Operation(next OpFunc) OpFunc
 }
 
-// HookFunc adapts a function to a [Hook].
-type HookFunc func(next OpFunc) OpFunc
-
-// Operation calls f(next).
-func (f HookFunc) Operation(next OpFunc) OpFunc { return f(next) }
-
 // OpFunc runs an operation: it sets op's results and returns its error.
 type OpFunc func(ctx context.Context, op *Op) error
 
-// WithHooks returns b with hooks around each of its operations: the
-// first hook is the outermost, as with go-redis's AddHook. The result has
-// exactly b's extensions ([IDBackend], [Recorder]), so a wrapped backend
-// keeps what it can do and claims nothing more; Acquire, Do, Hold and Keep
-// also pass their events (OpWait, OpRetry, OpGranted, OpLeaseLost)
-// through the hooks. Wrapping a wrapped backend nests the new hooks
-// outside the old ones. Capabilities is not an operation. b must not be
-// nil, nor any hook.
+// WithHooks returns b with hooks around each of its operations and the
+// events of Acquire, Do, Hold and Keep on it; the first hook is the
+// outermost, as with go-redis's AddHook. The result has exactly b's
+// extensions ([IDBackend], [Recorder]); wrapping again nests the new hooks
+// outside. b must not be nil, nor any hook.
 func WithHooks(b Backend, hooks ...Hook) Backend {
 	if b == nil {
 		panic("lock: WithHooks(nil, ...)")
@@ -72,43 +63,4 @@ func emit(ctx context.Context, b Backend, op *Op, body OpFunc) error {
 		return body(ctx, op)
 	}
 	return nil
-}
-
-// handoffKey is the context key of the handoff a release's hooks read.
-type handoffKey struct{}
-
-// handoff is the context of a release with hooks, where its backend tells
-// them that it handed the lock on (HandedOver); every layer of hooks of one
-// release shares it. One allocation, the context and the place at once.
-type handoff struct {
-	context.Context
-	to Fence
-}
-
-// Value returns the handoff itself for handoffKey.
-func (h *handoff) Value(key any) any {
-	if key == (handoffKey{}) {
-		return h
-	}
-	return h.Context.Value(key)
-}
-
-// HandedOver is for backends: a release running under ctx that handed the
-// lock (or a slot) to a waiter, as a new lease with fence to, calls it, so
-// the release's hooks see it in [Op].HandedTo. It does nothing when the
-// release has no hooks.
-func HandedOver(ctx context.Context, to Fence) {
-	if h, ok := ctx.Value(handoffKey{}).(*handoff); ok {
-		h.to = to
-	}
-}
-
-// withHandoff returns ctx carrying the handoff of a release, its own or
-// that of the hooks around it.
-func withHandoff(ctx context.Context) (context.Context, *handoff) {
-	if h, ok := ctx.Value(handoffKey{}).(*handoff); ok {
-		return ctx, h
-	}
-	h := &handoff{Context: ctx}
-	return h, h
 }

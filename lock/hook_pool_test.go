@@ -49,7 +49,7 @@ func runKeptOpHook() {
 			_ = op.Key // after the call returned: the pool has cleared or reused op
 		}
 	}()
-	b := lock.WithHooks(newFake(), lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+	b := lock.WithHooks(newFake(), hookFunc(func(next lock.OpFunc) lock.OpFunc {
 		return func(ctx context.Context, op *lock.Op) error {
 			err := next(ctx, op)
 			kept <- op // the mistake: op outlives the call

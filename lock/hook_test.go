@@ -12,13 +12,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
+
+// hookFunc adapts a function to a lock.Hook.
+type hookFunc func(next lock.OpFunc) lock.OpFunc
+
+func (f hookFunc) Operation(next lock.OpFunc) lock.OpFunc { return f(next) }
 
 // passHook is a Hook that passes every operation on unchanged.
 func passHook() lock.Hook {
-	return lock.HookFunc(func(next lock.OpFunc) lock.OpFunc { return next })
+	return hookFunc(func(next lock.OpFunc) lock.OpFunc { return next })
 }
 
 // markKey is the context key of the value markHook adds.
@@ -28,7 +33,7 @@ type markKey struct{}
 // is empty) on under a context that carries mark, so a test can tell which
 // calls ran under the context a hook gave next.
 func markHook(mark string, kinds ...lock.OpKind) lock.Hook {
-	return lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+	return hookFunc(func(next lock.OpFunc) lock.OpFunc {
 		return func(ctx context.Context, op *lock.Op) error {
 			if len(kinds) == 0 || slices.Contains(kinds, op.Kind) {
 				ctx = context.WithValue(ctx, markKey{}, mark)
@@ -142,7 +147,7 @@ type trace struct {
 // hook returns a Hook that writes "name>kind" to tr before next and
 // "name<kind" after.
 func (tr *trace) hook(name string) lock.Hook {
-	return lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+	return hookFunc(func(next lock.OpFunc) lock.OpFunc {
 		return func(ctx context.Context, op *lock.Op) error {
 			tr.add(name + ">" + op.Kind.String())
 			err := next(ctx, op)
@@ -198,7 +203,7 @@ type stubCall struct {
 	TTL, Wait  time.Duration
 	Lease      lock.Lease
 	Record     []byte
-	Reqs       []lock.ExtendRequest
+	Reqs       []lock.Lease
 	Took       bool
 	Mark       any // the markKey value of the call's context
 	NilContext bool
@@ -270,7 +275,7 @@ func (s *stub) Capabilities() lock.Capabilities { return stubCaps }
 
 func (s *stub) NewLockID(key string) (string, error) {
 	s.record(nil, stubCall{Method: "NewLockID", Key: key, NilContext: true})
-	return wire.NewLockID(), nil
+	return lockdriver.NewLockID(), nil
 }
 
 func (s *stub) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
@@ -300,7 +305,7 @@ func (s *stub) Join(key, id string, n int, ttl, wait time.Duration) (lock.Waiter
 	return w, nil
 }
 
-func (s *stub) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+func (s *stub) ExtendBatch(ctx context.Context, reqs []lock.Lease) []lock.ExtendResult {
 	s.record(ctx, stubCall{Method: "ExtendBatch", Reqs: reqs})
 	res := make([]lock.ExtendResult, len(reqs))
 	for i := range res {
@@ -394,10 +399,10 @@ func TestWithHooksKeepsExactlyTheExtensions(t *testing.T) {
 // once next has returned, the backend gets the arguments and the context
 // the hooks gave next, and the caller gets the backend's results.
 func TestHookOps(t *testing.T) {
-	id := wire.NewLockID()
+	id := lockdriver.NewLockID()
 	const ttl = 7 * time.Second
 	l := lock.Lease{Key: "k", ID: id, Fence: "000000000000001", TTL: time.Second, ExpiresAt: stubExpiry}
-	reqs := []lock.ExtendRequest{{ID: id, TTL: ttl}, {ID: wire.NewLockID(), TTL: 2 * ttl}}
+	reqs := []lock.Lease{{ID: id, TTL: ttl}, {ID: lockdriver.NewLockID(), TTL: 2 * ttl}}
 	results := []lock.ExtendResult{{ExpiresAt: stubExpiry}, {ExpiresAt: stubExpiry.Add(time.Second)}}
 	type tuple struct {
 		a any
@@ -509,7 +514,7 @@ func TestHookOps(t *testing.T) {
 		{
 			desc:    "IDBackend.ExtendBatch",
 			call:    func(ctx context.Context, b lock.Backend) (any, error) { return ids(b).ExtendBatch(ctx, reqs), nil },
-			want:    lock.Op{Kind: lock.OpExtendBatch, Requests: reqs, Results: results},
+			want:    lock.Op{Kind: lock.OpExtendBatch, Leases: reqs, Results: results},
 			reached: []stubCall{{Method: "ExtendBatch", Reqs: reqs}},
 			ret:     results,
 		},
@@ -535,7 +540,7 @@ func TestHookOps(t *testing.T) {
 		{
 			desc:    "Recorder.ReleaseDone",
 			call:    func(ctx context.Context, b lock.Backend) (any, error) { return nil, recs(b).ReleaseDone(ctx, l, ttl) },
-			want:    lock.Op{Kind: lock.OpRelease, Mark: lock.MarkDone, Key: "k", ID: id, MarkTTL: ttl},
+			want:    lock.Op{Kind: lock.OpReleaseDone, Key: "k", ID: id, MarkTTL: ttl},
 			reached: []stubCall{{Method: "ReleaseDone", Lease: l, TTL: ttl}},
 		},
 		{
@@ -550,7 +555,7 @@ func TestHookOps(t *testing.T) {
 			call: func(ctx context.Context, b lock.Backend) (any, error) {
 				return nil, recs(b).ReleaseRecord(ctx, l, []byte("result"), ttl)
 			},
-			want:    lock.Op{Kind: lock.OpRelease, Mark: lock.MarkRecord, Key: "k", ID: id, Record: []byte("result"), MarkTTL: ttl},
+			want:    lock.Op{Kind: lock.OpReleaseRecord, Key: "k", ID: id, Record: []byte("result"), MarkTTL: ttl},
 			reached: []stubCall{{Method: "ReleaseRecord", Lease: l, Record: []byte("result"), TTL: ttl}},
 		},
 		{
@@ -624,7 +629,7 @@ func TestHookSeesErrors(t *testing.T) {
 func TestHookOrder(t *testing.T) {
 	var tr trace
 	b := lock.WithHooks(&stub{}, tr.hook("a"), tr.hook("b"), tr.hook("c"))
-	if err := b.Release(context.Background(), wire.NewLockID()); err != nil {
+	if err := b.Release(context.Background(), lockdriver.NewLockID()); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := tr.String(), "a>release b>release c>release c<release b<release a<release"; got != want {
@@ -642,7 +647,7 @@ func TestHookNested(t *testing.T) {
 		s := &stub{}
 		inner := lock.WithHooks(s, tr.hook("i1"), tr.hook("i2"))
 		outer := lock.WithHooks(inner, tr.hook("o"))
-		if _, err := outer.(lock.IDBackend).AcquireSlot(context.Background(), "k", wire.NewLockID(), 2, time.Second); err != nil {
+		if _, err := outer.(lock.IDBackend).AcquireSlot(context.Background(), "k", lockdriver.NewLockID(), 2, time.Second); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := tr.String(), "o>acquire i1>acquire i2>acquire i2<acquire i1<acquire o<acquire"; got != want {
@@ -751,7 +756,7 @@ func TestHookWaitDo(t *testing.T) {
 // makes Acquire fail with CodeInternal, never return a zero Lease with a
 // nil error.
 func TestHookSkipsWait(t *testing.T) {
-	skip := lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+	skip := hookFunc(func(next lock.OpFunc) lock.OpFunc {
 		return func(ctx context.Context, op *lock.Op) error {
 			if op.Kind == lock.OpWait {
 				return nil
@@ -823,7 +828,7 @@ func TestHookLeaseLost(t *testing.T) {
 	b := lock.WithHooks(f, &log)
 	l := lease(t, f, "k", time.Minute)
 	ctx := context.WithValue(context.Background(), markKey{}, "keep")
-	held, stop := lock.Keep(ctx, b, l, lock.WithKeepInterval(10*time.Millisecond))
+	held, stop := lock.Keep(ctx, b, l, lock.WithHeartbeat(lock.Heartbeat{Interval: 10 * time.Millisecond}))
 	defer stop()
 	waitFor(t, 5*time.Second, func() bool { return f.count("Extend") >= 1 }, "an extension")
 	f.steal("k")
@@ -856,7 +861,7 @@ func TestHookLeaseLost(t *testing.T) {
 func TestHookFailsExtendBatch(t *testing.T) {
 	boom := &lock.Error{Code: lock.CodeRateLimited, Op: "extend", Msg: "not now"}
 	s := &stub{}
-	b := lock.WithHooks(s, lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
+	b := lock.WithHooks(s, hookFunc(func(next lock.OpFunc) lock.OpFunc {
 		return func(ctx context.Context, op *lock.Op) error {
 			if op.Kind == lock.OpExtendBatch {
 				return boom
@@ -864,7 +869,7 @@ func TestHookFailsExtendBatch(t *testing.T) {
 			return next(ctx, op)
 		}
 	})).(lock.IDBackend)
-	reqs := []lock.ExtendRequest{{ID: wire.NewLockID(), TTL: time.Second}, {ID: wire.NewLockID(), TTL: time.Second}, {ID: wire.NewLockID(), TTL: time.Second}}
+	reqs := []lock.Lease{{ID: lockdriver.NewLockID(), TTL: time.Second}, {ID: lockdriver.NewLockID(), TTL: time.Second}, {ID: lockdriver.NewLockID(), TTL: time.Second}}
 	res := b.ExtendBatch(context.Background(), reqs)
 	if len(res) != len(reqs) {
 		t.Fatalf("%d results for %d requests", len(res), len(reqs))
@@ -918,7 +923,7 @@ func TestHookNotOperations(t *testing.T) {
 		t.Errorf("Capabilities() = %+v, want the fake's", got)
 	}
 	id, err := b.(lock.IDBackend).NewLockID("k")
-	if err != nil || wire.ValidateLockID(id) != nil {
+	if err != nil || lockdriver.ValidateLockID(id) != nil {
 		t.Errorf("NewLockID = %q, %v; want a lock id", id, err)
 	}
 	if calls := s.reached(); len(calls) != 1 || calls[0].Method != "NewLockID" || calls[0].Key != "k" {
@@ -931,7 +936,8 @@ func TestHookNotOperations(t *testing.T) {
 
 func TestOpKindString(t *testing.T) {
 	for k, want := range map[lock.OpKind]string{
-		lock.OpAcquire: "acquire", lock.OpRelease: "release", lock.OpExtend: "extend",
+		lock.OpAcquire: "acquire", lock.OpRelease: "release", lock.OpReleaseDone: "release_done",
+		lock.OpReleaseRecord: "release_record", lock.OpExtend: "extend",
 		lock.OpExtendBatch: "extend_batch", lock.OpIsLocked: "is_locked",
 		lock.OpLookupKey: "lookup_key", lock.OpLookupID: "lookup_id",
 		lock.OpLookupLimit: "lookup_limit", lock.OpIsDone: "is_done", lock.OpRecord: "record",
@@ -944,7 +950,7 @@ func TestOpKindString(t *testing.T) {
 	}
 }
 
-// TestHandedOver: a backend's release that calls lock.HandedOver shows
+// TestHandedOver: a backend's release that calls lockdriver.HandedOver shows
 // the fence in the release's Op.HandedTo, at every layer of hooks; a
 // release without hooks, or one that hands nothing on, shows none.
 func TestHandedOver(t *testing.T) {
@@ -953,7 +959,7 @@ func TestHandedOver(t *testing.T) {
 	handing := true
 	f.hook = func(ctx context.Context, method string) error {
 		if method == "Release" && handing {
-			lock.HandedOver(ctx, to)
+			lockdriver.HandedOver(ctx, to)
 		}
 		return nil
 	}

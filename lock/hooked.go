@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
 // hooked is a Backend with hooks (WithHooks). Its extensions' methods live
@@ -43,7 +45,7 @@ func (h *hooked) terminal(ctx context.Context, op *Op) error {
 		if hc, ok := h.b.(hookChain); ok {
 			return hc.chain().run(ctx, op)
 		}
-	case OpRelease:
+	case OpRelease, OpReleaseDone, OpReleaseRecord:
 		return h.release(ctx, op)
 	}
 	if op.body != nil {
@@ -68,7 +70,7 @@ func (h *hooked) call(ctx context.Context, op *Op) (err error) {
 	case OpExtend:
 		op.ExpiresAt, err = h.b.Extend(ctx, op.ID, op.TTL)
 	case OpExtendBatch:
-		op.Results = h.id.ExtendBatch(ctx, op.Requests)
+		op.Results = h.id.ExtendBatch(ctx, op.Leases)
 	case OpIsLocked:
 		op.Held, err = h.b.IsLocked(ctx, op.Key)
 	case OpLookupKey:
@@ -86,17 +88,17 @@ func (h *hooked) call(ctx context.Context, op *Op) (err error) {
 }
 
 // release runs the release op names, under a context in which the backend
-// can report a hand-off (HandedOver) into op.HandedTo.
+// can report a hand-off (lockdriver.HandedOver) into op.HandedTo.
 func (h *hooked) release(ctx context.Context, op *Op) error {
 	if ctx != nil { // (a nil one is the backend's to reject)
-		var ho *handoff
-		ctx, ho = withHandoff(ctx)
-		defer func() { op.HandedTo = ho.to }()
+		var ho *contract.Handoff
+		ctx, ho = contract.WithHandoff(ctx)
+		defer func() { op.HandedTo = Fence(ho.To) }()
 	}
-	switch op.Mark {
-	case MarkDone:
+	switch op.Kind {
+	case OpReleaseDone:
 		return h.rec.ReleaseDone(ctx, op.lease, op.MarkTTL)
-	case MarkRecord:
+	case OpReleaseRecord:
 		return h.rec.ReleaseRecord(ctx, op.lease, op.Record, op.MarkTTL)
 	}
 	return h.b.Release(ctx, op.ID)
@@ -184,8 +186,8 @@ func (o idOps) LookupLimit(ctx context.Context, key string) (*LimitInfo, error) 
 }
 
 // ExtendBatch runs IDBackend.ExtendBatch through the hooks.
-func (o idOps) ExtendBatch(ctx context.Context, reqs []ExtendRequest) []ExtendResult {
-	op := getOp(Op{Kind: OpExtendBatch, Requests: reqs})
+func (o idOps) ExtendBatch(ctx context.Context, reqs []Lease) []ExtendResult {
+	op := getOp(Op{Kind: OpExtendBatch, Leases: reqs})
 	defer putOp(op)
 	if err := o.h.run(ctx, op); err != nil && len(op.Results) != len(reqs) {
 		// A hook failed the batch: every lease gets its error.
@@ -233,7 +235,7 @@ type recOps struct{ h *hooked }
 
 // ReleaseDone runs Recorder.ReleaseDone through the hooks.
 func (o recOps) ReleaseDone(ctx context.Context, l Lease, doneTTL time.Duration) error {
-	op := getOp(Op{Kind: OpRelease, Mark: MarkDone, Key: l.Key, ID: l.ID, MarkTTL: doneTTL, lease: l})
+	op := getOp(Op{Kind: OpReleaseDone, Key: l.Key, ID: l.ID, MarkTTL: doneTTL, lease: l})
 	defer putOp(op)
 	return o.h.run(ctx, op)
 }
@@ -248,7 +250,7 @@ func (o recOps) IsDone(ctx context.Context, key string) (bool, error) {
 
 // ReleaseRecord runs Recorder.ReleaseRecord through the hooks.
 func (o recOps) ReleaseRecord(ctx context.Context, l Lease, record []byte, ttl time.Duration) error {
-	op := getOp(Op{Kind: OpRelease, Mark: MarkRecord, Key: l.Key, ID: l.ID, Record: record, MarkTTL: ttl, lease: l})
+	op := getOp(Op{Kind: OpReleaseRecord, Key: l.Key, ID: l.ID, Record: record, MarkTTL: ttl, lease: l})
 	defer putOp(op)
 	return o.h.run(ctx, op)
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // These tests cancel the caller's context at every stage of Do and check
@@ -69,7 +70,7 @@ func TestHostileCancelWhileWaiting(t *testing.T) {
 	}
 	// The other holder is untouched.
 	info, err := f.LookupKey(context.Background(), "k")
-	if err != nil || info == nil || info.Fence != other.Fence || info.IDHash != lock.HashKey(other.ID) {
+	if err != nil || info == nil || info.Fence != other.Fence || info.IDHash != lockdriver.HashKey(other.ID) {
 		t.Errorf("lease on k after the cancelled wait = %+v, %v; want the other holder's (fence %s)", info, err, other.Fence)
 	}
 	if f.count("Release") != 0 {

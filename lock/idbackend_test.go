@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // idFake is a fakeBackend that is a lock.IDBackend. Its lock ids are the
@@ -32,7 +32,7 @@ type idFake struct {
 
 	batchMu   sync.Mutex
 	batches   int
-	batchHook func(reqs []lock.ExtendRequest) error // a non-nil result fails the whole batch
+	batchHook func(reqs []lock.Lease) error // a non-nil result fails the whole batch
 }
 
 var _ lock.IDBackend = (*idFake)(nil)
@@ -42,10 +42,10 @@ func newIDFake(lose func() bool) *idFake {
 }
 
 func (f *idFake) NewLockID(key string) (string, error) {
-	if _, err := wire.NormalizeKey(key); err != nil {
+	if _, err := lockdriver.NormalizeKey(key); err != nil {
 		return "", err
 	}
-	return wire.NewLockID(), nil
+	return lockdriver.NewLockID(), nil
 }
 
 func (f *idFake) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
@@ -62,7 +62,7 @@ func (f *idFake) AcquireID(ctx context.Context, key, id string, ttl time.Duratio
 	if err := f.enter(ctx, "Acquire"); err != nil {
 		return lock.Lease{}, err
 	}
-	if err := wire.ValidateLockID(id); err != nil {
+	if err := lockdriver.ValidateLockID(id); err != nil {
 		return lock.Lease{}, err
 	}
 	l, err := f.acquire(key, id, ttl)
@@ -87,7 +87,7 @@ func (f *idFake) Join(string, string, int, time.Duration, time.Duration) (lock.W
 	return nil, fmt.Errorf("idFake cannot hand the lock over: %w", errors.ErrUnsupported)
 }
 
-func (f *idFake) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+func (f *idFake) ExtendBatch(ctx context.Context, reqs []lock.Lease) []lock.ExtendResult {
 	f.batchMu.Lock()
 	f.batches++
 	h := f.batchHook
@@ -107,7 +107,7 @@ func (f *idFake) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []l
 	return res
 }
 
-func (f *idFake) setBatchHook(h func(reqs []lock.ExtendRequest) error) {
+func (f *idFake) setBatchHook(h func(reqs []lock.Lease) error) {
 	f.batchMu.Lock()
 	f.batchHook = h
 	f.batchMu.Unlock()
@@ -236,8 +236,8 @@ func TestAcquireHookedCoreUsesAcquire(t *testing.T) {
 		t.Errorf("Acquire calls = %d, want 1", f.count("Acquire"))
 	}
 	want := []lock.Op{
-		{Kind: lock.OpWait, Key: "k", TTL: lock.DefaultTTL, Lease: l},
-		{Kind: lock.OpAcquire, Key: "k", TTL: lock.DefaultTTL, Lease: l},
+		{Kind: lock.OpWait, Key: "k", TTL: lockdriver.DefaultTTL, Lease: l},
+		{Kind: lock.OpAcquire, Key: "k", TTL: lockdriver.DefaultTTL, Lease: l},
 	}
 	log.wantOps(t, want)
 }
@@ -266,7 +266,7 @@ func TestAcquireRetiredIDTakesANewOne(t *testing.T) {
 		case 1: // took the lock, then gave it up (releasing the id)
 			return &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire", Msg: "not acknowledged"}
 		case 2: // the same id again: released
-			return &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+			return &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}
 		}
 		return nil
 	}

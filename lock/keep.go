@@ -8,79 +8,55 @@ import (
 	"time"
 )
 
-// KeepOption configures [Keep] (and, through [WithKeepOptions], the
-// heartbeat of Do and Hold).
-type KeepOption interface {
-	applyKeep(*keepConfig)
+// Heartbeat configures how [Keep], and so Do and Hold, keep a lease alive
+// ([WithHeartbeat]).
+type Heartbeat struct {
+	Interval time.Duration             // between extensions; 0: a third of the lease's TTL
+	OnExtend func(expiresAt time.Time) // after each extension, with the new expiry
+	OnError  func(err error)           // after each failed extension that Keep retries
 }
 
-type keepOptionFunc func(*keepConfig)
-
-func (f keepOptionFunc) applyKeep(c *keepConfig) { f(c) }
-
-type keepConfig struct {
-	interval time.Duration
-	onExtend func(expiresAt time.Time)
-	onError  func(error)
+// WithHeartbeat sets the heartbeat of Keep, Do and Hold (default: the zero
+// Heartbeat). Its functions are not called once stop (or the release) has
+// returned, so they must not call it; on an IDBackend they run on the
+// backend's one keep-alive goroutine and must return quickly.
+func WithHeartbeat(h Heartbeat) Option {
+	return optionFunc(func(c *config) { c.heartbeat = h })
 }
 
-// WithKeepInterval sets how often the lease is extended. The default is a
-// third of the lease's TTL, so two heartbeats can fail before the lease
-// expires.
-func WithKeepInterval(d time.Duration) KeepOption {
-	return keepOptionFunc(func(c *keepConfig) { c.interval = d })
-}
-
-// WithKeepOnExtend registers a function called after every successful
-// extension with the new expiry by the backend's clock.
-func WithKeepOnExtend(f func(expiresAt time.Time)) KeepOption {
-	return keepOptionFunc(func(c *keepConfig) { c.onExtend = f })
-}
-
-// WithKeepOnError registers a function called with every failed extension
-// that Keep will retry (transient errors such as a network timeout).
-func WithKeepOnError(f func(error)) KeepOption {
-	return keepOptionFunc(func(c *keepConfig) { c.onError = f })
-}
-
-// Keep keeps lease l alive until stop is called or ctx ends. It extends the
-// lease by l.TTL every interval (default l.TTL/3); a transient failure is
-// retried until the lease would expire. When the lease is lost (the backend
-// reports [ErrNotHeld] or an InvalidArgument error, or no extension
-// succeeded before expiry by the local clock), held is cancelled with a
-// cause matching [ErrLeaseLost], which context.Cause(held) returns, and the
-// hooks of a Backend from [WithHooks] see an OpLeaseLost.
+// Keep keeps lease l alive until stop is called or ctx ends: it extends
+// the lease by l.TTL every interval ([WithHeartbeat]; the other options
+// do not apply), retrying a transient failure until the lease would
+// expire. When the lease is lost (the backend reports [ErrNotHeld] or an
+// InvalidArgument error, or no extension succeeded before expiry by the
+// local clock), held is cancelled with a cause matching [ErrLeaseLost] and
+// the hooks of a Backend from [WithHooks] see an OpLeaseLost.
 //
 // Run the protected work under held. stop ends the heartbeat, cancels
-// held, and returns the loss error if the lease was lost, nil otherwise.
-// After stop returns, the WithKeepOnExtend and WithKeepOnError functions
-// are not called again for this lease (so they must not call stop
-// themselves). stop is idempotent; it does not release the lease.
-//
-// Keep runs the heartbeat in one of two ways, with the same semantics:
-//
-//   - When b is an [IDBackend] (redisbackend is), the lease
-//     joins the one scheduler of that backend: a single goroutine, which
-//     exits while no lease is kept, that sends the extensions of every
-//     lease due within a short coalescing window (a tenth of the lease's
-//     interval, at most a second) in one ExtendBatch call of at most
-//     1,000 leases, one call in flight at a time. Thousands of leases
-//     then cost a few round trips per second and no goroutine each.
-//     The WithKeepOnExtend and WithKeepOnError functions are called from
-//     that goroutine and must return quickly.
-//   - Otherwise each lease gets a goroutine of its own calling Extend.
-//
-// Options apply per lease on both paths.
-func Keep(ctx context.Context, b Backend, l Lease, opts ...KeepOption) (held context.Context, stop func() error) {
-	start := time.Now()
-	cfg := keepConfig{interval: l.TTL / 3}
+// held, and returns the loss error if the lease was lost, nil otherwise;
+// it is idempotent and does not release the lease. On an [IDBackend]
+// (redisbackend is) every lease of the backend is extended from one
+// goroutine in batches (ExtendBatch); otherwise each lease gets a
+// goroutine calling Extend. docs/lock.md has the details.
+func Keep(ctx context.Context, b Backend, l Lease, opts ...Option) (held context.Context, stop func() error) {
+	var c config
 	for _, o := range opts {
 		if o != nil {
-			o.applyKeep(&cfg)
+			o.apply(&c)
 		}
 	}
+	return keep(ctx, b, l, c.heartbeat)
+}
+
+// keep is Keep with heartbeat hb.
+func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat) (held context.Context, stop func() error) {
+	start := time.Now()
+	cfg := hb
+	if cfg.Interval == 0 {
+		cfg.Interval = l.TTL / 3
+	}
 	held, cancel := context.WithCancelCause(ctx)
-	if l.TTL <= 0 || cfg.interval <= 0 {
+	if l.TTL <= 0 || cfg.Interval <= 0 {
 		err := fmt.Errorf("%w: %w", ErrLeaseLost, invalid("keep", "lease TTL and interval must be positive"))
 		cancel(err)
 		return held, func() error { return err }
@@ -120,14 +96,14 @@ type keeper struct {
 	lease    Lease
 	ctx      context.Context // the caller's, for the hooks
 	ttl      time.Duration
-	cfg      keepConfig
+	cfg      Heartbeat
 	cancel   context.CancelCauseFunc
 	deadline time.Time // local time at which the lease is presumed gone
 	lost     error     // set by lose: per lease, before run returns (read after done is closed); batched, under entry.mu
 }
 
 func (k *keeper) run(ctx context.Context) {
-	timer := time.NewTimer(k.nextDelay(k.cfg.interval))
+	timer := time.NewTimer(k.nextDelay(k.cfg.Interval))
 	defer timer.Stop()
 	for {
 		select {
@@ -171,18 +147,18 @@ func (k *keeper) apply(sent, exp time.Time, err error) (next time.Duration, lost
 	switch {
 	case err == nil:
 		k.deadline = sent.Add(k.ttl)
-		if k.cfg.onExtend != nil {
-			k.cfg.onExtend(exp)
+		if k.cfg.OnExtend != nil {
+			k.cfg.OnExtend(exp)
 		}
-		return k.nextDelay(k.cfg.interval), false
+		return k.nextDelay(k.cfg.Interval), false
 	case errors.Is(err, ErrNotHeld) || CodeOf(err) == CodeInvalidArgument:
 		k.lose(err)
 		return 0, true
 	default:
-		if k.cfg.onError != nil {
-			k.cfg.onError(err)
+		if k.cfg.OnError != nil {
+			k.cfg.OnError(err)
 		}
-		return k.nextDelay(max(k.cfg.interval/4, 10*time.Millisecond)), false
+		return k.nextDelay(max(k.cfg.Interval/4, 10*time.Millisecond)), false
 	}
 }
 

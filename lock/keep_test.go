@@ -86,11 +86,11 @@ func TestKeepExtends(t *testing.T) {
 	l := lease(t, f, "k", ttl)
 	var mu sync.Mutex
 	var exps []time.Time
-	held, stop := lock.Keep(context.Background(), f, l, lock.WithKeepOnExtend(func(e time.Time) {
+	held, stop := lock.Keep(context.Background(), f, l, lock.WithHeartbeat(lock.Heartbeat{OnExtend: func(e time.Time) {
 		mu.Lock()
 		exps = append(exps, e)
 		mu.Unlock()
-	}))
+	}}))
 	waitFor(t, 10*time.Second, func() bool { return f.count("Extend") >= 3 }, "three extensions")
 	// Three extensions one interval (ttl/3) apart cannot come before a TTL.
 	if elapsed := time.Since(start); elapsed < ttl {
@@ -119,11 +119,11 @@ func TestKeepExtends(t *testing.T) {
 	mu.Lock()
 	for i := 1; i < len(exps); i++ {
 		if exps[i].Before(exps[i-1]) {
-			t.Errorf("WithKeepOnExtend expiries not increasing: %v then %v", exps[i-1], exps[i])
+			t.Errorf("Heartbeat.OnExtend expiries not increasing: %v then %v", exps[i-1], exps[i])
 		}
 	}
 	if len(exps) < 3 {
-		t.Errorf("WithKeepOnExtend calls = %d, want >= 3", len(exps))
+		t.Errorf("Heartbeat.OnExtend calls = %d, want >= 3", len(exps))
 	}
 	mu.Unlock()
 	settleGoroutines(t, baseline)
@@ -132,7 +132,7 @@ func TestKeepExtends(t *testing.T) {
 func TestKeepInterval(t *testing.T) {
 	f := newFake()
 	l := lease(t, f, "k", time.Minute)
-	_, stop := lock.Keep(context.Background(), f, l, lock.WithKeepInterval(20*time.Millisecond))
+	_, stop := lock.Keep(context.Background(), f, l, lock.WithHeartbeat(lock.Heartbeat{Interval: 20 * time.Millisecond}))
 	defer stop()
 	// With the default interval (20s) this would time out.
 	waitFor(t, 10*time.Second, func() bool { return f.count("Extend") >= 3 }, "three extensions")
@@ -181,7 +181,7 @@ func TestKeepRetriesTransientErrors(t *testing.T) {
 	})
 	var errs, exts counter
 	held, stop := lock.Keep(context.Background(), f, l,
-		lock.WithKeepOnError(func(error) { errs.inc() }), lock.WithKeepOnExtend(func(time.Time) { exts.inc() }))
+		lock.WithHeartbeat(lock.Heartbeat{OnError: func(error) { errs.inc() }, OnExtend: func(time.Time) { exts.inc() }}))
 	defer stop()
 	// Two failures, the retry that succeeds, then a regular extension.
 	waitFor(t, 10*time.Second, func() bool { return exts.get() >= 2 }, "two successful extensions")
@@ -189,7 +189,7 @@ func TestKeepRetriesTransientErrors(t *testing.T) {
 		t.Errorf("held cancelled (%v), want the lease kept after a successful retry", context.Cause(held))
 	}
 	if got := errs.get(); got != 2 {
-		t.Errorf("WithKeepOnError calls = %d, want 2", got)
+		t.Errorf("Heartbeat.OnError calls = %d, want 2", got)
 	}
 	if !f.held("k") {
 		t.Errorf("lease gone from the backend, want it kept")
@@ -212,7 +212,7 @@ func TestKeepGivesUpAtDeadline(t *testing.T) {
 	start := time.Now()
 	l := lease(t, f, "k", ttl)
 	var errs counter
-	held, stop := lock.Keep(context.Background(), f, l, lock.WithKeepOnError(func(error) { errs.inc() }))
+	held, stop := lock.Keep(context.Background(), f, l, lock.WithHeartbeat(lock.Heartbeat{OnError: func(error) { errs.inc() }}))
 	waitDone(t, held, 5*time.Second, "held")
 	if elapsed := time.Since(start); elapsed < ttl {
 		t.Errorf("lease declared lost after %v, want not before its TTL %v", elapsed, ttl)
@@ -222,7 +222,7 @@ func TestKeepGivesUpAtDeadline(t *testing.T) {
 		t.Errorf("context.Cause(held) = %v, want ErrLeaseLost (expired), not ErrNotHeld", cause)
 	}
 	if errs.get() < 1 {
-		t.Errorf("WithKeepOnError calls = %d, want >= 1", errs.get())
+		t.Errorf("Heartbeat.OnError calls = %d, want >= 1", errs.get())
 	}
 	if err := stop(); !errors.Is(err, lock.ErrLeaseLost) {
 		t.Errorf("stop() = %v, want ErrLeaseLost", err)
@@ -253,10 +253,10 @@ func TestKeepInvalid(t *testing.T) {
 	tests := []struct {
 		desc string
 		l    lock.Lease
-		opts []lock.KeepOption
+		opts []lock.Option
 	}{
 		{"zero TTL", zeroTTL, nil},
-		{"negative interval", valid, []lock.KeepOption{lock.WithKeepInterval(-time.Second)}},
+		{"negative interval", valid, []lock.Option{lock.WithHeartbeat(lock.Heartbeat{Interval: -time.Second})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func TestWithLimitValidation(t *testing.T) {
-	for _, n := range []int{-1, 0, lock.MaxLimit + 1} {
-		err := lock.ValidateOptions(lock.WithLimit(n))
+	for _, n := range []int{-1, 0, lockdriver.MaxLimit + 1} {
+		err := lockdriver.ValidateOptions(lock.WithLimit(n))
 		if lock.CodeOf(err) != lock.CodeInvalidArgument {
 			t.Errorf("WithLimit(%d): %v, want InvalidArgument", n, err)
 		}
 	}
-	for _, n := range []int{1, 3, lock.MaxLimit} {
-		if err := lock.ValidateOptions(lock.WithLimit(n)); err != nil {
+	for _, n := range []int{1, 3, lockdriver.MaxLimit} {
+		if err := lockdriver.ValidateOptions(lock.WithLimit(n)); err != nil {
 			t.Errorf("WithLimit(%d): %v", n, err)
 		}
 	}
@@ -44,20 +45,5 @@ func TestWithLimitNeedsIDBackend(t *testing.T) {
 				t.Fatalf("%d acquisitions reached the backend, want 0", n)
 			}
 		})
-	}
-}
-
-func TestValidateLimit(t *testing.T) {
-	if err := lock.ValidateLimit(newFake(), 2); lock.CodeOf(err) != lock.CodeInvalidArgument || !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("ValidateLimit on a backend without limits: %v", err)
-	}
-	if err := lock.ValidateLimit(newIDFake(nil), 2); err != nil {
-		t.Errorf("ValidateLimit on a lock.IDBackend: %v", err)
-	}
-	if err := lock.ValidateLimit(nil, 0); lock.CodeOf(err) != lock.CodeInvalidArgument {
-		t.Errorf("ValidateLimit(nil, 0): %v", err)
-	}
-	if err := lock.ValidateLimit(nil, 2); err != nil {
-		t.Errorf("ValidateLimit(nil, 2): %v", err)
 	}
 }

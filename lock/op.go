@@ -2,27 +2,26 @@ package lock
 
 import "time"
 
-// OpKind names what an [Op] is: an operation of a Backend, one per method
-// (the acquisitions and releases of the extensions are acquire and
-// release), or, from OpWait on, an event of Acquire, Do, Hold or Keep,
-// which no backend runs.
+// OpKind names what an [Op] is: a Backend method (the acquisitions of
+// IDBackend and Waiter are acquire), or, from OpWait on, an event of
+// Acquire, Do, Hold or Keep, which no backend runs.
 type OpKind uint8
 
 const (
 	// OpAcquire is Acquire, IDBackend.AcquireID and AcquireSlot (Limit >
 	// 0), and Waiter.Attempt (Queued).
-	OpAcquire OpKind = iota + 1
-	// OpRelease is Release, and Recorder.ReleaseDone and ReleaseRecord
-	// (Mark).
-	OpRelease
-	OpExtend      // Extend
-	OpExtendBatch // IDBackend.ExtendBatch, the heartbeat of Keep
-	OpIsLocked    // IsLocked
-	OpLookupKey   // LookupKey
-	OpLookupID    // LookupID
-	OpLookupLimit // IDBackend.LookupLimit
-	OpIsDone      // Recorder.IsDone
-	OpRecord      // Recorder.Record
+	OpAcquire       OpKind = iota + 1
+	OpRelease              // Release
+	OpReleaseDone          // Recorder.ReleaseDone
+	OpReleaseRecord        // Recorder.ReleaseRecord
+	OpExtend               // Extend
+	OpExtendBatch          // IDBackend.ExtendBatch, the heartbeat of Keep
+	OpIsLocked             // IsLocked
+	OpLookupKey            // LookupKey
+	OpLookupID             // LookupID
+	OpLookupLimit          // IDBackend.LookupLimit
+	OpIsDone               // Recorder.IsDone
+	OpRecord               // Recorder.Record
 	// OpWait is a whole acquisition by Acquire, Do or Hold, attempts and
 	// waits included: next runs it, and the attempts' operations run under
 	// the context next is given. Lease is set when it succeeds.
@@ -41,7 +40,8 @@ const (
 )
 
 var opNames = [...]string{
-	OpAcquire: "acquire", OpRelease: "release", OpExtend: "extend",
+	OpAcquire: "acquire", OpRelease: "release", OpReleaseDone: "release_done",
+	OpReleaseRecord: "release_record", OpExtend: "extend",
 	OpExtendBatch: "extend_batch", OpIsLocked: "is_locked",
 	OpLookupKey: "lookup_key", OpLookupID: "lookup_id",
 	OpLookupLimit: "lookup_limit", OpIsDone: "is_done", OpRecord: "record",
@@ -57,18 +57,6 @@ func (k OpKind) String() string {
 	return "op(" + itoa(int(k)) + ")"
 }
 
-// Mark is what a release leaves behind (see [Recorder]).
-type Mark uint8
-
-const (
-	// MarkNone is a plain Release.
-	MarkNone Mark = iota
-	// MarkDone is Recorder.ReleaseDone.
-	MarkDone
-	// MarkRecord is Recorder.ReleaseRecord.
-	MarkRecord
-)
-
 // Op is one operation or event: its kind, its arguments (the first
 // group of fields), and, once next has returned, its results (the second),
 // or what an event reports (the third). Each field has one meaning, for
@@ -77,7 +65,7 @@ type Op struct {
 	Kind OpKind
 
 	// Key is the user key named: by an operation on a key, a wait and its
-	// events, and a release with a mark (the lease's key).
+	// events, and a release_done or release_record (the lease's key).
 	Key string
 	// ID is the lock id named: by an operation on a lease, an acquisition
 	// with a caller-chosen id (AcquireID, AcquireSlot, Waiter.Attempt), and
@@ -92,12 +80,11 @@ type Op struct {
 	// Queued is set on Waiter.Attempt: the attempt also takes or keeps the
 	// caller's place in the key's queue.
 	Queued bool
-	// Mark is what a release leaves behind.
-	Mark Mark
-	// MarkTTL is how long a release's done marker or record is kept.
+	// MarkTTL is how long the done marker (release_done) or the record
+	// (release_record) is kept.
 	MarkTTL time.Duration
-	// Requests are the leases of an extend_batch.
-	Requests []ExtendRequest
+	// Leases are the leases an extend_batch extends, each by its TTL.
+	Leases []Lease
 
 	// Lease is the lease granted (acquire, wait, granted) or lost
 	// (lease_lost).
@@ -110,8 +97,7 @@ type Op struct {
 	Done bool
 	// Found reports that record found a record.
 	Found bool
-	// Record is the record stored (a release with MarkRecord) or found
-	// (record).
+	// Record is the record stored (release_record) or found (record).
 	Record []byte
 	// Info is what a lookup found; nil when nothing.
 	Info *Info
@@ -120,7 +106,7 @@ type Op struct {
 	// Results are extend_batch's, one per request.
 	Results []ExtendResult
 	// HandedTo is the fence of the lease a release handed to a waiter of
-	// the key, when it did and the backend says so (see [HandedOver]).
+	// the key, when it did and the backend says so (lockdriver.HandedOver).
 	HandedTo Fence
 
 	// Attempt numbers the failed attempt of a wait, from 1 (retry).
@@ -132,7 +118,7 @@ type Op struct {
 	// (lease_lost); an operation's own error is what its OpFunc returns.
 	Err error
 
-	// lease is the lease a release with a mark releases.
+	// lease is the lease a release_done or release_record releases.
 	lease Lease
 	// body runs the operation when the Backend's methods do not (the
 	// events, and an attempt of a waiter).

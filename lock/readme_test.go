@@ -12,29 +12,29 @@ import (
 // Regions quoted by docs/backends.md (internal/testkit/readme checks them).
 
 // README: backends-hook
-// slowOps logs every backend operation that takes longer than limit, and
-// every lease a release handed to a waiter.
-func slowOps(limit time.Duration) lock.Hook {
-	return lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
-		return func(ctx context.Context, op *lock.Op) error {
-			start := time.Now()
-			err := next(ctx, op) // runs the operation; op holds its results after
-			if d := time.Since(start); d > limit && op.Kind != lock.OpWait {
-				slog.WarnContext(ctx, "slow lock operation", "op", op.Kind.String(), "took", d)
-			}
-			if op.Kind == lock.OpRelease && op.HandedTo != "" {
-				slog.DebugContext(ctx, "handed over", "fence", op.HandedTo.String())
-			}
-			return err
+// slowOps is a lock.Hook that logs every backend operation that takes
+// longer than limit, and every lease a release handed to a waiter.
+type slowOps struct{ limit time.Duration }
+
+func (h slowOps) Operation(next lock.OpFunc) lock.OpFunc {
+	return func(ctx context.Context, op *lock.Op) error {
+		start := time.Now()
+		err := next(ctx, op) // runs the operation; op holds its results after
+		if d := time.Since(start); d > h.limit && op.Kind != lock.OpWait {
+			slog.WarnContext(ctx, "slow lock operation", "op", op.Kind.String(), "took", d)
 		}
-	})
+		if op.HandedTo != "" { // a release handed the lock to a waiter
+			slog.DebugContext(ctx, "handed over", "fence", op.HandedTo.String())
+		}
+		return err
+	}
 }
 
 // END README
 
 func exampleHooked(b lock.Backend) lock.Backend {
 	// README: backends-wrap
-	b = lock.WithHooks(b, slowOps(50*time.Millisecond))
+	b = lock.WithHooks(b, slowOps{limit: 50 * time.Millisecond})
 	// END README
 	return b
 }

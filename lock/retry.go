@@ -3,50 +3,27 @@ package lock
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
 // Retry is the schedule of the attempts of Acquire, Do and Hold on a busy
 // key (and after transient failures, on an [IDBackend]), within the wait
-// ([WithWait]). Its zero value is the default schedule: up to
-// [DefaultMaxRetries] retries, exponential backoff from [DefaultBaseDelay]
-// with equal jitter, every delay clamped to the time left of the wait.
+// ([WithWait]). Its zero value is the default: up to 10 retries,
+// exponential backoff from 100ms with equal jitter (d/2 + rand(d/2)),
+// every delay clamped to the time left of the wait.
 type Retry struct {
-	MaxRetries int           // attempts after the first; 0: DefaultMaxRetries (10). A single attempt is WithWait(0).
-	BaseDelay  time.Duration // the first delay; 0: DefaultBaseDelay (100ms)
+	MaxRetries int           // attempts after the first; 0: 10. A single attempt is WithWait(0).
+	BaseDelay  time.Duration // the first delay; 0: 100ms
 	MaxDelay   time.Duration // caps one delay; 0: no cap but the time left of the wait
-	Backoff    Backoff       // BackoffExponential (the zero value) or BackoffFixed
-	Jitter     Jitter        // JitterEqual (the zero value), JitterFull or JitterNone
+	Fixed      bool          // wait BaseDelay every time instead of doubling it
+	NoJitter   bool          // wait the delay itself instead of d/2 + rand(d/2)
 }
 
 // WithRetry sets the schedule of retries (default: the zero Retry). The
-// last WithRetry given wins, as a whole: fields left zero in it take their
-// defaults, not the values of an earlier WithRetry. Negative numbers and
-// unknown Backoff or Jitter values are an InvalidArgument error.
+// last WithRetry given wins as a whole: its zero fields take the defaults.
+// Negative numbers are an InvalidArgument error.
 func WithRetry(r Retry) Option { return optionFunc(func(c *config) { c.retry = r }) }
-
-// Backoff is how the wait between acquisition attempts grows.
-type Backoff int
-
-// The backoff strategies.
-const (
-	// BackoffExponential doubles the delay after every attempt (the default).
-	BackoffExponential Backoff = iota
-	// BackoffFixed waits the base delay every time.
-	BackoffFixed
-)
-
-// Jitter is how a delay is randomised so contenders do not retry in step.
-type Jitter int
-
-// The jitter strategies.
-const (
-	// JitterEqual waits d/2 + rand(d/2) (the default).
-	JitterEqual Jitter = iota
-	// JitterFull waits rand(d).
-	JitterFull
-	// JitterNone waits d.
-	JitterNone
-)
 
 // check returns r's invalid-argument error, or nil.
 func (r Retry) check() error {
@@ -55,10 +32,6 @@ func (r Retry) check() error {
 		return invalid("config", "max retries must not be negative")
 	case r.BaseDelay < 0 || r.MaxDelay < 0:
 		return invalid("config", "delays must not be negative")
-	case r.Backoff != BackoffExponential && r.Backoff != BackoffFixed:
-		return invalid("config", "unknown backoff")
-	case r.Jitter != JitterEqual && r.Jitter != JitterFull && r.Jitter != JitterNone:
-		return invalid("config", "unknown jitter")
 	}
 	return nil
 }
@@ -67,10 +40,10 @@ func (r Retry) check() error {
 // defaults.
 func (r Retry) withDefaults() Retry {
 	if r.MaxRetries == 0 {
-		r.MaxRetries = DefaultMaxRetries
+		r.MaxRetries = contract.DefaultMaxRetries
 	}
 	if r.BaseDelay == 0 {
-		r.BaseDelay = DefaultBaseDelay
+		r.BaseDelay = contract.DefaultBaseDelay
 	}
 	return r
 }
@@ -79,7 +52,7 @@ func (r Retry) withDefaults() Retry {
 // its defaults in place.
 func (r Retry) delay(attempt int) time.Duration {
 	d := r.BaseDelay
-	if r.Backoff == BackoffExponential {
+	if !r.Fixed {
 		for i := 0; i < attempt && d < time.Hour; i++ {
 			d *= 2
 		}
@@ -90,11 +63,8 @@ func (r Retry) delay(attempt int) time.Duration {
 	if d <= 0 {
 		return 0
 	}
-	switch r.Jitter {
-	case JitterEqual:
+	if !r.NoJitter {
 		d = d/2 + rand.N(d/2+1)
-	case JitterFull:
-		d = rand.N(d + 1)
 	}
 	return d
 }

@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 	"testing"
 	"time"
 )
@@ -11,9 +12,9 @@ func TestRetryDefaults(t *testing.T) {
 		r    Retry
 		want Retry
 	}{
-		{"zero", Retry{}, Retry{MaxRetries: DefaultMaxRetries, BaseDelay: DefaultBaseDelay}},
-		{"set fields kept", Retry{MaxRetries: 3, BaseDelay: time.Second, MaxDelay: time.Minute, Backoff: BackoffFixed, Jitter: JitterFull},
-			Retry{MaxRetries: 3, BaseDelay: time.Second, MaxDelay: time.Minute, Backoff: BackoffFixed, Jitter: JitterFull}},
+		{"zero", Retry{}, Retry{MaxRetries: contract.DefaultMaxRetries, BaseDelay: contract.DefaultBaseDelay}},
+		{"set fields kept", Retry{MaxRetries: 3, BaseDelay: time.Second, MaxDelay: time.Minute, Fixed: true, NoJitter: true},
+			Retry{MaxRetries: 3, BaseDelay: time.Second, MaxDelay: time.Minute, Fixed: true, NoJitter: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -32,11 +33,11 @@ func TestRetryDelay(t *testing.T) {
 		r    Retry
 		want []time.Duration // after attempts 0, 1, ...
 	}{
-		{"default: exponential from 100ms", Retry{Jitter: JitterNone}, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms}},
-		{"exponential", Retry{BaseDelay: 10 * ms, Jitter: JitterNone}, []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms}},
-		{"exponential capped", Retry{BaseDelay: 10 * ms, MaxDelay: 50 * ms, Jitter: JitterNone}, []time.Duration{10 * ms, 20 * ms, 40 * ms, 50 * ms, 50 * ms}},
-		{"fixed", Retry{BaseDelay: 10 * ms, Backoff: BackoffFixed, Jitter: JitterNone}, []time.Duration{10 * ms, 10 * ms, 10 * ms}},
-		{"fixed capped", Retry{BaseDelay: 10 * ms, MaxDelay: 5 * ms, Backoff: BackoffFixed, Jitter: JitterNone}, []time.Duration{5 * ms, 5 * ms}},
+		{"default: exponential from 100ms", Retry{NoJitter: true}, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms}},
+		{"exponential", Retry{BaseDelay: 10 * ms, NoJitter: true}, []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms}},
+		{"exponential capped", Retry{BaseDelay: 10 * ms, MaxDelay: 50 * ms, NoJitter: true}, []time.Duration{10 * ms, 20 * ms, 40 * ms, 50 * ms, 50 * ms}},
+		{"fixed", Retry{BaseDelay: 10 * ms, Fixed: true, NoJitter: true}, []time.Duration{10 * ms, 10 * ms, 10 * ms}},
+		{"fixed capped", Retry{BaseDelay: 10 * ms, MaxDelay: 5 * ms, Fixed: true, NoJitter: true}, []time.Duration{5 * ms, 5 * ms}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -49,7 +50,7 @@ func TestRetryDelay(t *testing.T) {
 		})
 	}
 	// Doubling stops once a delay reaches an hour, so it never overflows.
-	r := Retry{BaseDelay: ms, Jitter: JitterNone}
+	r := Retry{BaseDelay: ms, NoJitter: true}
 	if got, want := r.delay(1_000_000), (1<<22)*ms; got != want {
 		t.Errorf("delay(1e6) of 1ms doubled = %v, want %v", got, want)
 	}
@@ -61,18 +62,17 @@ func TestRetryJitter(t *testing.T) {
 	const d = 100 * time.Millisecond
 	tests := []struct {
 		desc     string
-		jitter   Jitter
+		noJitter bool
 		min      time.Duration
 		belowMid bool // some delays fall under d/2
 		belowMax bool // some delays fall under d
 	}{
-		{"equal: d/2 + rand(d/2)", JitterEqual, d / 2, false, true},
-		{"full: rand(d)", JitterFull, 0, true, true},
-		{"none: d", JitterNone, d, false, false},
+		{"equal: d/2 + rand(d/2)", false, d / 2, false, true},
+		{"none: d", true, d, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			r := Retry{BaseDelay: d, Backoff: BackoffFixed, Jitter: tt.jitter}.withDefaults()
+			r := Retry{BaseDelay: d, Fixed: true, NoJitter: tt.noJitter}.withDefaults()
 			var belowMid, belowMax bool
 			for range 1000 {
 				got := r.delay(0)
@@ -93,13 +93,13 @@ func TestRetryJitter(t *testing.T) {
 // FuzzRetry: check accepts exactly the valid schedules, and a valid
 // schedule's delays are never negative nor above its cap.
 func FuzzRetry(f *testing.F) {
-	f.Add(0, int64(0), int64(0), 0, 0, 0)
-	f.Add(3, int64(time.Hour), int64(time.Millisecond), 1, 2, 40)
-	f.Add(-1, int64(-1), int64(-1), 7, -1, 1)
-	f.Fuzz(func(t *testing.T, n int, base, maxDelay int64, backoff, jitter, attempt int) {
+	f.Add(0, int64(0), int64(0), false, false, 0)
+	f.Add(3, int64(time.Hour), int64(time.Millisecond), true, true, 40)
+	f.Add(-1, int64(-1), int64(-1), false, true, 1)
+	f.Fuzz(func(t *testing.T, n int, base, maxDelay int64, fixed, noJitter bool, attempt int) {
 		r := Retry{MaxRetries: n, BaseDelay: time.Duration(base), MaxDelay: time.Duration(maxDelay),
-			Backoff: Backoff(backoff), Jitter: Jitter(jitter)}
-		valid := n >= 0 && base >= 0 && maxDelay >= 0 && backoff >= 0 && backoff <= 1 && jitter >= 0 && jitter <= 2
+			Fixed: fixed, NoJitter: noJitter}
+		valid := n >= 0 && base >= 0 && maxDelay >= 0
 		err := r.check()
 		if (err == nil) != valid {
 			t.Fatalf("check(%+v) = %v, want valid %v", r, err, valid)

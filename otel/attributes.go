@@ -9,15 +9,16 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Attribute keys on spans, span events and metrics.
 const (
-	// KeyHashKey is lock.HashKey of the lock key (spans).
+	// KeyHashKey is lockdriver.HashKey of the lock key (spans).
 	KeyHashKey = attribute.Key("syncguard.key.hash")
 	// KeyKey is the raw lock key, only with WithRawKeys (spans).
 	KeyKey = attribute.Key("syncguard.key")
-	// LockIDHashKey is lock.HashKey of the lock id (spans).
+	// LockIDHashKey is lockdriver.HashKey of the lock id (spans).
 	LockIDHashKey = attribute.Key("syncguard.lock_id.hash")
 	// TTLKey is the lease duration asked for, in seconds (spans).
 	TTLKey = attribute.Key("syncguard.ttl")
@@ -60,9 +61,9 @@ const (
 	OutcomeReleased = "released"  // release
 	OutcomeExtended = "extended"  // extend
 	OutcomeNotHeld  = "not_held"  // release, extend: lock.ErrNotHeld without a known reason
-	OutcomeNotFound = "not_found" // release, extend: lock.NotHeldNotFound; lookup: no live lease; is_done, record: none stored
-	OutcomeExpired  = "expired"   // release, extend: lock.NotHeldExpired
-	OutcomeNotOwner = "not_owner" // release, extend: lock.NotHeldNotOwner
+	OutcomeNotFound = "not_found" // release, extend: lockdriver.NotHeldNotFound; lookup: no live lease; is_done, record: none stored
+	OutcomeExpired  = "expired"   // release, extend: lockdriver.NotHeldExpired
+	OutcomeNotOwner = "not_owner" // release, extend: lockdriver.NotHeldNotOwner
 	OutcomeHeld     = "held"      // is_locked: true
 	OutcomeFree     = "free"      // is_locked: false
 	OutcomeFound    = "found"     // lookup: a live lease; is_done: a live done marker; record: a stored record
@@ -117,15 +118,15 @@ const (
 // classify maps a failed call's error to its outcome. Contention and a
 // lease that is not held are outcomes; everything else is an error.
 func classify(err error) outcome {
-	var nh *lock.NotHeldError
+	var nh *lockdriver.NotHeldError
 	switch {
 	case errors.As(err, &nh):
 		switch nh.Reason {
-		case lock.NotHeldNotFound:
+		case lockdriver.NotHeldNotFound:
 			return outNotFound
-		case lock.NotHeldExpired:
+		case lockdriver.NotHeldExpired:
 			return outExpired
-		case lock.NotHeldNotOwner:
+		case lockdriver.NotHeldNotOwner:
 			return outNotOwner
 		}
 		return outNotHeld
@@ -155,7 +156,7 @@ func seconds(d time.Duration) float64 { return d.Seconds() }
 // key too when raw is set (and the key is valid UTF-8, as attribute values
 // must be).
 func keyAttrs(attrs []attribute.KeyValue, key string, raw bool) []attribute.KeyValue {
-	attrs = append(attrs, KeyHashKey.String(lock.HashKey(key)))
+	attrs = append(attrs, KeyHashKey.String(lockdriver.HashKey(key)))
 	if raw && utf8.ValidString(key) {
 		attrs = append(attrs, KeyKey.String(key))
 	}

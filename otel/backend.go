@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // operation observes a call of a Backend method (every lock.OpKind before
@@ -28,7 +29,7 @@ func (h *Hook) operation(ctx context.Context, op *lock.Op, next lock.OpFunc) err
 	switch op.Kind {
 	case lock.OpAcquire:
 		h.acquired(ctx, op.Lease, c.limit, out)
-	case lock.OpRelease:
+	case lock.OpRelease, lock.OpReleaseDone, lock.OpReleaseRecord:
 		h.released(ctx, op.ID, out)
 	case lock.OpExtend:
 		h.trackExtend(op.ID, out, op.ExpiresAt)
@@ -41,7 +42,7 @@ func succeeded(op *lock.Op) outcome {
 	switch op.Kind {
 	case lock.OpAcquire:
 		return outAcquired
-	case lock.OpRelease:
+	case lock.OpRelease, lock.OpReleaseDone, lock.OpReleaseRecord:
 		return outReleased
 	case lock.OpExtend:
 		return outExtended
@@ -68,7 +69,7 @@ func (h *Hook) opAttrs(attrs []attribute.KeyValue, op *lock.Op, n int, err error
 		if id == "" {
 			id = op.Lease.ID
 		}
-		attrs = append(attrs, LockIDHashKey.String(lock.HashKey(id)))
+		attrs = append(attrs, LockIDHashKey.String(lockdriver.HashKey(id)))
 	}
 	if op.TTL > 0 {
 		attrs = append(attrs, TTLKey.Float64(seconds(op.TTL)))

@@ -42,9 +42,9 @@ func (h *Hook) extendBatch(ctx context.Context, op *lock.Op, next lock.OpFunc) e
 	d := seconds(time.Since(began))
 
 	res := op.Results
-	if err != nil && len(res) != len(op.Requests) {
+	if err != nil && len(res) != len(op.Leases) {
 		// A hook further down failed the batch: every lease gets its error.
-		res = make([]lock.ExtendResult, len(op.Requests))
+		res = make([]lock.ExtendResult, len(op.Leases))
 		for i := range res {
 			res[i].Err = err
 		}
@@ -70,12 +70,12 @@ func (h *Hook) extendBatch(ctx context.Context, op *lock.Op, next lock.OpFunc) e
 		if timed {
 			h.recordOp(ctx, lock.OpExtend, 0, out, r.Err, d)
 		}
-		if i < len(op.Requests) {
-			h.trackExtend(op.Requests[i].ID, out, r.ExpiresAt)
+		if i < len(op.Leases) {
+			h.trackExtend(op.Leases[i].ID, out, r.ExpiresAt)
 		}
 	}
 	if span != nil {
-		span.SetAttributes(BatchSizeKey.Int(len(op.Requests)), BatchExtendedKey.Int64(extended),
+		span.SetAttributes(BatchSizeKey.Int(len(op.Leases)), BatchExtendedKey.Int64(extended),
 			BatchNotHeldKey.Int64(notHeld), BatchErrorsKey.Int64(failed), h.inst.backend)
 		if firstErr != nil {
 			setError(span, firstErr)

@@ -17,8 +17,8 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -126,7 +126,7 @@ func (s *stub) Capabilities() lock.Capabilities {
 // Acquire+Release cycle, on a backend that does no I/O: time and
 // allocations per cycle.
 func BenchmarkWrapper(b *testing.B) {
-	bare := &stub{lease: lock.Lease{Key: "k", ID: wire.NewLockID(), Fence: "000000000000001",
+	bare := &stub{lease: lock.Lease{Key: "k", ID: lockdriver.NewLockID(), Fence: "000000000000001",
 		TTL: 30 * time.Second, ExpiresAt: time.Now().Add(time.Hour)}}
 	ctx := context.Background()
 	for _, v := range variants(b, bare) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -78,7 +78,7 @@ func TestWrapKeepsCapabilities(t *testing.T) {
 			}
 			want := "syncguard.acquire syncguard.release"
 			if recorder {
-				want += " syncguard.is_done"
+				want = "syncguard.acquire syncguard.release_done syncguard.is_done"
 			}
 			if got := strings.Join(names, " "); got != want {
 				t.Errorf("spans %q, want %q", got, want)
@@ -96,7 +96,7 @@ func TestNilContext(t *testing.T) {
 	idb := w.(lock.IDBackend)
 	rec := w.(lock.Recorder)
 	var nilCtx context.Context
-	id := wire.NewLockID()
+	id := lockdriver.NewLockID()
 	l := lock.Lease{Key: "k", ID: id, TTL: time.Second}
 	calls := []struct {
 		desc string
@@ -108,7 +108,7 @@ func TestNilContext(t *testing.T) {
 		{"Release", func() error { return w.Release(nilCtx, id) }},
 		{"Extend", func() error { _, err := w.Extend(nilCtx, id, time.Second); return err }},
 		{"ExtendBatch", func() error {
-			return idb.ExtendBatch(nilCtx, []lock.ExtendRequest{{ID: id, TTL: time.Second}})[0].Err
+			return idb.ExtendBatch(nilCtx, []lock.Lease{{ID: id, TTL: time.Second}})[0].Err
 		}},
 		{"IsLocked", func() error { _, err := w.IsLocked(nilCtx, "k"); return err }},
 		{"LookupKey", func() error { _, err := w.LookupKey(nilCtx, "k"); return err }},

@@ -85,18 +85,11 @@ func WithRawKeys() Option {
 // cheap and safe for concurrent use.
 type Filter func(ctx context.Context, kind lock.OpKind) bool
 
-// WithFilter skips the span of every call for which f returns false; see
-// Filter. With several WithFilter options a call is traced only when all
-// of them return true; a nil f is ignored.
-//
-// A filtered call is still measured: its duration, outcome, contention,
-// held time and lost lease go into the metrics as before, so dashboards
-// and alerts do not change when traces are trimmed (metrics are
-// aggregated, with a fixed set of attributes, and cheap). The
-// syncguard.lease_lost event, which goes on the caller's span, is not
-// filtered either. When lock.OpWait is filtered, the attempts' acquire spans become children
-// of the caller's span; when lock.OpAcquire is filtered, the wait span
-// keeps its attempt events.
+// WithFilter skips the span of every call for which f returns false (all
+// of several filters must return true; a nil f is ignored). A filtered
+// call is still measured, so dashboards do not change when traces are
+// trimmed; without a wait span the attempts' acquire spans are children of
+// the caller's. See docs/opentelemetry.md.
 func WithFilter(f Filter) Option {
 	return optionFunc(func(c *config) {
 		if f != nil {
@@ -105,13 +98,10 @@ func WithFilter(f Filter) Option {
 	})
 }
 
-// WithSpanAttributes adds attrs to every span the hook starts (the
-// operation, wait and batch spans), set when the span starts, so samplers
-// see them too: a deployment, a tenant or a component name, for
-// instance. Attributes of the same key that the hook sets itself
-// (syncguard.*, error.type) take precedence. Several WithSpanAttributes
-// options add up. The attributes are not added to metrics, nor to the
-// lease_lost event, which goes on the caller's span.
+// WithSpanAttributes adds attrs (a deployment, a tenant, a component) to
+// every span the hook starts, when it starts, so samplers see them too;
+// the hook's own attributes take precedence, and several options add up.
+// Metrics and the lease_lost event (on the caller's span) do not get them.
 func WithSpanAttributes(attrs ...attribute.KeyValue) Option {
 	return optionFunc(func(c *config) { c.spanAttrs = append(c.spanAttrs, attrs...) })
 }

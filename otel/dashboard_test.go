@@ -160,7 +160,7 @@ func scrapeOtellock(t *testing.T) exposition {
 		time.Sleep(100 * time.Millisecond) // the waiter has queued by then
 		_ = b.Release(context.Background(), l.ID)
 	}()
-	handed, err := lock.Acquire(ctx, b, key, lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, Jitter: lock.JitterNone}), lock.WithWait(20*time.Second))
+	handed, err := lock.Acquire(ctx, b, key, lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, NoJitter: true}), lock.WithWait(20*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func scrapeOtellock(t *testing.T) exposition {
 		time.Sleep(100 * time.Millisecond)
 		_ = b.Release(context.Background(), freed.ID)
 	}()
-	s, err := lock.Acquire(ctx, b, lkey, lock.WithLimit(2), lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, Jitter: lock.JitterNone}), lock.WithWait(20*time.Second))
+	s, err := lock.Acquire(ctx, b, lkey, lock.WithLimit(2), lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, NoJitter: true}), lock.WithWait(20*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,15 +181,8 @@ func ExampleNewHook() {
 	}
 
 	// A hook of your own: here, one that lists the operations.
-	var ops []string
-	logOps := lock.HookFunc(func(next lock.OpFunc) lock.OpFunc {
-		return func(ctx context.Context, op *lock.Op) error {
-			err := next(ctx, op)
-			ops = append(ops, op.Kind.String())
-			return err
-		}
-	})
-	b := lock.WithHooks(inner, otellock.NewHook(inner.Capabilities().Backend, otellock.WithTracerProvider(tp)), logOps)
+	ops := &kindList{}
+	b := lock.WithHooks(inner, otellock.NewHook(inner.Capabilities().Backend, otellock.WithTracerProvider(tp)), ops)
 
 	err = lock.Do(context.Background(), b, "invoice:42", func(ctx context.Context, l lock.Lease) error {
 		return nil
@@ -200,10 +193,21 @@ func ExampleNewHook() {
 	for _, s := range spans.Ended() {
 		fmt.Println(s.Name())
 	}
-	fmt.Println(strings.Join(ops, ", "))
+	fmt.Println(strings.Join(ops.kinds, ", "))
 	// Output:
 	// syncguard.acquire
 	// syncguard.wait
 	// syncguard.release
 	// acquire, wait, release
+}
+
+// kindList is a lock.Hook that lists the kinds of the operations it sees.
+type kindList struct{ kinds []string }
+
+func (l *kindList) Operation(next lock.OpFunc) lock.OpFunc {
+	return func(ctx context.Context, op *lock.Op) error {
+		err := next(ctx, op)
+		l.kinds = append(l.kinds, op.Kind.String())
+		return err
+	}
 }

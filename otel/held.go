@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Bounds of the held-duration bookkeeping.
@@ -13,7 +14,7 @@ const (
 	// heldSlack is how long past its expiry (by the backend's clock) an
 	// entry is kept: the lease's own liveness tolerance plus room for a
 	// local clock behind the backend's.
-	heldSlack = lock.TimeTolerance + 5*time.Second
+	heldSlack = lockdriver.TimeTolerance + 5*time.Second
 	// heldMinSweep is the size below which entries are never swept.
 	heldMinSweep = 1024
 	// heldMax is the hard cap on entries: past it, new leases go

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // TestHeldTrackerBounded adds leases that are never released: the tracker
@@ -14,7 +14,7 @@ func TestHeldTrackerBounded(t *testing.T) {
 	tr := newHeldTracker()
 	now := time.Now()
 	lease := func(expires time.Time) lock.Lease {
-		return lock.Lease{ID: wire.NewLockID(), ExpiresAt: expires}
+		return lock.Lease{ID: lockdriver.NewLockID(), ExpiresAt: expires}
 	}
 
 	// Leases long expired by now: the first sweep (at heldMinSweep) drops them.
@@ -53,7 +53,7 @@ func TestHeldTrackerBounded(t *testing.T) {
 func TestHeldTrackerExtend(t *testing.T) {
 	tr := newHeldTracker()
 	now := time.Now()
-	l := lock.Lease{ID: wire.NewLockID(), ExpiresAt: now.Add(time.Second)}
+	l := lock.Lease{ID: lockdriver.NewLockID(), ExpiresAt: now.Add(time.Second)}
 	tr.add(l, now)
 	tr.extend(l.ID, now.Add(time.Hour))
 	tr.sweep(now.Add(time.Minute))

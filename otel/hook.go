@@ -35,7 +35,7 @@ var _ lock.Hook = (*Hook)(nil)
 // and keeps leases alive in batches through it exactly as on b. b must not
 // be nil.
 //
-// The spans and metrics never carry a raw key (only its lock.HashKey,
+// The spans and metrics never carry a raw key (only its lockdriver.HashKey,
 // unless WithRawKeys) and never a lock id (only its hash). Contention and
 // a lease that is not held are outcomes, with span status Unset; only
 // system failures set status Error. Calls with a nil context go to b,

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // leaseLost observes lock.OpLeaseLost, a lease lock.Keep lost: a
@@ -22,7 +23,7 @@ func (h *Hook) leaseLost(ctx context.Context, op *lock.Op, next lock.OpFunc) err
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		attrs := keyAttrs(make([]attribute.KeyValue, 0, 6), l.Key, h.rawKeys)
 		attrs = append(attrs,
-			LockIDHashKey.String(lock.HashKey(l.ID)),
+			LockIDHashKey.String(lockdriver.HashKey(l.ID)),
 			FenceKey.String(string(l.Fence)),
 			h.inst.backend,
 		)

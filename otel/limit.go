@@ -45,7 +45,7 @@ type limitSets struct {
 }
 
 // limitCache holds the limitSets of every n seen, built once per n: a
-// program uses a few limits, and lock.MaxLimit bounds them anyway.
+// program uses a few limits, and lockdriver.MaxLimit bounds them anyway.
 type limitCache struct {
 	m sync.Map // int -> *limitSets
 }

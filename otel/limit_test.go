@@ -10,6 +10,7 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -47,7 +48,7 @@ func TestLimitTelemetry(t *testing.T) {
 	for i, s := range acquires {
 		a := attrs(s.Attributes())
 		want := map[string]string{"syncguard.slot": "true", "syncguard.limit": "2",
-			"syncguard.key.hash": lock.HashKey(key), "syncguard.outcome": "acquired"}
+			"syncguard.key.hash": lockdriver.HashKey(key), "syncguard.outcome": "acquired"}
 		if i < 2 {
 			want["syncguard.fence"] = string(leases[i].Fence)
 		} else {
@@ -159,7 +160,7 @@ func TestHandoffSpan(t *testing.T) {
 			}()
 			// The backoff (10 s) outlasts the test: only a hand-off (or a
 			// request for an attempt, which would fail the test) ends the wait.
-			opts := append([]lock.Option{lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, Jitter: lock.JitterNone}),
+			opts := append([]lock.Option{lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, NoJitter: true}),
 				lock.WithWait(20 * time.Second)}, tt.opts...)
 			l, err := lock.Acquire(ctx, b, key, opts...)
 			if err != nil {
@@ -197,8 +198,8 @@ func TestHandoffSpan(t *testing.T) {
 			h := acquires[len(acquires)-1]
 			a := attrs(h.Attributes())
 			want := map[string]string{"syncguard.outcome": "acquired", "syncguard.handoff": "true",
-				"syncguard.fence": string(l.Fence), "syncguard.lock_id.hash": lock.HashKey(l.ID),
-				"syncguard.key.hash": lock.HashKey(key)}
+				"syncguard.fence": string(l.Fence), "syncguard.lock_id.hash": lockdriver.HashKey(l.ID),
+				"syncguard.key.hash": lockdriver.HashKey(key)}
 			if tt.opts != nil {
 				want["syncguard.slot"], want["syncguard.limit"] = "true", "1"
 			}
@@ -262,7 +263,7 @@ func TestHandoffSpanWaitFiltered(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		_ = inner.Release(context.Background(), holder.ID)
 	}()
-	l, err := lock.Acquire(ctx, b, key, lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, Jitter: lock.JitterNone}), lock.WithWait(20*time.Second))
+	l, err := lock.Acquire(ctx, b, key, lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Second, NoJitter: true}), lock.WithWait(20*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

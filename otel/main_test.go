@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -163,7 +163,7 @@ func newRedisWith(t testing.TB, o redisbackend.Options) (*redisbackend.Backend, 
 
 // uniqueKey returns a key no other test uses.
 func uniqueKey(label string) string {
-	return fmt.Sprintf("%s:%s", label, wire.NewLockID()[:8])
+	return fmt.Sprintf("%s:%s", label, lockdriver.NewLockID()[:8])
 }
 
 // testCtx is bounded, and cancelled when the test ends.

@@ -40,7 +40,7 @@ const (
 
 // Histogram buckets, in seconds. Backend calls are round trips to a store
 // (sub-millisecond to tens of milliseconds); waits follow the retry
-// backoff up to lock.DefaultWait and beyond; leases are held for the
+// backoff up to lockdriver.DefaultWait and beyond; leases are held for the
 // duration of a unit of work.
 var (
 	operationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -125,11 +126,11 @@ func TestOTLPExport(t *testing.T) {
 		}
 	}
 	wantAttrs := map[string]map[string]string{
-		"syncguard.wait": {"syncguard.key.hash": lock.HashKey(key), "syncguard.outcome": "acquired",
+		"syncguard.wait": {"syncguard.key.hash": lockdriver.HashKey(key), "syncguard.outcome": "acquired",
 			"syncguard.fence": string(lease.Fence), "syncguard.attempts": "1"},
-		"syncguard.acquire": {"syncguard.key.hash": lock.HashKey(key), "syncguard.outcome": "acquired",
-			"syncguard.fence": string(lease.Fence), "syncguard.lock_id.hash": lock.HashKey(lease.ID), "syncguard.ttl": "30"},
-		"syncguard.release": {"syncguard.lock_id.hash": lock.HashKey(lease.ID), "syncguard.outcome": "released",
+		"syncguard.acquire": {"syncguard.key.hash": lockdriver.HashKey(key), "syncguard.outcome": "acquired",
+			"syncguard.fence": string(lease.Fence), "syncguard.lock_id.hash": lockdriver.HashKey(lease.ID), "syncguard.ttl": "30"},
+		"syncguard.release": {"syncguard.lock_id.hash": lockdriver.HashKey(lease.ID), "syncguard.outcome": "released",
 			"syncguard.backend": "redis"},
 	}
 	for name, want := range wantAttrs {

@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -33,17 +33,17 @@ func TestRawKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			tel := newTelemetry(t)
-			key := "zq7-Secret-Customer-" + wire.NewLockID()[:6]
+			key := "zq7-Secret-Customer-" + lockdriver.NewLockID()[:6]
 			ids := exercise(t, tel, key, tt.opts...)
 			spans, metrics := dump(t, tel)
 
-			if !strings.Contains(spans, lock.HashKey(key)) {
+			if !strings.Contains(spans, lockdriver.HashKey(key)) {
 				t.Fatalf("the key's hash is not in the recorded spans: the search below proves nothing\n%s", spans)
 			}
 			if got := strings.Contains(spans, key); got != tt.wantKey {
 				t.Errorf("raw key in the spans: got %v, want %v\n%s", got, tt.wantKey, spans)
 			}
-			if strings.Contains(metrics, key) || strings.Contains(metrics, lock.HashKey(key)) {
+			if strings.Contains(metrics, key) || strings.Contains(metrics, lockdriver.HashKey(key)) {
 				t.Errorf("metric attributes carry the key or its hash:\n%s", metrics)
 			}
 			for _, id := range ids {

@@ -46,14 +46,14 @@ func TestWrapRecorder(t *testing.T) {
 	for _, s := range rec.Ended() {
 		names = append(names, s.Name())
 	}
-	if strings.Join(names, " ") != "syncguard.acquire syncguard.release syncguard.is_done" {
-		t.Errorf("spans = %v, want acquire, release, is_done", names)
+	if strings.Join(names, " ") != "syncguard.acquire syncguard.release_done syncguard.is_done" {
+		t.Errorf("spans = %v, want acquire, release_done, is_done", names)
 	}
 	if out := attrOf(rec.Ended()[2], "syncguard.outcome"); out != "found" {
 		t.Errorf("is_done outcome = %q, want found", out)
 	}
 
-	// Records (a done marker with contents) too, observed as a release.
+	// Records too, observed as a release_record.
 	r := c
 	l, err = w.Acquire(ctx, "req", time.Minute)
 	if err != nil {
@@ -67,8 +67,8 @@ func TestWrapRecorder(t *testing.T) {
 	}
 	// The record read of replay mode is a span of its own (not only a
 	// bare evalsha client span).
-	if n := len(rec.Ended()); n != 6 || rec.Ended()[4].Name() != "syncguard.release" || rec.Ended()[5].Name() != "syncguard.record" {
-		t.Errorf("%d spans, want 6 ending with a release and a record read", n)
+	if n := len(rec.Ended()); n != 6 || rec.Ended()[4].Name() != "syncguard.release_record" || rec.Ended()[5].Name() != "syncguard.record" {
+		t.Errorf("%d spans, want 6 ending with a release_record and a record read", n)
 	} else if out := attrOf(rec.Ended()[5], "syncguard.outcome"); out != "found" {
 		t.Errorf("record outcome = %q, want found", out)
 	}
@@ -97,7 +97,7 @@ func TestWrapQueues(t *testing.T) {
 	}
 	got := make(chan time.Duration, 1)
 	go func() {
-		l, err := lock.Acquire(ctx, w, "k", lock.WithRetry(lock.Retry{BaseDelay: 5 * time.Second, Jitter: lock.JitterNone}),
+		l, err := lock.Acquire(ctx, w, "k", lock.WithRetry(lock.Retry{BaseDelay: 5 * time.Second, NoJitter: true}),
 			lock.WithWait(20*time.Second))
 		if err != nil {
 			t.Error(err)

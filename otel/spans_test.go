@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -29,9 +29,9 @@ func TestOperationSpans(t *testing.T) {
 	defer parent.End()
 
 	key := uniqueKey("order")
-	keyHash := lock.HashKey(key)
+	keyHash := lockdriver.HashKey(key)
 	var l lock.Lease // the lease, once acquired
-	idHash := func() string { return lock.HashKey(l.ID) }
+	idHash := func() string { return lockdriver.HashKey(l.ID) }
 
 	tests := []struct {
 		desc      string
@@ -182,7 +182,7 @@ func TestOperationSpans(t *testing.T) {
 			},
 			wantName: "syncguard.acquire",
 			wantAttrs: func() map[string]string {
-				return map[string]string{"syncguard.key.hash": lock.HashKey(""), "syncguard.ttl": "1",
+				return map[string]string{"syncguard.key.hash": lockdriver.HashKey(""), "syncguard.ttl": "1",
 					"syncguard.outcome": "error", "error.type": "InvalidArgument", "syncguard.backend": "redis"}
 			},
 			wantErr:  func(err error) bool { return lock.CodeOf(err) == lock.CodeInvalidArgument },
@@ -294,7 +294,7 @@ func TestSystemErrors(t *testing.T) {
 		checkStatus(t, tel.last(t), code)
 		checkErrorMetric(t, tel, "acquire", code)
 
-		err = b.Release(testCtx(t), wire.NewLockID())
+		err = b.Release(testCtx(t), lockdriver.NewLockID())
 		if lock.CodeOf(err) != code {
 			t.Fatalf("Release on a stopped server: %v, want code %s", err, code)
 		}

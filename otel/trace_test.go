@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	otellock "github.com/syncguard-go/syncguard/otel"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -45,7 +45,7 @@ func TestTraceParentChild(t *testing.T) {
 	if ok, err := b.IsLocked(testCtx(t), key); err != nil || ok {
 		t.Fatalf("IsLocked = %v, %v", ok, err)
 	}
-	if _, err := b.LookupID(testCtx(t), wire.NewLockID()); err != nil {
+	if _, err := b.LookupID(testCtx(t), lockdriver.NewLockID()); err != nil {
 		t.Fatal(err)
 	}
 	l, err := b.Acquire(testCtx(t), key, time.Second)

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // The wait of lock.Acquire, lock.Do or lock.Hold (lock.OpWait): one
@@ -106,7 +107,7 @@ func (h *Hook) endWait(w *waitState, l lock.Lease, err error) {
 		}
 		attrs = slotAttrs(attrs, w.limit)
 		if err == nil {
-			attrs = append(attrs, FenceKey.String(string(l.Fence)), LockIDHashKey.String(lock.HashKey(l.ID)))
+			attrs = append(attrs, FenceKey.String(string(l.Fence)), LockIDHashKey.String(lockdriver.HashKey(l.ID)))
 		}
 		w.span.SetAttributes(attrs...)
 		if out == outError {

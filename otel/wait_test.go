@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -36,7 +37,7 @@ func TestDoWaitSpan(t *testing.T) {
 	err = lock.Do(ctx, b, key, func(_ context.Context, l lock.Lease) error {
 		lease = l
 		return nil
-	}, lock.WithRetry(lock.Retry{MaxRetries: 100, BaseDelay: 20 * time.Millisecond, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone}),
+	}, lock.WithRetry(lock.Retry{MaxRetries: 100, BaseDelay: 20 * time.Millisecond, Fixed: true, NoJitter: true}),
 		lock.WithWait(5*time.Second))
 	if err != nil {
 		t.Fatalf("Do: %v", err)
@@ -70,8 +71,8 @@ func TestDoWaitSpan(t *testing.T) {
 	a := attrs(w.Attributes())
 	want := map[string]string{
 		"syncguard.outcome": "acquired", "syncguard.attempts": strconv.Itoa(events + 1),
-		"syncguard.fence": string(lease.Fence), "syncguard.key.hash": lock.HashKey(key),
-		"syncguard.lock_id.hash": lock.HashKey(lease.ID), "syncguard.backend": "redis",
+		"syncguard.fence": string(lease.Fence), "syncguard.key.hash": lockdriver.HashKey(key),
+		"syncguard.lock_id.hash": lockdriver.HashKey(lease.ID), "syncguard.backend": "redis",
 	}
 	for k, v := range want {
 		if a[k] != v {
@@ -182,7 +183,7 @@ func TestLeaseLost(t *testing.T) {
 		}
 		lost++
 		a := attrs(e.Attributes)
-		if a["syncguard.key.hash"] != lock.HashKey(key) || a["syncguard.fence"] != string(fence) || a["syncguard.reason"] == "" {
+		if a["syncguard.key.hash"] != lockdriver.HashKey(key) || a["syncguard.fence"] != string(fence) || a["syncguard.reason"] == "" {
 			t.Errorf("lease_lost event: got %v, want the key hash, fence %s and a reason", a, fence)
 		}
 	}

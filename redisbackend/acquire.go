@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // fenceMaxArg is wire.FenceMax, boxed once as the acquire script's ARGV.
@@ -28,7 +29,7 @@ func (b *Backend) Acquire(ctx context.Context, key string, ttl time.Duration) (l
 // key work, keeping it off the hot path.
 func (b *Backend) NewLockID(key string) (string, error) {
 	if b.layout != LayoutCluster {
-		return wire.NewLockID(), nil
+		return lockdriver.NewLockID(), nil
 	}
 	_, lockKey, err := b.lockKey("acquire", key)
 	if err != nil {
@@ -44,7 +45,7 @@ func (b *Backend) NewLockID(key string) (string, error) {
 // without ever being granted), it fails with an error matching
 // lock.ErrNotHeld and takes nothing.
 func (b *Backend) AcquireID(ctx context.Context, key, id string, ttl time.Duration) (lock.Lease, error) {
-	if err := wire.ValidateLockID(id); err != nil {
+	if err := lockdriver.ValidateLockID(id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
 	return b.acquire(ctx, key, id, 0, ttl, nil)
@@ -104,7 +105,7 @@ func (b *Backend) newAcquireCall(ctx context.Context, key, id string, ttl time.D
 	if c.own {
 		c.id = b.newLockID(lockKey)
 	} else if b.layout == LayoutCluster && id[:tagLen] != b.lockTag(lockKey) {
-		return acquireCall{}, lock.InvalidArgument(op, "lock id was not made by NewLockID for this key (its hash tag differs)")
+		return acquireCall{}, lockdriver.InvalidArgument(op, "lock id was not made by NewLockID for this key (its hash tag differs)")
 	}
 	return c, nil
 }
@@ -145,7 +146,7 @@ func (b *Backend) leaseOf(ctx context.Context, c acquireCall, reply any, ttl tim
 		// Granted: the lease's lock data.
 		var ok bool
 		if fenceStr, exp, ok = wire.DecodeGrant(res); !ok {
-			go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lock.DefaultReleaseTimeout)
+			go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lockdriver.DefaultReleaseTimeout)
 			return lock.Lease{}, internal(op, "unexpected lock data from the acquire script")
 		}
 	case []any:
@@ -158,7 +159,7 @@ func (b *Backend) leaseOf(ctx context.Context, c acquireCall, reply any, ttl tim
 	}
 	l, err := b.grantedLease(c.norm, c.id, fenceStr, exp, ttl)
 	if err != nil {
-		go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lock.DefaultReleaseTimeout)
+		go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lockdriver.DefaultReleaseTimeout)
 		return lock.Lease{}, withOp(err, op)
 	}
 	return l, nil
@@ -189,7 +190,7 @@ func tableReply(res []any) (fence string, exp int64, err error) {
 	case status == -4:
 		// The id was released (by its holder, or by an attempt that gave
 		// it up, such as ReplicaAck's): it takes nothing any more.
-		return "", 0, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+		return "", 0, &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}
 	default:
 		return "", 0, internal(op, "unexpected status from the acquire script")
 	}
@@ -198,7 +199,7 @@ func tableReply(res []any) (fence string, exp int64, err error) {
 		fence = f
 	case int64:
 		if f > 0 {
-			ff, _ := wire.FormatFence(uint64(f))
+			ff, _ := lockdriver.FormatFence(uint64(f))
 			fence = string(ff)
 		}
 	}
@@ -218,7 +219,7 @@ func (b *Backend) grantedLease(norm, id, fenceStr string, exp int64, ttl time.Du
 	}
 	if warn {
 		b.log.Warn("syncguard: fence counter past the warning threshold; plan a key rotation",
-			"key_hash", lock.HashKey(norm), "fence", fenceStr, "threshold", string(wire.FenceWarn))
+			"key_hash", lockdriver.HashKey(norm), "fence", fenceStr, "threshold", string(wire.FenceWarn))
 	}
 	return lock.Lease{Key: norm, ID: id, Fence: fence, TTL: ttl, ExpiresAt: msTime(exp)}, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
@@ -178,7 +179,7 @@ var _ lock.Backend = (*Backend)(nil)
 // Options.ResendWindow for it.
 func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 	if client == nil {
-		return nil, lock.InvalidArgument("config", "nil redis client")
+		return nil, lockdriver.InvalidArgument("config", "nil redis client")
 	}
 	var o Options
 	if opts != nil {
@@ -199,7 +200,7 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	if o.ResendWindow < 0 {
-		return nil, lock.InvalidArgument("config", "ResendWindow must not be negative")
+		return nil, lockdriver.InvalidArgument("config", "ResendWindow must not be negative")
 	}
 	window := o.ResendWindow
 	if window == 0 {
@@ -237,7 +238,7 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 
 // validatePrefix checks Options.Prefix and returns it without trailing ':'
 // (DefaultPrefix when empty). The prefix must be in NFC and consist of
-// code points assigned in Go's Unicode tables (wire.AllAssigned): the
+// code points assigned in Go's Unicode tables (lockdriver.AllAssigned): the
 // TypeScript library derives the fence key from the NFC-normalised
 // "prefix:key" while the lock key keeps the raw prefix, so only with such
 // a prefix do both languages derive the same lock and fence keys.
@@ -248,21 +249,21 @@ func validatePrefix(p string) (string, error) {
 	p = strings.TrimRight(p, ":")
 	switch {
 	case p == "":
-		return "", lock.InvalidArgument("config", "prefix must not be only ':'")
+		return "", lockdriver.InvalidArgument("config", "prefix must not be only ':'")
 	case len(p) > MaxPrefixBytes:
-		return "", lock.InvalidArgument("config", "prefix exceeds "+strconv.Itoa(MaxPrefixBytes)+" bytes")
+		return "", lockdriver.InvalidArgument("config", "prefix exceeds "+strconv.Itoa(MaxPrefixBytes)+" bytes")
 	case !utf8.ValidString(p):
-		return "", lock.InvalidArgument("config", "prefix must be valid UTF-8")
-	case !wire.AllAssigned(p):
-		return "", lock.InvalidArgument("config", "prefix contains a code point not assigned in Unicode "+norm.Version+
+		return "", lockdriver.InvalidArgument("config", "prefix must be valid UTF-8")
+	case !lockdriver.AllAssigned(p):
+		return "", lockdriver.InvalidArgument("config", "prefix contains a code point not assigned in Unicode "+norm.Version+
 			" (the version of Go's NFC tables); newer JavaScript runtimes may normalise it differently")
 	case !norm.NFC.IsNormalString(p):
-		return "", lock.InvalidArgument("config",
+		return "", lockdriver.InvalidArgument("config",
 			"prefix must be in Unicode NFC: the TypeScript library derives fence keys from the normalised prefix")
 	}
 	for _, seg := range strings.Split(p, ":") {
 		if wire.ReservedPrefixSegment(seg) {
-			return "", lock.InvalidArgument("config",
+			return "", lockdriver.InvalidArgument("config",
 				`prefix must not contain a segment "id", "fence", "done", "record", "queue" or "config": its lock keys could overlap internal keys`)
 		}
 	}
@@ -280,17 +281,17 @@ func (b *Backend) Capabilities() lock.Capabilities {
 // keys validates a user key and returns its normalised form and the
 // lock key.
 func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
-	norm, err = wire.NormalizeKey(key)
+	norm, err = lockdriver.NormalizeKey(key)
 	if err != nil {
 		return "", "", withOp(err, op)
 	}
 	if wire.ReservedKey(norm) {
-		return "", "", lock.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:", "record:" or "queue:" (reserved for index, fence, done-marker, record and queue keys)`)
+		return "", "", lockdriver.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:", "record:" or "queue:" (reserved for index, fence, done-marker, record and queue keys)`)
 	}
 	if norm == wire.ConfigKeyName {
 		// Only this one name: "config:..." keys are common, and only this
 		// one is the configuration record's (config.go).
-		return "", "", lock.InvalidArgument(op, `key must not be "`+wire.ConfigKeyName+`" (the name of the backends' configuration record)`)
+		return "", "", lockdriver.InvalidArgument(op, `key must not be "`+wire.ConfigKeyName+`" (the name of the backends' configuration record)`)
 	}
 	lockKey, err = wire.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
 	if err != nil {
@@ -311,7 +312,7 @@ func (b *Backend) fenceKey(norm, lockKey string) (string, error) {
 }
 
 func (b *Backend) idKey(op, id string) (string, error) {
-	if err := wire.ValidateLockID(id); err != nil {
+	if err := lockdriver.ValidateLockID(id); err != nil {
 		return "", withOp(err, op)
 	}
 	return b.indexKey(id), nil
@@ -320,14 +321,14 @@ func (b *Backend) idKey(op, id string) (string, error) {
 func validTTL(op string, ttl time.Duration) (int64, error) {
 	ms := ttl.Milliseconds()
 	if ms <= 0 {
-		return 0, lock.InvalidArgument(op, "ttl must be at least 1ms")
+		return 0, lockdriver.InvalidArgument(op, "ttl must be at least 1ms")
 	}
 	return ms, nil
 }
 
 func checkCtx(op string, ctx context.Context) error {
 	if ctx == nil {
-		return lock.InvalidArgument(op, "nil context")
+		return lockdriver.InvalidArgument(op, "nil context")
 	}
 	if err := ctx.Err(); err != nil {
 		return &lock.Error{Code: lock.CodeAborted, Op: op, Msg: "context done", Err: err}

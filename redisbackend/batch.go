@@ -17,7 +17,7 @@ import (
 // round trip per master). results[i] has the meaning of Extend(ctx,
 // reqs[i].ID, reqs[i].TTL): a malformed id or TTL gets an InvalidArgument
 // error and is not sent.
-func (b *Backend) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+func (b *Backend) ExtendBatch(ctx context.Context, reqs []lock.Lease) []lock.ExtendResult {
 	const op = "extend"
 	res := make([]lock.ExtendResult, len(reqs))
 	if err := checkCtx(op, ctx); err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -46,12 +46,12 @@ func TestExtendBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ttl = 20 * time.Second
-	reqs := []lock.ExtendRequest{
+	reqs := []lock.Lease{
 		{ID: a.ID, TTL: ttl},
 		{ID: "not-a-lock-id", TTL: ttl},
 		{ID: released.ID, TTL: ttl},
-		{ID: wire.NewLockID(), TTL: ttl}, // foreign: never acquired
-		{ID: c.ID, TTL: 0},               // bad TTL
+		{ID: lockdriver.NewLockID(), TTL: ttl}, // foreign: never acquired
+		{ID: c.ID, TTL: 0},                     // bad TTL
 		{ID: c.ID, TTL: ttl},
 	}
 	// Warm up: the first call may dial and, on a server that has not seen
@@ -129,13 +129,13 @@ func TestExtendBatchNoScript(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	b, rdb, _ := countedBackend(t, srv)
-	var ids []lock.ExtendRequest
+	var ids []lock.Lease
 	for i := range 5 {
 		l, err := b.Acquire(ctx, fmt.Sprint("k", i), 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, lock.ExtendRequest{ID: l.ID, TTL: 10 * time.Second})
+		ids = append(ids, lock.Lease{ID: l.ID, TTL: 10 * time.Second})
 	}
 	for round := range 2 {
 		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
@@ -164,7 +164,7 @@ func TestExtendBatchUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := []lock.ExtendRequest{{ID: wire.NewLockID(), TTL: time.Second}, {ID: wire.NewLockID(), TTL: time.Second}}
+	reqs := []lock.Lease{{ID: lockdriver.NewLockID(), TTL: time.Second}, {ID: lockdriver.NewLockID(), TTL: time.Second}}
 	for i, r := range b.ExtendBatch(context.Background(), reqs) {
 		if code := lock.CodeOf(r.Err); code != lock.CodeServiceUnavailable && code != lock.CodeNetworkTimeout {
 			t.Errorf("result %d = %v, want ServiceUnavailable or NetworkTimeout", i, r.Err)

@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -78,7 +78,7 @@ func BenchmarkCycle(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			key := nextKey("raw:")
 			for pb.Next() {
-				ok, err := rdb.SetNX(ctx, key, wire.NewLockID(), ttl).Result()
+				ok, err := rdb.SetNX(ctx, key, lockdriver.NewLockID(), ttl).Result()
 				if err != nil || !ok {
 					b.Errorf("SET NX = %v, %v", ok, err)
 					return
@@ -191,7 +191,7 @@ func BenchmarkHotKey(b *testing.B) {
 	}{
 		{"notify", false, long(lock.Retry{})},
 		{"poll-default", true, long(lock.Retry{})},
-		{"poll-fixed-10ms", true, long(lock.Retry{BaseDelay: 10 * time.Millisecond, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone})},
+		{"poll-fixed-10ms", true, long(lock.Retry{BaseDelay: 10 * time.Millisecond, Fixed: true, NoJitter: true})},
 	}
 	var run atomic.Int64
 	for _, tc := range cases {

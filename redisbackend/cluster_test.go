@@ -17,8 +17,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/lock/locktest"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -204,7 +204,7 @@ func TestClusterSpreadAndByID(t *testing.T) {
 
 	perMaster := map[string]int{}
 	for i, l := range leases {
-		if err := wire.ValidateLockID(l.ID); err != nil {
+		if err := lockdriver.ValidateLockID(l.ID); err != nil {
 			t.Fatalf("lease %d: id %q: %v", i, l.ID, err)
 		}
 		lockKey, idKey, fenceKey, _ := clusterKeys(prefix, l.Key, l.ID)
@@ -263,7 +263,7 @@ func TestClusterSpreadAndByID(t *testing.T) {
 		}
 	}
 	// A well-formed id that was never granted, with any tag, is simply not held.
-	for _, id := range []string{wire.NewLockID(), "zzz" + leases[0].ID[3:]} {
+	for _, id := range []string{lockdriver.NewLockID(), "zzz" + leases[0].ID[3:]} {
 		if err := byID.Release(ctx, id); !errors.Is(err, lock.ErrNotHeld) {
 			t.Errorf("Release(%q) = %v, want ErrNotHeld", id, err)
 		}

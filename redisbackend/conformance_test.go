@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/lock/locktest"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -69,7 +69,7 @@ func TestValidationBeforeIO(t *testing.T) {
 	key := "valid-key"
 
 	inputs := append(locktest.BadInputs(key), locktest.BadLimitInputs(key)...)
-	for _, reserved := range []string{"id:" + wire.NewLockID(), "fence:" + key, "id:", "fence:"} {
+	for _, reserved := range []string{"id:" + lockdriver.NewLockID(), "fence:" + key, "id:", "fence:"} {
 		inputs = append(inputs,
 			locktest.BadInput{Name: "Acquire/reserved key " + reserved, Call: func(b lock.Backend) error {
 				_, err := b.Acquire(context.Background(), reserved, time.Second)

@@ -33,7 +33,7 @@ func (b *Backend) recordKey(lockKey string) (string, error) {
 
 // ReleaseDone releases lease l and, in the same script, marks l.Key done
 // for doneTTL (the marker holds the lease's fence). It returns a
-// *lock.NotHeldError, and writes no marker, when the lease is not held.
+// *lockdriver.NotHeldError, and writes no marker, when the lease is not held.
 func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
 	return b.releaseMarked(ctx, l, nil, doneTTL)
 }
@@ -42,7 +42,7 @@ func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Du
 // for l.Key for ttl at its record key, "<prefix>:record:<lock key>" (see
 // Layout), apart from the done markers: IsDone does not report a record,
 // and Record does not read a done marker. It returns a
-// *lock.NotHeldError, and stores nothing, when the lease is not held.
+// *lockdriver.NotHeldError, and stores nothing, when the lease is not held.
 func (b *Backend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
 	if record == nil {
 		record = []byte{}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
@@ -117,15 +118,15 @@ func classifyReply(err error, reply string) (lock.Code, string) {
 
 // notHeld maps the status a release or extend script returns for a lease
 // it did not act on (0 owned by another lease, -1 not found, -2 expired)
-// to a *lock.NotHeldError.
+// to a *lockdriver.NotHeldError.
 func notHeld(op string, code int64) error {
 	switch code {
 	case 0:
-		return &lock.NotHeldError{Reason: lock.NotHeldNotOwner}
+		return &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotOwner}
 	case -1:
-		return &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+		return &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}
 	case -2:
-		return &lock.NotHeldError{Reason: lock.NotHeldExpired}
+		return &lockdriver.NotHeldError{Reason: lockdriver.NotHeldExpired}
 	}
 	return internal(op, "unexpected status "+strconv.FormatInt(code, 10)+" from the script")
 }

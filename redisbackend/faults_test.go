@@ -12,6 +12,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -225,7 +226,7 @@ func TestFaultFenceWarning(t *testing.T) {
 		t.Errorf("fence = %s, want 090000000000001", l.Fence)
 	}
 	out := logs.String()
-	if !strings.Contains(out, "key rotation") || !strings.Contains(out, lock.HashKey(key)) {
+	if !strings.Contains(out, "key rotation") || !strings.Contains(out, lockdriver.HashKey(key)) {
 		t.Errorf("no fence warning with the key hash in log: %q", out)
 	}
 	if strings.Contains(out, key) {

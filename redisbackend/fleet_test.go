@@ -128,7 +128,7 @@ func waiterWorker(addr, name string) {
 	}
 	ctx := context.Background()
 	l, err := lock.Acquire(ctx, b, "hot", lock.WithTTL(10*time.Second), lock.WithWait(30*time.Second),
-		lock.WithRetry(lock.Retry{BaseDelay: 3 * time.Second, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone}))
+		lock.WithRetry(lock.Retry{BaseDelay: 3 * time.Second, Fixed: true, NoJitter: true}))
 	if err != nil {
 		fmt.Println("Acquire:", err)
 		os.Exit(2)

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // StorageKeys names the Redis keys that hold the state of one lock key.
@@ -69,7 +70,7 @@ const forceAttempts = 5
 //
 // When the holder changes between the read and the release, ForceRelease
 // reads again and releases the new holder (a few times at most). It
-// returns an error matching lock.ErrNotHeld (a *lock.NotHeldError with
+// returns an error matching lock.ErrNotHeld (a *lockdriver.NotHeldError with
 // NotHeldNotFound) when key holds no live lease, and a *lock.Error with
 // lock.CodeInternal, deleting nothing, when the lock key holds something
 // that is not syncguard lock data or a lease whose index key is gone (which
@@ -90,7 +91,7 @@ func (b *Backend) ForceRelease(ctx context.Context, key string) (lock.Info, erro
 	for range forceAttempts {
 		raw, err := b.run(ctx, lookupKeyScript, append(b.args(lookupKeyScript, 1, 1), lockKey, toleranceArg)).Text()
 		if errors.Is(err, redis.Nil) {
-			return lock.Info{}, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+			return lock.Info{}, &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}
 		}
 		if err != nil {
 			return lock.Info{}, mapError(ctx, op, err)
@@ -109,8 +110,8 @@ func (b *Backend) ForceRelease(ctx context.Context, key string) (lock.Info, erro
 		err = b.Release(ctx, d.LockID)
 		if err == nil {
 			return lock.Info{
-				KeyHash:    lock.HashKey(d.Key),
-				IDHash:     lock.HashKey(d.LockID),
+				KeyHash:    lockdriver.HashKey(d.Key),
+				IDHash:     lockdriver.HashKey(d.LockID),
 				Fence:      d.Fence,
 				AcquiredAt: msTime(d.AcquiredAtMs),
 				ExpiresAt:  msTime(d.ExpiresAtMs),
@@ -138,7 +139,7 @@ func (b *Backend) ForceRelease(ctx context.Context, key string) (lock.Info, erro
 // included) are kept, and so is a slot whose index key is gone (evicted or
 // deleted by hand), which no release by id can free.
 //
-// It returns an error matching lock.ErrNotHeld (a *lock.NotHeldError with
+// It returns an error matching lock.ErrNotHeld (a *lockdriver.NotHeldError with
 // NotHeldNotFound) when no live slot (with that fence) holds key or every
 // one was released meanwhile, and an error matching lock.ErrKindMismatch
 // while a live plain lock holds key (use ForceRelease). A release that
@@ -165,7 +166,7 @@ func (b *Backend) ForceReleaseSlots(ctx context.Context, key string, fence lock.
 		released = append(released, s.info)
 	}
 	if len(released) == 0 {
-		return nil, &lock.NotHeldError{Reason: lock.NotHeldNotFound}
+		return nil, &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}
 	}
 	return released, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -43,8 +44,8 @@ func TestForceRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ForceRelease: %v", err)
 	}
-	if info.Fence != l.Fence || info.IDHash != lock.HashKey(l.ID) || info.KeyHash != lock.HashKey(key) {
-		t.Errorf("ForceRelease = %+v, want the holder's fence %s, id hash %s", info, l.Fence, lock.HashKey(l.ID))
+	if info.Fence != l.Fence || info.IDHash != lockdriver.HashKey(l.ID) || info.KeyHash != lockdriver.HashKey(key) {
+		t.Errorf("ForceRelease = %+v, want the holder's fence %s, id hash %s", info, l.Fence, lockdriver.HashKey(l.ID))
 	}
 	if !info.ExpiresAt.Equal(l.ExpiresAt) {
 		t.Errorf("ExpiresAt = %v, want %v", info.ExpiresAt, l.ExpiresAt)
@@ -299,8 +300,8 @@ func TestForceReleaseSlots(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ForceReleaseSlots(fence %s): %v", victim.Fence, err)
 	}
-	if len(infos) != 1 || infos[0].Fence != victim.Fence || infos[0].IDHash != lock.HashKey(victim.ID) ||
-		infos[0].KeyHash != lock.HashKey(key) || !infos[0].ExpiresAt.Equal(victim.ExpiresAt) {
+	if len(infos) != 1 || infos[0].Fence != victim.Fence || infos[0].IDHash != lockdriver.HashKey(victim.ID) ||
+		infos[0].KeyHash != lockdriver.HashKey(key) || !infos[0].ExpiresAt.Equal(victim.ExpiresAt) {
 		t.Errorf("ForceReleaseSlots(fence %s) = %+v, want the one slot %+v", victim.Fence, infos, victim)
 	}
 	if err := b.Release(ctx, victim.ID); !errors.Is(err, lock.ErrNotHeld) {

@@ -19,7 +19,7 @@ type releaseSpy struct {
 func (s *releaseSpy) Operation(next lock.OpFunc) lock.OpFunc {
 	return func(ctx context.Context, op *lock.Op) error {
 		err := next(ctx, op)
-		if op.Kind == lock.OpRelease {
+		if op.Kind == lock.OpRelease || op.Kind == lock.OpReleaseDone {
 			s.mu.Lock()
 			s.to = append(s.to, op.HandedTo)
 			s.mu.Unlock()

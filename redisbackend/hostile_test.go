@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -57,7 +57,7 @@ func TestHostileForgedID(t *testing.T) {
 
 	guesses := oneCharOff(l.ID)
 	for i := 0; i < 200; i++ {
-		guesses = append(guesses, wire.NewLockID())
+		guesses = append(guesses, lockdriver.NewLockID())
 	}
 	for _, id := range guesses {
 		if id == l.ID {
@@ -81,8 +81,8 @@ func TestHostileForgedID(t *testing.T) {
 	if *after != *before {
 		t.Errorf("lease after %d forged releases/extends = %+v, want unchanged %+v", len(guesses), *after, *before)
 	}
-	if after.IDHash != lock.HashKey(l.ID) || after.Fence != l.Fence {
-		t.Errorf("lease id hash, fence = %s, %s; want the holder's %s, %s", after.IDHash, after.Fence, lock.HashKey(l.ID), l.Fence)
+	if after.IDHash != lockdriver.HashKey(l.ID) || after.Fence != l.Fence {
+		t.Errorf("lease id hash, fence = %s, %s; want the holder's %s, %s", after.IDHash, after.Fence, lockdriver.HashKey(l.ID), l.Fence)
 	}
 	if err := b.Release(ctx, l.ID); err != nil {
 		t.Errorf("holder's Release after forgeries = %v, want nil", err)
@@ -197,7 +197,7 @@ func TestHostileNoRawKeyInErrors(t *testing.T) {
 	b := newBackend(t, rdb, "leak")
 	ctx := context.Background()
 	key := "user:" + secret
-	secretID := wire.NewLockID()
+	secretID := lockdriver.NewLockID()
 
 	check := func(desc string, err error, raw ...string) {
 		t.Helper()

@@ -51,7 +51,7 @@ func BenchmarkKeepAlive(b *testing.B) {
 	helds := make([]context.Context, n)
 	stops := make([]func() error, n)
 	for i, l := range leases {
-		helds[i], stops[i] = lock.Keep(ctx, bk, l, lock.WithKeepOnExtend(func(time.Time) { exts.Add(1) }))
+		helds[i], stops[i] = lock.Keep(ctx, bk, l, lock.WithHeartbeat(lock.Heartbeat{OnExtend: func(time.Time) { exts.Add(1) }}))
 	}
 	defer func() {
 		for _, stop := range stops {

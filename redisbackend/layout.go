@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Layout chooses how a Backend names its Redis keys.
@@ -33,7 +33,7 @@ import (
 // (they touch the lock, index and fence keys together). The lock id starts
 // with T, so Release, Extend and LookupID find the index key, and its slot,
 // from the id alone. Ids of both layouts have the same shape
-// (^[A-Za-z0-9_-]{22}$, wire.ValidateLockID); a cluster id keeps 114 random
+// (^[A-Za-z0-9_-]{22}$, lockdriver.ValidateLockID); a cluster id keeps 114 random
 // bits from crypto/rand after its 3-character tag.
 //
 // Keys longer than the budget are hashed as in the single layout
@@ -87,7 +87,7 @@ func (l *Layout) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return lock.InvalidArgument("config", "unknown Layout "+strconv.Quote(string(b)))
+	return lockdriver.InvalidArgument("config", "unknown Layout "+strconv.Quote(string(b)))
 }
 
 // tagLen is the length of a cluster hash tag and of the tag at the start of
@@ -104,7 +104,7 @@ func resolveLayout(l Layout, client redis.UniversalClient, prefix string) (Layou
 		// believes up; when one is marked down its keys move to another, so
 		// two clients can hold one key on two shards and the key's fences
 		// restart on the new shard. go-redis documents Ring for caching.
-		return 0, lock.InvalidArgument("config", "a *redis.Ring cannot hold locks: it moves keys to other shards when one is marked down (two holders, fences restart); use a *redis.Client, a failover client or a *redis.ClusterClient")
+		return 0, lockdriver.InvalidArgument("config", "a *redis.Ring cannot hold locks: it moves keys to other shards when one is marked down (two holders, fences restart); use a *redis.Client, a failover client or a *redis.ClusterClient")
 	}
 	_, isCluster := client.(interface{ Options() *redis.ClusterOptions })
 	switch l {
@@ -116,10 +116,10 @@ func resolveLayout(l Layout, client redis.UniversalClient, prefix string) (Layou
 		}
 	case LayoutSingle, LayoutCluster:
 	default:
-		return 0, lock.InvalidArgument("config", "unknown Layout")
+		return 0, lockdriver.InvalidArgument("config", "unknown Layout")
 	}
 	if l == LayoutCluster && strings.ContainsAny(prefix, "{}") {
-		return 0, lock.InvalidArgument("config", "prefix must not contain '{' or '}' in the cluster layout (they would change the hash tag)")
+		return 0, lockdriver.InvalidArgument("config", "prefix must not contain '{' or '}' in the cluster layout (they would change the hash tag)")
 	}
 	return l, nil
 }
@@ -166,18 +166,18 @@ func (b *Backend) indexPrefix(lockKey string) string {
 	return wire.IndexPrefix(b.tagPrefix(lockKey))
 }
 
-// newLockID returns a fresh lock id for a lock on lockKey: wire.NewLockID
+// newLockID returns a fresh lock id for a lock on lockKey: lockdriver.NewLockID
 // in the single layout; in the cluster layout the lock key's tag followed by
 // 19 random base64url characters (114 bits from crypto/rand).
 func (b *Backend) newLockID(lockKey string) string {
 	if b.layout != LayoutCluster {
-		return wire.NewLockID()
+		return lockdriver.NewLockID()
 	}
 	var r [15]byte // 120 bits -> 20 chars; 19 kept
 	if _, err := io.ReadFull(rand.Reader, r[:]); err != nil {
 		panic("syncguard: crypto/rand failed: " + err.Error())
 	}
-	return b.lockTag(lockKey) + base64.RawURLEncoding.EncodeToString(r[:])[:wire.LockIDLen-tagLen]
+	return b.lockTag(lockKey) + base64.RawURLEncoding.EncodeToString(r[:])[:lockdriver.LockIDLen-tagLen]
 }
 
 // lockTag returns the hash tag T of a cluster-layout lock key

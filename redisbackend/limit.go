@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Concurrency limits (lock.WithLimit).
@@ -46,7 +47,7 @@ func (b *Backend) AcquireSlot(ctx context.Context, key, id string, n int, ttl ti
 	if err := b.slotsUsable(n); err != nil {
 		return lock.Lease{}, err
 	}
-	if err := wire.ValidateLockID(id); err != nil {
+	if err := lockdriver.ValidateLockID(id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
 	return b.acquire(ctx, key, id, n, ttl, nil)
@@ -58,8 +59,8 @@ func (b *Backend) slotsUsable(n int) error {
 		return &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire",
 			Msg: "concurrency limits are not available with Options.ReplicaAck", Err: errors.ErrUnsupported}
 	}
-	if n < 1 || n > lock.MaxLimit {
-		return lock.InvalidArgument("acquire", "limit must be between 1 and "+strconv.Itoa(lock.MaxLimit))
+	if n < 1 || n > lockdriver.MaxLimit {
+		return lockdriver.InvalidArgument("acquire", "limit must be between 1 and "+strconv.Itoa(lockdriver.MaxLimit))
 	}
 	return nil
 }
@@ -103,7 +104,7 @@ func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, er
 	if err != nil {
 		return nil, mapError(ctx, op, err)
 	}
-	keyHash := lock.HashKey(norm)
+	keyHash := lockdriver.HashKey(norm)
 	var slots []heldSlot
 	for i := 0; i+2 < len(res); i += 3 {
 		id, _ := res[i].(string)
@@ -117,7 +118,7 @@ func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, er
 		if err != nil {
 			continue // no index (gone, or ending within the tolerance)
 		}
-		slots = append(slots, heldSlot{id: id, n: s.N, info: lock.Info{KeyHash: keyHash, IDHash: lock.HashKey(id),
+		slots = append(slots, heldSlot{id: id, n: s.N, info: lock.Info{KeyHash: keyHash, IDHash: lockdriver.HashKey(id),
 			Fence: s.Fence, AcquiredAt: msTime(s.AcquiredAtMs), ExpiresAt: msTime(int64(exp))}})
 	}
 	return slots, nil

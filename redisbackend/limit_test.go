@@ -11,6 +11,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // slot takes a slot of key among n with a fresh id, failing the test on
@@ -59,13 +60,13 @@ func TestLimitSlots(t *testing.T) {
 	if err != nil || info == nil {
 		t.Fatalf("LookupLimit: %+v, %v", info, err)
 	}
-	if len(info.Holders) != 3 || info.Limit != 3 || info.KeyHash != lock.HashKey("exports") {
+	if len(info.Holders) != 3 || info.Limit != 3 || info.KeyHash != lockdriver.HashKey("exports") {
 		t.Errorf("LookupLimit = %+v, want 3 holders, limit 3", info)
 	}
-	if info.Holders[0].IDHash != lock.HashKey(held[0].ID) || info.Holders[0].Fence != held[0].Fence {
+	if info.Holders[0].IDHash != lockdriver.HashKey(held[0].ID) || info.Holders[0].Fence != held[0].Fence {
 		t.Errorf("first holder %+v, want the earliest expiry's", info.Holders[0])
 	}
-	if got, err := b.LookupID(ctx, held[1].ID); err != nil || got == nil || got.Fence != held[1].Fence || got.KeyHash != lock.HashKey("exports") {
+	if got, err := b.LookupID(ctx, held[1].ID); err != nil || got == nil || got.Fence != held[1].Fence || got.KeyHash != lockdriver.HashKey("exports") {
 		t.Errorf("LookupID of a slot = %+v, %v", got, err)
 	}
 	exp, err := b.Extend(ctx, held[1].ID, time.Minute)

@@ -186,7 +186,7 @@ func TestParkedWaiterOutlivesLostHolder(t *testing.T) {
 	a := newQueueBackend(t, srv.Client(t), Options{Prefix: prefix, HandOffLocality: time.Minute})
 	ctx := context.Background()
 	fast := []lock.Option{lock.WithTTL(300 * time.Millisecond), lock.WithWait(10 * time.Second),
-		lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 50 * time.Millisecond, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone})}
+		lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 50 * time.Millisecond, Fixed: true, NoJitter: true})}
 	hotLease(t, a, "k", fast...)
 	start := time.Now()
 	w := acquireAsync(ctx, a, "k", fast...)

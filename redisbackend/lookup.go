@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // IsLocked reports whether key is held by a live lease. It only reads,
@@ -73,8 +74,8 @@ func (b *Backend) lookup(ctx context.Context, op string, s *script, args []any) 
 		return nil, withOp(err, op)
 	}
 	return &lock.Info{
-		KeyHash:    lock.HashKey(d.Key),
-		IDHash:     lock.HashKey(d.LockID),
+		KeyHash:    lockdriver.HashKey(d.Key),
+		IDHash:     lockdriver.HashKey(d.LockID),
 		Fence:      d.Fence,
 		AcquiredAt: msTime(d.AcquiredAtMs),
 		ExpiresAt:  msTime(d.ExpiresAtMs),

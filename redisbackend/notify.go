@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Hand-off notifications.
@@ -93,7 +93,7 @@ type notifier struct {
 // errors.ErrUnsupported and waiters poll.
 func newNotifier(client redis.UniversalClient, prefix string, disabled, live bool) *notifier {
 	n := &notifier{
-		channel:   prefix + ":waiter:" + wire.NewLockID(),
+		channel:   prefix + ":waiter:" + lockdriver.NewLockID(),
 		live:      live,
 		waiters:   map[string]*queueWaiter{},
 		pingAfter: pingAfter,

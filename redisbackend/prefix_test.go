@@ -8,8 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -60,7 +60,7 @@ func TestPrefixUnicode(t *testing.T) {
 			// the TypeScript library does leaves it unchanged.
 			p := b.Prefix()
 			for _, k := range []string{"resource:1", "cafe\u0301", "\u0301x", "日本"} {
-				nk, err := wire.NormalizeKey(k)
+				nk, err := lockdriver.NormalizeKey(k)
 				if err != nil {
 					t.Fatalf("NormalizeKey(%+q): %v", k, err)
 				}

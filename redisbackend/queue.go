@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Waiter queues.
@@ -145,7 +146,7 @@ func (w *queueWaiter) prepare() bool {
 	}
 	b := w.b
 	norm, lockKey, err := b.lockKey("acquire", w.key)
-	if err != nil || wire.ValidateLockID(w.id) != nil || w.ttl.Milliseconds() <= 0 {
+	if err != nil || lockdriver.ValidateLockID(w.id) != nil || w.ttl.Milliseconds() <= 0 {
 		return false // the attempt reports it
 	}
 	fenceKey, err := b.fenceKey(norm, lockKey)
@@ -179,7 +180,7 @@ func (w *queueWaiter) prepare() bool {
 // acquireQueued is w's AcquireID (AcquireSlot for a slot) that, with q,
 // also queues q's entry when the key is busy.
 func (b *Backend) acquireQueued(ctx context.Context, w, q *queueWaiter) (lock.Lease, error) {
-	if err := wire.ValidateLockID(w.id); err != nil {
+	if err := lockdriver.ValidateLockID(w.id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
 	return b.acquire(ctx, w.key, w.id, w.n, w.ttl, q)
@@ -208,7 +209,7 @@ func (w *queueWaiter) Leave(took bool) {
 // holds, on a context of its own, trying for up to the lease's TTL (after
 // which a lease it was handed is gone anyway).
 func (b *Backend) leave(w *queueWaiter) {
-	ctx, cancel := context.WithTimeout(context.Background(), max(w.ttl, lock.DefaultReleaseTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), max(w.ttl, lockdriver.DefaultReleaseTimeout))
 	defer cancel()
 	idKey := b.indexKey(w.id)
 	if w.entry == "" || !w.queued {

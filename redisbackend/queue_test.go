@@ -17,8 +17,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // newQueueBackend returns a Backend under prefix (the test's own when
@@ -95,7 +95,7 @@ func acquireAsync(ctx context.Context, b lock.Backend, key string, opts ...lock.
 // slowPolling makes a waiter that, without hand-offs, would not look again
 // for 3s.
 var slowPolling = []lock.Option{
-	lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 3 * time.Second, Backoff: lock.BackoffFixed, Jitter: lock.JitterNone}),
+	lock.WithRetry(lock.Retry{MaxRetries: 1000, BaseDelay: 3 * time.Second, Fixed: true, NoJitter: true}),
 	lock.WithWait(20 * time.Second),
 }
 
@@ -416,7 +416,7 @@ func TestExpiredEntrySkipped(t *testing.T) {
 	}
 	_, lockKey, _ := b.lockKey("test", "k")
 	fenceKey, _ := b.fenceKey("k", lockKey)
-	stale := wire.NewLockID()
+	stale := lockdriver.NewLockID()
 	ch := "nobody"
 	entry := stale + " 60000 100 nk " + fmt.Sprint(len(ch)) + " " + ch + fenceKey
 	rdb.ZAdd(ctx, b.prefix+":queue:"+lockKey, redis.Z{Score: 1, Member: entry}) // queued in 1970, waited 100ms
@@ -433,7 +433,7 @@ func TestExpiredEntrySkipped(t *testing.T) {
 // lock even with entries queued, and the queue still works afterwards.
 // Its lease is not marked as waited on (no waiter has met it yet), so its
 // release hands nothing over: the queued waiter takes the lock by its own
-// fallback attempt, within lock.QueuedPollInterval (its earlier delays
+// fallback attempt, within lockdriver.QueuedPollInterval (its earlier delays
 // are short here).
 func TestPlainAcquireTakesFreeLock(t *testing.T) {
 	srv := redistest.Shared(t)
@@ -457,7 +457,7 @@ func TestPlainAcquireTakesFreeLock(t *testing.T) {
 	if err := b.Release(ctx, plain.ID); err != nil {
 		t.Fatal(err)
 	}
-	expectGrant(t, queued, lock.QueuedPollInterval+time.Second, "the queued waiter did not get the lock after the plain holder's release")
+	expectGrant(t, queued, lockdriver.QueuedPollInterval+time.Second, "the queued waiter did not get the lock after the plain holder's release")
 }
 
 // TestPubSubKilledFallsBackToPolling: with the hand-off subscription's
@@ -611,7 +611,7 @@ func TestQueueOff(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newQueueBackend(t, tc.client, tc.o)
-			if _, err := b.Join("k", wire.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
+			if _, err := b.Join("k", lockdriver.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
 				t.Errorf("Join: %v, want ErrUnsupported", err)
 			}
 			if tc.o.ReplicaAck.N > 0 {
@@ -682,7 +682,7 @@ func TestCloseStopsDispatcher(t *testing.T) {
 	} else if err := b.Release(ctx, r.lease.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Join("k", wire.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
+	if _, err := b.Join("k", lockdriver.NewLockID(), 0, time.Second, time.Second); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Join after Close: %v, want ErrUnsupported", err)
 	}
 	time.Sleep(50 * time.Millisecond) // Leave's background release

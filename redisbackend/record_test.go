@@ -11,6 +11,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -163,7 +164,7 @@ func TestRecordKeyNames(t *testing.T) {
 	// A long prefix and a 512-byte key: the record key is hashed, with the
 	// tagged prefix kept in front in the cluster layout.
 	prefix := strings.Repeat("p", redisbackend.MaxPrefixBytes)
-	long := strings.Repeat("k", lock.MaxKeyBytes)
+	long := strings.Repeat("k", lockdriver.MaxKeyBytes)
 	for _, o := range []redisbackend.Options{{Prefix: prefix}, {Prefix: prefix, Layout: redisbackend.LayoutCluster}} {
 		b := newForceBackend(t, rdb, o)
 		keys, err := b.StorageKeys(long)
@@ -242,7 +243,7 @@ func TestClusterRecordSlot(t *testing.T) {
 	for _, tc := range []struct {
 		b   *redisbackend.Backend
 		key string
-	}{{b, "invoice:42"}, {long, strings.Repeat("x", lock.MaxKeyBytes)}} {
+	}{{b, "invoice:42"}, {long, strings.Repeat("x", lockdriver.MaxKeyBytes)}} {
 		l, err := tc.b.Acquire(ctx, tc.key, time.Minute)
 		if err != nil {
 			t.Fatal(err)

@@ -8,9 +8,10 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/cleanup"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Release frees the lease id. It returns a *lock.NotHeldError (matching
+// Release frees the lease id. It returns a *lockdriver.NotHeldError (matching
 // lock.ErrNotHeld) when the lease is gone, expired or not the owner of
 // its key; nothing is deleted then.
 func (b *Backend) Release(ctx context.Context, id string) error {
@@ -64,7 +65,7 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 // {1, lock id, fence, expiresAtMs} released and handed to a waiter of this
 // Backend, {2, fence} released and handed to another waiter, or the
 // not-held codes. A hand-off is told to the release's hooks
-// (lock.HandedOver); granted is the lock id of a waiter of this Backend
+// (lockdriver.HandedOver); granted is the lock id of a waiter of this Backend
 // that the reply handed the lock to, or "".
 func (b *Backend) released(ctx context.Context, op string, reply any) (granted string, err error) {
 	var n int64
@@ -82,10 +83,10 @@ func (b *Backend) released(ctx context.Context, op string, reply any) (granted s
 			fence, _ := r[2].(string)
 			exp, _ := r[3].(int64)
 			b.notify.handOver(granted, fence, exp, true)
-			lock.HandedOver(ctx, lock.Fence(fence))
+			lockdriver.HandedOver(ctx, lock.Fence(fence))
 		case code == 2 && len(r) == 2: // handed to another process's waiter
 			fence, _ := r[1].(string)
-			lock.HandedOver(ctx, lock.Fence(fence))
+			lockdriver.HandedOver(ctx, lock.Fence(fence))
 		default:
 			return "", internal(op, "unexpected reply from the release script")
 		}
@@ -133,7 +134,7 @@ func (b *Backend) releaseArgs(idKey, id string) []any {
 // stalled runs the release when it resumes, and whichever of the two runs
 // first, nothing stays locked (release.lua retires the id).
 func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl time.Duration) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(ttl, lock.DefaultReleaseTimeout))
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(ttl, lockdriver.DefaultReleaseTimeout))
 	defer cancel()
 	b.untilAnswered(rctx, func(ctx context.Context) error { return b.release(ctx, idKey, id).Err() })
 }

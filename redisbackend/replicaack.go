@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
@@ -63,7 +64,7 @@ func checkReplicaAck(a ReplicaAck, client redis.UniversalClient) error {
 		return nil
 	}
 	if a.N <= 0 || a.Timeout <= 0 {
-		return lock.InvalidArgument("config", "ReplicaAck needs N >= 1 and a positive Timeout")
+		return lockdriver.InvalidArgument("config", "ReplicaAck needs N >= 1 and a positive Timeout")
 	}
 	var rt time.Duration
 	switch c := client.(type) {
@@ -72,10 +73,10 @@ func checkReplicaAck(a ReplicaAck, client redis.UniversalClient) error {
 	case *redis.ClusterClient:
 		rt = c.Options().ReadTimeout
 	default:
-		return lock.InvalidArgument("config", "ReplicaAck needs a *redis.Client (also a failover client) or a *redis.ClusterClient, to pipeline EVALSHA and WAIT on one connection")
+		return lockdriver.InvalidArgument("config", "ReplicaAck needs a *redis.Client (also a failover client) or a *redis.ClusterClient, to pipeline EVALSHA and WAIT on one connection")
 	}
 	if rt > 0 && a.Timeout >= rt {
-		return lock.InvalidArgument("config", "ReplicaAck.Timeout must be below the client's ReadTimeout ("+rt.String()+")")
+		return lockdriver.InvalidArgument("config", "ReplicaAck.Timeout must be below the client's ReadTimeout ("+rt.String()+")")
 	}
 	return nil
 }
@@ -126,7 +127,7 @@ func (b *Backend) acquireAcked(ctx context.Context, args []any) *redis.Cmd {
 		return ev
 	}
 	// The lock was taken but not acknowledged: do not hand it out.
-	b.releaseAbandoned(ctx, idKey, id, lock.DefaultReleaseTimeout)
+	b.releaseAbandoned(ctx, idKey, id, lockdriver.DefaultReleaseTimeout)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", errNotAcked, err)
 	} else {

@@ -19,6 +19,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // TestScriptConstants: the prelude's constants are the contract's.
@@ -285,8 +286,8 @@ func TestReleaseSwapsIndexForTombstone(t *testing.T) {
 		t.Fatalf("release = %v, %v", n, err)
 	}
 	tomb := rdb.Get(ctx, idKey).Val()
-	var nhe *lock.NotHeldError
-	if err := b.Release(ctx, l.ID); !errors.As(err, &nhe) || nhe.Reason != lock.NotHeldNotFound {
+	var nhe *lockdriver.NotHeldError
+	if err := b.Release(ctx, l.ID); !errors.As(err, &nhe) || nhe.Reason != lockdriver.NotHeldNotFound {
 		t.Fatalf("a second Release = %v, want not held (not found)", err)
 	}
 	if v := rdb.Get(ctx, idKey).Val(); v != tomb {
@@ -317,7 +318,7 @@ func TestReleaseSwapsIndexForTombstone(t *testing.T) {
 	}
 	other := strings.Replace(rdb.Get(ctx, "syncguard:k3").Val(), l3.ID, "BBBBBBBBBBBBBBBBBBBBBB", 1)
 	rdb.Set(ctx, "syncguard:k3", other, time.Minute)
-	if err := b.Release(ctx, l3.ID); !errors.As(err, &nhe) || nhe.Reason != lock.NotHeldNotOwner {
+	if err := b.Release(ctx, l3.ID); !errors.As(err, &nhe) || nhe.Reason != lockdriver.NotHeldNotOwner {
 		t.Errorf("release of another lease's lock = %v, want not held (not owner)", err)
 	}
 	if v := rdb.Get(ctx, "syncguard:k3").Val(); v != other {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Two more cases for TestScriptCost, with the Backend's arguments for a
@@ -65,7 +65,7 @@ func ourScriptsCase(name string, fcall bool) costCase {
 		acquire: func(t *testing.T, i int) string {
 			key := "k" + strconv.Itoa(i)
 			lockKey := name + ":" + key
-			id := wire.NewLockID()
+			id := lockdriver.NewLockID()
 			keys := []string{lockKey, name + ":id:" + id, name + ":fence:" + lockKey}
 			var res any
 			var err error
@@ -134,7 +134,7 @@ func init() {
 		acquire: func(t *testing.T, i int) string {
 			key := "k" + strconv.Itoa(i)
 			lockKey := "before:" + key
-			id := wire.NewLockID()
+			id := lockdriver.NewLockID()
 			args := []any{id, 30000, "1000", key, "900000000000000", "0"}
 			if short {
 				args = []any{id, "30000", key}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -372,7 +373,7 @@ func specCaseBy(name, acquireSrc, releaseSrc string, fcall bool) costCase {
 		acquire: func(t *testing.T, i int) string {
 			key := "k" + strconv.Itoa(i)
 			lockKey := name + ":" + key
-			id := wire.NewLockID()
+			id := lockdriver.NewLockID()
 			res, err := run(acq, fnAcq, []string{lockKey, name + ":id:" + id, name + ":fence:" + lockKey},
 				id, "30000", tol, lockKey, key).Slice()
 			if err != nil || len(res) != 3 || res[0] != int64(1) {

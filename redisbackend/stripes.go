@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Striped fence counters (Options.FenceStripes).
@@ -54,7 +54,7 @@ const DefaultFenceStripes = 1024
 // validStripes checks Options.FenceStripes.
 func validStripes(n int) error {
 	if n < 0 || n > MaxFenceStripes {
-		return lock.InvalidArgument("config", "FenceStripes must be between 0 (one counter per key) and "+strconv.Itoa(MaxFenceStripes))
+		return lockdriver.InvalidArgument("config", "FenceStripes must be between 0 (one counter per key) and "+strconv.Itoa(MaxFenceStripes))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -147,7 +148,7 @@ func TestWireKeyEscaping(t *testing.T) {
 		if data["key"] != key || data["lockId"] != l.ID || data["fence"] != string(l.Fence) {
 			t.Errorf("%q: lock value %s, want key, lockId %s and fence %s", key, raw, l.ID, l.Fence)
 		}
-		if info, err := b.LookupKey(ctx, key); err != nil || info == nil || info.KeyHash != lock.HashKey(key) {
+		if info, err := b.LookupKey(ctx, key); err != nil || info == nil || info.KeyHash != lockdriver.HashKey(key) {
 			t.Errorf("%q: LookupKey = %+v, %v", key, info, err)
 		}
 		if err := b.Release(ctx, l.ID); err != nil {
@@ -225,7 +226,7 @@ func TestWireForeignLock(t *testing.T) {
 		t.Fatalf("Acquire on a foreign lock: err = %v, want *LockedError with the holder's expiry", err)
 	}
 	info, err := b.LookupID(ctx, id)
-	if err != nil || info == nil || info.Fence != "000000000000041" || info.KeyHash != lock.HashKey("orders:7") {
+	if err != nil || info == nil || info.Fence != "000000000000041" || info.KeyHash != lockdriver.HashKey("orders:7") {
 		t.Fatalf("LookupID = %+v, %v; want the foreign lease", info, err)
 	}
 	if err := b.Release(ctx, id); err != nil {

@@ -38,7 +38,7 @@
 // stderr, naming the server, when it holds no configuration record under
 // the prefix (doctor then exits 1); without --redis or REDIS_URL it names
 // the server it read in any case. Raw keys appear in the output, lock ids never: a holder is shown as
-// lock.HashKey of its lock id, as lock.Info.IDHash, since the id itself
+// lockdriver.HashKey of its lock id, as lock.Info.IDHash, since the id itself
 // releases the lock. Times are the Redis server's (TIME), as the locks'.
 //
 // ls scans with SCAN (every master of a cluster) and prints each page of
@@ -69,6 +69,8 @@
 // release), 2 usage error, 3 doctor found a severe finding. The commands
 // themselves are in internal/cli, whose Run the tests call.
 package main
+
+import ()
 
 // The package comment's blocks are shell commands and usage, not Go:
 // NOT GO: go install github.com/syncguard-go/syncguard/cmd/syncguard@latest

@@ -28,7 +28,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // MaxRouteBytes bounds the route part of a key: a longer route (an escaped
@@ -79,13 +79,13 @@ func Unescape(s string) (string, bool) {
 // Stable reports whether p goes into a key as written: Unicode
 // normalisation leaves it, and anything after it, unchanged. It is ASCII,
 // or valid UTF-8 in NFC, of code points assigned in Go's tables (so that
-// JavaScript normalises it alike, see wire.AllAssigned), starting at a
+// JavaScript normalises it alike, see lockdriver.AllAssigned), starting at a
 // normalisation boundary (so it cannot combine with what precedes it).
 func Stable(p string) bool {
 	if isASCII(p) {
 		return true
 	}
-	return utf8.ValidString(p) && wire.AllAssigned(p) && norm.NFC.IsNormalString(p) &&
+	return utf8.ValidString(p) && lockdriver.AllAssigned(p) && norm.NFC.IsNormalString(p) &&
 		norm.NFC.FirstBoundaryInString(p) == 0
 }
 

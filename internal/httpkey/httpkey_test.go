@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func TestBuild(t *testing.T) {
@@ -49,7 +49,7 @@ func TestBuild(t *testing.T) {
 }
 
 // FuzzBuildInjective: distinct (route, scope, key) triples never give one
-// storage key, after the backend's normalisation (wire.NormalizeKey) too:
+// storage key, after the backend's normalisation (lockdriver.NormalizeKey) too:
 // two principals that Unicode calls equivalent, a scoped and an unscoped
 // key, a route and no route all stay apart. Each input is split into the
 // triple on a byte the fuzzer chooses; an empty route or scope is absent.
@@ -70,8 +70,8 @@ func FuzzBuildInjective(f *testing.F) {
 		if ka == kb {
 			t.Fatalf("%q and %q both give %q", ta, tb, ka)
 		}
-		na, errA := wire.NormalizeKey(ka)
-		nb, errB := wire.NormalizeKey(kb)
+		na, errA := lockdriver.NormalizeKey(ka)
+		nb, errB := lockdriver.NormalizeKey(kb)
 		if errA == nil && errB == nil && na == nb {
 			t.Fatalf("%q and %q give one key after normalisation: %q", ta, tb, na)
 		}

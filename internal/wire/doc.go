@@ -6,8 +6,9 @@
 // record), lock ids, lock data and the grant read from it, fence
 // thresholds and the liveness rule, index values (slot indexes,
 // tombstones), done markers and replay records. The Lua scripts write the
-// same bytes; the tests here pin them. Applications use package lock; these
-// helpers are for code that reads or writes the stored format itself.
+// same bytes; the tests here pin them. Applications use package lock; what
+// every backend must do whatever its store (key normalisation, lock ids,
+// fence formatting) is in lock/lockdriver.
 package wire
 
 import "github.com/syncguard-go/syncguard/lock"

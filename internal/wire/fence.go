@@ -1,6 +1,9 @@
 package wire
 
-import "github.com/syncguard-go/syncguard/lock"
+import (
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
+)
 
 // Fence thresholds, as in syncguard: past FenceWarn a backend logs a warning
 // (plan a key rotation); past FenceMax acquisition fails with [lock.CodeInternal].
@@ -13,26 +16,12 @@ const (
 	FenceMax lock.Fence = "900000000000000"
 )
 
-// FormatFence formats n as a Fence. It returns [lock.CodeInvalidArgument] when n
-// does not fit in lock.FenceDigits digits.
-func FormatFence(n uint64) (lock.Fence, error) {
-	if n > 999999999999999 {
-		return "", lock.InvalidArgument("fence", "fence value exceeds 15 digits")
-	}
-	var b [lock.FenceDigits]byte
-	for i := lock.FenceDigits - 1; i >= 0; i-- {
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return lock.Fence(b[:]), nil
-}
-
 // CheckFence validates a fence returned by a backend: it must be
 // well-formed and at most FenceMax. warn reports that it is past FenceWarn,
 // when callers should log (without the raw key) and plan a key rotation.
 // Backends use it so the thresholds live in one place.
 func CheckFence(s string) (f lock.Fence, warn bool, err error) {
-	f, err = lock.ParseFence(s)
+	f, err = lockdriver.ParseFence(s)
 	if err != nil {
 		return "", false, internalError("acquire", "backend returned a malformed fence", nil)
 	}

@@ -7,41 +7,6 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-func TestFormatFence(t *testing.T) {
-	tests := []struct {
-		desc    string
-		n       uint64
-		want    lock.Fence
-		wantErr bool
-	}{
-		{desc: "zero", n: 0, want: "000000000000000"},
-		{desc: "one", n: 1, want: "000000000000001"},
-		{desc: "digits in order", n: 123456789012345, want: "123456789012345"},
-		{desc: "largest", n: 999999999999999, want: "999999999999999"},
-		{desc: "16 digits", n: 1e15, wantErr: true},
-		{desc: "max uint64", n: ^uint64(0), wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.desc, func(t *testing.T) {
-			got, err := wire.FormatFence(tt.n)
-			if tt.wantErr {
-				wantCode(t, err, lock.CodeInvalidArgument)
-				return
-			}
-			if err != nil {
-				t.Fatalf("FormatFence(%d): %v", tt.n, err)
-			}
-			if got != tt.want {
-				t.Errorf("FormatFence(%d) = %q, want %q", tt.n, got, tt.want)
-			}
-			n, ok := got.Uint64()
-			if !ok || n != tt.n {
-				t.Errorf("%q.Uint64() = %d, %v, want %d, true", got, n, ok, tt.n)
-			}
-		})
-	}
-}
-
 func TestCheckFence(t *testing.T) {
 	tests := []struct {
 		desc     string

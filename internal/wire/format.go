@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // The segments that name a lock's other keys after the prefix:
@@ -97,7 +98,7 @@ func DecodeSlotIndex(v string) (SlotIndex, error) {
 	if len(f) != 5 {
 		return SlotIndex{}, ErrNotSlotIndex
 	}
-	fence, err := lock.ParseFence(f[0])
+	fence, err := lockdriver.ParseFence(f[0])
 	acq, err1 := strconv.ParseInt(f[1], 10, 64)
 	n, err2 := strconv.Atoi(f[2])
 	klen, err3 := strconv.Atoi(f[3])

@@ -3,11 +3,11 @@ package wire
 import (
 	"time"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// TimeToleranceMs is lock.TimeTolerance in milliseconds, as passed to scripts.
-const TimeToleranceMs = int64(lock.TimeTolerance / time.Millisecond)
+// TimeToleranceMs is lockdriver.TimeTolerance in milliseconds, as passed to scripts.
+const TimeToleranceMs = int64(lockdriver.TimeTolerance / time.Millisecond)
 
 // IsLive is syncguard's liveness predicate: a lease expiring at expiresAtMs
 // is live at nowMs (both Unix milliseconds by the same clock) iff

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // LockData is the JSON stored at a lock key:
@@ -45,10 +46,10 @@ func DecodeLockData(raw string) (LockData, error) {
 	if w.LockID == nil || w.ExpiresAtMs == nil || w.AcquiredAtMs == nil || w.Key == nil || w.Fence == nil {
 		return LockData{}, notLockData("missing field")
 	}
-	if ValidateLockID(*w.LockID) != nil {
+	if lockdriver.ValidateLockID(*w.LockID) != nil {
 		return LockData{}, notLockData("malformed lockId")
 	}
-	fence, err := lock.ParseFence(*w.Fence)
+	fence, err := lockdriver.ParseFence(*w.Fence)
 	if err != nil {
 		return LockData{}, notLockData("malformed fence")
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // TestDecodeLockData: lock data decodes, cjson's exponent form of a time
@@ -68,10 +68,10 @@ func FuzzDecodeLockData(f *testing.F) {
 		if !json.Valid([]byte(raw)) {
 			t.Fatalf("accepted invalid JSON %q", raw)
 		}
-		if wire.ValidateLockID(d.LockID) != nil {
+		if lockdriver.ValidateLockID(d.LockID) != nil {
 			t.Fatalf("accepted lock id %q", d.LockID)
 		}
-		if _, err := lock.ParseFence(string(d.Fence)); err != nil {
+		if _, err := lockdriver.ParseFence(string(d.Fence)); err != nil {
 			t.Fatalf("accepted fence %q", d.Fence)
 		}
 		for _, ms := range []int64{d.ExpiresAtMs, d.AcquiredAtMs} {

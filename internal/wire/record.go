@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Record is a response stored for replay (the HTTP middleware), as
@@ -65,7 +66,7 @@ var ErrBadRecord = errors.New("not a syncguard replay record (version 2)")
 
 // Encode returns the record's bytes.
 func (r *Record) Encode() []byte {
-	n := len(RecordMagic) + lock.FenceDigits + FingerprintSize + 3 + len(r.Body) + 16
+	n := len(RecordMagic) + lockdriver.FenceDigits + FingerprintSize + 3 + len(r.Body) + 16
 	for _, h := range []http.Header{r.Header, r.Trailer} {
 		for name, vs := range h {
 			n += len(name) + 4
@@ -119,7 +120,7 @@ func DecodeRecord(b []byte) (*Record, error) {
 	}
 	d.b = b[len(RecordMagic):]
 	r := &Record{}
-	fence, err := lock.ParseFence(string(d.next(lock.FenceDigits)))
+	fence, err := lockdriver.ParseFence(string(d.next(lockdriver.FenceDigits)))
 	if err != nil || d.err != nil {
 		return nil, fmt.Errorf("%w: bad fence", ErrBadRecord)
 	}

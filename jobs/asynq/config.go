@@ -8,6 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Defaults of New.
@@ -18,23 +19,23 @@ const (
 	// DefaultTTL is the lease duration when WithTTL is not given. The
 	// lease is kept alive while the handler runs, so it bounds how long a
 	// crashed worker blocks the key, not how long a task may take.
-	DefaultTTL = lock.DefaultTTL
+	DefaultTTL = lockdriver.DefaultTTL
 	// MinTTL is the shortest lease accepted: the backend counts in
 	// milliseconds and the heartbeat runs every TTL/3.
 	MinTTL = 3 * time.Millisecond
 	// MaxPrefixBytes is the longest prefix accepted. It leaves the default
-	// key function room for its hashed form within lock.MaxKeyBytes.
+	// key function room for its hashed form within lockdriver.MaxKeyBytes.
 	MaxPrefixBytes = 256
 	// ReleaseTimeout bounds the release after the handler returns; the
 	// release runs under a context of its own, so a cancelled task still
 	// frees its key at once.
-	ReleaseTimeout = lock.DefaultReleaseTimeout
+	ReleaseTimeout = lockdriver.DefaultReleaseTimeout
 )
 
 // KeyFunc derives the lock key of a task. ctx is the task's context, as
 // asynq gives it to handlers (asynq.GetQueueName, asynq.GetTaskID ...).
 // The key is prefixed (see WithPrefix) and must then be a valid lock key:
-// non-empty UTF-8 of at most lock.MaxKeyBytes bytes after NFC
+// non-empty UTF-8 of at most lockdriver.MaxKeyBytes bytes after NFC
 // normalisation. An error, or an invalid key, fails the task with an error
 // matching ErrInvalidKey and asynq.SkipRetry, without a backend call.
 type KeyFunc func(ctx context.Context, t *asynq.Task) (string, error)
@@ -89,12 +90,11 @@ type config struct {
 	lockOpts  []lock.Option
 }
 
-// WithKeyFunc sets how the lock key is derived from a task (default: the
-// queue, the task type and the hex SHA-256 of the payload; see DefaultKey;
-// with WithLimit, the task type; see TypeKey). Tasks with the same key
-// never run at the same time (more than n at a time with WithLimit): a key
-// that leaves the queue out (such as the id of the entity the task works
-// on) makes tasks of different queues exclude each other too.
+// WithKeyFunc sets how the lock key is derived from a task (default:
+// DefaultKey, the queue, type and payload hash; with WithLimit, TypeKey).
+// Tasks with the same key never run at once (more than n with WithLimit);
+// a key that leaves the queue out makes tasks of different queues exclude
+// each other too.
 func WithKeyFunc(f KeyFunc) Option {
 	return optionFunc(func(c *config) { c.keyFunc = f })
 }
@@ -102,7 +102,7 @@ func WithKeyFunc(f KeyFunc) Option {
 // WithPrefix sets the namespace prepended verbatim to every key (default
 // DefaultPrefix, "asynq:", or DefaultLimitPrefix, "asynq-limit:", with
 // WithLimit; "" for none). The prefix counts toward the
-// lock.MaxKeyBytes key limit and may be at most MaxPrefixBytes long.
+// lockdriver.MaxKeyBytes key limit and may be at most MaxPrefixBytes long.
 func WithPrefix(ns string) Option {
 	return optionFunc(func(c *config) { c.prefix, c.prefixSet = ns, true })
 }
@@ -120,46 +120,27 @@ func WithPolicy(p Policy) Option {
 	return optionFunc(func(c *config) { c.policy = p })
 }
 
-// WithDoneTTL turns on completion memory: after a successful run the key
-// is marked done for d, atomically with the release, and a task with the
-// same key that arrives within d is dropped without running (it fails
-// with a *DuplicateError whose Done is true and that matches
-// asynq.RevokeTask). A task that finds its key busy and already marked
-// done (its holder is another duplicate checking the marker) is dropped
-// likewise instead of requeued. Failed runs leave no marker. 0 (the
-// default) turns it off; it must be at least a millisecond otherwise.
-//
-// It needs a backend that implements lock.Recorder, such as
-// *redisbackend.Backend; New fails otherwise. A backend wrapped with
-// lock.WithHooks (as otellock.Wrap wraps it) keeps what it implements; a
-// decorator of your own must implement lock.Recorder too, or New rejects
-// it.
+// WithDoneTTL marks a key done for d after a successful run, atomically
+// with the release, and drops a task with the same key arriving within d
+// (a *DuplicateError with Done, matching asynq.RevokeTask). 0 (the
+// default) turns it off; otherwise at least a millisecond, and the backend
+// must be a lock.Recorder. See docs/asynq.md.
 func WithDoneTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.doneTTL = d })
 }
 
 // WithReleaseErrorHandler sets the function told about a failed release
 // after the handler returned, as lock.WithReleaseErrorHandler does for
-// lock.Do (the lease then ends at its TTL, and with WithDoneTTL no done
-// marker was written); nil ignores them. The default logs a warning
-// through log/slog with the key's hash, never the raw key. A release that
-// finds an already lost lease is not reported.
+// lock.Do (nil ignores them; the default logs a warning with the key's
+// hash). The lease then ends at its TTL, with no done marker.
 func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 	return optionFunc(func(c *config) { c.onRelease = f })
 }
 
-// WithLockOptions passes options to lock.Do: for example
-// lock.WithReleaseTimeout, lock.WithKeepOptions, or lock.WithWait to wait
-// for a busy key instead of applying the policy at once (the Guard's
-// default is a single attempt: a wait holds an asynq worker). The Guard's
-// own settings win over them: the TTL (WithTTL), the release error handler
-// (WithReleaseErrorHandler), the limit and its wait (WithLimit,
-// WithLimitWait) and the release function, which writes the done marker
-// of WithDoneTTL; lock.WithTTL, lock.WithReleaseErrorHandler,
-// lock.WithLimit, lock.WithReleaseFunc, and with WithLimit lock.WithWait,
-// given here are overridden. With WithLimit the Guard retries until the
-// limit's wait ends, at most lock.QueuedPollInterval apart, whatever
-// lock.WithRetry is given here.
+// WithLockOptions passes options to lock.Do, such as lock.WithWait to wait
+// for a busy key instead of applying the policy at once. The Guard's own
+// settings win: its TTL, release error handler, limit and wait, and the
+// release that writes the done marker; see docs/asynq.md.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }
@@ -184,24 +165,24 @@ func newConfig(b lock.Backend, opts []Option) (config, lock.Recorder, error) {
 	recorder, _ := b.(lock.Recorder)
 	switch {
 	case b == nil:
-		return c, nil, lock.InvalidArgument("config", "nil lock backend")
+		return c, nil, lockdriver.InvalidArgument("config", "nil lock backend")
 	case c.ttl < MinTTL:
-		return c, nil, lock.InvalidArgument("config", "TTL must be at least "+MinTTL.String())
+		return c, nil, lockdriver.InvalidArgument("config", "TTL must be at least "+MinTTL.String())
 	case c.policy != Requeue && c.policy != Drop:
-		return c, nil, lock.InvalidArgument("config", "unknown policy")
+		return c, nil, lockdriver.InvalidArgument("config", "unknown policy")
 	case c.doneTTL < 0:
-		return c, nil, lock.InvalidArgument("config", "done TTL must not be negative")
+		return c, nil, lockdriver.InvalidArgument("config", "done TTL must not be negative")
 	case c.doneTTL > 0 && c.doneTTL < time.Millisecond:
-		return c, nil, lock.InvalidArgument("config", "done TTL must be at least 1ms")
+		return c, nil, lockdriver.InvalidArgument("config", "done TTL must be at least 1ms")
 	case c.doneTTL > 0 && recorder == nil:
-		return c, nil, lock.InvalidArgument("config",
+		return c, nil, lockdriver.InvalidArgument("config",
 			"done TTL needs a backend that implements lock.Recorder (a decorator must implement it too)")
 	case !utf8.ValidString(c.prefix):
-		return c, nil, lock.InvalidArgument("config", "prefix must be valid UTF-8")
+		return c, nil, lockdriver.InvalidArgument("config", "prefix must be valid UTF-8")
 	case len(c.prefix) > MaxPrefixBytes:
-		return c, nil, lock.InvalidArgument("config", "prefix exceeds "+itoa(MaxPrefixBytes)+" bytes")
+		return c, nil, lockdriver.InvalidArgument("config", "prefix exceeds "+itoa(MaxPrefixBytes)+" bytes")
 	}
-	if err := lock.ValidateOptions(c.lockOpts...); err != nil {
+	if err := lockdriver.ValidateOptions(c.lockOpts...); err != nil {
 		return c, nil, err
 	}
 	if c.onRelease == nil {

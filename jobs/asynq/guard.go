@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Guard runs asynq handlers under a lock per task key (with WithLimit, one
@@ -34,8 +35,8 @@ type Guard struct {
 
 // untilLimitWaitEnds is the retry schedule of a limit's wait: attempts
 // until the wait ends (it is bounded by time, not by a count of attempts),
-// at most lock.QueuedPollInterval apart.
-var untilLimitWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, MaxDelay: lock.QueuedPollInterval}
+// at most lockdriver.QueuedPollInterval apart.
+var untilLimitWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, MaxDelay: lockdriver.QueuedPollInterval}
 
 // New returns a Guard that locks tasks on b. It returns an *lock.Error with
 // lock.CodeInvalidArgument (Op "config") for a nil backend or a bad option,
@@ -238,5 +239,5 @@ func (g *Guard) notAcquired(ctx context.Context, key string, err error, waited t
 
 func logReleaseError(l lock.Lease, err error) {
 	slog.Warn("asynqlock: release failed; tried again in the background if the failure was transient, else the lease ends at its TTL",
-		"key_hash", lock.HashKey(l.Key), "fence", string(l.Fence), "error", err)
+		"key_hash", lockdriver.HashKey(l.Key), "fence", string(l.Fence), "error", err)
 }

@@ -12,6 +12,7 @@ import (
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // These tests call the wrapped handler directly, as asynq would, on real
@@ -85,7 +86,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"prefix not UTF-8", e.backend, []asynqlock.Option{asynqlock.WithPrefix("jobs\xff:")}},
 		{"prefix too long", e.backend, []asynqlock.Option{asynqlock.WithPrefix(strings.Repeat("p", asynqlock.MaxPrefixBytes+1))}},
 		{"limit 0", e.backend, []asynqlock.Option{asynqlock.WithLimit(0)}},
-		{"limit above lock.MaxLimit", e.backend, []asynqlock.Option{asynqlock.WithLimit(lock.MaxLimit + 1)}},
+		{"limit above lockdriver.MaxLimit", e.backend, []asynqlock.Option{asynqlock.WithLimit(lockdriver.MaxLimit + 1)}},
 		{"limit with a done TTL", e.backend, []asynqlock.Option{asynqlock.WithLimit(2), asynqlock.WithDoneTTL(time.Minute)}},
 		{"limit on a backend without lock.IDBackend", hidden{e.backend}, []asynqlock.Option{asynqlock.WithLimit(2)}},
 		{"negative limit wait", e.backend, []asynqlock.Option{asynqlock.WithLimit(2), asynqlock.WithLimitWait(-time.Second)}},
@@ -120,7 +121,7 @@ func TestInvalidKeyNeverReachesRedis(t *testing.T) {
 		{"key func error", []asynqlock.Option{asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "", errKey })}},
 		{"empty key", []asynqlock.Option{asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "", nil })}},
 		{"too long with the prefix", []asynqlock.Option{asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) {
-			return strings.Repeat("k", lock.MaxKeyBytes-len(asynqlock.DefaultPrefix)+1), nil
+			return strings.Repeat("k", lockdriver.MaxKeyBytes-len(asynqlock.DefaultPrefix)+1), nil
 		})}},
 		{"not UTF-8", []asynqlock.Option{asynqlock.WithKeyFunc(func(context.Context, *asynq.Task) (string, error) { return "k\xff", nil })}},
 		{"reserved by the backend", []asynqlock.Option{asynqlock.WithPrefix(""),

@@ -9,15 +9,14 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Sizes of the parts of a default key.
 const (
 	// keyBudget is the length of a default key at most, so that it is
 	// valid under any prefix that New accepts.
-	keyBudget = lock.MaxKeyBytes - MaxPrefixBytes
+	keyBudget = lockdriver.MaxKeyBytes - MaxPrefixBytes
 	// maxReadableQueue is the longest queue name kept readable: a readable
 	// queue then leaves room for a hashed type ("h:" and 64 hex digits)
 	// and the payload's 64 hex digits (64+1+66+1+64 <= 256).
@@ -50,7 +49,7 @@ func DefaultKey(ctx context.Context, t *asynq.Task) (string, error) {
 // The queue is kept readable only when it is valid UTF-8 already in NFC,
 // at most 64 bytes long, without ':' and not "h"; the type only when it is
 // valid UTF-8 already in NFC, does not begin with "h:" and the whole key
-// then has at most lock.MaxKeyBytes-MaxPrefixBytes bytes. Any other queue
+// then has at most lockdriver.MaxKeyBytes-MaxPrefixBytes bytes. Any other queue
 // or type is hashed: "h:" and the hex SHA-256 of it. Distinct (queue, type,
 // payload) triples therefore never share a key (short of a SHA-256
 // collision): a readable queue has no ':' and a hashed one a fixed length,
@@ -59,7 +58,7 @@ func DefaultKey(ctx context.Context, t *asynq.Task) (string, error) {
 // begin with "h:" (a readable queue "h" would look like one, hence the
 // exception); and no part is replaced by its normal form (NFC would merge
 // "cafe\u0301" with "café", which asynq routes apart). The key has at most
-// lock.MaxKeyBytes-MaxPrefixBytes bytes, so it is valid under any prefix
+// lockdriver.MaxKeyBytes-MaxPrefixBytes bytes, so it is valid under any prefix
 // that New accepts.
 func DefaultKeyIn(queue string, t *asynq.Task) string {
 	sum := sha256.Sum256(t.Payload())
@@ -84,7 +83,7 @@ func hashed(s string) string {
 // isNFC reports whether s is a valid lock key already in its normal form
 // (so the empty string is not).
 func isNFC(s string) bool {
-	n, err := wire.NormalizeKey(s)
+	n, err := lockdriver.NormalizeKey(s)
 	return err == nil && n == s
 }
 
@@ -96,9 +95,9 @@ func (g *Guard) key(ctx context.Context, t *asynq.Task) (string, error) {
 		return "", invalidKey(err)
 	}
 	if k == "" {
-		return "", invalidKey(lock.InvalidArgument("validate", "key function returned an empty key"))
+		return "", invalidKey(lockdriver.InvalidArgument("validate", "key function returned an empty key"))
 	}
-	k, err = wire.NormalizeKey(g.prefix + k)
+	k, err = lockdriver.NormalizeKey(g.prefix + k)
 	if err != nil {
 		return "", invalidKey(err)
 	}

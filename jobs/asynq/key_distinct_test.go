@@ -6,8 +6,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // TestDefaultKeyDistinct: tasks that asynq tells apart never share a
@@ -52,8 +52,8 @@ func FuzzDefaultKeyDistinct(f *testing.F) {
 	f.Add("default", "email:send", []byte{}, "default", "email:send", []byte{})
 	f.Add("default", "email:send", []byte{}, "critical", "email:send", []byte{})
 	f.Fuzz(func(t *testing.T, q1, typ1 string, p1 []byte, q2, typ2 string, p2 []byte) {
-		k1, err1 := wire.NormalizeKey(asynqlock.DefaultKeyIn(q1, asynq.NewTask(typ1, p1)))
-		k2, err2 := wire.NormalizeKey(asynqlock.DefaultKeyIn(q2, asynq.NewTask(typ2, p2)))
+		k1, err1 := lockdriver.NormalizeKey(asynqlock.DefaultKeyIn(q1, asynq.NewTask(typ1, p1)))
+		k2, err2 := lockdriver.NormalizeKey(asynqlock.DefaultKeyIn(q2, asynq.NewTask(typ2, p2)))
 		if err1 != nil || err2 != nil {
 			t.Fatalf("NormalizeKey of a default key: %v, %v", err1, err2)
 		}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func TestDefaultKeyIn(t *testing.T) {
@@ -78,7 +78,7 @@ func FuzzDefaultKey(f *testing.F) {
 	prefix := strings.Repeat("p", asynqlock.MaxPrefixBytes)
 	f.Fuzz(func(t *testing.T, queue, typ string, payload []byte) {
 		key := asynqlock.DefaultKeyIn(queue, asynq.NewTask(typ, payload))
-		if _, err := wire.NormalizeKey(prefix + key); err != nil {
+		if _, err := lockdriver.NormalizeKey(prefix + key); err != nil {
 			t.Fatalf("DefaultKeyIn(%+q, %+q) = %q, invalid under a %d-byte prefix: %v", queue, typ, key, len(prefix), err)
 		}
 		if other := asynqlock.DefaultKeyIn(queue, asynq.NewTask(typ, append(payload, 0))); other == key {

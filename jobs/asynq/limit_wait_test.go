@@ -70,7 +70,7 @@ func sleepFor(ctx context.Context, d time.Duration) error {
 
 // TestLimitWaitTakesFreedSlot: a task that finds its limit full waits in
 // the key's queue, and the release of a slot hands the slot to it at once,
-// long before its own fallback attempt (lock.QueuedPollInterval after its
+// long before its own fallback attempt (lockdriver.QueuedPollInterval after its
 // last attempt, the holders' leases being far from expiry); it runs
 // without an error.
 func TestLimitWaitTakesFreedSlot(t *testing.T) {

@@ -32,12 +32,10 @@
 // part of Run, so a backend opts in to it explicitly; every subtest of
 // RunLimit fails on a backend that is not a lock.IDBackend.
 //
-// [BadInputs] lists the invalid calls the suite makes, so a backend's own
-// tests can also prove they fail before any I/O (for example by counting
-// the commands sent to the store); [BadLimitInputs] does the same for
-// the limit suite.
+// [BadInputs] and [BadLimitInputs] list the invalid calls the suites
+// make, so a backend's own tests can prove they fail before any I/O.
 //
-// The suite uses only package lock and the standard library. Its keys start
-// with "locktest/", so they never collide with keys a backend reserves for
-// itself.
+// The suite uses only packages lock and lock/lockdriver and the standard
+// library, so a backend outside this module runs it as is. Its keys start
+// with "locktest/", never a key a backend reserves for itself.
 package locktest

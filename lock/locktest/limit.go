@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // RunLimit runs the conformance suite for concurrency limits
@@ -23,7 +23,7 @@ import (
 // ownership (a foreign, stale or released id frees nothing; a release
 // frees exactly one slot); fences strictly increase per key in grant
 // order, slots and locks alike; InvalidArgument for n outside
-// [1, lock.MaxLimit] and the other bad inputs of [BadLimitInputs];
+// [1, lockdriver.MaxLimit] and the other bad inputs of [BadLimitInputs];
 // LookupLimit's count, limit and sanitised holders; [lock.ErrKindMismatch]
 // both ways while a lock or a limit holds a key, and each kind working
 // again once the other's leases end; a call's own n (a smaller one is
@@ -74,7 +74,7 @@ func newSlotID(t *testing.T, lim lock.IDBackend, key string) string {
 	if err != nil {
 		t.Fatalf("NewLockID: %v", err)
 	}
-	if err := wire.ValidateLockID(id); err != nil {
+	if err := lockdriver.ValidateLockID(id); err != nil {
 		t.Fatalf("NewLockID: malformed id: %v", err)
 	}
 	return id
@@ -154,7 +154,7 @@ func assertSlots(t *testing.T, lim lock.IDBackend, key string, ls ...lock.Lease)
 		t.Errorf("LookupLimit: %d holders, want %d", len(info.Holders), len(ls))
 	}
 	for i, l := range ls {
-		if f, ok := got[lock.HashKey(l.ID)]; !ok {
+		if f, ok := got[lockdriver.HashKey(l.ID)]; !ok {
 			t.Errorf("LookupLimit: slot %d (fence %s) is not among the holders", i, l.Fence)
 		} else if f != l.Fence {
 			t.Errorf("LookupLimit: slot %d has fence %s, want %s", i, f, l.Fence)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // keepTTL is the TTL of the slots kept alive: short, so that the sleep
@@ -43,7 +44,7 @@ func (s *suite) testLimitExtend(t *testing.T, lim lock.IDBackend) {
 	if !near(info.ExpiresAt, got, time.Millisecond) || info.Fence != b.Fence {
 		t.Errorf("LookupID after Extend = expiry %v fence %s, want Extend's %v and unchanged %s", info.ExpiresAt, info.Fence, got, b.Fence)
 	}
-	if li := holders(t, lim, key); li == nil || len(li.Holders) != 2 || li.Holders[0].IDHash != lock.HashKey(b.ID) ||
+	if li := holders(t, lim, key); li == nil || len(li.Holders) != 2 || li.Holders[0].IDHash != lockdriver.HashKey(b.ID) ||
 		!near(li.Holders[0].ExpiresAt, got, time.Millisecond) {
 		t.Errorf("LookupLimit after Extend = %+v, want the extended slot first with expiry %v", li, got)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func (s *suite) limitLookupTests() []test {
@@ -32,8 +33,8 @@ func (s *suite) testLookupLimit(t *testing.T, lim lock.IDBackend) {
 	if info == nil {
 		t.Fatal("LookupLimit = nil, want two holders")
 	}
-	if info.KeyHash != lock.HashKey(key) {
-		t.Errorf("KeyHash = %q, want HashKey(key) = %q", info.KeyHash, lock.HashKey(key))
+	if info.KeyHash != lockdriver.HashKey(key) {
+		t.Errorf("KeyHash = %q, want HashKey(key) = %q", info.KeyHash, lockdriver.HashKey(key))
 	}
 	if info.Limit != 3 {
 		t.Errorf("Limit = %d, want 3", info.Limit)
@@ -43,7 +44,7 @@ func (s *suite) testLookupLimit(t *testing.T, lim lock.IDBackend) {
 	}
 	for i, l := range []lock.Lease{sooner, later} { // earliest expiry first
 		h := info.Holders[i]
-		if h.IDHash != lock.HashKey(l.ID) {
+		if h.IDHash != lockdriver.HashKey(l.ID) {
 			t.Errorf("holder %d: IDHash = %q, want HashKey of the slot expiring %s", i, h.IDHash, []string{"first", "last"}[i])
 		}
 		if h.KeyHash != info.KeyHash {
@@ -86,7 +87,7 @@ func (s *suite) testLookupSlotID(t *testing.T, lim lock.IDBackend) {
 	if err != nil || info == nil {
 		t.Fatalf("LookupID(slot) = %v, %v; want the slot", info, err)
 	}
-	want := lock.Info{KeyHash: lock.HashKey(key), IDHash: lock.HashKey(l.ID), Fence: l.Fence}
+	want := lock.Info{KeyHash: lockdriver.HashKey(key), IDHash: lockdriver.HashKey(l.ID), Fence: l.Fence}
 	if info.KeyHash != want.KeyHash || info.IDHash != want.IDHash || info.Fence != want.Fence {
 		t.Errorf("LookupID(slot) = %+v, want hashes %s/%s and fence %s", info, want.KeyHash, want.IDHash, want.Fence)
 	}

@@ -3,8 +3,8 @@ package locktest
 import (
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func (s *suite) limitOwnershipTests() []test {
@@ -23,7 +23,7 @@ func (s *suite) testLimitForeignID(t *testing.T, lim lock.IDBackend) {
 	b := mustSlot(t, lim, key, 3, longTTL)
 	other := mustAcquire(t, lim, s.key(t, "other"), longTTL)
 
-	random := wire.NewLockID()
+	random := lockdriver.NewLockID()
 	wantNotHeld(t, "Release with a random id", lim.Release(ctx(t), random))
 	_, err := lim.Extend(ctx(t), random, longTTL)
 	wantNotHeld(t, "Extend with a random id", err)

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // BadLimitInputs returns every invalid call of the limit suite (see
-// [RunLimit]): n outside [1, lock.MaxLimit] through lock.Acquire, lock.Do
-// and lock.Hold, n outside [1, lock.MaxLimit] for AcquireSlot and outside
-// [0, lock.MaxLimit] for Join (whose n 0 is the lock), and a bad key, ttl,
+// [RunLimit]): n outside [1, lockdriver.MaxLimit] through lock.Acquire, lock.Do
+// and lock.Hold, n outside [1, lockdriver.MaxLimit] for AcquireSlot and outside
+// [0, lockdriver.MaxLimit] for Join (whose n 0 is the lock), and a bad key, ttl,
 // lock id or nil context for AcquireSlot and LookupLimit. A conforming
 // lock.IDBackend fails each with an error whose lock.CodeOf is
 // lock.CodeInvalidArgument, before any I/O. key is a valid key; nothing is
@@ -27,7 +27,7 @@ func BadLimitInputs(key string) []BadInput {
 	const ttl = time.Second
 	bg := context.Background()
 	var nilCtx context.Context
-	id := wire.NewLockID() // well-formed, never granted
+	id := lockdriver.NewLockID() // well-formed, never granted
 
 	var in []BadInput
 	add := func(name string, call func(lock.Backend) error) {
@@ -43,7 +43,7 @@ func BadLimitInputs(key string) []BadInput {
 			return f(lim)
 		}
 	}
-	for _, n := range []int{0, -1, lock.MaxLimit + 1} {
+	for _, n := range []int{0, -1, lockdriver.MaxLimit + 1} {
 		ns := strconv.Itoa(n)
 		opts := []lock.Option{lock.WithLimit(n), lock.WithWait(0), lock.WithTTL(ttl)}
 		add("lock.Acquire/WithLimit("+ns+")", func(b lock.Backend) error {
@@ -77,7 +77,7 @@ func BadLimitInputs(key string) []BadInput {
 			return err
 		}))
 	}
-	for _, k := range []struct{ desc, key string }{{"empty", ""}, {"invalid UTF-8", "\xff\xfe"}, {"513 bytes", padKey("k", lock.MaxKeyBytes+1)}} {
+	for _, k := range []struct{ desc, key string }{{"empty", ""}, {"invalid UTF-8", "\xff\xfe"}, {"513 bytes", padKey("k", lockdriver.MaxKeyBytes+1)}} {
 		add("AcquireSlot/key/"+k.desc, limiter(func(lim lock.IDBackend) error {
 			_, err := lim.AcquireSlot(bg, k.key, id, 2, ttl)
 			return err
@@ -130,7 +130,7 @@ func (s *suite) testLimitBadInputs(t *testing.T, lim lock.IDBackend) {
 // testLimitBounds: the smallest and largest n are valid limits, through
 // AcquireSlot and lock.Acquire.
 func (s *suite) testLimitBounds(t *testing.T, lim lock.IDBackend) {
-	for _, n := range []int{1, lock.MaxLimit} {
+	for _, n := range []int{1, lockdriver.MaxLimit} {
 		key := s.key(t, "n"+strconv.Itoa(n))
 		a := mustSlot(t, lim, key, n, longTTL)
 		b, err := lock.Acquire(ctx(t), lim, key, lock.WithLimit(n), lock.WithWait(0), lock.WithTTL(longTTL))

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Option configures [Run].
@@ -28,12 +28,10 @@ type config struct {
 }
 
 // WithExpiry sets how the suite lets d pass when it waits for leases to
-// expire. The default sleeps. Backends whose store does not expire keys by
-// itself pass a function that advances the store's clock instead (for
-// miniredis: FastForward(d)). The suite always waits TTL plus
-// lock.TimeTolerance plus a margin, so a backend may honour expiry as late
-// as the tolerance allows. [RunLimit] also expects f to let d pass for
-// the clock the backend reads (see there).
+// expire (default: it sleeps), for a store that does not expire keys by
+// itself (miniredis: FastForward(d)). The suite waits TTL plus
+// lockdriver.TimeTolerance plus a margin; [RunLimit] expects f to move the
+// clock the backend reads.
 func WithExpiry(f func(t *testing.T, d time.Duration)) Option {
 	return optionFunc(func(c *config) { c.expire = f })
 }
@@ -159,7 +157,7 @@ func (s *suite) wait(t *testing.T, d time.Duration) {
 
 // expiryWait is how long a lease of ttl needs to be gone for every backend.
 func expiryWait(ttl time.Duration) time.Duration {
-	return ttl + lock.TimeTolerance + expiryMargin
+	return ttl + lockdriver.TimeTolerance + expiryMargin
 }
 
 func randomHex(n int) string {
@@ -191,10 +189,10 @@ func mustAcquire(t *testing.T, b lock.Backend, key string, ttl time.Duration) lo
 // fence.
 func checkLease(t *testing.T, what string, b lock.Backend, l lock.Lease, key string) {
 	t.Helper()
-	if err := wire.ValidateLockID(l.ID); err != nil {
+	if err := lockdriver.ValidateLockID(l.ID); err != nil {
 		t.Fatalf("%s: lease id is malformed: %v", what, err)
 	}
-	norm, err := wire.NormalizeKey(key)
+	norm, err := lockdriver.NormalizeKey(key)
 	if err != nil {
 		t.Fatalf("locktest: bad test key: %v", err)
 	}
@@ -205,7 +203,7 @@ func checkLease(t *testing.T, what string, b lock.Backend, l lock.Lease, key str
 		t.Fatalf("%s: Lease.ExpiresAt is zero", what)
 	}
 	if fencing(b) {
-		if _, err := lock.ParseFence(string(l.Fence)); err != nil {
+		if _, err := lockdriver.ParseFence(string(l.Fence)); err != nil {
 			t.Fatalf("%s: Lease.Fence %q: %v", what, l.Fence, err)
 		}
 	}
@@ -256,8 +254,8 @@ func assertHeld(t *testing.T, b lock.Backend, l lock.Lease) {
 		t.Fatalf("LookupID(holder's id) = %v, %v; want the holder's lease", byID, err)
 	}
 	for name, info := range map[string]*lock.Info{"LookupKey": byKey, "LookupID": byID} {
-		if info.IDHash != lock.HashKey(l.ID) {
-			t.Errorf("%s: IDHash = %s, want the holder's %s", name, info.IDHash, lock.HashKey(l.ID))
+		if info.IDHash != lockdriver.HashKey(l.ID) {
+			t.Errorf("%s: IDHash = %s, want the holder's %s", name, info.IDHash, lockdriver.HashKey(l.ID))
 		}
 		if info.Fence != l.Fence {
 			t.Errorf("%s: Fence = %s, want the holder's %s", name, info.Fence, l.Fence)

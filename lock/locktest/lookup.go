@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // clockSkew bounds how far the backend's clock may be from the local one
@@ -42,11 +42,11 @@ func (s *suite) testLookupSanitised(t *testing.T, b lock.Backend) {
 		t.Fatalf("LookupID = %v, %v; want the lease", byID, err)
 	}
 	for name, info := range map[string]*lock.Info{"LookupKey": byKey, "LookupID": byID} {
-		if info.KeyHash != lock.HashKey(key) {
-			t.Errorf("%s: KeyHash = %q, want HashKey(key) = %q", name, info.KeyHash, lock.HashKey(key))
+		if info.KeyHash != lockdriver.HashKey(key) {
+			t.Errorf("%s: KeyHash = %q, want HashKey(key) = %q", name, info.KeyHash, lockdriver.HashKey(key))
 		}
-		if info.IDHash != lock.HashKey(l.ID) {
-			t.Errorf("%s: IDHash = %q, want HashKey(id) = %q", name, info.IDHash, lock.HashKey(l.ID))
+		if info.IDHash != lockdriver.HashKey(l.ID) {
+			t.Errorf("%s: IDHash = %q, want HashKey(id) = %q", name, info.IDHash, lockdriver.HashKey(l.ID))
 		}
 		if info.Fence != l.Fence {
 			t.Errorf("%s: Fence = %s, want the lease's %s", name, info.Fence, l.Fence)
@@ -74,7 +74,7 @@ func (s *suite) testLookupSanitised(t *testing.T, b lock.Backend) {
 // released lease return nil, nil.
 func (s *suite) testLookupNil(t *testing.T, b lock.Backend) {
 	assertFree(t, b, s.key(t, "never-locked"))
-	assertGone(t, b, wire.NewLockID())
+	assertGone(t, b, lockdriver.NewLockID())
 
 	key := s.key(t, "released")
 	l := mustAcquire(t, b, key, longTTL)

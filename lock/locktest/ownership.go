@@ -3,8 +3,8 @@ package locktest
 import (
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func (s *suite) ownershipTests() []test {
@@ -50,7 +50,7 @@ func (s *suite) testReleaseTwice(t *testing.T, b lock.Backend) {
 func (s *suite) testUnknownID(t *testing.T, b lock.Backend) {
 	key := s.key(t, "k")
 	h := mustAcquire(t, b, key, longTTL)
-	id := wire.NewLockID()
+	id := lockdriver.NewLockID()
 	wantNotHeld(t, "Release with a random id", b.Release(ctx(t), id))
 	_, err := b.Extend(ctx(t), id, longTTL)
 	wantNotHeld(t, "Extend with a random id", err)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // BadInput is one call to a Backend method with exactly one invalid
@@ -30,11 +30,11 @@ func BadInputs(key string) []BadInput {
 	const ttl = time.Second
 	bg := context.Background()
 	var nilCtx context.Context
-	id := wire.NewLockID() // well-formed, never granted
+	id := lockdriver.NewLockID() // well-formed, never granted
 
 	badKeys := []struct{ desc, key string }{
 		{"empty", ""},
-		{"513 bytes", strings.Repeat("k", lock.MaxKeyBytes+1)},
+		{"513 bytes", strings.Repeat("k", lockdriver.MaxKeyBytes+1)},
 		{"invalid UTF-8", "\xff\xfe"},
 		{"invalid UTF-8 after a valid prefix", "locktest/\xc3"},
 		{"513 bytes of two-byte characters", strings.Repeat("é", 256) + "k"},
@@ -158,16 +158,16 @@ func wantInvalid(t *testing.T, b lock.Backend, inputs []BadInput) {
 	}
 }
 
-// testLongestKey: keys of exactly lock.MaxKeyBytes bytes, ASCII or not,
+// testLongestKey: keys of exactly lockdriver.MaxKeyBytes bytes, ASCII or not,
 // are accepted.
 func (s *suite) testLongestKey(t *testing.T, b lock.Backend) {
 	base := evenPad(s.key(t, "two-byte"))
 	for _, key := range []string{
-		padKey(s.key(t, "ascii"), lock.MaxKeyBytes),
-		base + strings.Repeat("é", (lock.MaxKeyBytes-len(base))/2),
+		padKey(s.key(t, "ascii"), lockdriver.MaxKeyBytes),
+		base + strings.Repeat("é", (lockdriver.MaxKeyBytes-len(base))/2),
 	} {
-		if len(key) != lock.MaxKeyBytes {
-			t.Fatalf("locktest: test key is %d bytes, want %d", len(key), lock.MaxKeyBytes)
+		if len(key) != lockdriver.MaxKeyBytes {
+			t.Fatalf("locktest: test key is %d bytes, want %d", len(key), lockdriver.MaxKeyBytes)
 		}
 		l := mustAcquire(t, b, key, longTTL)
 		assertHeld(t, b, l)
@@ -176,14 +176,14 @@ func (s *suite) testLongestKey(t *testing.T, b lock.Backend) {
 }
 
 // testNFC: a key is taken in its NFC form: the same text in NFD (longer
-// than lock.MaxKeyBytes before normalisation, exactly that after) is
+// than lockdriver.MaxKeyBytes before normalisation, exactly that after) is
 // accepted, contends with the NFC spelling, and looks up as the same key.
 func (s *suite) testNFC(t *testing.T, b lock.Backend) {
 	base := evenPad(s.key(t, "nfc"))
-	n := (lock.MaxKeyBytes - len(base)) / 2
+	n := (lockdriver.MaxKeyBytes - len(base)) / 2
 	nfc := base + strings.Repeat("\u00e9", n)  // é, 2 bytes
 	nfd := base + strings.Repeat("e\u0301", n) // e + combining acute, 3 bytes
-	if len(nfc) != lock.MaxKeyBytes || len(nfd) <= lock.MaxKeyBytes {
+	if len(nfc) != lockdriver.MaxKeyBytes || len(nfd) <= lockdriver.MaxKeyBytes {
 		t.Fatalf("locktest: test keys are %d and %d bytes", len(nfc), len(nfd))
 	}
 	l, err := b.Acquire(ctx(t), nfd, longTTL)
@@ -200,7 +200,7 @@ func (s *suite) testNFC(t *testing.T, b lock.Backend) {
 	if err != nil || info == nil {
 		t.Fatalf("LookupKey(NFC spelling) = %v, %v; want the lease", info, err)
 	}
-	if info.KeyHash != lock.HashKey(nfc) || info.IDHash != lock.HashKey(l.ID) {
+	if info.KeyHash != lockdriver.HashKey(nfc) || info.IDHash != lockdriver.HashKey(l.ID) {
 		t.Errorf("LookupKey(NFC spelling) = %+v, want the lease taken with the NFD spelling", info)
 	}
 	mustRelease(t, b, l)
@@ -208,7 +208,7 @@ func (s *suite) testNFC(t *testing.T, b lock.Backend) {
 }
 
 // evenPad pads an ASCII key with one 'a' when its length is odd, so that
-// two-byte characters fill it to exactly lock.MaxKeyBytes.
+// two-byte characters fill it to exactly lockdriver.MaxKeyBytes.
 func evenPad(key string) string {
 	if len(key)%2 == 1 {
 		return key + "a"

@@ -12,8 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 )
 
@@ -38,7 +38,7 @@ func (b stubLimiter) Acquire(ctx context.Context, key string, ttl time.Duration)
 	return b.stubBackend.Acquire(ctx, key, ttl)
 }
 
-func (b stubLimiter) NewLockID(string) (string, error) { return wire.NewLockID(), nil }
+func (b stubLimiter) NewLockID(string) (string, error) { return lockdriver.NewLockID(), nil }
 
 func (b stubLimiter) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
 	return lock.Lease{}, b.err
@@ -80,7 +80,7 @@ func TestDefaultAnswersReachHTTPErrorHandler(t *testing.T) {
 			wantErr: func(err error) bool { return errors.Is(err, lock.ErrLocked) }},
 		{desc: "missing key", b: busy, wantStatus: http.StatusBadRequest,
 			wantErr: func(err error) bool { return lock.CodeOf(err) == lock.CodeInvalidArgument }},
-		{desc: "key over 512 bytes", b: busy, header: strings.Repeat("k", lock.MaxKeyBytes+1), wantStatus: http.StatusBadRequest,
+		{desc: "key over 512 bytes", b: busy, header: strings.Repeat("k", lockdriver.MaxKeyBytes+1), wantStatus: http.StatusBadRequest,
 			wantErr: func(err error) bool { return lock.CodeOf(err) == lock.CodeInvalidArgument }},
 		{desc: "backend down", b: down, header: secret, wantStatus: http.StatusServiceUnavailable,
 			wantErr: func(err error) bool { return lock.CodeOf(err) == lock.CodeServiceUnavailable }},

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
@@ -84,7 +85,7 @@ type Config struct {
 	// attempt). While waiting, on a backend with a waiter queue
 	// (redisbackend) the request is handed the key by the release, in the
 	// order requests queued, and attempts again only as a fallback (at the
-	// holder's expiry, or lock.QueuedPollInterval after its last attempt);
+	// holder's expiry, or lockdriver.QueuedPollInterval after its last attempt);
 	// on other backends it retries at most WaitMaxDelay apart. It stops
 	// when the request's context ends.
 	Wait time.Duration
@@ -103,7 +104,7 @@ type Config struct {
 	// ProblemErrorHandler writes a problem+json body instead).
 	ErrorHandler ErrorHandler
 	// LockOptions are passed to lock.Do, such as
-	// lock.WithReleaseErrorHandler or lock.WithKeepOptions. The
+	// lock.WithReleaseErrorHandler or lock.WithHeartbeat. The
 	// middleware's own settings win over them: TTL and Wait (and its
 	// retry schedule) are set by those fields only, so lock.WithTTL,
 	// lock.WithWait or lock.WithRetry given here are overridden, and a
@@ -156,7 +157,7 @@ type Config struct {
 	// by default (RouteScope), so one limit holds across every route that
 	// uses this middleware.
 	//
-	// Limit must be between 0 and lock.MaxLimit; with a limit, Backend
+	// Limit must be between 0 and lockdriver.MaxLimit; with a limit, Backend
 	// must be a lock.IDBackend (redisbackend.Backend is, and otellock.Wrap
 	// of one keeps it) and Replay must be nil: replay stores one response
 	// per key for requests that must run once, while a limit lets several
@@ -227,12 +228,12 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 // that is not valid UTF-8 or leaves no room for a key; with Replay, a
 // Backend that is not a lock.Recorder, a replay TTL under 1ms, a negative
 // limit or a header that cannot be replayed; a Limit outside 0 to
-// lock.MaxLimit; with a Limit, a Backend that is not a lock.IDBackend (the
+// lockdriver.MaxLimit; with a Limit, a Backend that is not a lock.IDBackend (the
 // error then also matches errors.ErrUnsupported) or Replay set.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	switch {
 	case c.KeyLookup != "" && c.KeyExtractor != nil:
-		return nil, lock.InvalidArgument("config", "echolock: KeyLookup and KeyExtractor are both set; set one")
+		return nil, lockdriver.InvalidArgument("config", "echolock: KeyLookup and KeyExtractor are both set; set one")
 	case c.KeyLookup != "":
 		key, err := parseKeyLookup(c.KeyLookup)
 		if err != nil {
@@ -240,10 +241,10 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 		}
 		c.KeyExtractor = key
 	case c.KeyExtractor == nil:
-		return nil, lock.InvalidArgument("config", "echolock: no key: set KeyLookup (such as \"idempotency:Idempotency-Key\") or KeyExtractor")
+		return nil, lockdriver.InvalidArgument("config", "echolock: no key: set KeyLookup (such as \"idempotency:Idempotency-Key\") or KeyExtractor")
 	}
 	if c.RouteScope < RouteScopeDefault || c.RouteScope > RouteScopeOff {
-		return nil, lock.InvalidArgument("config", "echolock: unknown RouteScope")
+		return nil, lockdriver.InvalidArgument("config", "echolock: unknown RouteScope")
 	}
 	if c.ProblemTypeBase != "" {
 		if err := guard.ValidProblemBase(c.ProblemTypeBase); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -58,7 +59,7 @@ func TestToMiddlewareErrors(t *testing.T) {
 			c.Replay = &echolock.ReplayConfig{Headers: []string{"Transfer-Encoding"}}
 		}},
 		{"negative limit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, -1 }},
-		{"limit over lock.MaxLimit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, lock.MaxLimit+1 }},
+		{"limit over lockdriver.MaxLimit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, lockdriver.MaxLimit+1 }},
 		{"limit on a backend that is not a lock.IDBackend", func(c *echolock.Config) { c.Backend, c.Limit = recorder{}, 3 }},
 		{"limit with replay", func(c *echolock.Config) {
 			c.Backend, c.Limit = limiter{}, 3
@@ -105,8 +106,8 @@ func TestToMiddlewareErrors(t *testing.T) {
 			t.Errorf("ToMiddleware on a Recorder: %v", err)
 		}
 	})
-	t.Run("limits 1 and lock.MaxLimit on a lock.IDBackend", func(t *testing.T) {
-		for _, n := range []int{1, lock.MaxLimit} {
+	t.Run("limits 1 and lockdriver.MaxLimit on a lock.IDBackend", func(t *testing.T) {
+		for _, n := range []int{1, lockdriver.MaxLimit} {
 			c := valid
 			c.Backend, c.Limit = limiter{}, n
 			if _, err := c.ToMiddleware(); err != nil {

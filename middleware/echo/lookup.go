@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
@@ -46,7 +46,7 @@ func parseKeyLookup(lookup string) (KeyExtractor, error) {
 			problem = fmt.Sprintf("part %q: %q is not a valid header name", src, name)
 		}
 		if problem != "" {
-			return nil, lock.InvalidArgument("config", fmt.Sprintf("echolock: KeyLookup %q: %s", lookup, problem))
+			return nil, lockdriver.InvalidArgument("config", fmt.Sprintf("echolock: KeyLookup %q: %s", lookup, problem))
 		}
 		parts = append(parts, from(name))
 	}

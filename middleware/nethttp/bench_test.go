@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -63,7 +63,7 @@ func BenchmarkThroughput(b *testing.B) {
 		raw := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
 			key := "raw:" + r.Header.Get("Idempotency-Key")
-			ok, err := rdb.SetNX(ctx, key, wire.NewLockID(), ttl).Result()
+			ok, err := rdb.SetNX(ctx, key, lockdriver.NewLockID(), ttl).Result()
 			switch {
 			case err != nil:
 				w.WriteHeader(http.StatusServiceUnavailable)

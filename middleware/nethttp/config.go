@@ -104,7 +104,7 @@ func WithTTL(d time.Duration) Option {
 // so that a busy key is answered at once. While waiting, on a backend with
 // a waiter queue (redisbackend) the request is handed the key by the
 // release, in the order requests queued, and attempts again only as a
-// fallback (at the holder's expiry, or lock.QueuedPollInterval after its
+// fallback (at the holder's expiry, or lockdriver.QueuedPollInterval after its
 // last attempt); on other backends it retries at most WaitMaxDelay apart
 // (from 10ms, doubling, with jitter). The wait ends early when the
 // request's context does.
@@ -187,7 +187,7 @@ func WithProblemTypeBase(uri string) Option {
 
 // WithLockOptions passes options to lock.Do, such as
 // lock.WithReleaseErrorHandler, lock.WithReleaseTimeout or
-// lock.WithKeepOptions. The middleware's own settings win over them: the
+// lock.WithHeartbeat. The middleware's own settings win over them: the
 // TTL (WithTTL) and the wait and its retry schedule (WithWait) are set by
 // those options only, so lock.WithTTL, lock.WithWait or lock.WithRetry
 // given here are overridden; set a limit with WithLimit, not

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
@@ -18,23 +19,23 @@ import (
 // a key; with WithReplay, a backend that is not a lock.Recorder, a replay
 // TTL of 0 or under 1ms, a negative limit or a header that cannot be
 // replayed; a replay option without WithReplay; with WithLimit, a limit
-// outside 1 to lock.MaxLimit, a backend that is not a lock.IDBackend (the
+// outside 1 to lockdriver.MaxLimit, a backend that is not a lock.IDBackend (the
 // error then also matches errors.ErrUnsupported), or WithReplay as well.
 func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error) {
 	c := newConfig(opts)
 	if c.keyFunc == nil {
-		return nil, lock.InvalidArgument("config", "no key function; use WithKeyFunc")
+		return nil, lockdriver.InvalidArgument("config", "no key function; use WithKeyFunc")
 	}
 	if c.ttlSet && c.guard.TTL == 0 {
-		return nil, lock.InvalidArgument("config", "TTL must be positive (leave WithTTL out for the default)")
+		return nil, lockdriver.InvalidArgument("config", "TTL must be positive (leave WithTTL out for the default)")
 	}
 	switch {
 	case c.replayOn && c.replay.TTL == 0:
-		return nil, lock.InvalidArgument("config", "replay TTL must be positive (httplock.DefaultReplayTTL is 24h)")
+		return nil, lockdriver.InvalidArgument("config", "replay TTL must be positive (httplock.DefaultReplayTTL is 24h)")
 	case !c.replayOn && c.replayTuned != "":
-		return nil, lock.InvalidArgument("config", c.replayTuned+" needs WithReplay")
+		return nil, lockdriver.InvalidArgument("config", c.replayTuned+" needs WithReplay")
 	case c.limitSet && c.guard.Limit == 0:
-		return nil, lock.InvalidArgument("config", "limit must be between 1 and "+strconv.Itoa(lock.MaxLimit)+" (leave WithLimit out for no limit)")
+		return nil, lockdriver.InvalidArgument("config", "limit must be between 1 and "+strconv.Itoa(lockdriver.MaxLimit)+" (leave WithLimit out for no limit)")
 	case c.replayOn:
 		c.guard.Replay = &c.replay
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -68,7 +69,7 @@ func TestNewConfigErrors(t *testing.T) {
 		{desc: "replay option without WithReplay", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplayMaxBody(10)}},
 		{desc: "limit 0", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(0)}},
 		{desc: "negative limit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(-1)}},
-		{desc: "limit over lock.MaxLimit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(lock.MaxLimit + 1)}},
+		{desc: "limit over lockdriver.MaxLimit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(lockdriver.MaxLimit + 1)}},
 		{desc: "limit on a backend that is not a lock.IDBackend", b: recorder{}, opts: []httplock.Option{key, httplock.WithLimit(3)}},
 		{desc: "limit with replay", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(3), httplock.WithReplay(time.Hour)}},
 		{desc: "replay without a scope", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
@@ -92,8 +93,8 @@ func TestNewConfigErrors(t *testing.T) {
 			httplock.Must(tt.b, tt.opts...)
 		})
 	}
-	t.Run("limits 1 and lock.MaxLimit on a lock.IDBackend", func(t *testing.T) {
-		for _, n := range []int{1, lock.MaxLimit} {
+	t.Run("limits 1 and lockdriver.MaxLimit on a lock.IDBackend", func(t *testing.T) {
+		for _, n := range []int{1, lockdriver.MaxLimit} {
 			if _, err := httplock.New(limiter{}, key, httplock.WithLimit(n)); err != nil {
 				t.Errorf("New with WithLimit(%d): %v", n, err)
 			}

@@ -1,6 +1,8 @@
 package httplock
 
-import "github.com/syncguard-go/syncguard/middleware/internal/guard"
+import (
+	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+)
 
 // ErrLimitReached is matched (errors.Is) by the error a BusyHandler
 // receives when every slot of the key's concurrency limit (WithLimit) is
@@ -24,7 +26,7 @@ var ErrLimitReached = guard.ErrLimitReached
 // The route is left out of a limit's key by default (WithRouteScope), so
 // one limit holds across every route that uses the middleware.
 //
-// n must be between 1 and lock.MaxLimit (New rejects anything else,
+// n must be between 1 and lockdriver.MaxLimit (New rejects anything else,
 // including 0: leave the option out for no limit); the backend must be a
 // lock.IDBackend (redisbackend.Backend is, and otellock.Wrap of one). A
 // limit cannot be combined with WithReplay (New returns an error):

@@ -23,6 +23,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Reply is what the client saw.
@@ -363,7 +364,7 @@ func (b *LeakyBackend) IsDone(ctx context.Context, key string) (bool, error) {
 }
 
 // LeakyLimiter is a broken concurrency limit for the examples' tests: it
-// grants every slot as if the limit were lock.MaxLimit, whether a caller
+// grants every slot as if the limit were lockdriver.MaxLimit, whether a caller
 // attempts or waits in the queue. Its locks and records work.
 type LeakyLimiter struct {
 	lock.IDBackend
@@ -376,13 +377,13 @@ var _ interface {
 
 // AcquireSlot takes a slot whatever n.
 func (b LeakyLimiter) AcquireSlot(ctx context.Context, key, id string, _ int, ttl time.Duration) (lock.Lease, error) {
-	return b.IDBackend.AcquireSlot(ctx, key, id, lock.MaxLimit, ttl)
+	return b.IDBackend.AcquireSlot(ctx, key, id, lockdriver.MaxLimit, ttl)
 }
 
 // Join queues a waiter for a slot whatever n (for the lock when n is 0).
 func (b LeakyLimiter) Join(key, id string, n int, ttl, wait time.Duration) (lock.Waiter, error) {
 	if n > 0 {
-		n = lock.MaxLimit
+		n = lockdriver.MaxLimit
 	}
 	return b.IDBackend.Join(key, id, n, ttl, wait)
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -71,7 +72,7 @@ func (e *Env) BackendWith(name string, o redisbackend.Options) (lock.Backend, er
 
 // Expire returns once a lease of ttl granted now has expired: at once on
 // the embedded server, whose clock it moves (miniredis never expires keys
-// on its own), else after ttl plus lock.TimeTolerance (a lease stays live
+// on its own), else after ttl plus lockdriver.TimeTolerance (a lease stays live
 // that long past its expiry) or when ctx ends.
 func (e *Env) Expire(ctx context.Context, ttl time.Duration) {
 	if e.Mini != nil {
@@ -80,7 +81,7 @@ func (e *Env) Expire(ctx context.Context, ttl time.Duration) {
 	}
 	select {
 	case <-ctx.Done():
-	case <-time.After(ttl + lock.TimeTolerance + 200*time.Millisecond):
+	case <-time.After(ttl + lockdriver.TimeTolerance + 200*time.Millisecond):
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // OverlapSlack is how far (server clock, milliseconds) a grant may start
@@ -33,7 +34,7 @@ func CheckFenceOrder(grants []Grant) []Violation {
 		for i := 1; i < len(gs); i++ {
 			if gs[i].Fence == gs[i-1].Fence {
 				vs = append(vs, Violation{KindFenceOrder, fmt.Sprintf("key %s: fence %s granted twice (workers %d and %d)",
-					lock.HashKey(key), gs[i].Fence, gs[i-1].Worker, gs[i].Worker)})
+					lockdriver.HashKey(key), gs[i].Fence, gs[i-1].Worker, gs[i].Worker)})
 			}
 		}
 		// Every earlier-by-fence grant must not be later-by-clock.
@@ -42,7 +43,7 @@ func CheckFenceOrder(grants []Grant) []Violation {
 		for _, g := range gs {
 			if g.AcquiredMs < maxAcq {
 				vs = append(vs, Violation{KindFenceOrder, fmt.Sprintf("key %s: fence %s acquired at %d ms, after fence %s at %d ms",
-					lock.HashKey(key), maxG.Fence, maxAcq, g.Fence, g.AcquiredMs)})
+					lockdriver.HashKey(key), maxG.Fence, maxAcq, g.Fence, g.AcquiredMs)})
 			}
 			if g.AcquiredMs > maxAcq {
 				maxAcq, maxG = g.AcquiredMs, g
@@ -72,7 +73,7 @@ func CheckOverlap(grants []Grant) (vs []Violation, maxOverlap time.Duration) {
 				if prevEnd-g.AcquiredMs > OverlapSlack {
 					vs = append(vs, Violation{KindOverlap, fmt.Sprintf(
 						"key %s: fence %s (worker %d) acquired %v before fence %s (worker %d) ended",
-						lock.HashKey(key), g.Fence, g.Worker, over, prev.Fence, prev.Worker)})
+						lockdriver.HashKey(key), g.Fence, g.Worker, over, prev.Fence, prev.Worker)})
 				}
 			}
 			if e := g.EndMs(); e > prevEnd {
@@ -200,7 +201,7 @@ func CheckFalseLeaseLost(ops []Op) []Violation {
 		}
 		vs = append(vs, Violation{KindFalseLeaseLost, fmt.Sprintf(
 			"key %s: %s of fence %s (worker %d) answered not held %v before the lease's known expiry, and nothing else released it",
-			lock.HashKey(op.Key), op.Kind, op.Fence, op.Worker, time.Duration(live-retMs)*time.Millisecond)})
+			lockdriver.HashKey(op.Key), op.Kind, op.Fence, op.Worker, time.Duration(live-retMs)*time.Millisecond)})
 	}
 	return vs
 }
@@ -220,7 +221,7 @@ func CheckDeadlines(ops []Op, dos []DoCall) (vs []Violation, maxOver time.Durati
 		maxOver = max(maxOver, over)
 		if over > DeadlineGrace {
 			vs = append(vs, Violation{KindOverran, fmt.Sprintf("key %s: backend %s (worker %d) returned %v after its context's deadline",
-				lock.HashKey(op.Key), op.Kind, op.Worker, over.Round(time.Millisecond))})
+				lockdriver.HashKey(op.Key), op.Kind, op.Worker, over.Round(time.Millisecond))})
 		}
 	}
 	for _, d := range dos {
@@ -239,7 +240,7 @@ func CheckDeadlines(ops []Op, dos []DoCall) (vs []Violation, maxOver time.Durati
 				what = "its deadline (or fn's return plus the release timeout)"
 			}
 			vs = append(vs, Violation{KindOverran, fmt.Sprintf("key %s: lock.Do (worker %d) returned %v after %s",
-				lock.HashKey(d.Key), d.Worker, over.Round(time.Millisecond), what)})
+				lockdriver.HashKey(d.Key), d.Worker, over.Round(time.Millisecond), what)})
 		}
 	}
 	return vs, maxOver

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // KindLimit: more live slots of a concurrency limit at one instant, by
@@ -42,7 +42,7 @@ func CheckLimit(grants []Grant) (vs []Violation, maxHolders int) {
 			if len(live) > g.Limit {
 				vs = append(vs, Violation{KindLimit, fmt.Sprintf(
 					"key %s: fence %s (worker %d) granted at %d ms with %d other live slots, limit %d (%s)",
-					lock.HashKey(key), g.Fence, g.Worker, g.AcquiredMs, len(live)-1, g.Limit, fences(live[:len(live)-1]))})
+					lockdriver.HashKey(key), g.Fence, g.Worker, g.AcquiredMs, len(live)-1, g.Limit, fences(live[:len(live)-1]))})
 			}
 		}
 	}

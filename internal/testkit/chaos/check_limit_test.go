@@ -10,8 +10,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func TestCheckLimit(t *testing.T) {
@@ -86,7 +86,7 @@ func TestCheckLimitBrokenBackend(t *testing.T) {
 				if len(vs) == 0 || most != 3 {
 					t.Errorf("CheckLimit = %v, %d holders at most; want violations, 3", vs, most)
 				}
-				if lin.Result != porcupine.Illegal || len(lin.IllegalKeys) != 1 || lin.IllegalKeys[0] != lock.HashKey("s") {
+				if lin.Result != porcupine.Illegal || len(lin.IllegalKeys) != 1 || lin.IllegalKeys[0] != lockdriver.HashKey("s") {
 					t.Errorf("linearizability: got %v on keys %v, want illegal on s", lin.Result, lin.IllegalKeys)
 				}
 				if !bytes.Contains(lin.Visualization, []byte("<html")) {
@@ -126,7 +126,7 @@ type slotLease struct {
 	expires time.Time
 }
 
-func (f *slotFake) NewLockID(string) (string, error) { return wire.NewLockID(), nil }
+func (f *slotFake) NewLockID(string) (string, error) { return lockdriver.NewLockID(), nil }
 
 func (f *slotFake) AcquireSlot(_ context.Context, key, id string, _ int, ttl time.Duration) (lock.Lease, error) {
 	f.mu.Lock()
@@ -152,7 +152,7 @@ func (f *slotFake) AcquireSlot(_ context.Context, key, id string, _ int, ttl tim
 		return lock.Lease{}, &lock.LockedError{ExpiresAt: first}
 	}
 	f.fence++
-	fence, _ := wire.FormatFence(f.fence)
+	fence, _ := lockdriver.FormatFence(f.fence)
 	s := slotLease{key: key, fence: fence, expires: now.Add(ttl)}
 	f.slots[id] = s
 	return lock.Lease{Key: key, ID: id, Fence: fence, TTL: ttl, ExpiresAt: s.expires}, nil
@@ -170,7 +170,7 @@ func (f *slotFake) Join(string, string, int, time.Duration, time.Duration) (lock
 	return nil, errors.ErrUnsupported
 }
 
-func (f *slotFake) ExtendBatch(ctx context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+func (f *slotFake) ExtendBatch(ctx context.Context, reqs []lock.Lease) []lock.ExtendResult {
 	res := make([]lock.ExtendResult, len(reqs))
 	for i, q := range reqs {
 		res[i].ExpiresAt, res[i].Err = f.Extend(ctx, q.ID, q.TTL)

@@ -68,12 +68,12 @@ func (r *recorder) Operation(next lock.OpFunc) lock.OpFunc {
 		switch op.Kind {
 		case lock.OpAcquire:
 			r.acquired(call, ret, op.Key, max(op.Limit, 0), deadlineNs(ctx), op.Lease, err)
-		case lock.OpRelease:
+		case lock.OpRelease, lock.OpReleaseDone, lock.OpReleaseRecord:
 			r.released(ctx, op.ID, call, ret, err)
 		case lock.OpExtend:
 			r.extended(ctx, op.ID, call, ret, op.ExpiresAt, err)
 		case lock.OpExtendBatch:
-			for i, q := range op.Requests {
+			for i, q := range op.Leases {
 				rs := lock.ExtendResult{Err: errors.New("chaos: no result for this lease in the batch")}
 				if i < len(op.Results) {
 					rs = op.Results[i]

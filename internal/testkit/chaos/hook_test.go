@@ -73,7 +73,7 @@ func TestRecordHandOff(t *testing.T) {
 	}
 	go func() {
 		// Once the waiter's first attempt found both slots taken (the
-		// next one is a second away: lock.QueuedPollInterval).
+		// next one is a second away: lockdriver.QueuedPollInterval).
 		for h.count(Acquire, Busy) == 0 {
 			time.Sleep(time.Millisecond)
 		}
@@ -169,7 +169,7 @@ func TestRecordOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := ib.ExtendBatch(ctx, []lock.ExtendRequest{{ID: "a", TTL: ttl}, {ID: "nobody's", TTL: ttl}})
+	res := ib.ExtendBatch(ctx, []lock.Lease{{ID: "a", TTL: ttl}, {ID: "nobody's", TTL: ttl}})
 	if len(res) != 2 || res[0].Err != nil || !errors.Is(res[1].Err, lock.ErrNotHeld) {
 		t.Fatalf("ExtendBatch = %+v, want ok and not held", res)
 	}

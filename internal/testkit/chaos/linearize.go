@@ -9,6 +9,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // The lock history is checked against a semaphore with expiring leases,
@@ -232,7 +233,7 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 			if res != porcupine.Illegal {
 				continue
 			}
-			lin.IllegalKeys = append(lin.IllegalKeys, lock.HashKey(part[0].Metadata.(string)))
+			lin.IllegalKeys = append(lin.IllegalKeys, lockdriver.HashKey(part[0].Metadata.(string)))
 			if lin.Visualization == nil {
 				var buf bytes.Buffer
 				if porcupine.Visualize(mutexModel, info, &buf) == nil {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // TestCheckLinearizableLimit feeds the semaphore model hand-made histories
@@ -19,7 +19,7 @@ import (
 // Op's FromNs of 0 means unknown).
 func TestCheckLinearizableLimit(t *testing.T) {
 	const key = "s"
-	f := func(n int) lock.Fence { s, _ := wire.FormatFence(uint64(n)); return s }
+	f := func(n int) lock.Fence { s, _ := lockdriver.FormatFence(uint64(n)); return s }
 	acq := func(fn, w int, from, call, ret int64) Op {
 		return Op{Kind: Acquire, Key: key, Fence: f(fn), Worker: w, CallNs: call * ms, ReturnNs: ret * ms, FromNs: from * ms}
 	}

@@ -15,8 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // probe instruments a worker's go-redis client without changing its
@@ -123,7 +122,7 @@ func (p *probe) checkBusy(cmd redis.Cmder, sent time.Time) {
 			lockKey = k
 		}
 	}
-	if !isAcquire || lockKey == "" || wire.ValidateLockID(id) != nil {
+	if !isAcquire || lockKey == "" || lockdriver.ValidateLockID(id) != nil {
 		return
 	}
 	c, ok := cmd.(*redis.Cmd)
@@ -186,7 +185,7 @@ func (p *probe) checkBusy(cmd redis.Cmder, sent time.Time) {
 	}
 	p.hist.Violation(Violation{KindSelfBusy, fmt.Sprintf(
 		"key %s: acquire (worker %d) answered busy, but the key was held under its own lock id (fence %s, granted %d ms after the command was handed to go-redis)",
-		lock.HashKey(strings.TrimPrefix(lockKey, p.prefix)), p.worker, data.Fence, data.AcquiredAtMs-sent.UnixMilli())})
+		lockdriver.HashKey(strings.TrimPrefix(lockKey, p.prefix)), p.worker, data.Fence, data.AcquiredAtMs-sent.UnixMilli())})
 }
 
 // checkSlotBusy is checkBusy for an acquire of a slot of the limit key
@@ -225,7 +224,7 @@ func (p *probe) checkSlotBusy(ctx context.Context, reply []interface{}, lockKey,
 	}
 	p.hist.Violation(Violation{KindSelfBusy, fmt.Sprintf(
 		"key %s: slot acquire (worker %d) answered all slots taken, but one was its own lock id's (fence %s, granted %d ms after the command was handed to go-redis)",
-		lock.HashKey(strings.TrimPrefix(lockKey, p.prefix)), p.worker, f[0], acquired-sent.UnixMilli())})
+		lockdriver.HashKey(strings.TrimPrefix(lockKey, p.prefix)), p.worker, f[0], acquired-sent.UnixMilli())})
 }
 
 // probeConn is a worker's connection to its proxy. It counts script

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
-	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // TestProbeSelfBusy feeds the probe busy acquire replies: one while the key
@@ -23,7 +23,7 @@ func TestProbeSelfBusy(t *testing.T) {
 	var stats probeStats
 	p := &probe{worker: 1, prefix: "chaos:", observer: obs, hist: hist, stats: &stats}
 
-	own, other := wire.NewLockID(), wire.NewLockID()
+	own, other := lockdriver.NewLockID(), lockdriver.NewLockID()
 	// busy is an acquire command by lock id id answered "locked by a
 	// lease expiring at exp".
 	busy := func(id string, exp int64) *redis.Cmd {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // LinearizabilityTimeout bounds the porcupine check.
@@ -120,7 +120,7 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 	if lin.Result == porcupine.Illegal {
 		r.Violations = append(r.Violations, Violation{KindLinearizability, fmt.Sprintf(
 			"the history is not linearizable against the mutex (semaphore for the limit key) model; keys %s (%s is the limit key)",
-			strings.Join(lin.IllegalKeys, " "), lock.HashKey(LimitKey))})
+			strings.Join(lin.IllegalKeys, " "), lockdriver.HashKey(LimitKey))})
 	}
 }
 

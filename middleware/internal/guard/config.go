@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Defaults of the middleware.
@@ -14,7 +15,7 @@ const (
 	// DefaultTTL is the lease duration when none is set. The lease is kept
 	// alive while the handler runs, so it bounds how long a crashed
 	// instance blocks the key, not how long a handler may take.
-	DefaultTTL = lock.DefaultTTL
+	DefaultTTL = lockdriver.DefaultTTL
 	// MinTTL is the shortest lease accepted: the backend counts in
 	// milliseconds and the heartbeat runs every TTL/3.
 	MinTTL = 3 * time.Millisecond
@@ -30,7 +31,7 @@ const (
 // multi-second wait is over, and would leave a released key idle for up
 // to seconds on a backend without a waiter queue. This one retries until
 // the wait ends, at most WaitMaxDelay apart there; a queued waiter is
-// handed the key and attempts only as a fallback (lock.QueuedPollInterval).
+// handed the key and attempts only as a fallback (lockdriver.QueuedPollInterval).
 var untilWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, BaseDelay: WaitBaseDelay, MaxDelay: WaitMaxDelay}
 
 // Config is the adapter-neutral configuration.
@@ -65,7 +66,7 @@ type Config struct {
 	// backend must then be a lock.Recorder.
 	Replay *ReplayConfig
 	// Limit, when not 0, makes the key a concurrency limit: at most Limit
-	// requests (1 to lock.MaxLimit) hold it at once, each with a slot of
+	// requests (1 to lockdriver.MaxLimit) hold it at once, each with a slot of
 	// its own (lock.WithLimit, given after LockOptions so it wins), and a
 	// request that finds every slot taken gets ErrLimitReached. The
 	// backend must then be a lock.IDBackend, and Replay must be nil.
@@ -97,17 +98,17 @@ type Guard struct {
 func New(b lock.Backend, c Config) (*Guard, error) {
 	switch {
 	case b == nil:
-		return nil, lock.InvalidArgument("config", "nil lock backend")
+		return nil, lockdriver.InvalidArgument("config", "nil lock backend")
 	case c.TTL < 0:
-		return nil, lock.InvalidArgument("config", "TTL must not be negative")
+		return nil, lockdriver.InvalidArgument("config", "TTL must not be negative")
 	case c.TTL > 0 && c.TTL < MinTTL:
-		return nil, lock.InvalidArgument("config", "TTL must be at least "+MinTTL.String())
+		return nil, lockdriver.InvalidArgument("config", "TTL must be at least "+MinTTL.String())
 	case c.Wait < 0:
-		return nil, lock.InvalidArgument("config", "wait must not be negative")
+		return nil, lockdriver.InvalidArgument("config", "wait must not be negative")
 	case !utf8.ValidString(c.Prefix):
-		return nil, lock.InvalidArgument("config", "prefix must be valid UTF-8")
-	case len(c.Prefix) >= lock.MaxKeyBytes:
-		return nil, lock.InvalidArgument("config", "prefix leaves no room for a key")
+		return nil, lockdriver.InvalidArgument("config", "prefix must be valid UTF-8")
+	case len(c.Prefix) >= lockdriver.MaxKeyBytes:
+		return nil, lockdriver.InvalidArgument("config", "prefix leaves no room for a key")
 	}
 	ttl := c.TTL
 	if ttl == 0 {
@@ -123,7 +124,7 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 	if c.Limit != 0 {
 		opts = append(opts, lock.WithLimit(c.Limit))
 	}
-	if err := lock.ValidateOptions(opts...); err != nil {
+	if err := lockdriver.ValidateOptions(opts...); err != nil {
 		return nil, err
 	}
 	if err := checkLimit(b, c); err != nil {
@@ -151,14 +152,14 @@ func New(b lock.Backend, c Config) (*Guard, error) {
 func checkScope(c Config) error {
 	switch {
 	case c.Scoped && c.Unscoped:
-		return lock.InvalidArgument("config", "a scope and Unscoped are both set; set one")
+		return lockdriver.InvalidArgument("config", "a scope and Unscoped are both set; set one")
 	case c.Replay == nil:
 		return nil
 	case c.FailOpen:
-		return lock.InvalidArgument("config",
+		return lockdriver.InvalidArgument("config",
 			"replay mode cannot fail open: a request let through without a lock stores no response, so its retry would run the handler a second time")
 	case !c.Scoped && !c.Unscoped:
-		return lock.InvalidArgument("config",
+		return lockdriver.InvalidArgument("config",
 			"replay mode needs a scope, the authenticated principal (user, tenant or API key id) whose requests share idempotency keys, "+
 				"taken from your authentication middleware, never from a header the client chooses: httplock.WithScope or echolock Config.Scope; "+
 				"for a public endpoint where any client may be served any key's response, say so with httplock.Unscoped() or echolock Config.Unscoped")

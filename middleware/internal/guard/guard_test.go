@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // nopBackend is a non-nil lock.Backend that is never called.
@@ -43,8 +43,8 @@ func TestNewConfig(t *testing.T) {
 		{desc: "negative wait", b: nopBackend{}, c: Config{Wait: -time.Second}, wantErr: true},
 		{desc: "bad lock option", b: nopBackend{}, c: Config{LockOptions: []lock.Option{lock.WithReleaseTimeout(0)}}, wantErr: true},
 		{desc: "prefix not UTF-8", b: nopBackend{}, c: Config{Prefix: "\xff"}, wantErr: true},
-		{desc: "prefix leaves no room", b: nopBackend{}, c: Config{Prefix: strings.Repeat("p", lock.MaxKeyBytes)}, wantErr: true},
-		{desc: "longest prefix", b: nopBackend{}, c: Config{Prefix: strings.Repeat("p", lock.MaxKeyBytes-1)}},
+		{desc: "prefix leaves no room", b: nopBackend{}, c: Config{Prefix: strings.Repeat("p", lockdriver.MaxKeyBytes)}, wantErr: true},
+		{desc: "longest prefix", b: nopBackend{}, c: Config{Prefix: strings.Repeat("p", lockdriver.MaxKeyBytes-1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -127,10 +127,10 @@ func FuzzKey(f *testing.F) {
 			}
 			return
 		}
-		if key == "" || len(key) > lock.MaxKeyBytes || !utf8.ValidString(key) {
+		if key == "" || len(key) > lockdriver.MaxKeyBytes || !utf8.ValidString(key) {
 			t.Fatalf("Key(%q) = %q: empty, too long or not UTF-8", raw, key)
 		}
-		if again, err := wire.NormalizeKey(key); err != nil || again != key {
+		if again, err := lockdriver.NormalizeKey(key); err != nil || again != key {
 			t.Fatalf("Key(%q) = %q is not normalised: %q, %v", raw, key, again, err)
 		}
 	})

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // HeaderIdempotencyKey is the request header of the IETF httpapi
@@ -16,7 +16,7 @@ const HeaderIdempotencyKey = "Idempotency-Key"
 // MaxIdempotencyKeyLen is the longest idempotency key accepted, in
 // characters (bytes: a key is ASCII). The draft sets no bound; 255 is the
 // one issue #24 sets, ample for the draft's examples (a 36-character UUID,
-// a 32-character random string) and well inside lock.MaxKeyBytes, so the
+// a 32-character random string) and well inside lockdriver.MaxKeyBytes, so the
 // prefix and route keep room beside the key.
 const MaxIdempotencyKeyLen = 255
 
@@ -97,7 +97,7 @@ func IdempotencyKey(h http.Header, name string) (string, error) {
 }
 
 // idemError is the error of a bad idempotency key header.
-func idemError(msg string) error { return lock.InvalidArgument("key", msg) }
+func idemError(msg string) error { return lockdriver.InvalidArgument("key", msg) }
 
 // The functions below follow the parsing algorithms of RFC 8941 section
 // 4.2. Each takes the input at the start of what it parses and returns

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/internal/httpkey"
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Key turns the key extractor's result into the lock key (internal/httpkey):
@@ -28,24 +28,24 @@ func (g *Guard) Key(route, principal, raw string, extractErr error) (string, err
 			Msg: "no lock key in the request", Err: extractErr}
 	}
 	if raw == "" {
-		return "", lock.InvalidArgument("key", "the lock key is empty")
+		return "", lockdriver.InvalidArgument("key", "the lock key is empty")
 	}
 	if !utf8.ValidString(raw) {
-		return "", lock.InvalidArgument("key", "the lock key must be valid UTF-8")
+		return "", lockdriver.InvalidArgument("key", "the lock key must be valid UTF-8")
 	}
 	if !g.route {
 		route = "" // an empty route field
 	}
 	full, used := httpkey.Build(g.prefix, route, principal, raw)
-	key, err := wire.NormalizeKey(full)
+	key, err := lockdriver.NormalizeKey(full)
 	if err != nil {
 		var le *lock.Error
 		if errors.As(err, &le) {
 			c := *le
 			c.Op = "key"
-			if len(full) > lock.MaxKeyBytes {
+			if len(full) > lockdriver.MaxKeyBytes {
 				c.Msg = fmt.Sprintf("the key is %d bytes; at most %d fit here (the lock key is limited to %d bytes, and the prefix, route and scope take %d)",
-					len(raw), max(lock.MaxKeyBytes-used, 0), lock.MaxKeyBytes, used)
+					len(raw), max(lockdriver.MaxKeyBytes-used, 0), lockdriver.MaxKeyBytes, used)
 			}
 			return "", &c
 		}
@@ -57,7 +57,7 @@ func (g *Guard) Key(route, principal, raw string, extractErr error) (string, err
 // Missing returns the error a key extractor gives when the request lacks
 // the named part, such as ("header", "Idempotency-Key").
 func Missing(kind, name string) error {
-	return lock.InvalidArgument("key", kind+" "+name+" is missing or empty")
+	return lockdriver.InvalidArgument("key", kind+" "+name+" is missing or empty")
 }
 
 // Compose returns an extractor that joins the results of fns into one
@@ -70,19 +70,19 @@ func Compose[R any](fns ...func(R) (string, error)) func(R) (string, error) {
 	fns = append([]func(R) (string, error)(nil), fns...)
 	return func(r R) (string, error) {
 		if len(fns) == 0 {
-			return "", lock.InvalidArgument("key", "no key parts to compose")
+			return "", lockdriver.InvalidArgument("key", "no key parts to compose")
 		}
 		var b strings.Builder
 		for i, f := range fns {
 			if f == nil {
-				return "", lock.InvalidArgument("key", "nil key part")
+				return "", lockdriver.InvalidArgument("key", "nil key part")
 			}
 			p, err := f(r)
 			if err != nil {
 				return "", err
 			}
 			if p == "" {
-				return "", lock.InvalidArgument("key", "a key part is empty")
+				return "", lockdriver.InvalidArgument("key", "a key part is empty")
 			}
 			if i > 0 {
 				b.WriteByte(':')

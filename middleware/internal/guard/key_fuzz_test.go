@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // compose runs Compose over fixed parts.
@@ -78,7 +78,7 @@ func TestComposeDistinct(t *testing.T) {
 
 // FuzzCompose checks that Compose gives equal keys only for equal tuples
 // of parts: each input string is split into parts on a byte the fuzzer
-// chooses. It also checks that the lock keys (after wire.NormalizeKey)
+// chooses. It also checks that the lock keys (after lockdriver.NormalizeKey)
 // are equal only for tuples whose parts are canonically equivalent.
 func FuzzCompose(f *testing.F) {
 	f.Add("a:b|c", "a|b:c", byte('|'))
@@ -103,8 +103,8 @@ func FuzzCompose(f *testing.F) {
 		if back, ok := decompose(ka); !ok || !slices.Equal(back, pa) {
 			t.Fatalf("Compose(%q) = %q decodes to %q, %v", pa, ka, back, ok)
 		}
-		na, errA := wire.NormalizeKey(ka)
-		nb, errB := wire.NormalizeKey(kb)
+		na, errA := lockdriver.NormalizeKey(ka)
+		nb, errB := lockdriver.NormalizeKey(kb)
 		if errA != nil || errB != nil || na != nb {
 			return
 		}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // nopLimiter is a non-nil lock.IDBackend that is never called.
@@ -34,7 +34,7 @@ func (nopLimiter) Join(string, string, int, time.Duration, time.Duration) (lock.
 	return nil, errors.ErrUnsupported
 }
 
-func (nopLimiter) ExtendBatch(_ context.Context, reqs []lock.ExtendRequest) []lock.ExtendResult {
+func (nopLimiter) ExtendBatch(_ context.Context, reqs []lock.Lease) []lock.ExtendResult {
 	res := make([]lock.ExtendResult, len(reqs))
 	for i := range res {
 		res[i].Err = errors.ErrUnsupported
@@ -52,9 +52,9 @@ func TestNewLimit(t *testing.T) {
 	}{
 		{desc: "no limit on a plain backend", b: nopBackend{}},
 		{desc: "limit 1", b: nopLimiter{}, c: Config{Limit: 1}},
-		{desc: "limit MaxLimit", b: nopLimiter{}, c: Config{Limit: lock.MaxLimit}},
+		{desc: "limit MaxLimit", b: nopLimiter{}, c: Config{Limit: lockdriver.MaxLimit}},
 		{desc: "negative limit", b: nopLimiter{}, c: Config{Limit: -1}, wantErr: true},
-		{desc: "limit over MaxLimit", b: nopLimiter{}, c: Config{Limit: lock.MaxLimit + 1}, wantErr: true},
+		{desc: "limit over MaxLimit", b: nopLimiter{}, c: Config{Limit: lockdriver.MaxLimit + 1}, wantErr: true},
 		{desc: "backend without limits", b: nopBackend{}, c: Config{Limit: 3}, wantErr: true, unsupported: true},
 		{desc: "limit with replay", b: recLimiter{}, c: Config{Limit: 3, Replay: &ReplayConfig{}}, wantErr: true},
 		{desc: "replay without a limit", b: recLimiter{}, c: Config{Replay: &ReplayConfig{}, Unscoped: true}},
@@ -135,7 +135,7 @@ func (f fullLimiter) Acquire(context.Context, string, time.Duration) (lock.Lease
 	return lock.Lease{}, &lock.LockedError{ExpiresAt: f.exp}
 }
 
-func (f fullLimiter) NewLockID(string) (string, error) { return wire.NewLockID(), nil }
+func (f fullLimiter) NewLockID(string) (string, error) { return lockdriver.NewLockID(), nil }
 
 func (f fullLimiter) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
 	return lock.Lease{}, &lock.LockedError{ExpiresAt: f.exp}

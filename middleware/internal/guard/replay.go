@@ -10,6 +10,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Replay defaults and the response headers of replay mode.
@@ -123,18 +124,18 @@ type replay struct {
 func newReplay(b lock.Backend, c ReplayConfig) (*replay, error) {
 	rec, ok := b.(lock.Recorder)
 	if !ok && b != nil {
-		return nil, lock.InvalidArgument("config", fmt.Sprintf(
+		return nil, lockdriver.InvalidArgument("config", fmt.Sprintf(
 			"replay needs a backend that stores responses (lock.Recorder, such as redisbackend.Backend or otellock.Wrap of one); %T is not one", b))
 	}
 	switch {
 	case c.TTL < 0:
-		return nil, lock.InvalidArgument("config", "replay TTL must not be negative")
+		return nil, lockdriver.InvalidArgument("config", "replay TTL must not be negative")
 	case c.TTL > 0 && c.TTL < MinReplayTTL:
-		return nil, lock.InvalidArgument("config", "replay TTL must be at least "+MinReplayTTL.String())
+		return nil, lockdriver.InvalidArgument("config", "replay TTL must be at least "+MinReplayTTL.String())
 	case c.MaxBody < 0:
-		return nil, lock.InvalidArgument("config", "replay body limit must not be negative")
+		return nil, lockdriver.InvalidArgument("config", "replay body limit must not be negative")
 	case c.MaxRequestBody < 0:
-		return nil, lock.InvalidArgument("config", "replay request body limit must not be negative")
+		return nil, lockdriver.InvalidArgument("config", "replay request body limit must not be negative")
 	}
 	rp := &replay{rec: rec, ttl: c.TTL, maxBody: c.MaxBody, maxReqBody: c.MaxRequestBody, headers: map[string]bool{}}
 	if rp.ttl == 0 {
@@ -156,11 +157,11 @@ func newReplay(b lock.Backend, c ReplayConfig) (*replay, error) {
 	}
 	for _, n := range names {
 		if !ValidHeaderName(n) {
-			return nil, lock.InvalidArgument("config", fmt.Sprintf("replay header %q is not a valid header name", n))
+			return nil, lockdriver.InvalidArgument("config", fmt.Sprintf("replay header %q is not a valid header name", n))
 		}
 		cn := http.CanonicalHeaderKey(n)
 		if slices.Contains(neverReplayed, cn) {
-			return nil, lock.InvalidArgument("config", fmt.Sprintf("replay header %q cannot be replayed (the replay sets it, or it belongs to the connection)", n))
+			return nil, lockdriver.InvalidArgument("config", fmt.Sprintf("replay header %q cannot be replayed (the replay sets it, or it belongs to the connection)", n))
 		}
 		rp.headers[cn] = true
 	}

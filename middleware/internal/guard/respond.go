@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Problem types (RFC 9457 "type" members) of the default responses. They
@@ -71,7 +72,7 @@ func WithProblemBase(ctx context.Context, base string) context.Context {
 func ValidProblemBase(base string) error {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return lock.InvalidArgument("config", fmt.Sprintf("problem type base %q is not an absolute http(s) URI", base))
+		return lockdriver.InvalidArgument("config", fmt.Sprintf("problem type base %q is not an absolute http(s) URI", base))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/httpkey"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func TestRoute(t *testing.T) {
@@ -95,14 +96,14 @@ func TestKeyLengthMessage(t *testing.T) {
 	raw := strings.Repeat("k", 500)
 	_, err := g.Key("POST /orders", "alice", raw, nil)
 	used := len("orders:") + len("POST /orders") + 1 + len("alice") + 1
-	want := fmt.Sprintf("the key is 500 bytes; at most %d fit here", lock.MaxKeyBytes-used)
+	want := fmt.Sprintf("the key is 500 bytes; at most %d fit here", lockdriver.MaxKeyBytes-used)
 	if lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), want) {
 		t.Errorf("Key = %v, want an InvalidArgument error saying %q", err, want)
 	}
 	if strings.Contains(err.Error(), "alice") || strings.Contains(err.Error(), raw) {
 		t.Errorf("the message %q holds the scope or the key", err)
 	}
-	if _, err := g.Key("POST /orders", "alice", raw[:lock.MaxKeyBytes-used], nil); err != nil {
+	if _, err := g.Key("POST /orders", "alice", raw[:lockdriver.MaxKeyBytes-used], nil); err != nil {
 		t.Errorf("a key of the room left: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Run runs next while holding the lock on key (from [Guard.Key]), through
@@ -31,12 +32,12 @@ func (g *Guard) Run(ctx context.Context, key string, next func(ctx context.Conte
 	case ran:
 		if nextErr == nil && err != nil {
 			slog.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive",
-				"key_hash", lock.HashKey(key), "error", err)
+				"key_hash", lockdriver.HashKey(key), "error", err)
 		}
 		return true, nextErr
 	case err == nil:
 		// lock.Do only returns nil after running fn.
-		return false, lock.InvalidArgument("do", "lock.Do returned without running the handler")
+		return false, lockdriver.InvalidArgument("do", "lock.Do returned without running the handler")
 	case g.failOpen && failsOpen(err):
 		return true, next(ctx)
 	case g.limit != 0 && errors.Is(err, lock.ErrLocked):

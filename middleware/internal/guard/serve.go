@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Exchange is one request as an adapter hands it to [Guard.Serve].
@@ -259,13 +260,13 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 		}
 		if nextErr == nil && err != nil {
 			slog.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive, and its response was not stored",
-				"key_hash", lock.HashKey(key), "error", err)
+				"key_hash", lockdriver.HashKey(key), "error", err)
 		}
 		return Ran, nextErr
 	case refused != nil:
 		return Refused, refused
 	case err == nil:
-		return Refused, lock.InvalidArgument("do", "lock.Do returned without running the handler")
+		return Refused, lockdriver.InvalidArgument("do", "lock.Do returned without running the handler")
 	case errors.Is(err, lock.ErrLocked):
 		// The holder may be a request that found the record and is
 		// releasing: a record seen now is final too.
@@ -289,7 +290,7 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 func abort(ctx context.Context, key string, w http.ResponseWriter, p any) {
 	if p != http.ErrAbortHandler {
 		slog.ErrorContext(ctx, "syncguard: the handler panicked after its response started; aborting the connection",
-			"key_hash", lock.HashKey(key), "panic", fmt.Sprint(p))
+			"key_hash", lockdriver.HashKey(key), "panic", fmt.Sprint(p))
 	}
 	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 		_ = conn.Close()
@@ -312,7 +313,7 @@ func (g *Guard) notStoredMark(ctx context.Context, key string, c *capture, recor
 		return NotStoredLeaseLost
 	case err != nil:
 		slog.WarnContext(ctx, "syncguard: the response record could not be stored; the release is retried in the background for the lease's remaining time, and the response goes out marked "+HeaderNotStored+": "+NotStoredPending,
-			"key_hash", lock.HashKey(key), "error", err)
+			"key_hash", lockdriver.HashKey(key), "error", err)
 		return NotStoredPending
 	}
 	return mark
@@ -332,7 +333,7 @@ func (g *Guard) replayStored(ctx context.Context, w http.ResponseWriter, key str
 	r, err := wire.DecodeRecord(b)
 	if err != nil {
 		slog.ErrorContext(ctx, "syncguard: the value stored for this key is not a response record this version can read; answering 500, neither replaying nor running the handler, until it expires or is deleted",
-			"key_hash", lock.HashKey(key), "bytes", len(b), "error", err)
+			"key_hash", lockdriver.HashKey(key), "bytes", len(b), "error", err)
 		return false, fmt.Errorf("%w: %w", ErrBadRecord, err)
 	}
 	switch {

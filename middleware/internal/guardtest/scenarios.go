@@ -16,6 +16,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
@@ -369,8 +370,8 @@ func invalidKeys(t *testing.T, a Adapter) {
 	}{
 		{desc: "missing header", prefix: ns},
 		{desc: "empty header", prefix: ns, key: ptr("")},
-		{desc: "513 bytes", prefix: "", key: ptr(strings.Repeat("k", lock.MaxKeyBytes+1))},
-		{desc: "512 bytes plus the namespace", prefix: ns, key: ptr(strings.Repeat("k", lock.MaxKeyBytes))},
+		{desc: "513 bytes", prefix: "", key: ptr(strings.Repeat("k", lockdriver.MaxKeyBytes+1))},
+		{desc: "512 bytes plus the namespace", prefix: ns, key: ptr(strings.Repeat("k", lockdriver.MaxKeyBytes))},
 		{desc: "invalid UTF-8", prefix: ns, key: ptr("order-\xff\xfe")},
 	}
 	e := newEnv(t)

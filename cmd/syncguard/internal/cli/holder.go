@@ -3,11 +3,11 @@ package cli
 import (
 	"time"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// holderOf is a lock id as operators see it: lock.HashKey of it, as
+// holderOf is a lock id as operators see it: lockdriver.HashKey of it, as
 // lock.Info.IDHash (the id itself releases the lock, so it is never shown).
-func holderOf(lockID string) string { return lock.HashKey(lockID) }
+func holderOf(lockID string) string { return lockdriver.HashKey(lockID) }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

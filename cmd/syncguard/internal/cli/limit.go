@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // A concurrency limit (lock.WithLimit) keeps its slots in a sorted set at
@@ -112,9 +113,9 @@ func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisK
 	first := make([]*redis.StringSliceCmd, len(redisKeys))
 	queues := make([]*redis.IntCmd, len(redisKeys))
 	for i, k := range redisKeys {
-		// No more than lock.MaxLimit slots are ever live: a set with more
+		// No more than lockdriver.MaxLimit slots are ever live: a set with more
 		// is not a limit.
-		live[i] = pipe.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: cutoff, Max: "+inf", Count: lock.MaxLimit + 1})
+		live[i] = pipe.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: cutoff, Max: "+inf", Count: lockdriver.MaxLimit + 1})
 		first[i] = pipe.ZRange(ctx, k, 0, 0)
 		queues[i] = pipe.ZCard(ctx, s.names.queueKey(k))
 	}
@@ -127,14 +128,14 @@ func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisK
 		switch {
 		case err != nil && !isReply(err):
 			return nil, nil, redisError(ctx, addr, err)
-		case err != nil || len(members) > lock.MaxLimit: // WRONGTYPE: a hash, a set...
+		case err != nil || len(members) > lockdriver.MaxLimit: // WRONGTYPE: a hash, a set...
 			reads[i].state = limitOther
 			continue
 		case len(members) == 0:
 			reads[i].state = limitExpired
 			if f := first[i].Val(); len(f) == 0 {
 				reads[i].state = limitGone
-			} else if wire.ValidateLockID(f[0]) != nil {
+			} else if lockdriver.ValidateLockID(f[0]) != nil {
 				reads[i].state = limitOther
 			}
 			continue
@@ -147,7 +148,7 @@ func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisK
 		reads[i].limit.waiters = queues[i].Val() // 0 without a queue
 		for _, m := range members {
 			id, _ := m.Member.(string)
-			if wire.ValidateLockID(id) != nil {
+			if lockdriver.ValidateLockID(id) != nil {
 				reads[i].state = limitOther
 				break
 			}

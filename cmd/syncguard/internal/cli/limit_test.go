@@ -10,6 +10,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -167,8 +168,8 @@ func TestLimit(t *testing.T) {
 	r = syncguard(t, append([]string{"show", key}, args...)...)
 	for _, want := range []string{
 		"state          limit: 2 of 3 slots held",
-		"slot           fence " + string(live[0].Fence) + "  holder " + lock.HashKey(live[0].ID),
-		"slot           fence " + string(live[1].Fence) + "  holder " + lock.HashKey(live[1].ID),
+		"slot           fence " + string(live[0].Fence) + "  holder " + lockdriver.HashKey(live[0].ID),
+		"slot           fence " + string(live[1].Fence) + "  holder " + lockdriver.HashKey(live[1].ID),
 		"waiters        1\n",
 	} {
 		if !strings.Contains(r.out, want) {

@@ -18,7 +18,7 @@ var lsCommand = &command{
 	detail: "Streams the locks as it scans (SCAN, on every master of a cluster), so its memory stays small\n" +
 		"on millions of keys. --match filters by the key as the application names it, read from the\n" +
 		"lock data (so keys longer than about 970 bytes, stored under a hash, match too; ? is one\n" +
-		"character). HOLDER is lock.HashKey of the lock id.\n" +
+		"character). HOLDER is lockdriver.HashKey of the lock id.\n" +
 		"A concurrency limit (lock.WithLimit) is one line: the fence and age of its latest grant, the\n" +
 		"time until its first slot expires, and in HOLDER \"<live slots>/<n> slots\" (n of the latest\n" +
 		"grant) and its waiters; syncguard show KEY lists its slots.",

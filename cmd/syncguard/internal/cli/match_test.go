@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -70,7 +71,7 @@ func TestLsMatchHashedKeys(t *testing.T) {
 		t.Fatalf("MakeStorageKey = %q, %v; want a hashed name", name, err)
 	}
 	v := fmt.Sprintf(`{"lockId":%q,"expiresAtMs":%d,"acquiredAtMs":%d,"key":%q,"fence":"000000000000007"}`,
-		wire.NewLockID(), now.UnixMilli()+60_000, now.UnixMilli(), long)
+		lockdriver.NewLockID(), now.UnixMilli()+60_000, now.UnixMilli(), long)
 	rdb.Set(ctx, name, v, time.Minute)
 	for _, k := range []string{"report:short", "ABCDEFGHIJKLMNOPQRSTUV", "other"} {
 		if _, err := b.Acquire(ctx, k, time.Minute); err != nil {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 var releaseCommand = &command{
@@ -59,7 +59,7 @@ var releaseCommand = &command{
 func parseSlotFence(v string) (lock.Fence, error) {
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err == nil {
-		if f, err := wire.FormatFence(n); err == nil && n > 0 {
+		if f, err := lockdriver.FormatFence(n); err == nil && n > 0 {
 			return f, nil
 		}
 	}

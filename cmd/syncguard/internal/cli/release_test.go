@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -32,7 +33,7 @@ func TestReleaseForce(t *testing.T) {
 		t.Fatalf("release: status %d, stderr %q", r.code, r.err)
 	}
 	for _, want := range []string{"released invoice:42", "removed  " + keys.Lock + " (fence " + string(l.Fence),
-		"holder " + lock.HashKey(l.ID), "kept     " + keys.Fence + " = 1"} {
+		"holder " + lockdriver.HashKey(l.ID), "kept     " + keys.Fence + " = 1"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("release output lacks %q:\n%s", want, r.out)
 		}

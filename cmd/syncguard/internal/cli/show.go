@@ -15,6 +15,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 var showCommand = &command{
@@ -93,7 +94,7 @@ type limitShow struct {
 // slotRow is one live slot of a limit.
 type slotRow struct {
 	Fence      lock.Fence `json:"fence"`
-	Holder     string     `json:"holder"` // lock.HashKey of its lock id
+	Holder     string     `json:"holder"` // lockdriver.HashKey of its lock id
 	AcquiredAt time.Time  `json:"acquiredAt"`
 	ExpiresAt  time.Time  `json:"expiresAt"`
 	AgeMs      int64      `json:"ageMs"`
@@ -152,7 +153,7 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, _ := wire.NormalizeKey(key) // StorageKeys accepted it
+	norm, _ := lockdriver.NormalizeKey(key) // StorageKeys accepted it
 	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done, RecordKey: keys.Record,
 		Striped: s.names.isStripe(keys.Fence)}
 	pipe := node.Pipeline()

@@ -15,8 +15,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 var watchCommand = &command{
@@ -351,7 +351,7 @@ func (s *session) readGone(ctx context.Context, prev sample, cur *sample) error 
 			continue
 		}
 		g := next[k]
-		if g.counter, err = wire.FormatFence(n); err == nil {
+		if g.counter, err = lockdriver.FormatFence(n); err == nil {
 			cur.gone[k] = g
 		}
 	}

@@ -1,10 +1,10 @@
-package lock_test
+package lockdriver_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 func TestHashKey(t *testing.T) {
@@ -34,7 +34,7 @@ func TestHashKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			if got := lock.HashKey(tt.in); got != tt.want {
+			if got := lockdriver.HashKey(tt.in); got != tt.want {
 				t.Errorf("HashKey(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
@@ -53,12 +53,12 @@ func TestHashKeyNFCEquivalent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			if got, want := lock.HashKey(tt.a), lock.HashKey(tt.b); got != want {
+			if got, want := lockdriver.HashKey(tt.a), lockdriver.HashKey(tt.b); got != want {
 				t.Errorf("HashKey(%q) = %q, want %q (= HashKey(%q))", tt.a, got, want, tt.b)
 			}
 		})
 	}
-	if lock.HashKey("a") == lock.HashKey("b") {
+	if lockdriver.HashKey("a") == lockdriver.HashKey("b") {
 		t.Errorf("HashKey(\"a\") == HashKey(\"b\"), want distinct")
 	}
 }

@@ -1,23 +1,23 @@
-package wire_test
+package lockdriver_test
 
 import (
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 var lockIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`)
 
 func TestNewLockIDFormat(t *testing.T) {
 	for range 100 {
-		id := wire.NewLockID()
-		if len(id) != wire.LockIDLen || !lockIDRe.MatchString(id) {
+		id := lockdriver.NewLockID()
+		if len(id) != lockdriver.LockIDLen || !lockIDRe.MatchString(id) {
 			t.Fatalf("NewLockID() = %q, want 22 base64url characters", id)
 		}
-		if err := wire.ValidateLockID(id); err != nil {
+		if err := lockdriver.ValidateLockID(id); err != nil {
 			t.Fatalf("ValidateLockID(%q) = %v, want nil", id, err)
 		}
 	}
@@ -27,7 +27,7 @@ func TestNewLockIDUnique(t *testing.T) {
 	const n = 10000
 	seen := make(map[string]struct{}, n)
 	for range n {
-		id := wire.NewLockID()
+		id := lockdriver.NewLockID()
 		if _, dup := seen[id]; dup {
 			t.Fatalf("NewLockID() returned %q twice in %d calls", id, len(seen)+1)
 		}
@@ -59,7 +59,7 @@ func TestValidateLockID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			err := wire.ValidateLockID(tt.id)
+			err := lockdriver.ValidateLockID(tt.id)
 			if tt.valid {
 				if err != nil {
 					t.Errorf("ValidateLockID(%q) = %v, want nil", tt.id, err)

@@ -1,4 +1,4 @@
-package wire
+package lockdriver
 
 import (
 	"crypto/rand"

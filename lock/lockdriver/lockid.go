@@ -1,12 +1,10 @@
-package wire
+package lockdriver
 
 import (
 	"crypto/rand"
 	"encoding/base64"
 	"io"
 	"strconv"
-
-	"github.com/syncguard-go/syncguard/lock"
 )
 
 // LockIDLen is the length of a lock id: 16 random bytes in unpadded
@@ -17,7 +15,8 @@ const LockIDLen = 22
 var randReader io.Reader = rand.Reader
 
 // NewLockID returns a new lock id: 128 bits from crypto/rand encoded as 22
-// unpadded base64url characters, the syncguard format.
+// unpadded base64url characters, the syncguard format. A backend's
+// IDBackend.NewLockID and Acquire use it.
 func NewLockID() string {
 	var b [16]byte
 	if err := readRandom(b[:]); err != nil {
@@ -35,12 +34,12 @@ func NewLockID() string {
 // call it before any I/O.
 func ValidateLockID(id string) error {
 	if len(id) != LockIDLen {
-		return lock.InvalidArgument("validate", "lock id must be "+strconv.Itoa(LockIDLen)+" base64url characters")
+		return InvalidArgument("validate", "lock id must be "+strconv.Itoa(LockIDLen)+" base64url characters")
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return lock.InvalidArgument("validate", "lock id must be "+strconv.Itoa(LockIDLen)+" base64url characters")
+			return InvalidArgument("validate", "lock id must be "+strconv.Itoa(LockIDLen)+" base64url characters")
 		}
 	}
 	return nil

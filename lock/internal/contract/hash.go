@@ -1,4 +1,4 @@
-package lock
+package contract
 
 import (
 	"unicode/utf16"
@@ -6,10 +6,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// HashKey returns syncguard's 96-bit sanitising hash of a key or lock id:
-// 24 lowercase hex digits, identical to the TypeScript library's hashKey.
-// It is for telemetry and lookups that must not reveal the value; it is not
-// a cryptographic hash.
+// HashKey is lockdriver.HashKey: syncguard's 96-bit sanitising hash, the
+// TypeScript library's hashKey.
 func HashKey(s string) string {
 	s = norm.NFC.String(s) // s itself when already NFC (every ASCII string)
 	var h1, h2, h3 int32

@@ -1,4 +1,4 @@
-package wire_test
+package lockdriver_test
 
 import (
 	"strconv"
@@ -9,8 +9,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/unicode/rangetable"
 
-	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // unicodeMajor is the major Unicode version of Go's NFC tables.
@@ -62,7 +62,7 @@ func TestNormalizeKeyUnicodeVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			got, err := wire.NormalizeKey(tt.key)
+			got, err := lockdriver.NormalizeKey(tt.key)
 			if tt.since == 0 || tt.since > major {
 				wantCode(t, err, lock.CodeInvalidArgument)
 				if got != "" {
@@ -71,7 +71,7 @@ func TestNormalizeKeyUnicodeVersion(t *testing.T) {
 				if err != nil && strings.Contains(err.Error(), tt.key) {
 					t.Errorf("error %q contains the key", err)
 				}
-				if wire.AllAssigned(tt.key) {
+				if lockdriver.AllAssigned(tt.key) {
 					t.Errorf("AllAssigned(%+q) = true, want false", tt.key)
 				}
 				return
@@ -83,7 +83,7 @@ func TestNormalizeKeyUnicodeVersion(t *testing.T) {
 			if err != nil || got != want {
 				t.Errorf("NormalizeKey(%+q) = %+q, %v; want %+q (as JavaScript normalises it)", tt.key, got, err, want)
 			}
-			if !wire.AllAssigned(tt.key) {
+			if !lockdriver.AllAssigned(tt.key) {
 				t.Errorf("AllAssigned(%+q) = false, want true", tt.key)
 			}
 		})
@@ -104,7 +104,7 @@ func TestAllAssigned(t *testing.T) {
 		{"\xff", false},
 		{"a\ufdefb", false},
 	} {
-		if got := wire.AllAssigned(tt.s); got != tt.want {
+		if got := lockdriver.AllAssigned(tt.s); got != tt.want {
 			t.Errorf("AllAssigned(%+q) = %v, want %v", tt.s, got, tt.want)
 		}
 	}
@@ -120,7 +120,7 @@ func TestAllAssigned(t *testing.T) {
 			if r >= 0xD800 && r <= 0xDFFF {
 				continue
 			}
-			if want := stdAssigned(r); wire.AllAssigned(string(r)) != want {
+			if want := stdAssigned(r); lockdriver.AllAssigned(string(r)) != want {
 				t.Fatalf("AllAssigned(%U) = %v, want %v", r, !want, want)
 			}
 		}

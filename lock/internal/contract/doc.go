@@ -1,0 +1,6 @@
+// Package contract holds what package lock and package lockdriver share
+// without lock exporting it: the contract's constants, the key hash, the
+// fence format, the hand-off report of a release, and lock's option
+// validation, which lock registers here for lockdriver to call. lock
+// cannot import lockdriver (lockdriver imports lock), so both import this.
+package contract

@@ -1,0 +1,33 @@
+package lockdriver
+
+import (
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
+)
+
+// FenceDigits is the width of a lock.Fence: zero-padded decimal digits,
+// so that plain string comparison orders fences.
+const FenceDigits = 15
+
+// ParseFence checks that s is a well-formed fence (exactly FenceDigits
+// ASCII digits) and returns it, or an error with [lock.CodeInvalidArgument].
+func ParseFence(s string) (lock.Fence, error) {
+	if !contract.IsFence(s) {
+		return "", InvalidArgument("fence", "fence must be 15 decimal digits")
+	}
+	return lock.Fence(s), nil
+}
+
+// FormatFence formats n as a Fence. It returns [lock.CodeInvalidArgument] when n
+// does not fit in FenceDigits digits.
+func FormatFence(n uint64) (lock.Fence, error) {
+	if n > 999999999999999 {
+		return "", InvalidArgument("fence", "fence value exceeds 15 digits")
+	}
+	var b [FenceDigits]byte
+	for i := FenceDigits - 1; i >= 0; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return lock.Fence(b[:]), nil
+}
