@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -128,17 +129,10 @@ func (l *ReplyLoser) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // -LOADING (after go-redis's own retries, which a hook wraps): a test of a
 // restart that loads slowly (WithSlowLoad) checks with it that its calls
 // met the loading server. Add it with AddHook.
-type LoadingReplies struct {
-	mu sync.Mutex
-	n  int
-}
+type LoadingReplies struct{ n atomic.Int64 }
 
 // Count returns how many commands were answered -LOADING.
-func (l *LoadingReplies) Count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
-}
+func (l *LoadingReplies) Count() int { return int(l.n.Load()) }
 
 // DialHook implements redis.Hook.
 func (l *LoadingReplies) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -165,8 +159,6 @@ func (l *LoadingReplies) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (l *LoadingReplies) count(err error) {
 	if redis.IsLoadingError(err) {
-		l.mu.Lock()
-		l.n++
-		l.mu.Unlock()
+		l.n.Add(1)
 	}
 }
