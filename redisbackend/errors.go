@@ -135,7 +135,8 @@ func notHeld(op string, code int64) error {
 // run on the server: it timed out or lost its connection. A reply from
 // Redis (an error reply: OOM, LOADING, READONLY, ...) means the script did
 // not take the lock, and an acquisition that ReplicaAck gave up has
-// released it already.
+// released it already. It decides whether an acquisition needs a clean-up;
+// transient decides whether a clean-up tries again.
 func mayHaveRun(err error) bool {
 	var reply redis.Error
 	if errors.As(err, &reply) || errors.Is(err, errNotAcked) {
@@ -146,4 +147,15 @@ func mayHaveRun(err error) bool {
 		return true
 	}
 	return false
+}
+
+// transient reports whether a clean-up call that failed with err under ctx
+// is worth another try: the code mapError gives err is transient
+// (lock.Code.Transient, the one notion of "try again" of this module). That
+// is an unreachable server or a timeout, which may or may not have run the
+// call, and the error replies of a server that is up but not serving yet,
+// which ran nothing: LOADING while a restart reads its data, BUSY, MASTERDOWN,
+// TRYAGAIN, CLUSTERDOWN, READONLY during a failover (classifyReply).
+func transient(ctx context.Context, err error) bool {
+	return lock.CodeOf(mapError(ctx, "release", err)).Transient()
 }

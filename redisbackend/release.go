@@ -142,10 +142,8 @@ func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl ti
 // untilAnswered runs f, a clean-up call nobody waits for, until it
 // succeeds, fails for good, or ctx ends (internal/cleanup): go-redis's own
 // retries can end before a stalled or restarting server is back. Every
-// transient answer is tried again (lock.Code.Transient): an unreachable
-// server, a timeout, and the error replies of a server that is up but not
-// serving yet (LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN), which
-// ran nothing.
+// transient answer is tried again (transient), a restarting server's
+// LOADING included.
 func (b *Backend) untilAnswered(ctx context.Context, f func(context.Context) error) {
-	cleanup.Retry(ctx, f, func(err error) bool { return lock.CodeOf(mapError(ctx, "release", err)).Transient() })
+	cleanup.Retry(ctx, f, func(err error) bool { return transient(ctx, err) })
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -121,5 +122,43 @@ func (l *ReplyLoser) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 		cmd.SetErr(reset)
 		return reset
+	}
+}
+
+// LoadingReplies is a go-redis hook that counts the commands answered
+// -LOADING (after go-redis's own retries, which a hook wraps): a test of a
+// restart that loads slowly (WithSlowLoad) checks with it that its calls
+// met the loading server. Add it with AddHook.
+type LoadingReplies struct{ n atomic.Int64 }
+
+// Count returns how many commands were answered -LOADING.
+func (l *LoadingReplies) Count() int { return int(l.n.Load()) }
+
+// DialHook implements redis.Hook.
+func (l *LoadingReplies) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessPipelineHook implements redis.Hook.
+func (l *LoadingReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			l.count(cmd.Err())
+		}
+		return err
+	}
+}
+
+// ProcessHook implements redis.Hook.
+func (l *LoadingReplies) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd) // go-redis sets cmd.Err() once every hook returned
+		l.count(err)
+		return err
+	}
+}
+
+func (l *LoadingReplies) count(err error) {
+	if redis.IsLoadingError(err) {
+		l.n.Add(1)
 	}
 }

@@ -403,6 +403,18 @@ func (s *Server) Stop(t testing.TB) {
 	}
 }
 
+// Kill SIGKILLs the server at once, as a crash: no shutdown, so it writes
+// nothing more (with WithAOF and its fsync on every write, every write it
+// answered is on disk). Its port and dir are kept for Restart. Not allowed
+// on Shared servers.
+func (s *Server) Kill(t testing.TB) {
+	t.Helper()
+	s.forbidShared(t, "Kill")
+	if err := s.kill(); err != nil {
+		t.Fatalf("redistest: Kill %s: %v\nlog tail:\n%s", s.addr, err, s.logTail())
+	}
+}
+
 // Restart stops the server if it runs and starts it again on the same port and dir; with
 // WithAOF the data survives. Not allowed on Shared servers.
 func (s *Server) Restart(t testing.TB) {
