@@ -71,7 +71,9 @@ func TestRecordHandOff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	released := make(chan struct{})
 	go func() {
+		defer close(released)
 		// Once the waiter's first attempt found both slots taken (the
 		// next one is a second away: lockdriver.QueuedPollInterval).
 		for h.count(Acquire, Busy) == 0 {
@@ -89,6 +91,10 @@ func TestRecordHandOff(t *testing.T) {
 	if l.Fence != "000000000000003" {
 		t.Fatalf("Acquire: fence %s, want 3 (the hand-off)", l.Fence)
 	}
+	// The waiter can get the hand-off before the release that made it has
+	// returned, and a call is recorded when it returns: the history is
+	// whole once the release is.
+	<-released
 	if got := h.count(Acquire, Busy); got != 1 {
 		t.Errorf("recorded %d busy attempts, want 1: the hand-off came before a second", got)
 	}
