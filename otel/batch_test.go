@@ -68,6 +68,22 @@ func TestWrapBatchesKeepAlive(t *testing.T) {
 	for _, stop := range stops {
 		_ = stop()
 	}
+	// A batch may still be in flight: its span and its measurements come
+	// when it returns. Count once every batch started has ended.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		started := 0
+		for _, s := range tel.spans.Started() {
+			if s.Name() == "syncguard.extend_batch" {
+				started++
+			}
+		}
+		if started == len(tel.ended("syncguard.extend_batch")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an extend_batch span never ended")
+		}
+	}
 
 	batches := tel.ended("syncguard.extend_batch")
 	if len(batches) == 0 {
