@@ -1,10 +1,11 @@
 package admin
 
 import (
-	"github.com/syncguard-go/syncguard/redisbackend"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // TestConfigParse: the recorded form reads back, and what a later version
