@@ -70,8 +70,6 @@
 // themselves are in internal/cli, whose Run the tests call.
 package main
 
-import ()
-
 // The package comment's blocks are shell commands and usage, not Go:
 // NOT GO: go install github.com/syncguard-go/syncguard/cmd/syncguard@latest
 // NOT GO: syncguard [flags] ls [--match GLOB] [--json]
