@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 

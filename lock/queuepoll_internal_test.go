@@ -1,9 +1,10 @@
 package lock
 
 import (
-	"github.com/syncguard-go/syncguard/lock/internal/contract"
 	"testing"
 	"time"
+
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
 // TestQueuedPoll: a queued waiter's fallback comes just after the holder's

@@ -1,9 +1,10 @@
 package lock
 
 import (
-	"github.com/syncguard-go/syncguard/lock/internal/contract"
 	"testing"
 	"time"
+
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
 func TestRetryDefaults(t *testing.T) {

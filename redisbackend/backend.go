@@ -19,6 +19,11 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
+// MinRedisVersion is the oldest Redis the scripts run on: a release
+// replaces the lock's index by its tombstone with SET ... GET, which Redis
+// 6.2 added.
+const MinRedisVersion = "6.2"
+
 // DefaultPrefix is the key prefix used when Options.Prefix is empty, the
 // same as the TypeScript library's.
 const DefaultPrefix = "syncguard"
@@ -107,8 +112,8 @@ type Options struct {
 	// DisableConfigRecord stops New from recording the Backend's layout
 	// and FenceStripes under the prefix (ConfigKey), which
 	// it otherwise does once, for operator tools (syncguard reads them)
-	// and for CheckRecordedConfig. Set it for a Backend that does not take
-	// the application's locks, such as one made only to run Check or to
+	// and for admin.CheckRecordedConfig. Set it for a Backend that does not take
+	// the application's locks, such as one made only to run admin.Check or to
 	// read a prefix another program owns: its record would claim a
 	// configuration no instance uses.
 	DisableConfigRecord bool
@@ -163,7 +168,7 @@ var _ lock.Backend = (*Backend)(nil)
 // error: it records the Backend's layout and FenceStripes under the prefix
 // (one HSET on ConfigKey, waited for 200 ms at most, then left to finish in
 // the background; see Config and Options.DisableConfigRecord), so that
-// operator tools name the same keys and CheckRecordedConfig can tell when
+// operator tools name the same keys and admin.CheckRecordedConfig can tell when
 // instances disagree. The release subscription is opened on the first
 // contended lock.Acquire; call Close to end it.
 //

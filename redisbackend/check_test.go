@@ -14,20 +14,21 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 const (
-	sevOK      = redisbackend.SeverityOK
-	sevInfo    = redisbackend.SeverityInfo
-	sevUnknown = redisbackend.SeverityUnknown
-	sevWarning = redisbackend.SeverityWarning
-	sevSevere  = redisbackend.SeveritySevere
+	sevOK      = admin.SeverityOK
+	sevInfo    = admin.SeverityInfo
+	sevUnknown = admin.SeverityUnknown
+	sevWarning = admin.SeverityWarning
+	sevSevere  = admin.SeveritySevere
 )
 
 // checkNames is the order of the findings of one node.
 var checkNames = []string{
-	redisbackend.CheckVersion, redisbackend.CheckPersistence, redisbackend.CheckEviction,
-	redisbackend.CheckReplication, redisbackend.CheckCluster,
+	admin.CheckVersion, admin.CheckPersistence, admin.CheckEviction,
+	admin.CheckReplication, admin.CheckCluster,
 }
 
 // TestCheck runs Check against private servers started with the settings
@@ -38,77 +39,77 @@ func TestCheck(t *testing.T) {
 	t.Parallel()
 	// A lone redis-server as redistest starts it: 7.0, no persistence,
 	// noeviction without a limit, no replicas, cluster mode off.
-	base := map[string]redisbackend.Severity{
-		redisbackend.CheckVersion:     sevOK,
-		redisbackend.CheckPersistence: sevSevere,
-		redisbackend.CheckEviction:    sevOK,
-		redisbackend.CheckReplication: sevInfo,
-		redisbackend.CheckCluster:     sevOK,
+	base := map[string]admin.Severity{
+		admin.CheckVersion:     sevOK,
+		admin.CheckPersistence: sevSevere,
+		admin.CheckEviction:    sevOK,
+		admin.CheckReplication: sevInfo,
+		admin.CheckCluster:     sevOK,
 	}
 	tests := []struct {
 		desc   string
 		server []redistest.Option
 		client func(*redis.Options) // nil: the default user, go-redis defaults
 		opts   *redisbackend.Options
-		want   map[string]redisbackend.Severity // overrides of base
-		phrase map[string]string                // a part of the finding's message
-		worst  redisbackend.Severity
+		want   map[string]admin.Severity // overrides of base
+		phrase map[string]string         // a part of the finding's message
+		worst  admin.Severity
 	}{
 		{
 			desc:   "no persistence: fences restart after a restart",
-			phrase: map[string]string{redisbackend.CheckPersistence: "fence counter starts again at 1"},
+			phrase: map[string]string{admin.CheckPersistence: "fence counter starts again at 1"},
 			worst:  sevSevere,
 		},
 		{
 			desc:   "AOF with appendfsync always",
 			server: []redistest.Option{redistest.WithAOF()},
-			want:   map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevOK},
-			phrase: map[string]string{redisbackend.CheckPersistence: "appendfsync always"},
+			want:   map[string]admin.Severity{admin.CheckPersistence: sevOK},
+			phrase: map[string]string{admin.CheckPersistence: "appendfsync always"},
 			worst:  sevInfo,
 		},
 		{
 			desc:   "AOF with appendfsync everysec: the last second",
 			server: []redistest.Option{redistest.WithArgs("--appendonly", "yes", "--appendfsync", "everysec")},
-			want:   map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevWarning},
-			phrase: map[string]string{redisbackend.CheckPersistence: "last second"},
+			want:   map[string]admin.Severity{admin.CheckPersistence: sevWarning},
+			phrase: map[string]string{admin.CheckPersistence: "last second"},
 			worst:  sevWarning,
 		},
 		{
 			desc:   "RDB snapshots only",
 			server: []redistest.Option{redistest.WithArgs("--save", "3600 1")},
-			want:   map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevWarning},
-			phrase: map[string]string{redisbackend.CheckPersistence: `RDB snapshots only (save "3600 1")`},
+			want:   map[string]admin.Severity{admin.CheckPersistence: sevWarning},
+			phrase: map[string]string{admin.CheckPersistence: `RDB snapshots only (save "3600 1")`},
 			worst:  sevWarning,
 		},
 		{
 			desc:   "allkeys-lru evicts fence counters",
 			server: []redistest.Option{redistest.WithAOF(), redistest.WithArgs("--maxmemory-policy", "allkeys-lru")},
-			want:   map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevOK, redisbackend.CheckEviction: sevSevere},
-			phrase: map[string]string{redisbackend.CheckEviction: "fence counters included"},
+			want:   map[string]admin.Severity{admin.CheckPersistence: sevOK, admin.CheckEviction: sevSevere},
+			phrase: map[string]string{admin.CheckEviction: "fence counters included"},
 			worst:  sevSevere,
 		},
 		{
 			desc:   "noeviction with a limit: acquires fail rather than lose fences",
 			server: []redistest.Option{redistest.WithAOF(), redistest.WithArgs("--maxmemory", "64mb")},
-			want:   map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevOK},
-			phrase: map[string]string{redisbackend.CheckEviction: "maxmemory 64mb: when memory is full, writes fail with OOM"},
+			want:   map[string]admin.Severity{admin.CheckPersistence: sevOK},
+			phrase: map[string]string{admin.CheckEviction: "maxmemory 64mb: when memory is full, writes fail with OOM"},
 			worst:  sevInfo,
 		},
 		{
 			desc:   "volatile-lru with a limit keeps fence counters, not locks",
 			server: []redistest.Option{redistest.WithAOF(), redistest.WithArgs("--maxmemory", "64mb", "--maxmemory-policy", "volatile-lru")},
-			want:   map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevOK, redisbackend.CheckEviction: sevInfo},
-			phrase: map[string]string{redisbackend.CheckEviction: "fence counters (no TTL) stay"},
+			want:   map[string]admin.Severity{admin.CheckPersistence: sevOK, admin.CheckEviction: sevInfo},
+			phrase: map[string]string{admin.CheckEviction: "fence counters (no TTL) stay"},
 			worst:  sevInfo,
 		},
 		{
 			desc: "CONFIG renamed away (managed Redis): persistence unknown, eviction from INFO memory",
 			server: []redistest.Option{redistest.WithArgs("--rename-command", "CONFIG", "",
 				"--maxmemory-policy", "allkeys-lfu")},
-			want: map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevUnknown, redisbackend.CheckEviction: sevSevere},
+			want: map[string]admin.Severity{admin.CheckPersistence: sevUnknown, admin.CheckEviction: sevSevere},
 			phrase: map[string]string{
-				redisbackend.CheckPersistence: "INFO persistence: AOF off",
-				redisbackend.CheckEviction:    "allkeys-lfu (from INFO memory)",
+				admin.CheckPersistence: "INFO persistence: AOF off",
+				admin.CheckEviction:    "allkeys-lfu (from INFO memory)",
 			},
 			worst: sevSevere,
 		},
@@ -117,30 +118,30 @@ func TestCheck(t *testing.T) {
 			server: []redistest.Option{redistest.WithAOF(), redistest.WithArgs(
 				"--user", "app", "on", ">app-pw", "~*", "&*", "+@all", "-config")},
 			client: func(o *redis.Options) { o.Username, o.Password = "app", "app-pw" },
-			want:   map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevUnknown},
+			want:   map[string]admin.Severity{admin.CheckPersistence: sevUnknown},
 			phrase: map[string]string{
-				redisbackend.CheckPersistence: "INFO persistence: AOF on, fsync policy unknown",
-				redisbackend.CheckEviction:    "noeviction (from INFO memory)",
+				admin.CheckPersistence: "INFO persistence: AOF on, fsync policy unknown",
+				admin.CheckEviction:    "noeviction (from INFO memory)",
 			},
 			worst: sevUnknown,
 		},
 		{
 			desc:   "CONFIG and INFO renamed away: every finding unknown",
 			server: []redistest.Option{redistest.WithArgs("--rename-command", "CONFIG", "", "--rename-command", "INFO", "")},
-			want: map[string]redisbackend.Severity{
-				redisbackend.CheckVersion: sevUnknown, redisbackend.CheckPersistence: sevUnknown,
-				redisbackend.CheckEviction: sevUnknown, redisbackend.CheckReplication: sevUnknown,
-				redisbackend.CheckCluster: sevUnknown,
+			want: map[string]admin.Severity{
+				admin.CheckVersion: sevUnknown, admin.CheckPersistence: sevUnknown,
+				admin.CheckEviction: sevUnknown, admin.CheckReplication: sevUnknown,
+				admin.CheckCluster: sevUnknown,
 			},
-			phrase: map[string]string{redisbackend.CheckVersion: "does not answer INFO server"},
+			phrase: map[string]string{admin.CheckVersion: "does not answer INFO server"},
 			worst:  sevUnknown,
 		},
 		{
 			desc:   "ReplicaAck on a primary without replicas: every Acquire fails",
 			server: []redistest.Option{redistest.WithAOF()},
 			opts:   &redisbackend.Options{ReplicaAck: redisbackend.ReplicaAck{N: 1, Timeout: 100 * time.Millisecond}},
-			want:   map[string]redisbackend.Severity{redisbackend.CheckPersistence: sevOK, redisbackend.CheckReplication: sevWarning},
-			phrase: map[string]string{redisbackend.CheckReplication: "waits for 1 replica but the primary has 0"},
+			want:   map[string]admin.Severity{admin.CheckPersistence: sevOK, admin.CheckReplication: sevWarning},
+			phrase: map[string]string{admin.CheckReplication: "waits for 1 replica but the primary has 0"},
 			worst:  sevWarning,
 		},
 	}
@@ -156,7 +157,7 @@ func TestCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := b.Check(context.Background())
+			r, err := admin.Check(context.Background(), b)
 			if err != nil {
 				t.Fatalf("Check: %v", err)
 			}
@@ -174,7 +175,7 @@ func TestCheck(t *testing.T) {
 // assertNode asserts that fs are the five findings of node, in order, with
 // the wanted severities, messages containing phrase, and advice on every
 // finding that is not ok.
-func assertNode(t *testing.T, fs []redisbackend.Finding, node string, want map[string]redisbackend.Severity, phrase map[string]string) {
+func assertNode(t *testing.T, fs []admin.Finding, node string, want map[string]admin.Severity, phrase map[string]string) {
 	t.Helper()
 	var names []string
 	for _, f := range fs {
@@ -254,7 +255,7 @@ func TestCheckErrors(t *testing.T) {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			r, err := b.Check(ctx)
+			r, err := admin.Check(ctx, b)
 			if got := lock.CodeOf(err); got != tc.want {
 				t.Fatalf("Check: err %v (code %q), want code %q", err, got, tc.want)
 			}
@@ -277,7 +278,7 @@ func TestCheckCluster(t *testing.T) {
 	tests := []struct {
 		desc        string
 		ack         redisbackend.ReplicaAck
-		replication redisbackend.Severity
+		replication admin.Severity
 		phrase      string
 	}{
 		{desc: "ReplicaAck off", replication: sevWarning, phrase: "1 replica and Options.ReplicaAck off"},
@@ -290,7 +291,7 @@ func TestCheckCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := b.Check(context.Background())
+			r, err := admin.Check(context.Background(), b)
 			if err != nil {
 				t.Fatalf("Check: %v", err)
 			}
@@ -298,16 +299,16 @@ func TestCheckCluster(t *testing.T) {
 			if len(r.Findings) != len(masters)*len(checkNames) {
 				t.Fatalf("%d findings, want %d (5 for each of %v)", len(r.Findings), len(masters)*len(checkNames), masters)
 			}
-			want := map[string]redisbackend.Severity{
-				redisbackend.CheckVersion:     sevOK,
-				redisbackend.CheckPersistence: sevSevere,
-				redisbackend.CheckEviction:    sevOK,
-				redisbackend.CheckReplication: tc.replication,
-				redisbackend.CheckCluster:     sevOK,
+			want := map[string]admin.Severity{
+				admin.CheckVersion:     sevOK,
+				admin.CheckPersistence: sevSevere,
+				admin.CheckEviction:    sevOK,
+				admin.CheckReplication: tc.replication,
+				admin.CheckCluster:     sevOK,
 			}
 			phrase := map[string]string{
-				redisbackend.CheckReplication: tc.phrase,
-				redisbackend.CheckCluster:     "Redis Cluster master",
+				admin.CheckReplication: tc.phrase,
+				admin.CheckCluster:     "Redis Cluster master",
 			}
 			for i, m := range masters {
 				assertNode(t, r.Findings[i*len(checkNames):(i+1)*len(checkNames)], m, want, phrase)
@@ -327,19 +328,19 @@ func TestCheckClusterMasterDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := b.Check(ctx); err != nil { // the client learns the slots
+	if _, err := admin.Check(ctx, b); err != nil { // the client learns the slots
 		t.Fatalf("Check: %v", err)
 	}
 	masters := c.Masters(t)
 	slices.Sort(masters)
 	down := masters[0]
 	c.StopNode(t, down)
-	r, err := b.Check(ctx)
+	r, err := admin.Check(ctx, b)
 	if err != nil {
 		t.Fatalf("Check with %s down: %v", down, err)
 	}
 	t.Logf("report:\n%s", r)
-	byNode := map[string][]redisbackend.Finding{}
+	byNode := map[string][]admin.Finding{}
 	for _, f := range r.Findings {
 		byNode[f.Node] = append(byNode[f.Node], f)
 	}
@@ -368,7 +369,7 @@ func TestCheckSentinel(t *testing.T) {
 	for _, tc := range []struct {
 		desc string
 		ack  redisbackend.ReplicaAck
-		want redisbackend.Severity
+		want admin.Severity
 	}{
 		{desc: "ReplicaAck off", want: sevWarning},
 		{desc: "ReplicaAck N=1", ack: redisbackend.ReplicaAck{N: 1, Timeout: time.Second}, want: sevOK},
@@ -378,18 +379,18 @@ func TestCheckSentinel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := b.Check(context.Background())
+			r, err := admin.Check(context.Background(), b)
 			if err != nil {
 				t.Fatalf("Check: %v", err)
 			}
 			t.Logf("report:\n%s", r)
-			assertNode(t, r.Findings, "", map[string]redisbackend.Severity{
-				redisbackend.CheckVersion:     sevOK,
-				redisbackend.CheckPersistence: sevSevere,
-				redisbackend.CheckEviction:    sevOK,
-				redisbackend.CheckReplication: tc.want,
-				redisbackend.CheckCluster:     sevOK,
-			}, map[string]string{redisbackend.CheckReplication: "primary with 1 replica"})
+			assertNode(t, r.Findings, "", map[string]admin.Severity{
+				admin.CheckVersion:     sevOK,
+				admin.CheckPersistence: sevSevere,
+				admin.CheckEviction:    sevOK,
+				admin.CheckReplication: tc.want,
+				admin.CheckCluster:     sevOK,
+			}, map[string]string{admin.CheckReplication: "primary with 1 replica"})
 		})
 	}
 }
@@ -401,13 +402,13 @@ func TestCheckHiddenClient(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Shared(t).Client(t)
 	type hidden struct{ redis.UniversalClient }
-	check := func(c redis.UniversalClient) redisbackend.Report {
+	check := func(c redis.UniversalClient) admin.Report {
 		t.Helper()
 		b, err := redisbackend.New(c, &redisbackend.Options{DisableConfigRecord: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := b.Check(context.Background())
+		r, err := admin.Check(context.Background(), b)
 		if err != nil {
 			t.Fatalf("Check(%T): %v", c, err)
 		}
@@ -422,7 +423,7 @@ func TestCheckHiddenClient(t *testing.T) {
 func TestSeverityString(t *testing.T) {
 	for _, tc := range []struct {
 		desc string
-		s    redisbackend.Severity
+		s    admin.Severity
 		want string
 	}{
 		{desc: "ok", s: sevOK, want: "ok"},

@@ -2,18 +2,12 @@ package redisbackend
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
 // The configuration record. The names of a lock's keys depend on the
@@ -30,8 +24,8 @@ import (
 // few bytes whatever the number of instances: every instance of one
 // configuration writes the same field (HSET, once per New, never on a lock
 // operation), and an instance with another configuration adds a field of
-// its own rather than overwriting. RecordedConfigs reads them, newest first;
-// CheckRecordedConfig (and Check, when they disagree) reports a
+// its own rather than overwriting. admin.RecordedConfigs reads them, newest first;
+// admin.CheckRecordedConfig (and admin.Check, when they disagree) reports a
 // configuration that differs from the Backend's. User keys beginning with
 // "config:" and prefixes with a segment "config" are rejected, as "id:"
 // and "fence:" are, so no lock key can take that name. The TypeScript
@@ -41,10 +35,6 @@ import (
 // record (the same in both layouts: one key per prefix, in any slot).
 const configKeySuffix = ":" + wire.ConfigKeyName
 
-// errNotConfigRecord is the cause of RecordedConfigs' error for a key
-// that holds something else.
-var errNotConfigRecord = errors.New("not a configuration record")
-
 // New waits configRecordWait at most for its write of the configuration
 // record, which goes on in the background for configRecordTimeout at most:
 // on an unreachable or stalled server New returns after configRecordWait,
@@ -53,11 +43,6 @@ const (
 	configRecordWait    = 200 * time.Millisecond
 	configRecordTimeout = 5 * time.Second
 )
-
-// CheckConfig is the name of the finding of CheckRecordedConfig (also in
-// Check's report when the recorded configurations disagree with the
-// Backend's).
-const CheckConfig = "config"
 
 // Config is what a Backend records under its prefix for operator tools:
 // what names its keys.
@@ -74,49 +59,8 @@ func (c Config) String() string {
 	return "layout=" + c.Layout.String() + " fenceStripes=" + strconv.Itoa(c.FenceStripes)
 }
 
-// parseConfig parses Config.String's form; unknown words are ignored (a
-// later version may record more).
-func parseConfig(s string) (Config, bool) {
-	var c Config
-	var layout, stripes bool
-	for _, w := range strings.Fields(s) {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "layout":
-			switch v {
-			case "single":
-				c.Layout = LayoutSingle
-			case "cluster":
-				c.Layout = LayoutCluster
-			default:
-				return Config{}, false
-			}
-			layout = true
-		case "fenceStripes":
-			n, err := strconv.Atoi(v)
-			if err != nil || validStripes(n) != nil {
-				return Config{}, false
-			}
-			c.FenceStripes, stripes = n, true
-		}
-	}
-	return c, layout && stripes
-}
-
 // Config returns the Backend's configuration, as New records it.
 func (b *Backend) Config() Config { return Config{Layout: b.layout, FenceStripes: b.stripes} }
-
-// ConfigRecord is a configuration recorded under a prefix.
-type ConfigRecord struct {
-	Config
-	// RecordedAt is when a Backend with this configuration last recorded
-	// it (its New), by that host's clock; zero when the record does not
-	// say.
-	RecordedAt time.Time `json:"recordedAt"`
-}
 
 // ConfigKey returns the name of the key under which Backends on prefix
 // record their configuration: "<prefix>:config:backend" (prefix without
@@ -130,60 +74,10 @@ func ConfigKey(prefix string) (string, error) {
 	return p + configKeySuffix, nil
 }
 
-// RecordedConfigs reads the configurations that Backends on prefix
-// recorded (see Config), newest first: none when no Backend recorded one
-// (versions before the record, the TypeScript library, or every New with
-// Options.DisableConfigRecord). client is any client New accepts. It
-// writes nothing, and returns by ctx's deadline. Errors are *lock.Error values as the lock operations'
-// (lock.CodeInternal when the key holds something that is not a record).
-func RecordedConfigs(ctx context.Context, client redis.UniversalClient, prefix string) ([]ConfigRecord, error) {
-	const op = "config"
-	key, err := ConfigKey(prefix)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkCtx(op, ctx); err != nil {
-		return nil, err
-	}
-	var (
-		fields map[string]string
-		rerr   error
-	)
-	if berr := transport.Bounded(ctx, func(ctx context.Context) { fields, rerr = client.HGetAll(ctx, key).Result() }); berr != nil {
-		return nil, mapError(ctx, op, berr)
-	}
-	if rerr != nil {
-		if redis.HasErrorPrefix(rerr, "WRONGTYPE") {
-			return nil, &lock.Error{Code: lock.CodeInternal, Op: op, Err: errNotConfigRecord,
-				Msg: key + " holds something that is not a configuration record (a lock of the key \"" + wire.ConfigKeyName + "\" taken by a version that did not reserve it, or by the TypeScript library?)"}
-		}
-		return nil, mapError(ctx, op, rerr)
-	}
-	recs := make([]ConfigRecord, 0, len(fields))
-	for f, v := range fields {
-		c, ok := parseConfig(f)
-		if !ok {
-			continue // not a configuration this version knows
-		}
-		r := ConfigRecord{Config: c}
-		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
-			r.RecordedAt = time.UnixMilli(ms)
-		}
-		recs = append(recs, r)
-	}
-	sort.Slice(recs, func(i, j int) bool {
-		if !recs[i].RecordedAt.Equal(recs[j].RecordedAt) {
-			return recs[i].RecordedAt.After(recs[j].RecordedAt)
-		}
-		return recs[i].String() < recs[j].String()
-	})
-	return recs, nil
-}
-
 // recordConfig writes the configuration record of a new Backend (New):
 // one HSET, waited for configRecordWait at most. A failure (an unreachable
 // server, a user without the permission) records nothing and is not an
-// error: CheckRecordedConfig then finds no record of this configuration.
+// error: admin.CheckRecordedConfig then finds no record of this configuration.
 func recordConfig(client redis.UniversalClient, key string, c Config) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	done := make(chan struct{})
@@ -199,115 +93,4 @@ func recordConfig(client redis.UniversalClient, key string, c Config) {
 	case <-done:
 	case <-t.C:
 	}
-}
-
-// RecordedConfigs reads the configurations recorded under b's prefix (see
-// the function RecordedConfigs).
-func (b *Backend) RecordedConfigs(ctx context.Context) ([]ConfigRecord, error) {
-	return RecordedConfigs(ctx, b.client, b.prefix)
-}
-
-// CheckRecordedConfig compares b's configuration with those recorded under
-// its prefix (see Config) and returns one Finding named CheckConfig:
-//
-//   - SeverityOK: every record is b's configuration;
-//   - SeverityInfo: nothing is recorded (instances of versions before the
-//     record, the TypeScript library, or a New that could not reach Redis);
-//   - SeverityWarning: another configuration is recorded that names the
-//     same keys but takes fences from other stripes (two stripe counts in
-//     the single layout: fences still increase, by the server's clock);
-//   - SeveritySevere: another configuration is recorded whose lock keys
-//     differ from b's (another layout, or other stripes in the cluster
-//     layout: one key can then be held twice at once) or whose fences can
-//     go back against b's (a counter per key next to striped counters).
-//
-// A record stays until deleted: when no instance runs a configuration
-// any more, the finding's advice says how to delete its record. It
-// writes nothing. Errors are as RecordedConfigs'.
-func (b *Backend) CheckRecordedConfig(ctx context.Context) (Finding, error) {
-	recs, err := b.RecordedConfigs(ctx)
-	if err != nil {
-		var le *lock.Error
-		if errors.As(err, &le) && errors.Is(err, errNotConfigRecord) {
-			return Finding{Name: CheckConfig, Severity: SeverityWarning, Message: le.Msg,
-				Advice: "lock keys beginning with \"config:\" are reserved: move that key, then restart the instances so they record their configuration"}, nil
-		}
-		return Finding{}, err
-	}
-	return configFinding(b.prefix+configKeySuffix, b.Config(), recs, time.Now()), nil
-}
-
-// configFinding judges the records recs of key against mine.
-func configFinding(key string, mine Config, recs []ConfigRecord, now time.Time) Finding {
-	f := Finding{Name: CheckConfig}
-	if len(recs) == 0 {
-		f.Severity = SeverityInfo
-		f.Message = "no configuration recorded under " + key + " (New records it; older versions and the TypeScript library do not)"
-		f.Advice = "tools reading the keys (syncguard) then need the application's --layout and --fence-stripes"
-		return f
-	}
-	var others []string
-	worst := SeverityOK
-	var why string
-	for _, r := range recs {
-		if r.Config == mine {
-			continue
-		}
-		others = append(others, describeRecord(r, now))
-		sev, reason := configConflict(mine, r.Config)
-		if sev > worst {
-			worst, why = sev, reason
-		}
-	}
-	if len(others) == 0 {
-		f.Severity = SeverityOK
-		f.Message = fmt.Sprintf("every instance that recorded its configuration under %s uses this one: %s (last %s)",
-			key, mine, describeTime(recs[0].RecordedAt, now))
-		return f
-	}
-	f.Severity = worst
-	f.Message = fmt.Sprintf("instances on this prefix recorded another configuration than this one (%s) under %s: %s: %s",
-		mine, key, strings.Join(others, "; "), why)
-	f.Advice = "give every instance on a prefix the same Options.Layout and Options.FenceStripes; once no instance runs a configuration any more, delete its record: redis-cli HDEL " +
-		strconv.Quote(key) + " " + strconv.Quote(firstOther(recs, mine).String())
-	return f
-}
-
-// configConflict grades two configurations on one prefix.
-func configConflict(a, b Config) (Severity, string) {
-	switch {
-	case a.Layout != b.Layout:
-		return SeveritySevere, "the layouts name a lock's keys differently, so one key can be held by two instances at once"
-	case a.Layout == LayoutCluster && a.FenceStripes != b.FenceStripes:
-		return SeveritySevere, "in the cluster layout the stripes pick the lock keys' hash tags, so one key can be held by two instances at once"
-	case (a.FenceStripes == 0) != (b.FenceStripes == 0):
-		return SeveritySevere, "a key's fences come from its own counter in one and from a striped counter in the other, so they can go back"
-	}
-	return SeverityWarning, "the keys take their fences from different stripes (still increasing, by the server's clock, unless a stripe runs ahead of it)"
-}
-
-func firstOther(recs []ConfigRecord, mine Config) Config {
-	for _, r := range recs {
-		if r.Config != mine {
-			return r.Config
-		}
-	}
-	return mine
-}
-
-func describeRecord(r ConfigRecord, now time.Time) string {
-	return r.String() + " (last " + describeTime(r.RecordedAt, now) + ")"
-}
-
-// describeTime says when a record was last written: "recorded <how long>
-// ago, <the time in RFC 3339, UTC>".
-func describeTime(t, now time.Time) string {
-	if t.IsZero() {
-		return "recorded at an unknown time"
-	}
-	ago := now.Sub(t).Truncate(time.Second)
-	if ago < 0 {
-		ago = 0
-	}
-	return "recorded " + ago.String() + " ago, " + t.UTC().Format(time.RFC3339)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 func newConfigBackend(t *testing.T, c redis.UniversalClient, o redisbackend.Options) *redisbackend.Backend {
@@ -38,7 +39,7 @@ func TestConfigRecord(t *testing.T) {
 	if err != nil || key != p+":config:backend" {
 		t.Fatalf("ConfigKey = %q, %v; want %q", key, err, p+":config:backend")
 	}
-	recs, err := redisbackend.RecordedConfigs(ctx, rdb, p)
+	recs, err := admin.RecordedConfigs(ctx, rdb, p)
 	if err != nil || len(recs) != 0 {
 		t.Fatalf("before any New: %v, %v; want no record", recs, err)
 	}
@@ -46,7 +47,7 @@ func TestConfigRecord(t *testing.T) {
 	start := time.Now()
 	a := newConfigBackend(t, rdb, redisbackend.Options{Prefix: p})
 	_ = newConfigBackend(t, rdb, redisbackend.Options{Prefix: p}) // a second instance, same configuration
-	recs, err = a.RecordedConfigs(ctx)
+	recs, err = admin.RecordedConfigs(ctx, rdb, a.Prefix())
 	if err != nil || len(recs) != 1 || recs[0].Config != (redisbackend.Config{Layout: redisbackend.LayoutSingle}) ||
 		recs[0].RecordedAt.Before(start.Add(-time.Second)) || recs[0].RecordedAt.After(time.Now().Add(time.Second)) {
 		t.Fatalf("RecordedConfigs = %+v, %v; want one record of layout=single fenceStripes=0, now", recs, err)
@@ -54,23 +55,23 @@ func TestConfigRecord(t *testing.T) {
 	if ttl := rdb.PTTL(ctx, key).Val(); ttl != -1 {
 		t.Errorf("the record's PTTL is %v, want none (-1)", ttl)
 	}
-	f, err := a.CheckRecordedConfig(ctx)
-	if err != nil || f.Severity != redisbackend.SeverityOK || f.Name != redisbackend.CheckConfig {
+	f, err := admin.CheckRecordedConfig(ctx, a)
+	if err != nil || f.Severity != admin.SeverityOK || f.Name != admin.CheckConfig {
 		t.Fatalf("CheckRecordedConfig with one configuration = %v, %v; want ok", f, err)
 	}
-	r, err := a.Check(ctx)
+	r, err := admin.Check(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range r.Findings {
-		if f.Name == redisbackend.CheckConfig {
+		if f.Name == admin.CheckConfig {
 			t.Errorf("Check reported %v while every instance agrees", f)
 		}
 	}
 
 	time.Sleep(5 * time.Millisecond) // a later record
 	striped := newConfigBackend(t, rdb, redisbackend.Options{Prefix: p, FenceStripes: 64})
-	recs, err = redisbackend.RecordedConfigs(ctx, rdb, p)
+	recs, err = admin.RecordedConfigs(ctx, rdb, p)
 	if err != nil || len(recs) != 2 || recs[0].Config != (redisbackend.Config{Layout: redisbackend.LayoutSingle, FenceStripes: 64}) ||
 		recs[1].Config != (redisbackend.Config{Layout: redisbackend.LayoutSingle}) {
 		t.Fatalf("RecordedConfigs = %+v, %v; want the striped configuration first, then the per-key one", recs, err)
@@ -79,17 +80,17 @@ func TestConfigRecord(t *testing.T) {
 		t.Errorf("the record has %d fields, want one per configuration (2)", n)
 	}
 	for _, b := range []*redisbackend.Backend{a, striped} {
-		f, err := b.CheckRecordedConfig(ctx)
-		if err != nil || f.Severity != redisbackend.SeveritySevere || !strings.Contains(f.Message, "can go back") ||
+		f, err := admin.CheckRecordedConfig(ctx, b)
+		if err != nil || f.Severity != admin.SeveritySevere || !strings.Contains(f.Message, "can go back") ||
 			!strings.Contains(f.Advice, "HDEL") {
 			t.Errorf("CheckRecordedConfig of %v next to the other = %v, %v; want severe: fences can go back, with the HDEL advice", b.Config(), f, err)
 		}
-		r, err := b.Check(ctx)
+		r, err := admin.Check(ctx, b)
 		if err != nil {
 			t.Fatal(err)
 		}
 		last := r.Findings[len(r.Findings)-1]
-		if last.Name != redisbackend.CheckConfig || last.Severity != redisbackend.SeveritySevere || last.Node != "" {
+		if last.Name != admin.CheckConfig || last.Severity != admin.SeveritySevere || last.Node != "" {
 			t.Errorf("Check's last finding is %v, want the severe config finding", last)
 		}
 	}
@@ -100,11 +101,11 @@ func TestConfigRecord(t *testing.T) {
 	if err := rdb.HDel(ctx, key, "layout=single fenceStripes=0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := other.CheckRecordedConfig(ctx); err != nil || f.Severity != redisbackend.SeverityWarning {
+	if f, err := admin.CheckRecordedConfig(ctx, other); err != nil || f.Severity != admin.SeverityWarning {
 		t.Errorf("CheckRecordedConfig of 128 stripes next to 64 = %v, %v; want a warning", f, err)
 	}
 	cl := newConfigBackend(t, rdb, redisbackend.Options{Prefix: p, Layout: redisbackend.LayoutCluster, FenceStripes: 64, DisableConfigRecord: true})
-	if f, err := cl.CheckRecordedConfig(ctx); err != nil || f.Severity != redisbackend.SeveritySevere || !strings.Contains(f.Message, "held by two instances") {
+	if f, err := admin.CheckRecordedConfig(ctx, cl); err != nil || f.Severity != admin.SeveritySevere || !strings.Contains(f.Message, "held by two instances") {
 		t.Errorf("CheckRecordedConfig of the cluster layout next to the single one = %v, %v; want severe", f, err)
 	}
 	if n := rdb.HLen(ctx, key).Val(); n != 1 {
@@ -177,10 +178,10 @@ func TestConfigNotARecord(t *testing.T) {
 	p := strings.TrimSuffix(redistest.Prefix(t), ":")
 	rdb.Set(ctx, p+":config:backend", `{"lockId":"x"}`, time.Minute)
 	b := newConfigBackend(t, rdb, redisbackend.Options{Prefix: p})
-	if _, err := b.RecordedConfigs(ctx); lock.CodeOf(err) != lock.CodeInternal {
+	if _, err := admin.RecordedConfigs(ctx, rdb, p); lock.CodeOf(err) != lock.CodeInternal {
 		t.Errorf("RecordedConfigs on a string = %v, want Internal", err)
 	}
-	if f, err := b.CheckRecordedConfig(ctx); err != nil || f.Severity != redisbackend.SeverityWarning {
+	if f, err := admin.CheckRecordedConfig(ctx, b); err != nil || f.Severity != admin.SeverityWarning {
 		t.Errorf("CheckRecordedConfig on a string = %v, %v; want a warning", f, err)
 	}
 	if _, err := b.Acquire(ctx, "k", time.Second); err != nil {
@@ -213,7 +214,7 @@ func TestConfigKeyReserved(t *testing.T) {
 				!strings.Contains(err.Error(), `"config:backend"`) {
 				t.Errorf("%v: Acquire(%q) = %v, want InvalidArgument naming \"config:backend\"", layout, key, err)
 			}
-			if _, err := b.StorageKeys(key); lock.CodeOf(err) != lock.CodeInvalidArgument {
+			if _, err := admin.StorageKeys(b, key); lock.CodeOf(err) != lock.CodeInvalidArgument {
 				t.Errorf("%v: StorageKeys(%q) = %v, want InvalidArgument", layout, key, err)
 			}
 		}
@@ -224,7 +225,7 @@ func TestConfigKeyReserved(t *testing.T) {
 		// of their keys is the record.
 		record, _ := redisbackend.ConfigKey(p)
 		for _, key := range []string{"config", "config:", "config:x", "config:reload", "configs:backend", "backend", ":config:backend", "x:config:backend"} {
-			k, err := b.StorageKeys(key)
+			k, err := admin.StorageKeys(b, key)
 			if err != nil {
 				t.Fatalf("%v: StorageKeys(%q): %v", layout, key, err)
 			}

@@ -15,7 +15,7 @@
 //	<prefix>:done:<prefix>:<key>   done marker (ReleaseDone, optional), PX doneTTL
 //	<prefix>:record:<prefix>:<key> replay record (ReleaseRecord, optional), PX ttl
 //	<prefix>:config:backend        the configurations of the Backends on the prefix (layout,
-//	                               fence stripes), written once by New, for syncguard and Check
+//	                               fence stripes), written once by New, for syncguard and admin.Check
 //
 // User keys beginning with "id:", "fence:", "done:", "record:" or "queue:"
 // are rejected: they would alias the internal keys. Waiters queue in Redis

@@ -14,6 +14,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 func newForceBackend(t *testing.T, rdb redis.UniversalClient, o redisbackend.Options) *redisbackend.Backend {
@@ -36,11 +37,11 @@ func TestForceRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := b.StorageKeys(key)
+	keys, err := admin.StorageKeys(b, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := b.ForceRelease(ctx, key)
+	info, err := admin.ForceRelease(ctx, b, key)
 	if err != nil {
 		t.Fatalf("ForceRelease: %v", err)
 	}
@@ -90,7 +91,7 @@ func TestForceReleaseNotLocked(t *testing.T) {
 	rdb := redistest.Shared(t).Client(t)
 	b := newForceBackend(t, rdb, redisbackend.Options{Prefix: redistest.Prefix(t)})
 	ctx := context.Background()
-	if _, err := b.ForceRelease(ctx, "free"); !errors.Is(err, lock.ErrNotHeld) {
+	if _, err := admin.ForceRelease(ctx, b, "free"); !errors.Is(err, lock.ErrNotHeld) {
 		t.Errorf("ForceRelease of a free key = %v, want ErrNotHeld", err)
 	}
 	l, err := b.Acquire(ctx, "gone", time.Minute)
@@ -100,10 +101,10 @@ func TestForceReleaseNotLocked(t *testing.T) {
 	if err := b.Release(ctx, l.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.ForceRelease(ctx, "gone"); !errors.Is(err, lock.ErrNotHeld) {
+	if _, err := admin.ForceRelease(ctx, b, "gone"); !errors.Is(err, lock.ErrNotHeld) {
 		t.Errorf("ForceRelease of a released key = %v, want ErrNotHeld", err)
 	}
-	if _, err := b.ForceRelease(ctx, "fence:x"); lock.CodeOf(err) != lock.CodeInvalidArgument {
+	if _, err := admin.ForceRelease(ctx, b, "fence:x"); lock.CodeOf(err) != lock.CodeInvalidArgument {
 		t.Errorf("ForceRelease of a reserved key = %v, want InvalidArgument", err)
 	}
 }
@@ -116,12 +117,12 @@ func TestForceReleaseLeavesForeignData(t *testing.T) {
 	b := newForceBackend(t, rdb, redisbackend.Options{Prefix: redistest.Prefix(t)})
 	ctx := context.Background()
 
-	keys, err := b.StorageKeys("foreign")
+	keys, err := admin.StorageKeys(b, "foreign")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rdb.Set(ctx, keys.Lock, "not a lock", time.Minute)
-	if _, err := b.ForceRelease(ctx, "foreign"); lock.CodeOf(err) != lock.CodeInternal {
+	if _, err := admin.ForceRelease(ctx, b, "foreign"); lock.CodeOf(err) != lock.CodeInternal {
 		t.Errorf("ForceRelease of foreign data = %v, want Internal", err)
 	}
 	if v := rdb.Get(ctx, keys.Lock).Val(); v != "not a lock" {
@@ -140,7 +141,7 @@ func TestForceReleaseLeavesForeignData(t *testing.T) {
 		t.Fatal("no index key")
 	}
 	rdb.Del(ctx, idKey)
-	if _, err := b.ForceRelease(ctx, "orphan"); lock.CodeOf(err) != lock.CodeInternal {
+	if _, err := admin.ForceRelease(ctx, b, "orphan"); lock.CodeOf(err) != lock.CodeInternal {
 		t.Errorf("ForceRelease of a lock without index = %v, want Internal", err)
 	}
 	if info, _ := b.LookupKey(ctx, "orphan"); info == nil || info.Fence != l.Fence {
@@ -178,7 +179,7 @@ func TestForceReleaseWakesWaiter(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond) // the waiter is subscribed and asleep
 	released := time.Now()
-	if _, err := b.ForceRelease(ctx, key); err != nil {
+	if _, err := admin.ForceRelease(ctx, b, key); err != nil {
 		t.Fatal(err)
 	}
 	at, ok := <-got
@@ -211,7 +212,7 @@ func TestStorageKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys, err := b.StorageKeys("job:7")
+			keys, err := admin.StorageKeys(b, "job:7")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,11 +231,11 @@ func TestStorageKeys(t *testing.T) {
 		})
 	}
 	b := newForceBackend(t, rdb, redisbackend.Options{})
-	keys, err := b.StorageKeys("resource:123")
+	keys, err := admin.StorageKeys(b, "resource:123")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := redisbackend.StorageKeys{
+	want := admin.Keys{
 		Lock:   "syncguard:resource:123",
 		Fence:  "syncguard:fence:syncguard:resource:123",
 		Done:   "syncguard:done:syncguard:resource:123",
@@ -273,7 +274,7 @@ func TestForceReleaseSlots(t *testing.T) {
 	for range 3 {
 		held = append(held, takeSlot(t, b, key, 3, time.Minute))
 	}
-	keys, err := b.StorageKeys(key)
+	keys, err := admin.StorageKeys(b, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestForceReleaseSlots(t *testing.T) {
 	}
 
 	victim := held[1]
-	infos, err := b.ForceReleaseSlots(ctx, key, victim.Fence)
+	infos, err := admin.ForceReleaseSlots(ctx, b, key, victim.Fence)
 	if err != nil {
 		t.Fatalf("ForceReleaseSlots(fence %s): %v", victim.Fence, err)
 	}
@@ -328,7 +329,7 @@ func TestForceReleaseSlots(t *testing.T) {
 		t.Errorf("waiter's fence %s, want 000000000000004", waiter.Fence)
 	}
 
-	infos, err = b.ForceReleaseSlots(ctx, key, "")
+	infos, err = admin.ForceReleaseSlots(ctx, b, key, "")
 	if err != nil {
 		t.Fatalf("ForceReleaseSlots(all): %v", err)
 	}
@@ -354,19 +355,19 @@ func TestForceReleaseSlots(t *testing.T) {
 	}
 
 	// No slot with that fence, no slot at all, and the other kind.
-	if _, err := b.ForceReleaseSlots(ctx, key, held[0].Fence); !errors.Is(err, lock.ErrNotHeld) {
+	if _, err := admin.ForceReleaseSlots(ctx, b, key, held[0].Fence); !errors.Is(err, lock.ErrNotHeld) {
 		t.Errorf("ForceReleaseSlots of a fence no longer held = %v, want ErrNotHeld", err)
 	}
-	if _, err := b.ForceReleaseSlots(ctx, "free", ""); !errors.Is(err, lock.ErrNotHeld) {
+	if _, err := admin.ForceReleaseSlots(ctx, b, "free", ""); !errors.Is(err, lock.ErrNotHeld) {
 		t.Errorf("ForceReleaseSlots of a free key = %v, want ErrNotHeld", err)
 	}
-	if _, err := b.ForceRelease(ctx, key); !errors.Is(err, lock.ErrKindMismatch) {
+	if _, err := admin.ForceRelease(ctx, b, key); !errors.Is(err, lock.ErrKindMismatch) {
 		t.Errorf("ForceRelease of a limit = %v, want ErrKindMismatch", err)
 	}
 	if _, err := b.Acquire(ctx, "plain", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.ForceReleaseSlots(ctx, "plain", ""); !errors.Is(err, lock.ErrKindMismatch) {
+	if _, err := admin.ForceReleaseSlots(ctx, b, "plain", ""); !errors.Is(err, lock.ErrKindMismatch) {
 		t.Errorf("ForceReleaseSlots of a lock = %v, want ErrKindMismatch", err)
 	}
 }

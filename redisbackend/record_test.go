@@ -13,6 +13,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // TestRecordsApartFromDoneMarkers: on one prefix, the records of
@@ -66,7 +67,7 @@ func testRecordsApart(t *testing.T, rdb redis.Cmdable, b *redisbackend.Backend) 
 	if done, err := b.IsDone(ctx, k); err != nil || !done {
 		t.Errorf("IsDone(K) = %v, %v; want true from the done marker", done, err)
 	}
-	keys, err := b.StorageKeys(k)
+	keys, err := admin.StorageKeys(b, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestRecordKeyNames(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 
 	single := newForceBackend(t, rdb, redisbackend.Options{})
-	keys, err := single.StorageKeys("resource:123")
+	keys, err := admin.StorageKeys(single, "resource:123")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestRecordKeyNames(t *testing.T) {
 	}
 
 	cluster := newForceBackend(t, rdb, redisbackend.Options{Layout: redisbackend.LayoutCluster})
-	keys, err = cluster.StorageKeys("resource:123")
+	keys, err = admin.StorageKeys(cluster, "resource:123")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestRecordKeyNames(t *testing.T) {
 	long := strings.Repeat("k", lockdriver.MaxKeyBytes)
 	for _, o := range []redisbackend.Options{{Prefix: prefix}, {Prefix: prefix, Layout: redisbackend.LayoutCluster}} {
 		b := newForceBackend(t, rdb, o)
-		keys, err := b.StorageKeys(long)
+		keys, err := admin.StorageKeys(b, long)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +200,7 @@ func TestRecordReservedWords(t *testing.T) {
 		wantCode(t, "Acquire "+k, err, lock.CodeInvalidArgument)
 		_, _, err = b.Record(ctx, k)
 		wantCode(t, "Record "+k, err, lock.CodeInvalidArgument)
-		_, err = b.StorageKeys(k)
+		_, err = admin.StorageKeys(b, k)
 		wantCode(t, "StorageKeys "+k, err, lock.CodeInvalidArgument)
 	}
 	for _, p := range []string{"record", "a:record", "record:b"} {
@@ -207,7 +208,7 @@ func TestRecordReservedWords(t *testing.T) {
 		wantCode(t, "New prefix "+p, err, lock.CodeInvalidArgument)
 	}
 	// Only the whole word is reserved.
-	if _, err := b.StorageKeys("records:1"); err != nil {
+	if _, err := admin.StorageKeys(b, "records:1"); err != nil {
 		t.Errorf("StorageKeys(records:1) = %v", err)
 	}
 	if _, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "records"}); err != nil {
@@ -251,7 +252,7 @@ func TestClusterRecordSlot(t *testing.T) {
 		if err := tc.b.ReleaseRecord(ctx, l, []byte("r"), time.Minute); err != nil {
 			t.Fatalf("ReleaseRecord: %v", err)
 		}
-		keys, err := tc.b.StorageKeys(tc.key)
+		keys, err := admin.StorageKeys(tc.b, tc.key)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@
 // keys every grant writes (a lock id it did not see before) and by the
 // fences, so the application needs no change; --json prints its lines as
 // JSON objects. release --force
-// evicts the holder through redisbackend's ForceRelease: the lock and its
+// evicts the holder through redisbackend/admin's ForceRelease: the lock and its
 // index key go, the fence counter stays, waiters are woken as by a release;
 // the holder is not told, and its fence is now stale. On a limit it
 // releases nothing unless told which slots: --all, or --slot FENCE
@@ -69,8 +69,6 @@
 // release), 2 usage error, 3 doctor found a severe finding. The commands
 // themselves are in internal/cli, whose Run the tests call.
 package main
-
-import ()
 
 // The package comment's blocks are shell commands and usage, not Go:
 // NOT GO: go install github.com/syncguard-go/syncguard/cmd/syncguard@latest

@@ -24,90 +24,98 @@ import (
 // (WithLimit needs the extension) and the calls of the extension's methods
 // fail with a plain error (no code), so that such a backend does not pass.
 func BadLimitInputs(key string) []BadInput {
-	const ttl = time.Second
-	bg := context.Background()
-	var nilCtx context.Context
 	id := lockdriver.NewLockID() // well-formed, never granted
+	var nilCtx context.Context
+	var in badInputs
+	in.limits(key, id)
+	in.slotArgs(key, id)
+	in.add("AcquireSlot/nil context", limiter(func(lim lock.IDBackend) error {
+		_, err := lim.AcquireSlot(nilCtx, key, id, 2, badTTL)
+		return err
+	}))
+	in.add("LookupLimit/nil context", limiter(func(lim lock.IDBackend) error {
+		_, err := lim.LookupLimit(nilCtx, key)
+		return err
+	}))
+	return in
+}
 
-	var in []BadInput
-	add := func(name string, call func(lock.Backend) error) {
-		in = append(in, BadInput{Name: name, Call: call})
-	}
-	// limiter calls f with b as a lock.IDBackend.
-	limiter := func(f func(lock.IDBackend) error) func(lock.Backend) error {
-		return func(b lock.Backend) error {
-			lim, ok := b.(lock.IDBackend)
-			if !ok {
-				return fmt.Errorf("locktest: %T is not a lock.IDBackend", b)
-			}
-			return f(lim)
+// limiter calls f with b as a lock.IDBackend.
+func limiter(f func(lock.IDBackend) error) func(lock.Backend) error {
+	return func(b lock.Backend) error {
+		lim, ok := b.(lock.IDBackend)
+		if !ok {
+			return fmt.Errorf("locktest: %T is not a lock.IDBackend", b)
 		}
+		return f(lim)
 	}
+}
+
+// limits adds the calls with an n out of range, through lock and on the
+// IDBackend, on key with lock id id.
+func (in *badInputs) limits(key, id string) {
+	bg := context.Background()
 	for _, n := range []int{0, -1, lockdriver.MaxLimit + 1} {
 		ns := strconv.Itoa(n)
-		opts := []lock.Option{lock.WithLimit(n), lock.WithWait(0), lock.WithTTL(ttl)}
-		add("lock.Acquire/WithLimit("+ns+")", func(b lock.Backend) error {
+		opts := []lock.Option{lock.WithLimit(n), lock.WithWait(0), lock.WithTTL(badTTL)}
+		in.add("lock.Acquire/WithLimit("+ns+")", func(b lock.Backend) error {
 			_, err := lock.Acquire(bg, b, key, opts...)
 			return err
 		})
-		add("lock.Do/WithLimit("+ns+")", func(b lock.Backend) error {
+		in.add("lock.Do/WithLimit("+ns+")", func(b lock.Backend) error {
 			return lock.Do(bg, b, key, func(context.Context, lock.Lease) error {
 				return errors.New("locktest: fn ran with an invalid limit")
 			}, opts...)
 		})
-		add("lock.Hold/WithLimit("+ns+")", func(b lock.Backend) error {
+		in.add("lock.Hold/WithLimit("+ns+")", func(b lock.Backend) error {
 			_, _, release, err := lock.Hold(bg, b, key, opts...)
 			if release != nil {
 				_ = release()
 			}
 			return err
 		})
-		add("AcquireSlot/n/"+ns, limiter(func(lim lock.IDBackend) error {
-			_, err := lim.AcquireSlot(bg, key, id, n, ttl)
+		in.add("AcquireSlot/n/"+ns, limiter(func(lim lock.IDBackend) error {
+			_, err := lim.AcquireSlot(bg, key, id, n, badTTL)
 			return err
 		}))
 		if n == 0 {
 			continue // Join's n 0 is the lock
 		}
-		add("Join/n/"+ns, limiter(func(q lock.IDBackend) error {
-			w, err := q.Join(key, id, n, ttl, ttl)
+		in.add("Join/n/"+ns, limiter(func(q lock.IDBackend) error {
+			w, err := q.Join(key, id, n, badTTL, badTTL)
 			if w != nil {
 				w.Leave(false)
 			}
 			return err
 		}))
 	}
+}
+
+// slotArgs adds the slot calls with a bad key, TTL or lock id.
+func (in *badInputs) slotArgs(key, id string) {
+	bg := context.Background()
 	for _, k := range []struct{ desc, key string }{{"empty", ""}, {"invalid UTF-8", "\xff\xfe"}, {"513 bytes", padKey("k", lockdriver.MaxKeyBytes+1)}} {
-		add("AcquireSlot/key/"+k.desc, limiter(func(lim lock.IDBackend) error {
-			_, err := lim.AcquireSlot(bg, k.key, id, 2, ttl)
+		in.add("AcquireSlot/key/"+k.desc, limiter(func(lim lock.IDBackend) error {
+			_, err := lim.AcquireSlot(bg, k.key, id, 2, badTTL)
 			return err
 		}))
-		add("LookupLimit/key/"+k.desc, limiter(func(lim lock.IDBackend) error {
+		in.add("LookupLimit/key/"+k.desc, limiter(func(lim lock.IDBackend) error {
 			_, err := lim.LookupLimit(bg, k.key)
 			return err
 		}))
 	}
 	for _, d := range []time.Duration{0, -time.Second, 999 * time.Microsecond} {
-		add("AcquireSlot/ttl/"+d.String(), limiter(func(lim lock.IDBackend) error {
+		in.add("AcquireSlot/ttl/"+d.String(), limiter(func(lim lock.IDBackend) error {
 			_, err := lim.AcquireSlot(bg, key, id, 2, d)
 			return err
 		}))
 	}
 	for _, bad := range []struct{ desc, id string }{{"empty", ""}, {"21 chars", id[:21]}, {"with /", "/" + id[1:]}} {
-		add("AcquireSlot/id/"+bad.desc, limiter(func(lim lock.IDBackend) error {
-			_, err := lim.AcquireSlot(bg, key, bad.id, 2, ttl)
+		in.add("AcquireSlot/id/"+bad.desc, limiter(func(lim lock.IDBackend) error {
+			_, err := lim.AcquireSlot(bg, key, bad.id, 2, badTTL)
 			return err
 		}))
 	}
-	add("AcquireSlot/nil context", limiter(func(lim lock.IDBackend) error {
-		_, err := lim.AcquireSlot(nilCtx, key, id, 2, ttl)
-		return err
-	}))
-	add("LookupLimit/nil context", limiter(func(lim lock.IDBackend) error {
-		_, err := lim.LookupLimit(nilCtx, key)
-		return err
-	}))
-	return in
 }
 
 func (s *suite) limitValidationTests() []test {

@@ -27,12 +27,29 @@ type BadInput struct {
 // the calls whose bad argument is another one; nothing is locked when the
 // backend conforms.
 func BadInputs(key string) []BadInput {
-	const ttl = time.Second
-	bg := context.Background()
-	var nilCtx context.Context
 	id := lockdriver.NewLockID() // well-formed, never granted
+	var in badInputs
+	in.keys()
+	in.ttls(key, id)
+	in.ids(id)
+	in.nilContexts(key, id)
+	return in
+}
 
-	badKeys := []struct{ desc, key string }{
+// badInputs collects BadInputs' calls, group by group.
+type badInputs []BadInput
+
+func (in *badInputs) add(name string, call func(lock.Backend) error) {
+	*in = append(*in, BadInput{Name: name, Call: call})
+}
+
+// badTTL is the TTL of the calls whose bad argument is another one.
+const badTTL = time.Second
+
+// keys adds the calls with a bad key.
+func (in *badInputs) keys() {
+	bg := context.Background()
+	for _, k := range []struct{ desc, key string }{
 		{"empty", ""},
 		{"513 bytes", strings.Repeat("k", lockdriver.MaxKeyBytes+1)},
 		{"invalid UTF-8", "\xff\xfe"},
@@ -41,8 +58,26 @@ func BadInputs(key string) []BadInput {
 		// U+0958 (3 bytes) is a composition exclusion: NFC turns it into
 		// two characters (6 bytes), so 510 bytes become 1020.
 		{"over the limit only after NFC", strings.Repeat("\u0958", 170)},
+	} {
+		in.add("Acquire/key/"+k.desc, func(b lock.Backend) error {
+			_, err := b.Acquire(bg, k.key, badTTL)
+			return err
+		})
+		in.add("IsLocked/key/"+k.desc, func(b lock.Backend) error {
+			_, err := b.IsLocked(bg, k.key)
+			return err
+		})
+		in.add("LookupKey/key/"+k.desc, func(b lock.Backend) error {
+			_, err := b.LookupKey(bg, k.key)
+			return err
+		})
 	}
-	badTTLs := []struct {
+}
+
+// ttls adds the calls with a bad TTL, on key or lock id id.
+func (in *badInputs) ttls(key, id string) {
+	bg := context.Background()
+	for _, d := range []struct {
 		desc string
 		ttl  time.Duration
 	}{
@@ -50,8 +85,22 @@ func BadInputs(key string) []BadInput {
 		{"negative", -time.Second},
 		{"1ns", time.Nanosecond},
 		{"999µs", 999 * time.Microsecond},
+	} {
+		in.add("Acquire/ttl/"+d.desc, func(b lock.Backend) error {
+			_, err := b.Acquire(bg, key, d.ttl)
+			return err
+		})
+		in.add("Extend/ttl/"+d.desc, func(b lock.Backend) error {
+			_, err := b.Extend(bg, id, d.ttl)
+			return err
+		})
 	}
-	badIDs := []struct{ desc, id string }{
+}
+
+// ids adds the calls with a malformed lock id, made from the valid id.
+func (in *badInputs) ids(id string) {
+	bg := context.Background()
+	for _, i := range []struct{ desc, id string }{
 		{"empty", ""},
 		{"21 chars", id[:21]},
 		{"23 chars", id + "A"},
@@ -59,73 +108,47 @@ func BadInputs(key string) []BadInput {
 		{"with /", "/" + id[1:]},
 		{"padded", id[:20] + "=="},
 		{"non-ASCII", "é" + id[2:]},
-	}
-
-	var in []BadInput
-	add := func(name string, call func(lock.Backend) error) {
-		in = append(in, BadInput{Name: name, Call: call})
-	}
-	for _, k := range badKeys {
-		add("Acquire/key/"+k.desc, func(b lock.Backend) error {
-			_, err := b.Acquire(bg, k.key, ttl)
-			return err
-		})
-		add("IsLocked/key/"+k.desc, func(b lock.Backend) error {
-			_, err := b.IsLocked(bg, k.key)
-			return err
-		})
-		add("LookupKey/key/"+k.desc, func(b lock.Backend) error {
-			_, err := b.LookupKey(bg, k.key)
-			return err
-		})
-	}
-	for _, d := range badTTLs {
-		add("Acquire/ttl/"+d.desc, func(b lock.Backend) error {
-			_, err := b.Acquire(bg, key, d.ttl)
-			return err
-		})
-		add("Extend/ttl/"+d.desc, func(b lock.Backend) error {
-			_, err := b.Extend(bg, id, d.ttl)
-			return err
-		})
-	}
-	for _, i := range badIDs {
-		add("Release/id/"+i.desc, func(b lock.Backend) error {
+	} {
+		in.add("Release/id/"+i.desc, func(b lock.Backend) error {
 			return b.Release(bg, i.id)
 		})
-		add("Extend/id/"+i.desc, func(b lock.Backend) error {
-			_, err := b.Extend(bg, i.id, ttl)
+		in.add("Extend/id/"+i.desc, func(b lock.Backend) error {
+			_, err := b.Extend(bg, i.id, badTTL)
 			return err
 		})
-		add("LookupID/id/"+i.desc, func(b lock.Backend) error {
+		in.add("LookupID/id/"+i.desc, func(b lock.Backend) error {
 			_, err := b.LookupID(bg, i.id)
 			return err
 		})
 	}
-	add("Acquire/nil context", func(b lock.Backend) error {
-		_, err := b.Acquire(nilCtx, key, ttl)
+}
+
+// nilContexts adds every method called with a nil context.
+func (in *badInputs) nilContexts(key, id string) {
+	var nilCtx context.Context
+	in.add("Acquire/nil context", func(b lock.Backend) error {
+		_, err := b.Acquire(nilCtx, key, badTTL)
 		return err
 	})
-	add("Release/nil context", func(b lock.Backend) error {
+	in.add("Release/nil context", func(b lock.Backend) error {
 		return b.Release(nilCtx, id)
 	})
-	add("Extend/nil context", func(b lock.Backend) error {
-		_, err := b.Extend(nilCtx, id, ttl)
+	in.add("Extend/nil context", func(b lock.Backend) error {
+		_, err := b.Extend(nilCtx, id, badTTL)
 		return err
 	})
-	add("IsLocked/nil context", func(b lock.Backend) error {
+	in.add("IsLocked/nil context", func(b lock.Backend) error {
 		_, err := b.IsLocked(nilCtx, key)
 		return err
 	})
-	add("LookupKey/nil context", func(b lock.Backend) error {
+	in.add("LookupKey/nil context", func(b lock.Backend) error {
 		_, err := b.LookupKey(nilCtx, key)
 		return err
 	})
-	add("LookupID/nil context", func(b lock.Backend) error {
+	in.add("LookupID/nil context", func(b lock.Backend) error {
 		_, err := b.LookupID(nilCtx, id)
 		return err
 	})
-	return in
 }
 
 func (s *suite) validationTests() []test {

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // PrintCheck runs redisbackend's Check on rdb and prints its findings to
@@ -22,14 +23,14 @@ func PrintCheck(ctx context.Context, w io.Writer, rdb *redis.Client) {
 		fmt.Fprintf(w, "Check: %v\n", err)
 		return
 	}
-	report, err := b.Check(ctx)
+	report, err := admin.Check(ctx, b)
 	if err != nil {
 		fmt.Fprintf(w, "Check: %v\n", err)
 		return
 	}
 	known := 0
 	for _, f := range report.Findings {
-		if f.Severity != redisbackend.SeverityUnknown {
+		if f.Severity != admin.SeverityUnknown {
 			known++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // TestClusterLimit lists, shows and force-releases a full limit with a
@@ -29,7 +30,7 @@ func TestClusterLimit(t *testing.T) {
 		defer close(waiterDone)
 		_, _ = lock.Acquire(ctx, b, key, lock.WithLimit(2), lock.WithWait(time.Minute), lock.WithRetry(lock.Retry{BaseDelay: 30 * time.Second}))
 	}()
-	keys, _ := b.StorageKeys(key)
+	keys, _ := admin.StorageKeys(b, key)
 	for rdb.ZCard(ctx, p+":queue:"+keys.Lock).Val() == 0 {
 		time.Sleep(10 * time.Millisecond)
 	}

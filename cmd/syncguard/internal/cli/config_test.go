@@ -16,6 +16,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // configCase is an application backend the command must read without
@@ -65,14 +66,14 @@ func TestConfigCLI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys, _ := b.StorageKeys("invoice:42")
+			keys, _ := admin.StorageKeys(b, "invoice:42")
 			// A full limit of 2 with a waiter queued.
 			slots := []lock.Lease{takeSlot(t, b, "exports:ops", 2, time.Minute), takeSlot(t, b, "exports:ops", 2, time.Minute)}
 			go func() {
 				defer close(waiterDone)
 				_, _ = lock.Acquire(ctx, b, "exports:ops", lock.WithLimit(2), lock.WithWait(time.Minute), lock.WithRetry(lock.Retry{BaseDelay: 30 * time.Second}))
 			}()
-			limitKeys, _ := b.StorageKeys("exports:ops")
+			limitKeys, _ := admin.StorageKeys(b, "exports:ops")
 			for rdb.ZCard(ctx, p+":queue:"+limitKeys.Lock).Val() == 0 {
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -125,7 +126,7 @@ func TestConfigDoctor(t *testing.T) {
 	b := newBackend(t, rdb, redisbackend.Options{Prefix: p})
 
 	r := syncguard(t, append([]string{"doctor", "--json"}, args...)...)
-	if f := findingOf(t, r, redisbackend.CheckConfig); f.Severity != "ok" || r.err != "" {
+	if f := findingOf(t, r, admin.CheckConfig); f.Severity != "ok" || r.err != "" {
 		t.Errorf("doctor with one configuration: config finding %+v, stderr %q; want ok", f, r.err)
 	}
 	r = syncguard(t, append([]string{"ls", "--fence-stripes", "16"}, args...)...)
@@ -136,7 +137,7 @@ func TestConfigDoctor(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	newBackend(t, rdb, redisbackend.Options{Prefix: p, FenceStripes: 16}) // a newer instance, configured otherwise
 	r = syncguard(t, append([]string{"doctor", "--json"}, args...)...)
-	f := findingOf(t, r, redisbackend.CheckConfig)
+	f := findingOf(t, r, admin.CheckConfig)
 	if r.code != ExitSevere || f.Severity != "severe" || !strings.Contains(f.Message, "layout=single fenceStripes=0") ||
 		!strings.Contains(r.err, "recorded 2 configurations; naming keys as the newest (layout=single fenceStripes=16)") {
 		t.Errorf("doctor with two configurations: status %d, config finding %+v, stderr %q; want 3, severe, the note", r.code, f, r.err)

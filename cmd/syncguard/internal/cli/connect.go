@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // defaultURL is the Redis used without --redis and REDIS_URL, as
@@ -38,8 +39,8 @@ type session struct {
 	defaulted bool
 	env       Env
 	// recorded is what the application's backends recorded under the
-	// prefix (redisbackend.RecordedConfigs), newest first.
-	recorded []redisbackend.ConfigRecord
+	// prefix (admin.RecordedConfigs), newest first.
+	recorded []admin.ConfigRecord
 	seed     maphash.Seed // watch's fingerprints of key names
 }
 
@@ -163,7 +164,7 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 // defaults: the layout by the server, a counter per key). A record it
 // cannot read is a note, not an error: the flags and defaults still work.
 func (s *session) configure(ctx context.Context, o *options, bopts *redisbackend.Options) {
-	recs, err := redisbackend.RecordedConfigs(ctx, s.client, o.prefix)
+	recs, err := admin.RecordedConfigs(ctx, s.client, o.prefix)
 	if err != nil {
 		fmt.Fprintf(s.env.Stderr, "syncguard: note: cannot read the configuration the application recorded: %s; naming keys as the flags say\n", oneLine(message(err)))
 		return

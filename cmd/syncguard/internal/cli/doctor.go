@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 var doctorCommand = &command{
@@ -45,7 +45,7 @@ const (
 )
 
 func runDoctor(ctx context.Context, s *session, o *options, args []string) error {
-	report, err := s.backend.Check(ctx)
+	report, err := admin.Check(ctx, s.backend)
 	if err != nil {
 		return failf("check: %s", message(err))
 	}
@@ -53,12 +53,12 @@ func runDoctor(ctx context.Context, s *session, o *options, args []string) error
 	// disagree; doctor always says what it found there.
 	hasConfig := false
 	for _, f := range report.Findings {
-		hasConfig = hasConfig || f.Name == redisbackend.CheckConfig
+		hasConfig = hasConfig || f.Name == admin.CheckConfig
 	}
 	if !hasConfig {
-		f, err := s.backend.CheckRecordedConfig(ctx)
+		f, err := admin.CheckRecordedConfig(ctx, s.backend)
 		if err != nil {
-			f = redisbackend.Finding{Name: redisbackend.CheckConfig, Severity: redisbackend.SeverityUnknown,
+			f = admin.Finding{Name: admin.CheckConfig, Severity: admin.SeverityUnknown,
 				Message: "cannot read the configuration record: " + oneLine(message(err))}
 		}
 		report.Findings = append(report.Findings, f)
@@ -74,8 +74,8 @@ func runDoctor(ctx context.Context, s *session, o *options, args []string) error
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Findings []redisbackend.Finding `json:"findings"`
-			Worst    redisbackend.Severity  `json:"worst"`
+			Findings []admin.Finding `json:"findings"`
+			Worst    admin.Severity  `json:"worst"`
 		}{report.Findings, worst}); err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func runDoctor(ctx context.Context, s *session, o *options, args []string) error
 		}
 		fmt.Fprintln(w, summary(report))
 	}
-	if worst >= redisbackend.SeveritySevere {
+	if worst >= admin.SeveritySevere {
 		return &exitError{code: ExitSevere}
 	}
 	if len(s.recorded) == 0 {
@@ -97,24 +97,24 @@ func runDoctor(ctx context.Context, s *session, o *options, args []string) error
 }
 
 // summary counts the findings by severity, worst first.
-func summary(r redisbackend.Report) string {
-	counts := map[redisbackend.Severity]int{}
+func summary(r admin.Report) string {
+	counts := map[admin.Severity]int{}
 	for _, f := range r.Findings {
 		counts[f.Severity]++
 	}
 	var parts []string
-	for sev := redisbackend.SeveritySevere; sev >= redisbackend.SeverityOK; sev-- {
+	for sev := admin.SeveritySevere; sev >= admin.SeverityOK; sev-- {
 		if counts[sev] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[sev], sev))
 		}
 	}
 	verdict := "fences are safe on this server as far as it tells"
 	switch r.Worst() {
-	case redisbackend.SeveritySevere:
+	case admin.SeveritySevere:
 		verdict = "fix the severe findings: fences can go back after a restart or an eviction"
-	case redisbackend.SeverityWarning:
+	case admin.SeverityWarning:
 		verdict = "read the warnings: a failure can grant a fence twice"
-	case redisbackend.SeverityUnknown:
+	case admin.SeverityUnknown:
 		verdict = "the server does not tell everything: check the unknown settings with your provider"
 	}
 	return "doctor: " + strings.Join(parts, ", ") + ": " + verdict
@@ -131,10 +131,10 @@ type fenceCount struct {
 // fenceFinding counts the fence counters under the prefix (SCAN) and
 // estimates their memory from the MEMORY USAGE of up to samples of them
 // per server.
-func (s *session) fenceFinding(ctx context.Context, samples int) (redisbackend.Finding, error) {
+func (s *session) fenceFinding(ctx context.Context, samples int) (admin.Finding, error) {
 	nodes, err := s.nodes(ctx)
 	if err != nil {
-		return redisbackend.Finding{}, err
+		return admin.Finding{}, err
 	}
 	var c fenceCount
 	for _, node := range nodes {
@@ -155,7 +155,7 @@ func (s *session) fenceFinding(ctx context.Context, samples int) (redisbackend.F
 			return c.sample(ctx, node, pick)
 		})
 		if err != nil {
-			return redisbackend.Finding{}, err
+			return admin.Finding{}, err
 		}
 	}
 	return c.finding(s.names.fencePattern()), nil
@@ -189,9 +189,9 @@ func (c *fenceCount) sample(ctx context.Context, node *redis.Client, keys []stri
 	return nil
 }
 
-func (c fenceCount) finding(pattern string) redisbackend.Finding {
+func (c fenceCount) finding(pattern string) admin.Finding {
 	total := c.perKey + c.striped
-	f := redisbackend.Finding{Name: CheckFences, Severity: redisbackend.SeverityOK}
+	f := admin.Finding{Name: CheckFences, Severity: admin.SeverityOK}
 	if total == 0 {
 		f.Message = "no fence counters under " + pattern + " yet"
 		return f
@@ -208,11 +208,11 @@ func (c fenceCount) finding(pattern string) redisbackend.Finding {
 		total, pattern, c.perKey, c.striped, mem)
 	switch {
 	case c.perKey >= fencesWarning:
-		f.Severity = redisbackend.SeverityWarning
+		f.Severity = admin.SeverityWarning
 	case c.perKey >= fencesInfo:
-		f.Severity = redisbackend.SeverityInfo
+		f.Severity = admin.SeverityInfo
 	}
-	if f.Severity != redisbackend.SeverityOK {
+	if f.Severity != admin.SeverityOK {
 		f.Advice = "if the keys are unbounded (an Idempotency-Key per request, a hash of each job), set Options.FenceStripes (see the README, Striped fence counters); existing counters stay until deleted by hand"
 	}
 	return f

@@ -10,6 +10,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // TestDoctorSevere runs doctor on a server without persistence that evicts
@@ -88,7 +89,7 @@ func TestDoctorPasses(t *testing.T) {
 			t.Errorf("fences finding %q, want 6 counters with their memory", f.Message)
 		}
 	}
-	if sev["persistence"] != "ok" || sev["eviction"] != "ok" || sev[CheckFences] != "ok" || sev[redisbackend.CheckConfig] != "ok" || got.Worst == "severe" {
+	if sev["persistence"] != "ok" || sev["eviction"] != "ok" || sev[CheckFences] != "ok" || sev[admin.CheckConfig] != "ok" || got.Worst == "severe" {
 		t.Errorf("doctor findings %v (worst %s), want persistence, eviction, config and fences ok", sev, got.Worst)
 	}
 }
@@ -96,15 +97,15 @@ func TestDoctorPasses(t *testing.T) {
 func TestFenceFindingThresholds(t *testing.T) {
 	for _, tc := range []struct {
 		perKey, striped int64
-		want            redisbackend.Severity
+		want            admin.Severity
 	}{
-		{0, 0, redisbackend.SeverityOK},
-		{99_999, 1024, redisbackend.SeverityOK},
-		{100_000, 0, redisbackend.SeverityInfo},
-		{1_000_000, 0, redisbackend.SeverityWarning},
+		{0, 0, admin.SeverityOK},
+		{99_999, 1024, admin.SeverityOK},
+		{100_000, 0, admin.SeverityInfo},
+		{1_000_000, 0, admin.SeverityWarning},
 	} {
 		f := fenceCount{perKey: tc.perKey, striped: tc.striped}.finding("p:fence:*")
-		if f.Severity != tc.want || (tc.want != redisbackend.SeverityOK) != (f.Advice != "") {
+		if f.Severity != tc.want || (tc.want != admin.SeverityOK) != (f.Advice != "") {
 			t.Errorf("%d per key, %d striped: %s %q -> %q; want %s with advice when not ok", tc.perKey, tc.striped, f.Severity, f.Message, f.Advice, tc.want)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 type options struct {
 	urls    urlList
 	prefix  string
-	layout  string // "auto": the recorded layout (redisbackend.RecordedConfigs), else by the server
+	layout  string // "auto": the recorded layout (admin.RecordedConfigs), else by the server
 	stripes optInt // unset: the recorded FenceStripes, else 0
 
 	json      bool          // ls, show, doctor

@@ -12,6 +12,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // takeSlot takes a slot of key among n for ttl.
@@ -53,7 +54,7 @@ func TestLimit(t *testing.T) {
 	if err := rdb.Persist(ctx, p+":id:"+expired.ID).Err(); err != nil {
 		t.Fatal(err)
 	}
-	keys, _ := b.StorageKeys(key)
+	keys, _ := admin.StorageKeys(b, key)
 	// A waiter whose n (2) is reached: it queues in Redis.
 	waiter := make(chan lock.Lease, 1)
 	go func() {

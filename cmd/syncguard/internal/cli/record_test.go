@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // TestClusterShowRecord: on a Redis Cluster, show reads a key's done marker
@@ -34,7 +35,7 @@ func TestClusterShowRecord(t *testing.T) {
 	if err := b.ReleaseRecord(ctx, l, []byte(`{"status":201}`), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := b.StorageKeys("both:1")
+	keys, err := admin.StorageKeys(b, "both:1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 var releaseCommand = &command{
@@ -94,7 +95,7 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 	if err != nil {
 		return err
 	}
-	info, err := s.backend.ForceRelease(ctx, key)
+	info, err := admin.ForceRelease(ctx, s.backend, key)
 	switch {
 	case errors.Is(err, lock.ErrNotHeld):
 		return failf("%s is no longer locked (released or expired meanwhile): nothing released", display(st.Key))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // releaseSlots is release --force on a concurrency limit: it evicts the
@@ -43,7 +44,7 @@ func releaseSlots(ctx context.Context, s *session, o *options, st *state) error 
 	if err := s.confirm(o, q.String()); err != nil {
 		return err
 	}
-	infos, err := s.backend.ForceReleaseSlots(ctx, st.Key, fence)
+	infos, err := admin.ForceReleaseSlots(ctx, s.backend, st.Key, fence)
 	switch {
 	case errors.Is(err, lock.ErrNotHeld):
 		return failf("%s: the slots were released or expired meanwhile: nothing released", display(st.Key))

@@ -11,6 +11,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // TestReleaseForce frees a held key: the lock goes, the fence counter
@@ -27,7 +28,7 @@ func TestReleaseForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, _ := b.StorageKeys("invoice:42")
+	keys, _ := admin.StorageKeys(b, "invoice:42")
 	r := syncguard(t, "release", "--force", "--yes", "--redis", urlOf(srv), "--prefix", p, "invoice:42")
 	if r.code != 0 || r.err != "" {
 		t.Fatalf("release: status %d, stderr %q", r.code, r.err)

@@ -16,6 +16,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 var showCommand = &command{
@@ -145,7 +146,7 @@ func oneKey(cmd string, args []string) (string, error) {
 // it (the master of its slot on a cluster). It fails when the lock key
 // holds something that is not a syncguard lock of key.
 func (s *session) read(ctx context.Context, key string) (*state, error) {
-	keys, err := s.backend.StorageKeys(key)
+	keys, err := admin.StorageKeys(s.backend, key)
 	if err != nil {
 		return nil, usageErrorf("%s", message(err))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 // TestShow shows a held key, a key with a done marker, one with a stored
@@ -79,7 +80,7 @@ func TestShow(t *testing.T) {
 	if err != nil || info == nil {
 		t.Fatalf("LookupKey = %v, %v", info, err)
 	}
-	keys, _ := b.StorageKeys("invoice:42")
+	keys, _ := admin.StorageKeys(b, "invoice:42")
 	switch {
 	case !st.Locked || st.Lock == nil:
 		t.Fatalf("show invoice:42 = %+v, want locked", st)
@@ -97,7 +98,7 @@ func TestShow(t *testing.T) {
 	}
 
 	st = show("payment:9")
-	recKeys, _ := b.StorageKeys("payment:9")
+	recKeys, _ := admin.StorageKeys(b, "payment:9")
 	if st.Locked || st.Counter != "1" || !st.HasRecord || st.Record == nil || *st.Record != `{"status":200}` ||
 		st.RecordTTLMs <= 0 || st.RecordKey != recKeys.Record || st.Done != nil {
 		t.Errorf("show payment:9 = %+v, want free with the record and no done marker", st)
@@ -156,9 +157,9 @@ func TestShow(t *testing.T) {
 }
 
 // keysOf returns the storage keys of key, failing the test otherwise.
-func keysOf(t *testing.T, b *redisbackend.Backend, key string) redisbackend.StorageKeys {
+func keysOf(t *testing.T, b *redisbackend.Backend, key string) admin.Keys {
 	t.Helper()
-	k, err := b.StorageKeys(key)
+	k, err := admin.StorageKeys(b, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
 var watchCommand = &command{
@@ -326,7 +327,7 @@ func (s *session) readGone(ctx context.Context, prev sample, cur *sample) error 
 		if _, ok := cur.locks[lockKey]; ok || age >= goneSamples {
 			return
 		}
-		keys, err := s.backend.StorageKeys(key)
+		keys, err := admin.StorageKeys(s.backend, key)
 		if err != nil || keys.Lock != lockKey {
 			return // not named as this layout names it: its release counts once
 		}

@@ -1,4 +1,4 @@
-package redisbackend_test
+package admin_test
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
-// ExampleBackend_Check asks the server what its settings mean for fences
+// ExampleCheck asks the server what its settings mean for fences
 // and refuses to start on one that can hand out a fence twice after a
 // restart or an eviction. It needs a Redis server, so it is compiled, not
 // run, by go test.
-func ExampleBackend_Check() {
+func ExampleCheck() {
 	ctx := context.Background()
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 	defer client.Close()
@@ -22,14 +23,14 @@ func ExampleBackend_Check() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	report, err := b.Check(ctx)
+	report, err := admin.Check(ctx, b)
 	if err != nil {
 		log.Fatal(err) // Redis cannot be reached, or rejects the credentials
 	}
 	for _, f := range report.Findings {
 		fmt.Println(f) // e.g. "severe persistence: no persistence (appendonly no, save "") ..."
 	}
-	if report.Worst() == redisbackend.SeveritySevere {
+	if report.Worst() == admin.SeveritySevere {
 		log.Fatal("this Redis cannot keep fences; see the findings above")
 	}
 }

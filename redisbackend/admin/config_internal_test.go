@@ -1,21 +1,23 @@
-package redisbackend
+package admin
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // TestConfigParse: the recorded form reads back, and what a later version
 // might add is ignored; a broken record is skipped.
 func TestConfigParse(t *testing.T) {
-	for _, c := range []Config{{LayoutSingle, 0}, {LayoutCluster, 1024}, {LayoutSingle, MaxFenceStripes}} {
+	for _, c := range []redisbackend.Config{{Layout: redisbackend.LayoutSingle, FenceStripes: 0}, {Layout: redisbackend.LayoutCluster, FenceStripes: 1024}, {Layout: redisbackend.LayoutSingle, FenceStripes: redisbackend.MaxFenceStripes}} {
 		got, ok := parseConfig(c.String())
 		if !ok || got != c {
 			t.Errorf("parseConfig(%q) = %v, %v", c.String(), got, ok)
 		}
 	}
-	if got, ok := parseConfig("fenceStripes=8 layout=cluster coalescing=on"); !ok || got != (Config{LayoutCluster, 8}) {
+	if got, ok := parseConfig("fenceStripes=8 layout=cluster coalescing=on"); !ok || got != (redisbackend.Config{Layout: redisbackend.LayoutCluster, FenceStripes: 8}) {
 		t.Errorf("parseConfig with an unknown word = %v, %v", got, ok)
 	}
 	for _, bad := range []string{"", "layout=single", "fenceStripes=1", "layout=ring fenceStripes=0", "layout=single fenceStripes=-1",
@@ -29,10 +31,14 @@ func TestConfigParse(t *testing.T) {
 // TestConfigConflict grades two configurations on one prefix by what the
 // difference costs.
 func TestConfigConflict(t *testing.T) {
-	single := func(n int) Config { return Config{LayoutSingle, n} }
-	cluster := func(n int) Config { return Config{LayoutCluster, n} }
+	single := func(n int) redisbackend.Config {
+		return redisbackend.Config{Layout: redisbackend.LayoutSingle, FenceStripes: n}
+	}
+	cluster := func(n int) redisbackend.Config {
+		return redisbackend.Config{Layout: redisbackend.LayoutCluster, FenceStripes: n}
+	}
 	for _, tc := range []struct {
-		a, b Config
+		a, b redisbackend.Config
 		want Severity
 	}{
 		{single(0), cluster(0), SeveritySevere},         // other key names

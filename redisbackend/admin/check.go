@@ -1,4 +1,4 @@
-package redisbackend
+package admin
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
@@ -75,11 +77,6 @@ const (
 	// client and the key layout.
 	CheckCluster = "cluster"
 )
-
-// MinRedisVersion is the oldest Redis the scripts run on: a release
-// replaces the lock's index by its tombstone with SET ... GET, which Redis
-// 6.2 added.
-const MinRedisVersion = "6.2"
 
 // Finding is one result of Check.
 type Finding struct {
@@ -169,14 +166,14 @@ type masterLister interface {
 // use at all (for a cluster: no master answers): unreachable
 // (lock.CodeServiceUnavailable), rejecting the
 // credentials (lock.CodeAuthFailed), or ctx done (lock.CodeAborted), as
-// the other methods map them. Check writes nothing; it costs one pipelined
+// the Backend's methods map them. Check writes nothing; it costs one pipelined
 // round trip per node, and one HGETALL of the configuration record (see
 // CheckRecordedConfig): when instances on the prefix recorded a
 // configuration (Options.Layout, Options.FenceStripes) other than b's,
 // the report ends with that finding, named CheckConfig, without a Node.
-func (b *Backend) Check(ctx context.Context) (Report, error) {
+func Check(ctx context.Context, b *redisbackend.Backend) (Report, error) {
 	const op = "check"
-	if err := checkCtx(op, ctx); err != nil {
+	if err := operator.CheckCtx(op, ctx); err != nil {
 		return Report{}, err
 	}
 	// Like every call, Check returns by ctx's deadline (transport.Bounded).
@@ -184,28 +181,36 @@ func (b *Backend) Check(ctx context.Context) (Report, error) {
 		r   Report
 		err error
 	)
-	if berr := transport.Bounded(ctx, func(ctx context.Context) { r, err = b.check(ctx) }); berr != nil {
-		return Report{}, mapError(ctx, op, berr)
+	c := checker{b: b, view: operator.View(b)}
+	if berr := transport.Bounded(ctx, func(ctx context.Context) { r, err = c.check(ctx) }); berr != nil {
+		return Report{}, operator.MapError(ctx, op, berr)
 	}
 	if err != nil {
 		return r, err
 	}
 	// Instances that disagree on the key names: a finding of its own,
 	// only then (CheckRecordedConfig tells the rest).
-	if f, ferr := b.CheckRecordedConfig(ctx); ferr == nil && f.Severity >= SeverityWarning {
+	if f, ferr := CheckRecordedConfig(ctx, b); ferr == nil && f.Severity >= SeverityWarning {
 		r.Findings = append(r.Findings, f)
 	}
 	return r, nil
 }
 
+// checker is one Check of b.
+type checker struct {
+	b    *redisbackend.Backend
+	view operator.Backend
+}
+
 // check is Check without the bound on its duration.
-func (b *Backend) check(ctx context.Context) (Report, error) {
+func (k checker) check(ctx context.Context) (Report, error) {
 	const op = "check"
-	c, isCluster := b.client.(masterLister)
+	client := k.view.Client()
+	c, isCluster := client.(masterLister)
 	if !isCluster {
-		fs, err := b.checkNode(ctx, b.client, "")
+		fs, err := k.checkNode(ctx, client, "")
 		if err != nil {
-			return Report{}, mapError(ctx, op, err)
+			return Report{}, operator.MapError(ctx, op, err)
 		}
 		return Report{Findings: fs}, nil
 	}
@@ -217,7 +222,7 @@ func (b *Backend) check(ctx context.Context) (Report, error) {
 	)
 	err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
 		addr := n.Options().Addr
-		fs, err := b.checkNode(ctx, n, addr)
+		fs, err := k.checkNode(ctx, n, addr)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -241,7 +246,7 @@ func (b *Backend) check(ctx context.Context) (Report, error) {
 		err = failed
 	}
 	if err != nil {
-		return Report{}, mapError(ctx, op, err)
+		return Report{}, operator.MapError(ctx, op, err)
 	}
 	// ForEachMaster runs the nodes concurrently; keep each node's findings
 	// in their order, and the nodes in address order.
@@ -266,18 +271,18 @@ var (
 
 // checkNode asks one server for its settings in one pipeline and judges
 // them. It returns an error only when the server cannot be used at all.
-func (b *Backend) checkNode(ctx context.Context, c redis.Cmdable, node string) ([]Finding, error) {
+func (k checker) checkNode(ctx context.Context, c redis.Cmdable, node string) ([]Finding, error) {
 	st, err := readNodeState(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	_, isCluster := b.client.(masterLister)
+	_, isCluster := k.view.Client().(masterLister)
 	fs := []Finding{
 		checkVersion(st),
 		checkPersistence(st),
 		checkEviction(st),
-		b.checkReplication(st),
-		b.checkCluster(st, isCluster),
+		checkReplication(st, k.view.ReplicaAckN()),
+		checkCluster(st, isCluster, k.b.Layout()),
 	}
 	for i := range fs {
 		fs[i].Node = node
@@ -368,7 +373,7 @@ func unknown(name, msg string) Finding {
 
 // unknownAdvice is what to check by other means when the server will not tell.
 var unknownAdvice = map[string]string{
-	CheckVersion:     "make sure the server is Redis " + MinRedisVersion + " or later (the scripts need it)",
+	CheckVersion:     "make sure the server is Redis " + redisbackend.MinRedisVersion + " or later (the scripts need it)",
 	CheckPersistence: "ask your provider: fences need appendonly yes with appendfsync always (everysec can lose the last second on a crash)",
 	CheckEviction:    "ask your provider: fence counters have no TTL, so maxmemory-policy must be noeviction or volatile-*",
 	CheckReplication: "if the server has replicas that can be promoted, set Options.ReplicaAck",
@@ -413,11 +418,11 @@ func checkVersion(st nodeState) Finding {
 	}
 	if major < 6 || major == 6 && minor < 2 {
 		return Finding{Name: CheckVersion, Severity: SeveritySevere,
-			Message: fmt.Sprintf("Redis %s is older than %s: a release uses SET with GET, which it refuses, so no lock is ever released", v, MinRedisVersion),
-			Advice:  "upgrade to Redis " + MinRedisVersion + " or later"}
+			Message: fmt.Sprintf("Redis %s is older than %s: a release uses SET with GET, which it refuses, so no lock is ever released", v, redisbackend.MinRedisVersion),
+			Advice:  "upgrade to Redis " + redisbackend.MinRedisVersion + " or later"}
 	}
 	return Finding{Name: CheckVersion, Severity: SeverityOK,
-		Message: fmt.Sprintf("Redis %s (the scripts need %s or later)", v, MinRedisVersion)}
+		Message: fmt.Sprintf("Redis %s (the scripts need %s or later)", v, redisbackend.MinRedisVersion)}
 }
 
 // parseVersion reads the major and minor numbers of a redis_version,
@@ -543,7 +548,7 @@ func formatBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-func (b *Backend) checkReplication(st nodeState) Finding {
+func checkReplication(st nodeState, ack int) Finding {
 	const name = CheckReplication
 	repl := st.info["replication"]
 	if repl == nil {
@@ -562,7 +567,6 @@ func (b *Backend) checkReplication(st nodeState) Finding {
 	if err != nil {
 		return unknown(name, fmt.Sprintf("INFO replication gives connected_slaves %q", repl["connected_slaves"]))
 	}
-	ack := b.ack.N
 	switch {
 	case n == 0 && ack == 0:
 		return Finding{Name: name, Severity: SeverityInfo,
@@ -585,7 +589,7 @@ func (b *Backend) checkReplication(st nodeState) Finding {
 		Message: fmt.Sprintf("primary with %s; Options.ReplicaAck waits for all of them, so a fence Acquire returned survives a failover", replicas(n))}
 }
 
-func (b *Backend) checkCluster(st nodeState, clusterClient bool) Finding {
+func checkCluster(st nodeState, clusterClient bool, layout redisbackend.Layout) Finding {
 	const name = CheckCluster
 	cl := st.info["cluster"]
 	if cl == nil {
@@ -597,7 +601,7 @@ func (b *Backend) checkCluster(st nodeState, clusterClient bool) Finding {
 		return Finding{Name: name, Severity: SeverityWarning,
 			Message: "the server is a Redis Cluster node but the client is not a *redis.ClusterClient: locks whose keys hash to another node's slots fail (MOVED)",
 			Advice:  "use redis.NewClusterClient"}
-	case enabled && b.layout != LayoutCluster:
+	case enabled && layout != redisbackend.LayoutCluster:
 		return Finding{Name: name, Severity: SeverityWarning,
 			Message: "Redis Cluster with the single key layout: a lock's keys hash to different slots, so its scripts fail (CROSSSLOT)",
 			Advice:  "use LayoutCluster (the default for a *redis.ClusterClient)"}

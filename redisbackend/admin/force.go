@@ -1,0 +1,55 @@
+package admin
+
+import (
+	"context"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
+)
+
+// Keys names the Redis keys that hold the state of one lock key.
+type Keys struct {
+	// Lock is the lock key: the lock JSON while the key is held.
+	Lock string
+	// Fence is the fence counter the key's grants take their fences from:
+	// the key's own, or its stripe's with Options.FenceStripes. It is never
+	// deleted.
+	Fence string
+	// Done is the key of the done marker (ReleaseDone).
+	Done string
+	// Record is the key of the record stored by ReleaseRecord (replay),
+	// apart from the done marker.
+	Record string
+}
+
+// StorageKeys returns the names of the Redis keys of key in b's layout,
+// for operator tools that read them directly. It does no I/O, and returns
+// a *lock.Error with lock.CodeInvalidArgument for a key that no lock can
+// have.
+func StorageKeys(b *redisbackend.Backend, key string) (Keys, error) {
+	k, err := operator.View(b).StorageKeys(key)
+	return Keys(k), err
+}
+
+// ForceRelease releases whatever live lease holds key, without its lock
+// id, as its holder would (the fence counter stays, waiters are woken), and
+// returns it as an Info of hashes. It is for operators freeing a key whose
+// holder is stuck (syncguard release --force): the evicted holder is not
+// told, and its fence is now stale. It returns an error matching
+// lock.ErrNotHeld when key holds no live lease, lock.ErrKindMismatch on a
+// limit's key (ForceReleaseSlots), and lock.CodeInternal, deleting
+// nothing, for a lock key whose data or index key is not syncguard's.
+func ForceRelease(ctx context.Context, b *redisbackend.Backend, key string) (lock.Info, error) {
+	return operator.View(b).ForceRelease(ctx, key)
+}
+
+// ForceReleaseSlots is ForceRelease for a concurrency limit's key: it
+// releases every live slot, or only the one with fence when fence is set,
+// each as its holder would (a freed slot goes to the oldest waiter whose n
+// admits it), and returns them, earliest expiry first. It returns an error
+// matching lock.ErrNotHeld when no such slot is live, lock.ErrKindMismatch
+// on a lock's key, and on another failure the slots released so far.
+func ForceReleaseSlots(ctx context.Context, b *redisbackend.Backend, key string, fence lock.Fence) ([]lock.Info, error) {
+	return operator.View(b).ForceReleaseSlots(ctx, key, fence)
+}
