@@ -106,7 +106,7 @@ func (c *capture) Write(p []byte) (int, error) {
 			if !c.storable(c.status) {
 				mark = NotStoredStatus
 			}
-			if err := c.sendHead(mark); err != nil {
+			if err := c.sendHead(mark, false); err != nil {
 				return 0, err
 			}
 		}
@@ -131,7 +131,7 @@ func (c *capture) Flush() {
 		c.WriteHeader(http.StatusOK)
 	}
 	c.flushed = true
-	_ = c.sendHead("")
+	_ = c.sendHead("", false)
 	_ = http.NewResponseController(c.w).Flush()
 }
 
@@ -153,8 +153,13 @@ func (c *capture) Unwrap() http.ResponseWriter { return c.w }
 // sendHead writes the status, the headers as they were at WriteHeader
 // (with HeaderNotStored: mark, unless mark is "") and the held body to w,
 // once. Trailer values the handler has set in the map since stay in it,
-// for net/http to send after the body.
-func (c *capture) sendHead(mark string) error {
+// for net/http to send after the body. When the handler has returned
+// (final), its trailers are all known and are declared in the Trailer
+// header: net/http then sends them whatever the body's size, as it sends
+// a replay's, where a bare handler's trailers set under
+// http.TrailerPrefix after a small body would be dropped for a
+// Content-Length.
+func (c *capture) sendHead(mark string, final bool) error {
 	if c.sent {
 		return nil
 	}
@@ -166,9 +171,17 @@ func (c *capture) sendHead(mark string) error {
 	if mark != "" {
 		h.Set(HeaderNotStored, mark)
 	}
+	if final {
+		for name := range trailers {
+			delete(h, http.TrailerPrefix+name)
+			if !c.declared(name) {
+				h.Add("Trailer", name)
+			}
+		}
+	}
 	c.w.WriteHeader(c.status)
 	for name, vs := range trailers { // after WriteHeader: not sent as headers
-		if c.declared(name) {
+		if final || c.declared(name) {
 			h[name] = vs
 		} else {
 			h[http.TrailerPrefix+name] = vs
@@ -197,7 +210,7 @@ func (c *capture) send(mark string) {
 	if c.hijacked || c.status == 0 {
 		return
 	}
-	_ = c.sendHead(mark)
+	_ = c.sendHead(mark, true)
 }
 
 // trailers returns the trailers the handler has set, as net/http reads
