@@ -1,11 +1,13 @@
 package guardtest
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
@@ -97,6 +99,25 @@ var trailerIdioms = []trailerIdiom{
 		w.Header().Set(http.TrailerPrefix+"X-Checksum", "prefixed")
 		w.Header().Set(http.TrailerPrefix+secretTrailer, "secret")
 	}, http.Header{"X-Checksum": {"prefixed", "c0ffee"}}, false},
+	{"declared, flushed, set in the kept map", func(w http.ResponseWriter) {
+		h := w.Header()
+		h.Set("Trailer", "X-Checksum, "+secretTrailer)
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte("order"))
+		_ = http.NewResponseController(w).Flush()
+		h.Set("X-Checksum", "c0ffee")
+		h.Set(secretTrailer, "secret")
+	}, http.Header{"X-Checksum": {"c0ffee"}}, false},
+	{"declared and under TrailerPrefix before WriteHeader, flushed", func(w http.ResponseWriter) {
+		h := w.Header()
+		h.Set("Trailer", "X-Checksum")
+		h.Set(http.TrailerPrefix+"X-Checksum", "prefixed")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte("order"))
+		_ = http.NewResponseController(w).Flush()
+		h.Set("X-Checksum", "c0ffee")
+		h.Set(http.TrailerPrefix+secretTrailer, "secret")
+	}, http.Header{"X-Checksum": {"prefixed", "c0ffee"}}, false},
 	{"a forbidden trailer declared", func(w http.ResponseWriter) {
 		w.Header().Set("Trailer", "Content-Type, X-Checksum, "+secretTrailer)
 		w.Header().Set("Content-Type", "text/plain")
@@ -117,7 +138,8 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 	for _, idiom := range trailerIdioms {
 		t.Run(idiom.desc, func(t *testing.T) {
 			bare := realServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { idiom.write(w) }))
-			srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Routes: []string{"/orders"}, Scope: Principal,
+			prefix := ns + t.Name() + ":"
+			srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: prefix, Routes: []string{"/orders"}, Scope: Principal,
 				Replay:  &Replay{Headers: allowed},
 				Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) { idiom.write(w) }}))
 			want := post(t, bare, "/orders", key, "", "b")
@@ -153,6 +175,14 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 			}
 			if !equalHeader(replay.trailer, idiom.want) {
 				t.Errorf("replay: trailers %v, want %v (the first's, allow-listed)", replay.trailer, idiom.want)
+			}
+			// Off the allow-list is not stored either.
+			b, ok, err := e.b.Record(context.Background(), prefix+"POST /orders:"+DefaultPrincipal+":"+key)
+			if !ok || err != nil {
+				t.Fatalf("Record = %v, %v; want the stored response", ok, err)
+			}
+			if r, err := wire.DecodeRecord(b); err != nil || !equalHeader(r.Trailer, idiom.want) {
+				t.Errorf("stored trailers %v (%v), want %v", r.Trailer, err, idiom.want)
 			}
 		})
 	}
