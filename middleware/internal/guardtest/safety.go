@@ -391,6 +391,11 @@ func replayRedisStopped(t *testing.T, a Adapter) {
 	if got := first.Header().Get("Idempotent-Not-Stored"); got != "store-pending" {
 		t.Errorf("first answer Idempotent-Not-Stored = %q, want store-pending: it went out before its record was stored", got)
 	}
+	// A retry while Redis is still unreachable: 503, as for any request
+	// the backend cannot serve; never a run.
+	if rec := send(h, "/orders", ptr(key), "b"); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("retry while Redis is stopped: %d %q, want 503", rec.Code, rec.Body)
+	}
 	srv.Resume(t)
 	// Retries until one is answered by the record: busy (409) while the
 	// key is still held, never a second run.
