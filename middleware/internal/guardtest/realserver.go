@@ -140,33 +140,49 @@ func realPanicAfterStart(t *testing.T, a Adapter) {
 			_ = http.NewResponseController(w).Flush()
 		}},
 	} {
-		t.Run(tc.desc, func(t *testing.T) {
-			var runs atomic.Int32
-			// Wait: the client sees the abort before the first run's
-			// release is done; the retry waits for it.
-			h := a.Build(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal,
-				Replay: &Replay{MaxBody: 16},
-				Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
-					if runs.Add(1) == 1 {
-						tc.write(w)
-						panic(errPanic)
-					}
-					w.WriteHeader(http.StatusCreated)
-				}})
-			if !a.RecoversPanics {
-				h = recoverer(h) // a naive recovering middleware, which answers every panic
-			}
-			srv := realServer(t, h)
-			got := post(t, srv, "/orders", key, "", "b")
-			if got.err == nil {
-				t.Errorf("a panic after the response started: read %d %q without an error; want the connection aborted", got.status, got.body)
-			}
-			if strings.Contains(strings.ToLower(got.body), "internal") {
-				t.Errorf("a second body followed the first: %q", got.body)
-			}
-			if retry := post(t, srv, "/orders", key, "", "b"); retry.status != http.StatusCreated || runs.Load() != 2 {
-				t.Errorf("retry: %d after %d runs, want a run's 201 (nothing was stored)", retry.status, runs.Load())
-			}
-		})
+		for _, h2 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, HTTP/2 %v", tc.desc, h2), func(t *testing.T) {
+				var runs atomic.Int32
+				// Wait: the client sees the abort before the first run's
+				// release is done; the retry waits for it.
+				h := a.Build(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal,
+					Replay: &Replay{MaxBody: 16},
+					Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
+						if runs.Add(1) == 1 {
+							tc.write(w)
+							panic(errPanic)
+						}
+						w.WriteHeader(http.StatusCreated)
+					}})
+				srv := httptest.NewUnstartedServer(h)
+				switch {
+				case a.RecoversPanics:
+				case h2:
+					// HTTP/2 cannot close the connection under one
+					// stream: the recovering middleware must let
+					// http.ErrAbortHandler through (as Echo's does).
+					srv.Config.Handler = recoverer(h, http.ErrAbortHandler)
+				default:
+					srv.Config.Handler = recoverer(h) // a naive recovering middleware, which answers every panic
+				}
+				if h2 {
+					srv.EnableHTTP2 = true
+					srv.StartTLS()
+				} else {
+					srv.Start()
+				}
+				t.Cleanup(srv.Close)
+				got := post(t, srv, "/orders", key, "", "b")
+				if got.err == nil {
+					t.Errorf("a panic after the response started: read %d %q without an error; want the response aborted", got.status, got.body)
+				}
+				if strings.Contains(strings.ToLower(got.body), "internal") {
+					t.Errorf("a second body followed the first: %q", got.body)
+				}
+				if retry := post(t, srv, "/orders", key, "", "b"); retry.status != http.StatusCreated || runs.Load() != 2 {
+					t.Errorf("retry: %d after %d runs, want a run's 201 (nothing was stored)", retry.status, runs.Load())
+				}
+			})
+		}
 	}
 }
