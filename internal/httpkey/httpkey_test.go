@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
@@ -49,10 +50,11 @@ func TestBuild(t *testing.T) {
 }
 
 // FuzzBuildInjective: distinct (route, scope, key) triples never give one
-// storage key, after the backend's normalisation (lockdriver.NormalizeKey) too:
-// two principals that Unicode calls equivalent, a scoped and an unscoped
-// key, a route and no route all stay apart. Each input is split into the
-// triple on a byte the fuzzer chooses; an empty route or scope is absent.
+// storage key, after the backend's normalisation (lockdriver.NormalizeKey)
+// and its storage key (wire.MakeStorageKey) too: two principals that
+// Unicode calls equivalent, a scoped and an unscoped key, a route and no
+// route all stay apart. Each input is split into the triple on a byte the
+// fuzzer chooses; an empty route or scope is absent.
 func FuzzBuildInjective(f *testing.F) {
 	f.Add("POST /x|\u00e9|k", "POST /x|e\u0301|k", byte('|'))
 	f.Add("POST /x||alice:k", "POST /x|alice|k", byte('|'))
@@ -72,11 +74,16 @@ func FuzzBuildInjective(f *testing.F) {
 		}
 		na, errA := lockdriver.NormalizeKey(ka)
 		nb, errB := lockdriver.NormalizeKey(kb)
-		if errA == nil && errB == nil && na == nb {
-			t.Fatalf("%q and %q give one key after normalisation: %q", ta, tb, na)
+		if errA == nil && na != ka || errB == nil && nb != kb {
+			t.Fatalf("normalisation changed %q, %q to %q, %q", ka, kb, na, nb)
 		}
-		if errA == nil && na != ka {
-			t.Fatalf("normalisation changed %q to %q", ka, na)
+		if errA != nil || errB != nil {
+			return // refused (too long): no lock, no storage key
+		}
+		sa, errA := wire.MakeStorageKey("syncguard", na, wire.KeyBudget, wire.KeyReserve)
+		sb, errB := wire.MakeStorageKey("syncguard", nb, wire.KeyBudget, wire.KeyReserve)
+		if errA != nil || errB != nil || sa == sb {
+			t.Fatalf("%q and %q: storage keys %q, %q (%v, %v); want two", ta, tb, sa, sb, errA, errB)
 		}
 	})
 }

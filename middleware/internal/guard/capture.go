@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // capture is the ResponseWriter a handler writes to in replay mode. It
@@ -152,28 +154,32 @@ func (c *capture) Unwrap() http.ResponseWriter { return c.w }
 
 // sendHead writes the status, the headers as they were at WriteHeader
 // (with HeaderNotStored: mark, unless mark is "") and the held body to w,
-// once. Trailer values the handler has set in the map since stay in it,
-// for net/http to send after the body.
+// once. The trailers set so far under http.TrailerPrefix go with the
+// headers (net/http does not send them as headers, but then sends the
+// body chunked and so sends trailers whatever its size, as a replay
+// does); then w's map is again the one the handler has been writing, so
+// that net/http finds the trailers in it as it would without the capture.
 func (c *capture) sendHead(mark string) error {
 	if c.sent {
 		return nil
 	}
 	c.sent = true
 	h := c.w.Header()
-	trailers := c.trailers()
+	live := h.Clone()
 	clear(h)
 	maps.Copy(h, c.header)
+	for name, vs := range live {
+		if strings.HasPrefix(name, http.TrailerPrefix) {
+			h[name] = vs
+		}
+	}
 	if mark != "" {
+		live.Set(HeaderNotStored, mark)
 		h.Set(HeaderNotStored, mark)
 	}
 	c.w.WriteHeader(c.status)
-	for name, vs := range trailers { // after WriteHeader: not sent as headers
-		if c.declared(name) {
-			h[name] = vs
-		} else {
-			h[http.TrailerPrefix+name] = vs
-		}
-	}
+	clear(h)
+	maps.Copy(h, live)
 	if c.body.Len() > 0 {
 		_, err := c.w.Write(c.body.Bytes())
 		return err
@@ -227,25 +233,13 @@ func (c *capture) trailers() http.Header {
 	}
 	for _, line := range c.header.Values("Trailer") {
 		for _, name := range strings.Split(line, ",") {
-			if name = strings.TrimSpace(name); name != "" {
+			// net/http ignores a declared name that may not be a trailer.
+			if name = strings.TrimSpace(name); name != "" && httpguts.ValidTrailerHeader(name) {
 				add(name, h.Values(name))
 			}
 		}
 	}
 	return t
-}
-
-// declared reports whether name (canonical) was declared in the Trailer
-// header at WriteHeader.
-func (c *capture) declared(name string) bool {
-	for _, line := range c.header.Values("Trailer") {
-		for _, n := range strings.Split(line, ",") {
-			if http.CanonicalHeaderKey(strings.TrimSpace(n)) == name {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // kind says what a captured response leaves behind.

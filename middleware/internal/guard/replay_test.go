@@ -155,10 +155,10 @@ func TestCapture(t *testing.T) {
 			if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {
 				t.Errorf("sent %d %q, want %d %q", rec.Code, rec.Body, tt.wantCode, tt.wantBody)
 			}
-			if got := rec.Header().Get(HeaderNotStored); got != tt.wantMark {
+			if got := rec.Result().Header.Get(HeaderNotStored); got != tt.wantMark {
 				t.Errorf("%s = %q, want %q", HeaderNotStored, got, tt.wantMark)
 			}
-			if a := rec.Header().Get("A"); a == "2" {
+			if a := rec.Result().Header.Get("A"); a == "2" {
 				t.Error("a header set after WriteHeader was sent")
 			}
 			if k != tt.wantKind {
