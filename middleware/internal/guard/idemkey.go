@@ -14,10 +14,10 @@ import (
 const HeaderIdempotencyKey = "Idempotency-Key"
 
 // MaxIdempotencyKeyLen is the longest idempotency key accepted, in
-// characters (bytes: a key is ASCII). The draft sets no bound; 255 is the
-// one issue #24 sets, ample for the draft's examples (a 36-character UUID,
-// a 32-character random string) and well inside lockdriver.MaxKeyBytes, so the
-// prefix and route keep room beside the key.
+// characters (bytes: a key is ASCII). The draft sets no bound; 255 is
+// ample for the draft's examples (a 36-character UUID, a 32-character
+// random string) and well inside lockdriver.MaxKeyBytes, so the prefix and
+// route keep room beside the key.
 const MaxIdempotencyKeyLen = 255
 
 // IdempotencyKey returns the key carried by the request header name
