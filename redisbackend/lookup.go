@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
@@ -62,6 +63,16 @@ func (b *Backend) LookupID(ctx context.Context, id string) (*lock.Info, error) {
 // lookup runs a lookup script (args from s.args) and turns the lock data it
 // returns into an Info of hashes; no reply (redis.Nil) is nil, nil.
 func (b *Backend) lookup(ctx context.Context, op string, s *script, args []any) (*lock.Info, error) {
+	d, err := b.lookupData(ctx, op, s, args)
+	if d == nil {
+		return nil, err
+	}
+	return infoOf(d), nil
+}
+
+// lookupData runs a lookup script and decodes the lock data it returns;
+// no reply (redis.Nil) is nil, nil.
+func (b *Backend) lookupData(ctx context.Context, op string, s *script, args []any) (*wire.LockData, error) {
 	raw, err := b.run(ctx, s, args).Text()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
@@ -73,11 +84,16 @@ func (b *Backend) lookup(ctx context.Context, op string, s *script, args []any) 
 	if err != nil {
 		return nil, withOp(err, op)
 	}
+	return &d, nil
+}
+
+// infoOf describes lock data with hashes for its key and lock id.
+func infoOf(d *wire.LockData) *lock.Info {
 	return &lock.Info{
 		KeyHash:    lockdriver.HashKey(d.Key),
 		IDHash:     lockdriver.HashKey(d.LockID),
 		Fence:      d.Fence,
 		AcquiredAt: msTime(d.AcquiredAtMs),
 		ExpiresAt:  msTime(d.ExpiresAtMs),
-	}, nil
+	}
 }

@@ -73,9 +73,10 @@ type notifier struct {
 	done       chan struct{} // closed when the dispatcher and subscriber exit
 	kick       chan struct{} // capacity 1: a (un)subscription to send, or closed
 	waiters    map[string]*queueWaiter
-	subscribed bool      // SUBSCRIBE sent (and no UNSUBSCRIBE since)
-	ready      bool      // Redis confirmed the subscription
-	lastUse    time.Time // when a waiter last registered or left
+	subscribed bool                 // SUBSCRIBE sent (and no UNSUBSCRIBE since)
+	ready      bool                 // Redis confirmed the subscription
+	lastUse    time.Time            // when a waiter last registered or left
+	watches    map[string]*keyWatch // leader channels and their watchers (election.go)
 
 	// local and localIDs: the keys the leases of this Backend's waiters
 	// hold, and the waiters parked behind them (local.go); by lock key,
@@ -201,6 +202,7 @@ func (n *notifier) close() error {
 	n.ready = false
 	ps, done := n.pubsub, n.done
 	n.pokeAllLocked()
+	n.resyncLocked("")
 	if n.kick != nil {
 		close(n.kick)
 	}
@@ -253,14 +255,23 @@ func (n *notifier) run() {
 		failures = 0
 		switch m := m.(type) {
 		case *redis.Message:
+			if m.Channel != n.channel {
+				n.notice(m.Channel, m.Payload) // a leader channel's
+				continue
+			}
 			n.deliver(m.Payload)
 		case *redis.Subscription:
 			n.mu.Lock()
-			switch m.Kind {
-			case "subscribe":
+			switch {
+			case m.Channel != n.channel:
+				// A leader channel's: notices may have been missed.
+				if m.Kind == "subscribe" {
+					n.resyncLocked(m.Channel)
+				}
+			case m.Kind == "subscribe":
 				n.ready = n.subscribed && !n.closed
 				n.pokeAllLocked()
-			case "unsubscribe":
+			case m.Kind == "unsubscribe":
 				n.ready = false
 			}
 			n.mu.Unlock()
@@ -340,7 +351,9 @@ func (n *notifier) subscribe() {
 				return
 			}
 			n.mu.Lock()
-			send := !n.subscribed && !n.closed
+			// A kick may be a watcher's (election.go): the hand-off
+			// channel is for waiters.
+			send := !n.subscribed && !n.closed && len(n.waiters) > 0
 			n.subscribed = n.subscribed || send
 			n.mu.Unlock()
 			if send {
@@ -349,6 +362,7 @@ func (n *notifier) subscribe() {
 				// and the confirmation makes the waiters queue.
 				_ = n.pubsub.Subscribe(ctx, n.channel)
 			}
+			n.syncWatches(ctx)
 		case now := <-ticker.C:
 			if now.Sub(time.Unix(0, n.lastRead.Load())) >= n.pingAfter {
 				// Silence: ask for a pong (any message will do).

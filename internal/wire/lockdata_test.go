@@ -22,6 +22,16 @@ func TestDecodeLockData(t *testing.T) {
 	if d, err := wire.DecodeLockData(strings.Replace(good, "1795344179534", "1.795344179534e+12", 1)); err != nil || d.ExpiresAtMs != 1795344179534 {
 		t.Errorf("exponent form: %+v, %v", d, err)
 	}
+	withOwner := strings.TrimSuffix(good, "}") + `,"owner":"node-1"} `
+	if d, err := wire.DecodeLockData(withOwner); err != nil || d.Owner != "node-1" || d.Fence != want.Fence {
+		t.Errorf("with owner: %+v, %v", d, err)
+	}
+	if d, err := wire.DecodeLockData(strings.TrimSuffix(good, "}") + `,"owner":7}`); err != nil || d.Owner != "" {
+		t.Errorf("non-string owner: %+v, %v; want no owner", d, err)
+	}
+	if f, exp, ok := wire.DecodeGrant(withOwner); !ok || f != "000000000000007" || exp != 1795344179534 {
+		t.Errorf("DecodeGrant with owner = %q, %d, %v", f, exp, ok)
+	}
 	for _, tc := range []struct{ desc, raw string }{
 		{"empty", ""},
 		{"an index value", "syncguard:k"},
