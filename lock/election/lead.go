@@ -5,13 +5,16 @@ import (
 	"errors"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Lead campaigns for key as identity and, each time this process is
-// elected, runs fn with a context that ends (cause matching
-// lock.ErrLeaseLost) the moment the term is lost, and with the term's
-// lease. opts are those of lock.Hold (TTL, heartbeat, retry).
+// elected, runs fn with the term's lease and a context that ends (cause
+// matching lock.ErrLeaseLost) the moment the term is lost. A term is one
+// lease of key with its own fence, kept alive by a heartbeat. opts are
+// lock's: lock.WithTTL (at least MinTTL; it bounds the failover after a
+// crash), lock.WithHeartbeat (its interval at most half the TTL), the
+// release options; the wait and retry options do not apply (a candidate
+// campaigns until ctx ends), nor does lock.WithLimit.
 //
 // When fn returns nil the term ends: its lease is released, which hands
 // leadership to the oldest waiting candidate, and Lead campaigns again.
@@ -19,39 +22,36 @@ import (
 // released and Lead returns that error. When the term is lost, Lead
 // campaigns again whatever fn returned. When ctx ends, Lead releases the
 // term at once (the next candidate leads) and returns ctx's error.
+//
+// Lead returns a *lock.Error with lock.CodeInvalidArgument, before any
+// I/O, for a nil backend or fn, a bad key, an empty or over-long identity
+// (MaxIdentityBytes) and bad options; and a backend error that is not
+// transient (such as lock.CodeAuthFailed). Transient errors are retried.
 func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx context.Context, term lock.Lease) error, opts ...lock.Option) error {
-	if err := validate("lead", b, key); err != nil {
+	s, err := validateLead(ctx, b, key, identity, fn, opts)
+	if err != nil {
 		return err
 	}
-	if identity == "" {
-		return lockdriver.InvalidArgument("lead", "identity is empty")
-	}
-	if fn == nil {
-		return lockdriver.InvalidArgument("lead", "fn is nil")
-	}
-	if err := lockdriver.ValidateOptions(opts...); err != nil {
-		return err
-	}
+	f, leave := follow(b, key, false)
+	defer leave()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		held, term, release, err := lock.Hold(ctx, b, key, opts...)
-		if errors.Is(err, lock.ErrLocked) {
-			continue // the wait ended with another leader: campaign again
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		l, err := campaign(ctx, b, key, s.TTL, f)
+		switch {
+		case ctx.Err() != nil:
+			if err == nil {
+				_ = b.Release(context.WithoutCancel(ctx), l.ID)
 			}
-			if lock.CodeOf(err) == lock.CodeInvalidArgument {
-				return err
-			}
+			return ctx.Err()
+		case errors.Is(err, errRejoin):
 			continue
+		case err != nil:
+			return err
 		}
-		ferr := fn(held, term)
-		lost := context.Cause(held)
-		rerr := release()
+		t := &term{b: b, lease: l, identity: identity, settings: s}
+		ferr, lost, rerr := t.serve(ctx, fn, opts)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -59,4 +59,10 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 			return ferr
 		}
 	}
+}
+
+// runTerm runs fn for one term: held ends when the term is lost, and
+// carries the term's lease (lock.LeaseFrom).
+func runTerm(held context.Context, b lock.Backend, term lock.Lease, identity string, fn func(ctx context.Context, term lock.Lease) error) error {
+	return fn(held, term)
 }

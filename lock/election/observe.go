@@ -2,44 +2,39 @@ package election
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// observePoll is how often Observe looks at the key.
-const observePoll = 500 * time.Millisecond
-
-// Observe reports every change of key's leader on the returned channel:
-// first the current leader (a zero Leader when none), then each new term,
-// and a zero Leader when a term ends with no successor. The channel is
-// closed when ctx ends.
+// Observe reports every change of key's leader on the returned channel,
+// in order: first the current leader (a zero Leader when none), then each
+// new term, and a zero Leader when a term ends with no successor. The
+// channel is closed when ctx ends. All the observers and candidates of a
+// key on one Backend in a process share one watcher: on a Store it reads
+// the key only when a term's expiry passes with no notice of an
+// extension, and after a term ends; otherwise it reads the key at each
+// term's expiry, and every second while nobody leads.
 func Observe(ctx context.Context, b lock.Backend, key string) (<-chan Leader, error) {
-	if err := validate("observe", b, key); err != nil {
+	if err := validate("observe", ctx, b, key); err != nil {
 		return nil, err
 	}
-	ch := make(chan Leader, 1)
+	f, leave := follow(b, key, true)
+	ch := make(chan Leader)
 	go func() {
 		defer close(ch)
-		var last Leader
-		first := true
+		defer leave()
 		for {
-			l, err := LeaderOf(ctx, b, key)
-			if err == nil || errors.Is(err, ErrNoLeader) {
-				if first || l.Fence != last.Fence {
-					select {
-					case ch <- l:
-					case <-ctx.Done():
-						return
-					}
-					last, first = l, false
-				}
-			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(observePoll):
+			case <-f.wake:
+			}
+			for _, l := range f.take() {
+				select {
+				case ch <- l:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 	}()

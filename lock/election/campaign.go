@@ -1,0 +1,88 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// campaignWait is how long a candidate keeps one place (one lock id) in
+// the key's queue before it joins again with a new one; a queue entry
+// needs a bound on its wait.
+const campaignWait = 10 * time.Minute
+
+// errRejoin ends a campaign that must start again with a new lock id.
+var errRejoin = errors.New("election: campaign again")
+
+// candidate is one campaign for a term of key: its attempts and its place
+// in the key's queue.
+type candidate struct {
+	b   lock.Backend
+	key string
+	ttl time.Duration
+	f   *follower
+
+	try     func(ctx context.Context) (lock.Lease, error)
+	id      string      // the lock id of every attempt; "" on a plain Backend
+	qw      lock.Waiter // the place in the key's queue; nil when b has none
+	unknown bool        // an attempt may have taken the lock without saying so
+
+	failures  int       // transient failures in a row
+	holderExp time.Time // the holder's expiry as the last attempt found it
+}
+
+// campaign waits for a term of key: granted by a release's hand-off,
+// taken by an attempt when the known term ended, or when its expiry
+// passed with no notice. It returns the term's lease, errRejoin, ctx's
+// error, or a backend error that is not transient.
+func campaign(ctx context.Context, b lock.Backend, key string, ttl time.Duration, f *follower) (lock.Lease, error) {
+	c := &candidate{b: b, key: key, ttl: ttl, f: f}
+	if err := c.join(); err != nil {
+		return lock.Lease{}, err
+	}
+	l, err := c.run(ctx)
+	c.leave(ctx, err == nil)
+	return l, err
+}
+
+// join picks the attempt function and lock id, and joins the queue.
+func (c *candidate) join() error {
+	ib, ok := c.b.(lock.IDBackend)
+	if !ok {
+		c.try = func(ctx context.Context) (lock.Lease, error) { return c.b.Acquire(ctx, c.key, c.ttl) }
+		return nil
+	}
+	id, err := ib.NewLockID(c.key)
+	if err != nil {
+		return err
+	}
+	c.id = id
+	c.try = func(ctx context.Context) (lock.Lease, error) { return ib.AcquireID(ctx, c.key, id, c.ttl) }
+	qw, err := ib.Join(c.key, id, 0, c.ttl, campaignWait)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil // no hand-offs: the attempts find the key free
+	case err != nil:
+		return err
+	}
+	c.qw, c.try = qw, qw.Attempt
+	return nil
+}
+
+// leave gives the place in the queue up (releasing what the id may hold
+// when the campaign failed), or releases an id whose attempt's outcome is
+// unknown.
+func (c *candidate) leave(ctx context.Context, took bool) {
+	switch {
+	case c.qw != nil:
+		c.qw.Leave(took)
+	case !took && c.unknown && c.id != "":
+		go func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ttl)
+			defer cancel()
+			_ = c.b.Release(rctx, c.id)
+		}()
+	}
+}

@@ -1,0 +1,163 @@
+package election
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
+)
+
+// A watcher follows the term of one key for every observer and candidate
+// of a (Backend, key) in the process. On a Store it reads the key only
+// when the term's expiry passes with no notice (plus the clock tolerance),
+// after a notice that the term ended (settleDelay later, unless a newer
+// term was announced meanwhile), and when the Store says notices may have
+// been missed; elsewhere it reads the key at the term's expiry, or every
+// pollInterval while nobody leads.
+
+const (
+	// settleDelay is how long a watcher waits, after a term ended, for
+	// the next term's notice before reading the key: a hand-off's new
+	// leader proclaims within a round trip or two.
+	settleDelay = 100 * time.Millisecond
+	// pollInterval is how often a watcher without notices reads a key
+	// nobody leads, and the wait after a failed read.
+	pollInterval = lockdriver.QueuedPollInterval
+	// lookupTimeout bounds one read of the key.
+	lookupTimeout = 5 * time.Second
+)
+
+// follower is one observer or candidate of a watcher.
+type follower struct {
+	w    *watcher
+	wake chan struct{} // capacity 1: the term changed
+	log  bool          // keep the changes in pending (an observer)
+	// pending: the changes not yet taken (under w.mu).
+	pending []Leader
+}
+
+// watcher is the shared follower of one key's term.
+type watcher struct {
+	b     lock.Backend
+	key   string
+	id    watchKey
+	refs  int // under registry.mu
+	stop  context.CancelFunc
+	inbox chan struct{} // capacity 1: notices arrived
+
+	mu        sync.Mutex
+	cur       Leader // the term as last known; zero Fence: nobody leads
+	known     bool   // cur was read or announced at least once
+	notices   []notice
+	followers map[*follower]struct{}
+}
+
+// notice is one notice from the Store (see Store.Watch).
+type notice struct {
+	fence    lock.Fence
+	exp      time.Time
+	identity string
+}
+
+type watchKey struct {
+	b   any
+	key string
+}
+
+var registry struct {
+	mu sync.Mutex
+	m  map[watchKey]*watcher
+}
+
+// follow returns a follower of key's term on b, sharing the watcher of
+// (b, key) with every other follower in the process; leave detaches it.
+func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
+	norm, _ := lockdriver.NormalizeKey(key) // validated by the caller
+	id := watchKey{b: b, key: norm}
+	if !reflect.TypeOf(b).Comparable() {
+		id.b = new(int) // a watcher of its own
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if registry.m == nil {
+		registry.m = map[watchKey]*watcher{}
+	}
+	w := registry.m[id]
+	if w == nil {
+		w = &watcher{b: b, key: key, id: id, inbox: make(chan struct{}, 1), followers: map[*follower]struct{}{}}
+		ctx, cancel := context.WithCancel(context.Background())
+		w.stop = cancel
+		registry.m[id] = w
+		go w.run(ctx)
+	}
+	w.refs++
+	f = &follower{w: w, wake: make(chan struct{}, 1), log: log}
+	w.mu.Lock()
+	w.followers[f] = struct{}{}
+	if log && w.known {
+		f.pending = append(f.pending, w.cur)
+		f.wake <- struct{}{}
+	}
+	w.mu.Unlock()
+	return f, func() { w.leave(f) }
+}
+
+// leave detaches f; the last follower stops the watcher.
+func (w *watcher) leave(f *follower) {
+	w.mu.Lock()
+	delete(w.followers, f)
+	w.mu.Unlock()
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if w.refs--; w.refs == 0 {
+		delete(registry.m, w.id)
+		w.stop()
+	}
+}
+
+// state returns the term as last known, and whether it was ever known.
+func (f *follower) state() (Leader, bool) { return f.w.state() }
+
+// take returns the changes f has not taken yet.
+func (f *follower) take() []Leader {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	p := f.pending
+	f.pending = nil
+	return p
+}
+
+// notify is the Store's notice function: it queues the notice for run.
+func (w *watcher) notify(fence lock.Fence, exp time.Time, identity string) {
+	w.mu.Lock()
+	w.notices = append(w.notices, notice{fence: fence, exp: exp, identity: identity})
+	w.mu.Unlock()
+	select {
+	case w.inbox <- struct{}{}:
+	default:
+	}
+}
+
+// set makes l the known term and wakes the followers; a change of term
+// (or of "nobody leads") goes to the observers' logs.
+func (w *watcher) set(l Leader) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	changed := !w.known || l.Fence != w.cur.Fence
+	if !changed && l.Identity == "" {
+		l.Identity = w.cur.Identity // a read before the owner was stored
+	}
+	w.cur, w.known = l, true
+	for f := range w.followers {
+		if changed && f.log {
+			f.pending = append(f.pending, l)
+		}
+		select {
+		case f.wake <- struct{}{}:
+		default:
+		}
+	}
+}
