@@ -1,0 +1,72 @@
+package election_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// queued returns a function counting the waiters in key's queue.
+func queued(t testing.TB, srv *redistest.Server, prefix, key string) func() int64 {
+	p := strings.TrimRight(prefix, ":")
+	rdb := srv.Client(t)
+	return func() int64 {
+		n, _ := rdb.ZCard(context.Background(), wire.QueueKey(p, p+":"+key)).Result()
+		return n
+	}
+}
+
+// TestElectionHandOff: a leader that resigns (fn returns nil), and then
+// one whose context is cancelled, hand leadership to the oldest waiting
+// candidate by a hand-off: the next term starts long before the 30s TTL
+// could expire. Fences strictly increase.
+func TestElectionHandOff(t *testing.T) {
+	srv := redistest.Shared(t)
+	prefix := redistest.Prefix(t)
+	bs := newBackends(t, srv, prefix, 3)
+	const key = "jobs:scheduler"
+	ttl := lock.WithTTL(30 * time.Second)
+	terms := make(chan started, 10)
+	inQueue := queued(t, srv, prefix, key)
+
+	runCandidate(t, bs[0], key, "a", terms, ttl)
+	first := next(t, terms, 10*time.Second)
+	runCandidate(t, bs[1], key, "b", terms, ttl)
+	waitFor(t, 10*time.Second, "b queued", func() bool { return inQueue() == 1 })
+	runCandidate(t, bs[2], key, "c", terms, ttl)
+	waitFor(t, 10*time.Second, "c queued", func() bool { return inQueue() == 2 })
+
+	// Resign: the oldest candidate, b, leads next.
+	resigned := time.Now()
+	first.ended <- nil
+	second := next(t, terms, 10*time.Second)
+	if second.who != "b" {
+		t.Fatalf("after a's resignation %s leads, want b", second.who)
+	}
+	t.Logf("hand-off after resign: %v", second.at.Sub(resigned))
+	if d := second.at.Sub(resigned); d > 10*time.Second {
+		t.Errorf("b led %v after a resigned: not a hand-off (TTL 30s)", d)
+	}
+
+	// a campaigned again, behind c. Cancel b: c leads next.
+	waitFor(t, 10*time.Second, "a queued again", func() bool { return inQueue() == 2 })
+	cancelled := time.Now()
+	second.cancel()
+	third := next(t, terms, 10*time.Second)
+	if third.who != "c" {
+		t.Fatalf("after b's cancel %s leads, want c", third.who)
+	}
+	t.Logf("hand-off after cancel: %v", third.at.Sub(cancelled))
+	if d := third.at.Sub(cancelled); d > 10*time.Second {
+		t.Errorf("c led %v after b's cancel: not a hand-off (TTL 30s)", d)
+	}
+	if !(first.term.Fence < second.term.Fence && second.term.Fence < third.term.Fence) {
+		t.Errorf("fences %s, %s, %s: want strictly increasing", first.term.Fence, second.term.Fence, third.term.Fence)
+	}
+	third.ended <- nil // resign, so the cleanup's cancel finds the next term
+}
