@@ -2,6 +2,7 @@ package election_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 )
 
 // queued returns a function counting the waiters in key's queue.
@@ -69,4 +71,59 @@ func TestElectionHandOff(t *testing.T) {
 		t.Errorf("fences %s, %s, %s: want strictly increasing", first.term.Fence, second.term.Fence, third.term.Fence)
 	}
 	third.ended <- nil // resign, so the cleanup's cancel finds the next term
+}
+
+// TestElectionTermLost: a term taken from its leader (its key deleted, as
+// "syncguard release --force" does) ends fn's context with a cause
+// matching lock.ErrLeaseLost; Lead campaigns again and the next term's
+// fence is greater.
+func TestElectionTermLost(t *testing.T) {
+	srv := redistest.Shared(t)
+	prefix := redistest.Prefix(t)
+	bs := newBackends(t, srv, prefix, 1)
+	const key = "leader:lost"
+	terms := make(chan started, 10)
+	runCandidate(t, bs[0], key, "a", terms, lock.WithTTL(3*time.Second))
+	first := next(t, terms, 10*time.Second)
+	p := strings.TrimRight(prefix, ":")
+	if err := srv.Client(t).Del(context.Background(), p+":"+key).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the term's context did not end after its key was deleted")
+	}
+	if cause := context.Cause(first.ctx); !errors.Is(cause, lock.ErrLeaseLost) {
+		t.Errorf("cause = %v, want ErrLeaseLost", cause)
+	}
+	second := next(t, terms, 10*time.Second)
+	if second.term.Fence <= first.term.Fence {
+		t.Errorf("fence %s after %s: want greater", second.term.Fence, first.term.Fence)
+	}
+	second.ended <- nil
+}
+
+// TestLeaderOf: the leader's identity and its term's fence; ErrNoLeader
+// when nobody leads.
+func TestLeaderOf(t *testing.T) {
+	srv := redistest.Shared(t)
+	bs := newBackends(t, srv, redistest.Prefix(t), 2)
+	const key = "leader:of"
+	ctx := context.Background()
+	if _, err := election.LeaderOf(ctx, bs[1], key); !errors.Is(err, election.ErrNoLeader) {
+		t.Fatalf("LeaderOf(free) = %v, want ErrNoLeader", err)
+	}
+	terms := make(chan started, 10)
+	runCandidate(t, bs[0], key, "node-7", terms, lock.WithTTL(3*time.Second))
+	s := next(t, terms, 10*time.Second)
+	l, err := election.LeaderOf(ctx, bs[1], key)
+	if err != nil || l.Identity != "node-7" || l.Fence != s.term.Fence || l.ExpiresAt.IsZero() {
+		t.Errorf("LeaderOf = %+v, %v; want node-7 with fence %s", l, err, s.term.Fence)
+	}
+	s.cancel()
+	waitFor(t, 10*time.Second, "no leader", func() bool {
+		_, err := election.LeaderOf(ctx, bs[1], key)
+		return errors.Is(err, election.ErrNoLeader)
+	})
 }

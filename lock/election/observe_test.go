@@ -1,0 +1,87 @@
+package election_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
+)
+
+// TestElectionObserve: several observers on several Backends see every
+// change of leader once, in order: nobody, a, nobody (a cancelled with no
+// candidate), b, c (b cancelled, c handed the term), nobody.
+func TestElectionObserve(t *testing.T) {
+	srv := redistest.Shared(t)
+	prefix := redistest.Prefix(t)
+	bs := newBackends(t, srv, prefix, 3)
+	const key = "leader:observed"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var recs []*recorder
+	for _, b := range bs {
+		for range 2 {
+			ch, err := election.Observe(ctx, b, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &recorder{}
+			go r.run(ch)
+			recs = append(recs, r)
+		}
+	}
+	var want []election.Leader
+	// seen waits until every observer has reported len(want) changes.
+	seen := func(what string) {
+		t.Helper()
+		waitFor(t, 10*time.Second, what, func() bool {
+			for _, r := range recs {
+				if len(r.snapshot()) < len(want) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	want = append(want, election.Leader{})
+	seen("the first report")
+
+	ttl := lock.WithTTL(30 * time.Second)
+	terms := make(chan started, 10)
+	runCandidate(t, bs[0], key, "a", terms, ttl)
+	a := next(t, terms, 10*time.Second)
+	want = append(want, election.Leader{Identity: "a", Fence: a.term.Fence})
+	seen("a's term")
+	a.cancel()
+	want = append(want, election.Leader{})
+	seen("a's end")
+
+	runCandidate(t, bs[1], key, "b", terms, ttl)
+	b := next(t, terms, 10*time.Second)
+	want = append(want, election.Leader{Identity: "b", Fence: b.term.Fence})
+	seen("b's term")
+	inQueue := queued(t, srv, prefix, key)
+	runCandidate(t, bs[2], key, "c", terms, ttl)
+	waitFor(t, 10*time.Second, "c queued", func() bool { return inQueue() == 1 })
+	b.cancel()
+	c := next(t, terms, 10*time.Second)
+	want = append(want, election.Leader{Identity: "c", Fence: c.term.Fence})
+	seen("c's term")
+	c.cancel()
+	want = append(want, election.Leader{})
+	seen("c's end")
+	time.Sleep(500 * time.Millisecond) // room for a report too many
+
+	for i, r := range recs {
+		got := r.snapshot()
+		for j := range got {
+			got[j].ExpiresAt = time.Time{}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("observer %d saw %v, want %v", i, got, want)
+		}
+	}
+}
