@@ -23,7 +23,10 @@ func (c *countingBackend) Extend(context.Context, string, time.Duration) (time.T
 	c.calls.Add(1)
 	return time.Time{}, lock.ErrNotHeld
 }
-func (c *countingBackend) IsLocked(context.Context, string) (bool, error) { c.calls.Add(1); return false, nil }
+func (c *countingBackend) IsLocked(context.Context, string) (bool, error) {
+	c.calls.Add(1)
+	return false, nil
+}
 func (c *countingBackend) LookupKey(context.Context, string) (*lock.Info, error) {
 	c.calls.Add(1)
 	return nil, nil
@@ -32,7 +35,9 @@ func (c *countingBackend) LookupID(context.Context, string) (*lock.Info, error) 
 	c.calls.Add(1)
 	return nil, nil
 }
-func (c *countingBackend) Capabilities() lock.Capabilities { return lock.Capabilities{Backend: "count"} }
+func (c *countingBackend) Capabilities() lock.Capabilities {
+	return lock.Capabilities{Backend: "count"}
+}
 
 // TestElectionBadInput: bad arguments are InvalidArgument errors with a
 // clear message, and nothing reaches the backend.

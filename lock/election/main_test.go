@@ -34,9 +34,9 @@ func newBackends(t testing.TB, srv *redistest.Server, prefix string, n int) []*r
 
 // started is one term as its fn saw it.
 type started struct {
-	who   string
-	term  lock.Lease
-	at    time.Time
+	who    string
+	term   lock.Lease
+	at     time.Time
 	ctx    context.Context
 	ended  chan error         // fn returns what is sent here
 	cancel context.CancelFunc // cancels the Lead that won the term

@@ -1,0 +1,152 @@
+package redisbackend_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// noticeLog collects what a Watch reports.
+type noticeLog struct {
+	mu  sync.Mutex
+	got []string // "<fence> <expired|live> <identity>"; "resync" for an empty fence
+}
+
+func (n *noticeLog) add(fence lock.Fence, exp time.Time, identity string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case fence == "":
+		n.got = append(n.got, "resync")
+	case exp.IsZero():
+		n.got = append(n.got, string(fence)+" ended")
+	default:
+		n.got = append(n.got, string(fence)+" live "+identity)
+	}
+}
+
+func (n *noticeLog) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n.mu.Lock()
+		for _, g := range n.got {
+			if g == want {
+				n.mu.Unlock()
+				return
+			}
+		}
+		got := append([]string(nil), n.got...)
+		n.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("no notice %q; got %q", want, got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestProclaimOwner: Proclaim stores the identity as the member "owner"
+// of the lock data (readable as JSON with every member syncguard's
+// readers expect), Extend keeps it, LookupOwner returns it, and the
+// watchers of the key on another Backend get the notices of the term and
+// of its end; a lease that is not the key's live one is ErrNotHeld.
+func TestProclaimOwner(t *testing.T) {
+	srv := redistest.Shared(t)
+	prefix := redistest.Prefix(t)
+	rdb := srv.Client(t)
+	b := newBackend(t, rdb, prefix)
+	watcher := newBackend(t, srv.Client(t), prefix)
+	t.Cleanup(func() { _ = b.Close(); _ = watcher.Close() })
+	ctx := context.Background()
+	const key = "election:owner"
+
+	var log noticeLog
+	stop, err := watcher.Watch(key, log.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	log.waitFor(t, "resync") // the subscription is confirmed
+
+	l, err := b.Acquire(ctx, key, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Proclaim(ctx, l, "node 1"); err != nil {
+		t.Fatal(err)
+	}
+	log.waitFor(t, string(l.Fence)+" live node 1")
+	if _, err := b.Extend(ctx, l.ID, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rdb.Get(ctx, prefixed(prefix, key)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data map[string]any
+	if err := json.Unmarshal([]byte(raw), &data); err != nil {
+		t.Fatalf("lock data %q: %v", raw, err)
+	}
+	for _, m := range []string{"lockId", "expiresAtMs", "acquiredAtMs", "key", "fence"} {
+		if _, ok := data[m]; !ok {
+			t.Errorf("lock data %q lacks %s", raw, m)
+		}
+	}
+	if data["owner"] != "node 1" {
+		t.Errorf("owner after Extend = %v, want node 1 (data %q)", data["owner"], raw)
+	}
+	if pttl := rdb.PTTL(ctx, prefixed(prefix, key)).Val(); pttl <= 0 {
+		t.Errorf("PTTL = %v, want the lease's", pttl)
+	}
+	owner, info, err := watcher.LookupOwner(ctx, key)
+	if err != nil || owner != "node 1" || info == nil || info.Fence != l.Fence {
+		t.Errorf("LookupOwner = %q, %+v, %v", owner, info, err)
+	}
+
+	other := l
+	other.ID = lockdriver.NewLockID()
+	if err := b.Proclaim(ctx, other, "intruder"); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("Proclaim(other id) = %v, want ErrNotHeld", err)
+	}
+	if err := b.Release(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Announce(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	log.waitFor(t, string(l.Fence)+" ended")
+	if err := b.Proclaim(ctx, l, "node 1"); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("Proclaim(released) = %v, want ErrNotHeld", err)
+	}
+	if owner, info, err := watcher.LookupOwner(ctx, key); owner != "" || info != nil || err != nil {
+		t.Errorf("LookupOwner(free) = %q, %+v, %v", owner, info, err)
+	}
+}
+
+// prefixed is the lock key of key under a test prefix (single layout).
+func prefixed(prefix, key string) string {
+	for len(prefix) > 0 && prefix[len(prefix)-1] == ':' {
+		prefix = prefix[:len(prefix)-1]
+	}
+	return prefix + ":" + key
+}
+
+// TestWatchUnsupported: a Backend without notifications cannot watch.
+func TestWatchUnsupported(t *testing.T) {
+	srv := redistest.Shared(t)
+	b, err := redisbackend.New(srv.Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t), DisableNotifications: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Watch("k", func(lock.Fence, time.Time, string) {}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Watch = %v, want ErrUnsupported", err)
+	}
+}
