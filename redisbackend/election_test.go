@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -132,12 +134,7 @@ func TestProclaimOwner(t *testing.T) {
 }
 
 // prefixed is the lock key of key under a test prefix (single layout).
-func prefixed(prefix, key string) string {
-	for len(prefix) > 0 && prefix[len(prefix)-1] == ':' {
-		prefix = prefix[:len(prefix)-1]
-	}
-	return prefix + ":" + key
-}
+func prefixed(prefix, key string) string { return strings.TrimRight(prefix, ":") + ":" + key }
 
 // TestWatchUnsupported: a Backend without notifications cannot watch.
 func TestWatchUnsupported(t *testing.T) {
@@ -148,5 +145,58 @@ func TestWatchUnsupported(t *testing.T) {
 	}
 	if _, err := b.Watch("k", func(lock.Fence, time.Time, string) {}); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Watch = %v, want ErrUnsupported", err)
+	}
+}
+
+// TestProclaimKeepsQueue: a term proclaimed after a waiter queued is still
+// handed to that waiter by its release (proclaim keeps the lock data's
+// mark that someone queued).
+func TestProclaimKeepsQueue(t *testing.T) {
+	srv := redistest.Shared(t)
+	prefix := redistest.Prefix(t)
+	b := newBackend(t, srv.Client(t), prefix)
+	other := newBackend(t, srv.Client(t), prefix)
+	t.Cleanup(func() { _ = b.Close(); _ = other.Close() })
+	ctx := context.Background()
+	const key = "election:queued"
+	l, err := b.Acquire(ctx, key, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := other.NewLockID(key)
+	w, err := other.Join(key, id, 0, 30*time.Second, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Leave(false)
+	p := strings.TrimRight(prefix, ":")
+	queue := wire.QueueKey(p, p+":"+key)
+	rdb := srv.Client(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for rdb.ZCard(ctx, queue).Val() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter did not queue")
+		}
+		if _, err := w.Attempt(ctx); !errors.Is(err, lock.ErrLocked) {
+			t.Fatalf("Attempt = %v, want ErrLocked", err)
+		}
+		select {
+		case <-w.Granted():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := b.Proclaim(ctx, l, "leader"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-w.Granted():
+		if g.ID != id {
+			t.Errorf("granted %+v, want the waiter's lease", g)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no hand-off after the release of a proclaimed term")
 	}
 }
