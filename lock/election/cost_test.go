@@ -11,7 +11,6 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/election"
 )
 
 // commandRate returns a function measuring the commands per second srv
@@ -54,26 +53,7 @@ func TestElectionIdleCost(t *testing.T) {
 	const key = "leader:cost"
 	ttl := lock.WithTTL(3 * time.Second)
 	const window = 6 * time.Second
-	// Each window starts half a heartbeat after an extension, so it holds
-	// exactly as many of the leader's heartbeats (one a second) as seconds.
-	extended := make(chan struct{}, 1)
-	hb := lock.WithHeartbeat(lock.Heartbeat{Interval: time.Second, OnExtend: func(time.Time) {
-		select {
-		case extended <- struct{}{}:
-		default:
-		}
-	}})
-	measure := commandRate(t, srv.Client(t))
-	rate := func(window time.Duration) float64 {
-		select {
-		case <-extended:
-		default:
-		}
-		<-extended
-		time.Sleep(500 * time.Millisecond)
-		return measure(window)
-	}
-
+	hb, rate := alignedRate(t, srv)
 	terms := make(chan started, 10)
 	leader := newBackends(t, srv, prefix, 1)[0]
 	runCandidate(t, leader, key, "leader", terms, ttl, hb)
@@ -83,19 +63,11 @@ func TestElectionIdleCost(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var recs []*recorder
-	for i, b := range newBackends(t, srv, prefix, 10) {
+	more := newBackends(t, srv, prefix, 10)
+	for i, b := range more {
 		runCandidate(t, b, key, "candidate-"+strconv.Itoa(i), terms, ttl)
-		for range 10 {
-			ch, err := election.Observe(ctx, b, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := &recorder{}
-			go r.run(ch)
-			recs = append(recs, r)
-		}
 	}
+	recs := observeAll(t, ctx, more, key, 10)
 	inQueue := queued(t, srv, prefix, key)
 	waitFor(t, 10*time.Second, "10 candidates queued", func() bool { return inQueue() == 10 })
 	waitFor(t, 10*time.Second, "every observer sees the leader", func() bool {
@@ -118,4 +90,28 @@ func TestElectionIdleCost(t *testing.T) {
 	default:
 	}
 	lead.ended <- nil // hand over, so the cleanup's cancels find terms to end
+}
+
+// alignedRate returns the leader's heartbeat option (one extension a
+// second) and a rate measurement whose window starts half a heartbeat
+// after an extension, so that it holds exactly as many of the leader's
+// heartbeats as seconds.
+func alignedRate(t testing.TB, srv *redistest.Server) (lock.Option, func(window time.Duration) float64) {
+	extended := make(chan struct{}, 1)
+	hb := lock.WithHeartbeat(lock.Heartbeat{Interval: time.Second, OnExtend: func(time.Time) {
+		select {
+		case extended <- struct{}{}:
+		default:
+		}
+	}})
+	measure := commandRate(t, srv.Client(t))
+	return hb, func(window time.Duration) float64 {
+		select {
+		case <-extended:
+		default:
+		}
+		<-extended
+		time.Sleep(500 * time.Millisecond)
+		return measure(window)
+	}
 }

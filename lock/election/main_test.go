@@ -118,3 +118,34 @@ func (r *recorder) snapshot() []election.Leader {
 	defer r.mu.Unlock()
 	return append([]election.Leader(nil), r.got...)
 }
+
+// observeAll starts perBackend observers of key on each Backend, until
+// ctx ends, and returns their recorders.
+func observeAll[B lock.Backend](t testing.TB, ctx context.Context, bs []B, key string, perBackend int) []*recorder {
+	t.Helper()
+	var recs []*recorder
+	for _, b := range bs {
+		for range perBackend {
+			ch, err := election.Observe(ctx, b, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &recorder{}
+			go r.run(ch)
+			recs = append(recs, r)
+		}
+	}
+	return recs
+}
+
+// allSeen reports whether every recorder has at least n reports.
+func allSeen(recs []*recorder, n int) func() bool {
+	return func() bool {
+		for _, r := range recs {
+			if len(r.snapshot()) < n {
+				return false
+			}
+		}
+		return true
+	}
+}

@@ -21,31 +21,9 @@ func TestElectionObserve(t *testing.T) {
 	const key = "leader:observed"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var recs []*recorder
-	for _, b := range bs {
-		for range 2 {
-			ch, err := election.Observe(ctx, b, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := &recorder{}
-			go r.run(ch)
-			recs = append(recs, r)
-		}
-	}
+	recs := observeAll(t, ctx, bs, key, 2)
 	var want []election.Leader
-	// seen waits until every observer has reported len(want) changes.
-	seen := func(what string) {
-		t.Helper()
-		waitFor(t, 10*time.Second, what, func() bool {
-			for _, r := range recs {
-				if len(r.snapshot()) < len(want) {
-					return false
-				}
-			}
-			return true
-		})
-	}
+	seen := func(what string) { t.Helper(); waitFor(t, 10*time.Second, what, allSeen(recs, len(want))) }
 	want = append(want, election.Leader{})
 	seen("the first report")
 
