@@ -149,3 +149,6 @@ func allSeen(recs []*recorder, n int) func() bool {
 		return true
 	}
 }
+
+// redisbackend's Backend is an election Store.
+var _ election.Store = (*redisbackend.Backend)(nil)
