@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,4 +127,46 @@ func TestLeaderOf(t *testing.T) {
 		_, err := election.LeaderOf(ctx, bs[1], key)
 		return errors.Is(err, election.ErrNoLeader)
 	})
+}
+
+// plainBackend hides every extension of the Backend it wraps, and counts
+// its Acquire calls.
+type plainBackend struct {
+	lock.Backend
+	acquires *atomic.Int64
+}
+
+func (p plainBackend) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	p.acquires.Add(1)
+	return p.Backend.Acquire(ctx, key, ttl)
+}
+
+// TestElectionPlainBackend: on a Backend with no extension (no queue, no
+// notices, no identities), a candidate takes over when the leader's term
+// ends, by reading the key at the term's expiry; LeaderOf has no identity.
+func TestElectionPlainBackend(t *testing.T) {
+	srv := redistest.Shared(t)
+	prefix := redistest.Prefix(t)
+	rbs := newBackends(t, srv, prefix, 2)
+	pb := plainBackend{rbs[1], new(atomic.Int64)}
+	bs := []lock.Backend{plainBackend{rbs[0], new(atomic.Int64)}, pb}
+	const key = "leader:plain"
+	ttl := lock.WithTTL(2 * time.Second)
+	terms := make(chan started, 10)
+	runCandidate(t, bs[0], key, "a", terms, ttl)
+	a := next(t, terms, 10*time.Second)
+	runCandidate(t, bs[1], key, "b", terms, ttl)
+	waitFor(t, 10*time.Second, "b's first attempt", func() bool { return pb.acquires.Load() > 0 })
+	l, err := election.LeaderOf(context.Background(), bs[1], key)
+	if err != nil || l.Identity != "" || l.Fence != a.term.Fence {
+		t.Errorf("LeaderOf = %+v, %v; want a's fence, no identity", l, err)
+	}
+	cancelled := time.Now()
+	a.cancel()
+	b := next(t, terms, 10*time.Second)
+	t.Logf("b leads %v after a's cancel (TTL 2s)", b.at.Sub(cancelled))
+	if b.who != "b" || b.term.Fence <= a.term.Fence {
+		t.Errorf("next term %s with fence %s after %s", b.who, b.term.Fence, a.term.Fence)
+	}
+	b.ended <- nil
 }
