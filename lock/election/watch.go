@@ -48,6 +48,10 @@ type watcher struct {
 	stop  context.CancelFunc
 	inbox chan struct{} // capacity 1: notices arrived
 
+	// Used by run's goroutine only.
+	watching bool       // the Store's notices arrive
+	unowned  lock.Fence // a term read without its owner, read again before it is reported
+
 	mu        sync.Mutex
 	cur       Leader // the term as last known; zero Fence: nobody leads
 	known     bool   // cur was read or announced at least once

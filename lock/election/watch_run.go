@@ -11,11 +11,10 @@ import (
 // notices when it can, reads the key once, and then as the type's comment
 // says.
 func (w *watcher) run(ctx context.Context) {
-	watching := false
 	if s, ok := w.b.(Store); ok {
 		if unwatch, err := s.Watch(w.key, w.notify); err == nil {
 			defer unwatch()
-			watching = true
+			w.watching = true
 		}
 	}
 	timer := time.NewTimer(0) // the first read
@@ -34,12 +33,16 @@ func (w *watcher) run(ctx context.Context) {
 			case settle:
 				timer.Reset(settleDelay)
 			case !ended:
-				timer.Reset(w.next(watching, true))
+				timer.Reset(w.next(true))
 			}
 		case <-timer.C:
 			ended = false
-			ok := w.read(ctx)
-			timer.Reset(w.next(watching, ok))
+			ok, again := w.read(ctx)
+			if !again {
+				timer.Reset(w.next(ok))
+			} else {
+				timer.Reset(settleDelay)
+			}
 		}
 	}
 }
@@ -73,30 +76,37 @@ func (w *watcher) apply() (read, settle, moved bool) {
 }
 
 // read reads the key and makes what it finds the known term; it reports
-// whether the read succeeded.
-func (w *watcher) read(ctx context.Context) bool {
+// whether the read succeeded. A new term found with no owner, when
+// watching, is read again once after settleDelay (again) rather than
+// reported: its leader proclaims it within a round trip or two, and its
+// notice makes the read unnecessary.
+func (w *watcher) read(ctx context.Context) (ok, again bool) {
 	rctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	l, err := lookup(rctx, w.b, w.key)
 	if err != nil {
-		return false
+		return false, false
+	}
+	if cur, _ := w.state(); w.watching && l.Identity == "" && l.Fence != "" && l.Fence != cur.Fence && l.Fence != w.unowned {
+		w.unowned = l.Fence
+		return true, true
 	}
 	w.set(l)
-	return true
+	return true, false
 }
 
 // next is the wait until the next read: after the known term's expiry
 // plus the clock tolerance (notices, when watching, move it on); while
 // nobody leads, none when watching (a new term is announced), else
 // pollInterval; pollInterval after a failed read.
-func (w *watcher) next(watching, ok bool) time.Duration {
+func (w *watcher) next(ok bool) time.Duration {
 	cur, known := w.state()
 	switch {
 	case !ok || !known:
 		return pollInterval
 	case cur.Fence != "":
 		return max(time.Until(cur.ExpiresAt)+lockdriver.TimeTolerance, 0)
-	case watching:
+	case w.watching:
 		return 24 * time.Hour
 	default:
 		return pollInterval
