@@ -200,3 +200,80 @@ func TestProclaimKeepsQueue(t *testing.T) {
 		t.Fatal("no hand-off after the release of a proclaimed term")
 	}
 }
+
+// TestProclaimCluster: on Redis Cluster, a proclaimed term's notice
+// reaches a watcher on another client, and its owner is read back.
+func TestProclaimCluster(t *testing.T) {
+	t.Parallel()
+	c := redistest.SharedCluster(t)
+	prefix := redistest.Prefix(t)
+	var bs [2]*redisbackend.Backend
+	for i := range bs {
+		b, err := redisbackend.New(c.Client(t), &redisbackend.Options{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		bs[i] = b
+	}
+	ctx := context.Background()
+	const key = "election:cluster"
+	var log noticeLog
+	stop, err := bs[1].Watch(key, log.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	log.waitFor(t, "resync")
+	l, err := bs[0].Acquire(ctx, key, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bs[0].Proclaim(ctx, l, "node-c"); err != nil {
+		t.Fatal(err)
+	}
+	log.waitFor(t, string(l.Fence)+" live node-c")
+	if _, err := bs[0].Extend(ctx, l.ID, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if owner, info, err := bs[1].LookupOwner(ctx, key); err != nil || owner != "node-c" || info == nil || info.Fence != l.Fence {
+		t.Errorf("LookupOwner = %q, %+v, %v", owner, info, err)
+	}
+	if err := bs[0].Release(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := bs[0].Announce(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	log.waitFor(t, string(l.Fence)+" ended")
+}
+
+// TestWatchResync: when the subscription connection is re-established,
+// the watchers are told notices may have been missed.
+func TestWatchResync(t *testing.T) {
+	srv := redistest.Start(t)
+	b := newBackend(t, srv.Client(t), redistest.Prefix(t))
+	t.Cleanup(func() { _ = b.Close() })
+	var log noticeLog
+	stop, err := b.Watch("election:resync", log.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	log.waitFor(t, "resync")
+	resyncs := func() int {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return len(log.got)
+	}
+	if err := srv.Client(t).Do(context.Background(), "client", "kill", "type", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for resyncs() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no resync after the subscription connection was killed; got %q", log.got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
