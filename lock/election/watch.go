@@ -46,6 +46,7 @@ type watcher struct {
 	id    watchKey
 	refs  int // under registry.mu
 	stop  context.CancelFunc
+	done  chan struct{} // closed when run returns
 	inbox chan struct{} // capacity 1: notices arrived
 
 	// Used by run's goroutine only.
@@ -91,11 +92,14 @@ func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 	}
 	w := registry.m[id]
 	if w == nil {
-		w = &watcher{b: b, key: key, id: id, inbox: make(chan struct{}, 1), followers: map[*follower]struct{}{}}
+		w = &watcher{b: b, key: key, id: id, done: make(chan struct{}), inbox: make(chan struct{}, 1), followers: map[*follower]struct{}{}}
 		ctx, cancel := context.WithCancel(context.Background())
 		w.stop = cancel
 		registry.m[id] = w
-		go w.run(ctx)
+		go func() {
+			defer close(w.done)
+			w.run(ctx)
+		}()
 	}
 	w.refs++
 	f = &follower{w: w, wake: make(chan struct{}, 1), log: log}
@@ -109,16 +113,22 @@ func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 	return f, func() { w.leave(f) }
 }
 
-// leave detaches f; the last follower stops the watcher.
+// leave detaches f; the last follower stops the watcher and waits for
+// its goroutine, so that nothing is left running.
 func (w *watcher) leave(f *follower) {
 	w.mu.Lock()
 	delete(w.followers, f)
 	w.mu.Unlock()
 	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if w.refs--; w.refs == 0 {
+	w.refs--
+	last := w.refs == 0
+	if last {
 		delete(registry.m, w.id)
 		w.stop()
+	}
+	registry.mu.Unlock()
+	if last {
+		<-w.done
 	}
 }
 
