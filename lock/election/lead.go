@@ -42,7 +42,7 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
-				_ = b.Release(context.WithoutCancel(ctx), l.ID)
+				releaseUnused(ctx, b, l)
 			}
 			return ctx.Err()
 		case errors.Is(err, errRejoin):

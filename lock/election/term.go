@@ -39,7 +39,7 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 	held, l, release, err := lock.Hold(ctx, &granted{Backend: t.b, lease: t.lease}, t.lease.Key, all...)
 	if err != nil {
 		// Only ctx's end makes Hold fail before its one Acquire.
-		_ = t.b.Release(context.WithoutCancel(ctx), t.lease.ID)
+		releaseUnused(ctx, t.b, t.lease)
 		return nil, nil, err
 	}
 	p.term = l // with its TTL
@@ -54,6 +54,14 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 		cancel()
 	}
 	return ferr, lost, rerr
+}
+
+// releaseUnused releases a term won as ctx ended, under a context of its
+// own, so that the next candidate leads at once.
+func releaseUnused(ctx context.Context, b lock.Backend, l lock.Lease) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lockdriver.DefaultReleaseTimeout)
+	defer cancel()
+	_ = b.Release(rctx, l.ID)
 }
 
 // granted is a Backend whose Acquire returns the lease a campaign won, so
