@@ -170,3 +170,32 @@ func TestElectionPlainBackend(t *testing.T) {
 	}
 	b.ended <- nil
 }
+
+// TestElectionServerPaused: a server paused past the term's TTL loses the
+// term: fn's context ends with a cause matching lock.ErrLeaseLost, and
+// once the server is back Lead is elected again with a greater fence.
+func TestElectionServerPaused(t *testing.T) {
+	srv := redistest.Start(t)
+	bs := newBackends(t, srv, redistest.Prefix(t), 1)
+	const key = "leader:paused"
+	terms := make(chan started, 10)
+	runCandidate(t, bs[0], key, "a", terms, lock.WithTTL(time.Second))
+	first := next(t, terms, 10*time.Second)
+	srv.Pause(t)
+	select {
+	case <-first.ctx.Done():
+	case <-time.After(10 * time.Second):
+		srv.Resume(t)
+		t.Fatal("the term's context did not end while the server was paused")
+	}
+	time.Sleep(time.Second) // past the term's expiry by the server's clock too
+	srv.Resume(t)
+	if cause := context.Cause(first.ctx); !errors.Is(cause, lock.ErrLeaseLost) {
+		t.Errorf("cause = %v, want ErrLeaseLost", cause)
+	}
+	second := next(t, terms, 20*time.Second)
+	if second.term.Fence <= first.term.Fence {
+		t.Errorf("fence %s after %s: want greater", second.term.Fence, first.term.Fence)
+	}
+	second.ended <- nil
+}
