@@ -29,8 +29,8 @@ const (
 	// leader campaigned as; the raw identity is never recorded (term
 	// spans).
 	IdentityHashKey = attribute.Key("syncguard.identity.hash")
-	// OutcomeKey is what an operation or a wait came to (spans, events,
-	// metrics); see the Outcome constants.
+	// OutcomeKey is what an operation, a wait or a term came to (spans,
+	// events, metrics); see the Outcome constants.
 	OutcomeKey = attribute.Key("syncguard.outcome")
 	// OperationKey names the Backend method by its lock.OpKind: acquire,
 	// release, extend, is_locked, lookup_key, ... (metrics).

@@ -42,7 +42,8 @@ const (
 	// TermActiveMetric is 1 while this process leads the key whose hash is
 	// syncguard.key.hash, 0 otherwise (an up-down counter; with
 	// syncguard.backend). Summed over processes it counts the leaders of a
-	// key, which is 1 but for a stalled leader that has not yet noticed.
+	// key: at most 1, but for a stalled leader that has not yet noticed
+	// its loss.
 	TermActiveMetric = "syncguard.term.active"
 )
 
