@@ -9,14 +9,22 @@ import (
 )
 
 // LockData is the JSON stored at a lock key:
-// {lockId, expiresAtMs, acquiredAtMs, key, fence}.
+// {lockId, expiresAtMs, acquiredAtMs, key, fence}, and for a term of a
+// leader election (lock/election) an "owner" member after them.
 type LockData struct {
 	LockID       string
 	ExpiresAtMs  int64
 	AcquiredAtMs int64
 	Key          string
 	Fence        lock.Fence
+	// Owner is the leader's identity when the lease is a term of an
+	// election; "" for any other lock.
+	Owner string
 }
+
+// Election reports whether the lock data is a term of a leader election
+// (it names its owner).
+func (d LockData) Election() bool { return d.Owner != "" }
 
 // ErrNotLockData is the error of DecodeLockData for anything but lock
 // data; the error it returns wraps it and says what was wrong.
@@ -29,7 +37,8 @@ func (e notLockData) Error() string { return "corrupt lock data: " + string(e) }
 func (e notLockData) Unwrap() error { return ErrNotLockData }
 
 // DecodeLockData parses lock JSON strictly: every field present with its
-// type, a well-formed lock id and fence, integral millisecond times. Any
+// type, a well-formed lock id and fence, integral millisecond times; the
+// optional "owner" member, when present, a string. Any
 // other input gives an error matching ErrNotLockData that names the first
 // thing wrong.
 func DecodeLockData(raw string) (LockData, error) {
@@ -39,6 +48,7 @@ func DecodeLockData(raw string) (LockData, error) {
 		AcquiredAtMs *float64 `json:"acquiredAtMs"`
 		Key          *string  `json:"key"`
 		Fence        *string  `json:"fence"`
+		Owner        *string  `json:"owner"`
 	}
 	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal([]byte(raw), &w) != nil {
 		return LockData{}, notLockData("not JSON of the expected shape")
@@ -58,7 +68,11 @@ func DecodeLockData(raw string) (LockData, error) {
 	if !ok1 || !ok2 {
 		return LockData{}, notLockData("times out of range")
 	}
-	return LockData{LockID: *w.LockID, ExpiresAtMs: exp, AcquiredAtMs: acq, Key: *w.Key, Fence: fence}, nil
+	d := LockData{LockID: *w.LockID, ExpiresAtMs: exp, AcquiredAtMs: acq, Key: *w.Key, Fence: fence}
+	if w.Owner != nil {
+		d.Owner = *w.Owner
+	}
+	return d, nil
 }
 
 // Live reports whether the lease is live at nowMs (IsLive).
