@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,24 +14,44 @@ import (
 )
 
 var (
-	duration   = flag.Duration("chaos.duration", 10*time.Second, "how long the chaos run injects faults")
-	workers    = flag.Int("chaos.workers", 8, "number of workers")
-	perClient  = flag.Int("chaos.per-client", 2, "workers sharing one client and Backend")
-	keys       = flag.Int("chaos.keys", 3, "number of lock keys")
-	limit      = flag.Int("chaos.limit", 2, "slots of the limit key (0: no limit key)")
-	ttl        = flag.Duration("chaos.ttl", 500*time.Millisecond, "lease TTL")
-	report     = flag.String("chaos.report", "", "file to write the report to (default: in the test's temp dir)")
-	seed       = flag.Uint64("chaos.seed", uint64(time.Now().UnixNano()), "random seed")
-	pauseEvery = flag.Int("chaos.pause-every", 25, "pause about one grant in this many past its TTL")
+	duration    = flag.Duration("chaos.duration", 10*time.Second, "how long the chaos run injects faults")
+	workers     = flag.Int("chaos.workers", 8, "number of workers")
+	perClient   = flag.Int("chaos.per-client", 2, "workers sharing one client and Backend")
+	keys        = flag.Int("chaos.keys", 3, "number of lock keys")
+	limit       = flag.Int("chaos.limit", 2, "slots of the limit key (0: no limit key)")
+	ttl         = flag.Duration("chaos.ttl", 500*time.Millisecond, "lease TTL")
+	report      = flag.String("chaos.report", "", "file to write the report to (default: in the test's temp dir)")
+	seed        = flag.Uint64("chaos.seed", uint64(time.Now().UnixNano()), "random seed")
+	pauseEvery  = flag.Int("chaos.pause-every", 25, "pause about one grant in this many past its TTL")
+	electionFor = flag.Duration("chaos.election-duration", 4*time.Second, "how long the election run injects faults (0: no election run)")
+	candidates  = flag.Int("chaos.candidates", 3, "candidates of the election run")
 )
 
-// TestChaos runs the fault matrix and fails on any violation. See the
-// package doc. Plain `go test` (and so `make test`) runs it for 10 s: every
-// fault once but the last of the schedule (latency), which does not fit;
-// `make chaos` runs it for 60 s, every fault five or six times. It runs in
-// -short mode too: it is the only test of the lock under faults with the
-// client settings users run.
+// TestChaos runs the fault matrix on lock.Do workers, then on election.Lead
+// candidates, and fails on any violation. See the package doc. Plain `go
+// test` (and so `make test`) runs the locks for 10 s: every fault once but
+// the last of the schedule (latency), which does not fit, and the election
+// for 4 s; `make chaos` runs each for 60 s, every fault five or six times.
+// It runs in -short mode too: it is the only test of the lock and the
+// election under faults with the client settings users run. Both reports
+// go to -chaos.report, one after the other.
 func TestChaos(t *testing.T) {
+	path := *report
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "chaos-report.txt")
+	}
+	var texts []string
+	t.Run("locks", func(t *testing.T) { texts = append(texts, testLocks(t, path)) })
+	if *electionFor > 0 {
+		t.Run("election", func(t *testing.T) { texts = append(texts, testElection(t)) })
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(texts, "\n\n")), 0o644); err != nil {
+		t.Errorf("writing the report: %v", err)
+	}
+}
+
+// testLocks is the lock.Do run; it returns its report.
+func testLocks(t *testing.T, path string) string {
 	rep := chaos.Run(t, chaos.Config{
 		Duration:   *duration,
 		Workers:    *workers,
@@ -44,13 +65,6 @@ func TestChaos(t *testing.T) {
 	})
 	text := rep.String()
 	t.Log("\n" + text)
-	path := *report
-	if path == "" {
-		path = filepath.Join(t.TempDir(), "chaos-report.txt")
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Errorf("writing the report: %v", err)
-	}
 	if len(rep.Violations) != 0 {
 		t.Errorf("%d violations (seed %d), want 0", len(rep.Violations), *seed)
 	}
@@ -76,4 +90,31 @@ func TestChaos(t *testing.T) {
 		// key while its holder is paused.
 		t.Logf("note: no stale write was attempted in this run")
 	}
+	return text
+}
+
+// testElection is the election.Lead run; it returns its report.
+func testElection(t *testing.T) string {
+	rep := chaos.RunElection(t, chaos.ElectionConfig{
+		Duration:   *electionFor,
+		Candidates: *candidates,
+		TTL:        *ttl,
+		Gap:        *ttl / 2,
+		Seed:       *seed,
+	})
+	text := rep.String()
+	t.Log("\n" + text)
+	if len(rep.Violations) != 0 {
+		t.Errorf("%d violations (seed %d), want 0", len(rep.Violations), *seed)
+	}
+	if rep.Linearizability == porcupine.Unknown {
+		t.Errorf("linearizability check timed out: the history was not checked")
+	}
+	if rep.Terms < 2 {
+		t.Errorf("%d terms: the run did not exercise the election", rep.Terms)
+	}
+	if rep.LateWrites == 0 {
+		t.Logf("note: no leader woke from a stall in this run")
+	}
+	return text
 }

@@ -1,0 +1,156 @@
+package chaos
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// KindTermUnrecorded: a term that fn was given has no grant in the
+// history: the hooks did not see how Lead took it, so the overlap and
+// fence checks cannot vouch for it.
+const KindTermUnrecorded = "term not in the history"
+
+// ElectionReport is the outcome of an election run.
+type ElectionReport struct {
+	ElectionConfig
+	Elapsed time.Duration
+	// Calls counts backend calls by "kind: outcome"; CallErrors the failed
+	// (ambiguous) ones by "kind: code".
+	Calls, CallErrors map[string]int
+	// Leads counts election.Lead's returns by outcome.
+	Leads map[string]int
+	// Terms is the number of times fn ran (a term each), TermEnds counts
+	// them by how they ended.
+	Terms    int
+	TermEnds map[string]int
+	// Grants is the number of leases of the key the history recorded (a
+	// term each, and those Lead took but fn never ran with); Fences the
+	// fences the server issued on the key.
+	Grants, Fences int
+	// Faults counts injected faults by kind.
+	Faults map[string]int
+	// Writes to the register: all, accepted, rejected (stale), made when
+	// the writer's term was known lost; LateWrites those made by a leader
+	// waking from a stall, LateRejected of which rejected.
+	Writes, Accepted, Rejected, WritesAfterLoss int
+	LateWrites, LateRejected                    int
+	// StaleInLog is the stale writes found by re-checking the register's log.
+	StaleInLog int
+	// MaxOverlap is the largest overlap of two terms (leases of the key)
+	// by the server's clock.
+	MaxOverlap time.Duration
+	// MaxDeadlineOverrun is the longest a call outlived its context's
+	// deadline.
+	MaxDeadlineOverrun time.Duration
+	// Linearizability is the porcupine result over LinearizedOps operations.
+	Linearizability porcupine.CheckResult
+	LinearizedOps   int
+	Violations      []Violation
+}
+
+// fill runs the checks: the lock run's on the key's grants, calls and
+// register writes, and per candidate that its terms' fences increase and
+// that every term is a grant of the history.
+func (r *ElectionReport) fill(ops []Op, grants []Grant, writes []Write, errs map[string]int, run *electionRun) {
+	r.Calls = map[string]int{}
+	outcomes := [...]string{"ok", "not held", "busy", "failed"}
+	for _, op := range ops {
+		r.Calls[op.Kind.String()+": "+outcomes[op.Outcome]]++
+	}
+	r.CallErrors = errs
+	r.Grants = len(grants)
+	run.mu.Lock()
+	terms := append([]Term(nil), run.terms...)
+	r.Leads = run.leads
+	r.LateWrites, r.LateRejected = run.late, run.lateRej
+	run.mu.Unlock()
+	r.Writes, r.Accepted, r.Rejected = int(run.writes.writes.Load()), int(run.writes.accepted.Load()), int(run.writes.rejected.Load())
+	r.WritesAfterLoss = int(run.writes.afterLoss.Load())
+	r.Terms, r.TermEnds = len(terms), map[string]int{}
+
+	r.Violations = append(r.Violations, CheckFenceOrder(grants)...)
+	vs, over := CheckOverlap(grants)
+	r.Violations = append(r.Violations, vs...)
+	r.MaxOverlap = over
+	r.Violations = append(r.Violations, checkTerms(terms, grants, r.TermEnds)...)
+	vs, r.StaleInLog = CheckRegister(writes)
+	r.Violations = append(r.Violations, vs...)
+	if r.StaleInLog != r.Rejected {
+		r.Violations = append(r.Violations, Violation{KindRegister,
+			fmt.Sprintf("%d stale writes in the log, %d rejected", r.StaleInLog, r.Rejected)})
+	}
+	r.Violations = append(r.Violations, CheckFalseLeaseLost(ops)...)
+	vs, r.MaxDeadlineOverrun = CheckDeadlines(ops, nil)
+	r.Violations = append(r.Violations, vs...)
+	lin := CheckLinearizable(ops, grants, LinearizabilityTimeout)
+	r.Linearizability, r.LinearizedOps = lin.Result, lin.Ops
+	if lin.Result == porcupine.Illegal {
+		r.Violations = append(r.Violations, Violation{KindLinearizability,
+			"the history of the election's key is not linearizable against the mutex model"})
+	}
+}
+
+// checkTerms checks the terms fn ran: each is a grant of the history
+// (whose server-side interval the overlap check saw), and each
+// candidate's terms have strictly increasing fences (a candidate campaigns
+// again only after its term ended). It counts the terms by how they ended
+// into ends.
+func checkTerms(terms []Term, grants []Grant, ends map[string]int) []Violation {
+	granted := map[string]bool{}
+	for _, g := range grants {
+		granted[g.Key+"\x00"+string(g.Fence)] = true
+	}
+	var vs []Violation
+	last := map[int]Term{}
+	for _, t := range terms {
+		ends[t.End]++
+		if !granted[ElectionKey+"\x00"+string(t.Fence)] {
+			vs = append(vs, Violation{KindTermUnrecorded, fmt.Sprintf("candidate %d: term of fence %s", t.Candidate, t.Fence)})
+		}
+		if p, ok := last[t.Candidate]; ok && t.Fence <= p.Fence {
+			vs = append(vs, Violation{KindFenceOrder, fmt.Sprintf("candidate %d: a term of fence %s after its term of fence %s",
+				t.Candidate, t.Fence, p.Fence)})
+		}
+		last[t.Candidate] = t
+	}
+	return vs
+}
+
+// ViolationsByKind counts the violations by [Violation.Check].
+func (r *ElectionReport) ViolationsByKind() map[string]int { return byCheck(r.Violations) }
+
+// Operations is the number of backend calls made.
+func (r *ElectionReport) Operations() int { return total(r.Calls) }
+
+// String formats the report for people.
+func (r *ElectionReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "syncguard chaos report: leader election\n")
+	fmt.Fprintf(&b, "run: %v (asked %v), %d candidates (election.Lead, a go-redis client with default options, Backend and toxiproxy proxy each), TTL %v, fault gap %v, seed %d\n",
+		r.Elapsed.Round(time.Millisecond), r.Duration, r.Candidates, r.TTL, r.Gap, r.Seed)
+	fmt.Fprintf(&b, "\noperations (backend calls): %d\n", r.Operations())
+	section(&b, r.Calls)
+	if len(r.CallErrors) > 0 {
+		fmt.Fprintf(&b, "failed calls by code:\n")
+		section(&b, r.CallErrors)
+	}
+	fmt.Fprintf(&b, "election.Lead returns:\n")
+	section(&b, r.Leads)
+	fmt.Fprintf(&b, "terms (fn runs): %d; leases of the key granted: %d; fences issued by the server: %d\n", r.Terms, r.Grants, r.Fences)
+	fmt.Fprintf(&b, "terms by how they ended:\n")
+	section(&b, r.TermEnds)
+	fmt.Fprintf(&b, "longest a call outlived its context's deadline: %v (grace %v)\n", r.MaxDeadlineOverrun.Round(time.Millisecond), DeadlineGrace)
+	fmt.Fprintf(&b, "\nfaults injected: %d\n", total(r.Faults))
+	section(&b, r.Faults)
+	fmt.Fprintf(&b, "\nfenced register: %d writes, %d accepted, %d rejected as stale; %d writes made when the writer already knew its term was lost\n",
+		r.Writes, r.Accepted, r.Rejected, r.WritesAfterLoss)
+	fmt.Fprintf(&b, "writes of leaders waking from a stall past their TTL: %d, rejected: %d (accepted only while no newer term had written)\n", r.LateWrites, r.LateRejected)
+	fmt.Fprintf(&b, "stale writes attempted (re-checked from the register log): %d, rejected: %d\n", r.StaleInLog, r.Rejected)
+	fmt.Fprintf(&b, "largest overlap of two terms by the server clock: %v (slack %d ms)\n", r.MaxOverlap, OverlapSlack)
+	fmt.Fprintf(&b, "linearizability (porcupine, mutex with expiring leases, %d operations): %s\n", r.LinearizedOps, result(r.Linearizability))
+	writeViolations(&b, r.Violations)
+	return b.String()
+}
