@@ -192,3 +192,32 @@ func TestCheckDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTerms: a term fn ran that the history has no grant of, and a
+// candidate's term whose fence is not above its previous term's, are
+// violations; terms are counted by how they ended.
+func TestCheckTerms(t *testing.T) {
+	grants := []Grant{
+		{Key: ElectionKey, Fence: "000000000000001"},
+		{Key: ElectionKey, Fence: "000000000000002"},
+		{Key: ElectionKey, Fence: "000000000000003"},
+	}
+	ok := []Term{
+		{Candidate: 0, Fence: "000000000000001", End: termResigned},
+		{Candidate: 1, Fence: "000000000000002", End: termLost},
+		{Candidate: 0, Fence: "000000000000003", End: termLost},
+	}
+	ends := map[string]int{}
+	if vs := checkTerms(ok, grants, ends); len(vs) != 0 || ends[termLost] != 2 || ends[termResigned] != 1 {
+		t.Errorf("checkTerms(ok) = %v, ends %v; want none, 2 lost, 1 resigned", vs, ends)
+	}
+	bad := []Term{
+		{Candidate: 0, Fence: "000000000000003"},
+		{Candidate: 0, Fence: "000000000000002"}, // below its own earlier term
+		{Candidate: 1, Fence: "000000000000004"}, // not in the history
+	}
+	vs := checkTerms(bad, grants, map[string]int{})
+	if len(vs) != 2 || vs[0].Check != KindFenceOrder || vs[1].Check != KindTermUnrecorded {
+		t.Errorf("checkTerms(bad) = %v, want a fence-order violation, then an unrecorded term", vs)
+	}
+}

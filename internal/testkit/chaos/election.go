@@ -71,6 +71,7 @@ type candidate struct {
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the running Lead's
 	running context.Context    // the run's: its end is not a fault
+	rng     *rand.Rand         // the campaign goroutine's
 	e       *electionRun
 }
 
@@ -142,7 +143,7 @@ func RunElection(t testing.TB, cfg ElectionConfig) *ElectionReport {
 		}()
 	}
 	in := &injector{t: t, srv: srv, proxies: proxies, ttl: cfg.TTL, rng: rand.New(rand.NewPCG(cfg.Seed, 0xe1ec))}
-	in.inject(electionFaults(cands), cfg.Gap, start.Add(cfg.Duration), rep.Faults)
+	in.inject(electionSchedule(cands, in.rng, cfg), cfg.Gap, start.Add(cfg.Duration), rep.Faults)
 	stop()
 	wg.Wait()
 	rep.Elapsed = time.Since(start)
@@ -179,7 +180,19 @@ func leaderFault(name string, length float64, cands []*candidate, do func(in *in
 	}}
 }
 
-// electionFaults is the election run's schedule: faults on the leader
+// electionSchedule is electionFaults once in order (so a short run has the
+// first few), then faults drawn from it at random, more than fit in the
+// run.
+func electionSchedule(cands []*candidate, rng *rand.Rand, cfg ElectionConfig) []fault {
+	fs := electionFaults(cands)
+	base := len(fs)
+	for range cfg.Duration / max(cfg.Gap, time.Millisecond) {
+		fs = append(fs, fs[rng.IntN(base)])
+	}
+	return fs
+}
+
+// electionFaults is the election run's faults: faults on the leader
 // between the lock run's faults on the server and the connections, the
 // first few short enough for the short run.
 func electionFaults(cands []*candidate) []fault {
@@ -226,7 +239,7 @@ func electionFaults(cands []*candidate) []fault {
 // campaign runs election.Lead until ctx ends, starting it again (as a
 // restarted process would) when it returns.
 func (c *candidate) campaign(ctx context.Context) {
-	rng := rand.New(rand.NewPCG(c.cfg.Seed, uint64(c.id)))
+	c.rng = rand.New(rand.NewPCG(c.cfg.Seed, uint64(c.id)))
 	c.running = ctx
 	for ctx.Err() == nil {
 		lctx, cancel := context.WithCancel(ctx)
@@ -236,13 +249,14 @@ func (c *candidate) campaign(ctx context.Context) {
 		err := election.Lead(lctx, c.b, ElectionKey, fmt.Sprintf("candidate-%d", c.id), c.lead, lock.WithTTL(c.cfg.TTL))
 		cancel()
 		c.e.lead(ctx, err)
-		time.Sleep(time.Duration(20+rng.IntN(30)) * time.Millisecond)
+		time.Sleep(time.Duration(20+c.rng.IntN(30)) * time.Millisecond)
 	}
 }
 
 // lead is the candidate's fn: it writes to the register with its term's
-// fence at once and every TTL/5 until the term ends, or acts out a leader
-// fault ordered by the injector.
+// fence at once and every TTL/5 until the term ends, it resigns (after
+// TTL/2 to 4x TTL, so that terms change hands between faults too), or it
+// acts out a leader fault ordered by the injector.
 func (c *candidate) lead(held context.Context, l lock.Lease) error {
 	term := Term{Candidate: c.id, Fence: l.Fence, StartNs: time.Now().UnixNano(),
 		ExpiresAtMs: l.ExpiresAt.UnixMilli(), TTLMs: l.TTL.Milliseconds()}
@@ -267,8 +281,12 @@ func (c *candidate) lead(held context.Context, l lock.Lease) error {
 	write(false)
 	tick := time.NewTicker(c.cfg.TTL / 5)
 	defer tick.Stop()
+	resign := time.After(c.cfg.TTL/2 + time.Duration(c.rng.Int64N(int64(7*c.cfg.TTL/2))))
 	for {
 		select {
+		case <-resign:
+			term.End = termResigned
+			return nil
 		case <-held.Done():
 			switch {
 			case errors.Is(context.Cause(held), lock.ErrLeaseLost):

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -26,6 +27,10 @@ type ElectionReport struct {
 	// them by how they ended.
 	Terms    int
 	TermEnds map[string]int
+	// Leaderless is how long, in all, no candidate's fn ran (client
+	// clock), and MaxLeaderless the longest such stretch: failover time,
+	// faults included.
+	Leaderless, MaxLeaderless time.Duration
 	// Grants is the number of leases of the key the history recorded (a
 	// term each, and those Lead took but fn never ran with); Fences the
 	// fences the server issued on the key.
@@ -70,6 +75,7 @@ func (r *ElectionReport) fill(ops []Op, grants []Grant, writes []Write, errs map
 	r.Writes, r.Accepted, r.Rejected = int(run.writes.writes.Load()), int(run.writes.accepted.Load()), int(run.writes.rejected.Load())
 	r.WritesAfterLoss = int(run.writes.afterLoss.Load())
 	r.Terms, r.TermEnds = len(terms), map[string]int{}
+	r.Leaderless, r.MaxLeaderless = leaderless(terms)
 
 	r.Violations = append(r.Violations, CheckFenceOrder(grants)...)
 	vs, over := CheckOverlap(grants)
@@ -119,6 +125,22 @@ func checkTerms(terms []Term, grants []Grant, ends map[string]int) []Violation {
 	return vs
 }
 
+// leaderless sums the stretches of time between the first term's start
+// and the last term's end when no term's fn ran, and returns the longest.
+func leaderless(terms []Term) (sum, longest time.Duration) {
+	ts := append([]Term(nil), terms...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].StartNs < ts[j].StartNs })
+	var end int64
+	for i, t := range ts {
+		if gap := time.Duration(t.StartNs - end); i > 0 && gap > 0 {
+			sum += gap
+			longest = max(longest, gap)
+		}
+		end = max(end, t.EndNs)
+	}
+	return sum, longest
+}
+
 // ViolationsByKind counts the violations by [Violation.Check].
 func (r *ElectionReport) ViolationsByKind() map[string]int { return byCheck(r.Violations) }
 
@@ -140,6 +162,8 @@ func (r *ElectionReport) String() string {
 	fmt.Fprintf(&b, "election.Lead returns:\n")
 	section(&b, r.Leads)
 	fmt.Fprintf(&b, "terms (fn runs): %d; leases of the key granted: %d; fences issued by the server: %d\n", r.Terms, r.Grants, r.Fences)
+	fmt.Fprintf(&b, "time without a leader (no fn running, client clock): %v in all, %v at most\n",
+		r.Leaderless.Round(time.Millisecond), r.MaxLeaderless.Round(time.Millisecond))
 	fmt.Fprintf(&b, "terms by how they ended:\n")
 	section(&b, r.TermEnds)
 	fmt.Fprintf(&b, "longest a call outlived its context's deadline: %v (grace %v)\n", r.MaxDeadlineOverrun.Round(time.Millisecond), DeadlineGrace)
