@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -72,7 +73,10 @@ type candidate struct {
 	cancel  context.CancelFunc // the running Lead's
 	running context.Context    // the run's: its end is not a fault
 	rng     *rand.Rand         // the campaign goroutine's
-	e       *electionRun
+	// observer reads the term's lock data from the server, for the owner
+	// it names (no proxy, no faults of its own; fails fast).
+	observer *redis.Client
+	e        *electionRun
 }
 
 // electionRun is what the candidates share.
@@ -80,6 +84,8 @@ type electionRun struct {
 	mu      sync.Mutex
 	terms   []Term
 	leads   map[string]int // Lead's returns, by outcome
+	owners  map[string]int // what the terms' lock data said of their leader
+	found   []Violation
 	writes  workerStats
 	late    int // writes made by a leader waking from a stall
 	lateRej int // of which rejected
@@ -109,7 +115,7 @@ func RunElection(t testing.TB, cfg ElectionConfig) *ElectionReport {
 		DialTimeout: 250 * time.Millisecond, ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond})
 	t.Cleanup(func() { _ = observer.Close() })
 	hist, reg := NewHistory(), NewRegister()
-	run := &electionRun{leads: map[string]int{}}
+	run := &electionRun{leads: map[string]int{}, owners: map[string]int{}}
 	proxies := make([]*toxiproxy.Proxy, cfg.Candidates)
 	cands := make([]*candidate, cfg.Candidates)
 	for i := range cands {
@@ -127,7 +133,7 @@ func RunElection(t testing.TB, cfg ElectionConfig) *ElectionReport {
 		}
 		g := &gate{}
 		cands[i] = &candidate{id: i, b: lock.WithHooks(b, g, hist.Hook(i)), gate: g, cfg: cfg, reg: reg,
-			orders: make(chan string, 1), e: run}
+			orders: make(chan string, 1), e: run, observer: observer}
 	}
 
 	rep := &ElectionReport{ElectionConfig: cfg, Faults: map[string]int{}}
@@ -246,7 +252,7 @@ func (c *candidate) campaign(ctx context.Context) {
 		c.mu.Lock()
 		c.cancel = cancel
 		c.mu.Unlock()
-		err := election.Lead(lctx, c.b, ElectionKey, fmt.Sprintf("candidate-%d", c.id), c.lead, lock.WithTTL(c.cfg.TTL))
+		err := election.Lead(lctx, c.b, ElectionKey, c.identity(), c.lead, lock.WithTTL(c.cfg.TTL))
 		cancel()
 		c.e.lead(ctx, err)
 		time.Sleep(time.Duration(20+c.rng.IntN(30)) * time.Millisecond)
@@ -279,6 +285,7 @@ func (c *candidate) lead(held context.Context, l lock.Lease) error {
 		}
 	}
 	write(false)
+	c.readOwner(l)
 	tick := time.NewTicker(c.cfg.TTL / 5)
 	defer tick.Stop()
 	resign := time.After(c.cfg.TTL/2 + time.Duration(c.rng.Int64N(int64(7*c.cfg.TTL/2))))
@@ -311,6 +318,40 @@ func (c *candidate) lead(held context.Context, l lock.Lease) error {
 			return nil
 		}
 	}
+}
+
+// identity is the candidate's identity in the election.
+func (c *candidate) identity() string { return fmt.Sprintf("candidate-%d", c.id) }
+
+// readOwner reads the term's lock data from the server and counts what
+// its "owner" member says; naming another candidate is a violation. The
+// owner may be stored a moment after the grant, and a term may have ended
+// already: both are counted, not violations.
+func (c *candidate) readOwner(l lock.Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	defer cancel()
+	var out string
+	raw, err := c.observer.Get(ctx, chaosPrefix+":"+ElectionKey).Result()
+	d, derr := wire.DecodeLockData(raw)
+	switch {
+	case err != nil || derr != nil:
+		out = "not read (server down or key gone)"
+	case d.Fence != l.Fence:
+		out = "another term's (this one ended already)"
+	case d.Owner == "":
+		out = "no owner stored (yet)"
+	case d.Owner == c.identity():
+		out = "named its leader"
+	default:
+		out = "named another candidate"
+		c.e.mu.Lock()
+		c.e.found = append(c.e.found, Violation{KindOwner, fmt.Sprintf("candidate %d: the lock data of its term of fence %s names %q",
+			c.id, l.Fence, d.Owner)})
+		c.e.mu.Unlock()
+	}
+	c.e.mu.Lock()
+	defer c.e.mu.Unlock()
+	c.e.owners[out]++
 }
 
 // term records a term that ended.

@@ -14,6 +14,10 @@ import (
 // fence checks cannot vouch for it.
 const KindTermUnrecorded = "term not in the history"
 
+// KindOwner: a term's lock data names another candidate as its leader
+// ("owner", read by the fence of the term).
+const KindOwner = "term names another leader"
+
 // ElectionReport is the outcome of an election run.
 type ElectionReport struct {
 	ElectionConfig
@@ -31,6 +35,9 @@ type ElectionReport struct {
 	// clock), and MaxLeaderless the longest such stretch: failover time,
 	// faults included.
 	Leaderless, MaxLeaderless time.Duration
+	// Owners counts what each term's lock data, read from the server as
+	// the term began, said of its leader (the "owner" member).
+	Owners map[string]int
 	// Grants is the number of leases of the key the history recorded (a
 	// term each, and those Lead took but fn never ran with); Fences the
 	// fences the server issued on the key.
@@ -69,7 +76,8 @@ func (r *ElectionReport) fill(ops []Op, grants []Grant, writes []Write, errs map
 	r.Grants = len(grants)
 	run.mu.Lock()
 	terms := append([]Term(nil), run.terms...)
-	r.Leads = run.leads
+	r.Leads, r.Owners = run.leads, run.owners
+	r.Violations = append(r.Violations, run.found...)
 	r.LateWrites, r.LateRejected = run.late, run.lateRej
 	run.mu.Unlock()
 	r.Writes, r.Accepted, r.Rejected = int(run.writes.writes.Load()), int(run.writes.accepted.Load()), int(run.writes.rejected.Load())
@@ -166,6 +174,8 @@ func (r *ElectionReport) String() string {
 		r.Leaderless.Round(time.Millisecond), r.MaxLeaderless.Round(time.Millisecond))
 	fmt.Fprintf(&b, "terms by how they ended:\n")
 	section(&b, r.TermEnds)
+	fmt.Fprintf(&b, "the term's lock data read as it began (its \"owner\" member):\n")
+	section(&b, r.Owners)
 	fmt.Fprintf(&b, "longest a call outlived its context's deadline: %v (grace %v)\n", r.MaxDeadlineOverrun.Round(time.Millisecond), DeadlineGrace)
 	fmt.Fprintf(&b, "\nfaults injected: %d\n", total(r.Faults))
 	section(&b, r.Faults)
