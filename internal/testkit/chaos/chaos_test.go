@@ -14,15 +14,19 @@ import (
 )
 
 var (
-	duration    = flag.Duration("chaos.duration", 10*time.Second, "how long the chaos run injects faults")
-	workers     = flag.Int("chaos.workers", 8, "number of workers")
-	perClient   = flag.Int("chaos.per-client", 2, "workers sharing one client and Backend")
-	keys        = flag.Int("chaos.keys", 3, "number of lock keys")
-	limit       = flag.Int("chaos.limit", 2, "slots of the limit key (0: no limit key)")
-	ttl         = flag.Duration("chaos.ttl", 500*time.Millisecond, "lease TTL")
-	report      = flag.String("chaos.report", "", "file to write the report to (default: in the test's temp dir)")
-	seed        = flag.Uint64("chaos.seed", uint64(time.Now().UnixNano()), "random seed")
-	pauseEvery  = flag.Int("chaos.pause-every", 25, "pause about one grant in this many past its TTL")
+	duration   = flag.Duration("chaos.duration", 10*time.Second, "how long the chaos run injects faults")
+	workers    = flag.Int("chaos.workers", 8, "number of workers")
+	perClient  = flag.Int("chaos.per-client", 2, "workers sharing one client and Backend")
+	keys       = flag.Int("chaos.keys", 3, "number of lock keys")
+	limit      = flag.Int("chaos.limit", 2, "slots of the limit key (0: no limit key)")
+	ttl        = flag.Duration("chaos.ttl", 500*time.Millisecond, "lease TTL")
+	report     = flag.String("chaos.report", "", "file to write the report to (default: in the test's temp dir)")
+	seed       = flag.Uint64("chaos.seed", uint64(time.Now().UnixNano()), "random seed")
+	pauseEvery = flag.Int("chaos.pause-every", 25, "pause about one grant in this many past its TTL")
+)
+
+// The election run's (the TTL and seed are the lock run's).
+var (
 	electionFor = flag.Duration("chaos.election-duration", 4*time.Second, "how long the election run injects faults (0: no election run)")
 	candidates  = flag.Int("chaos.candidates", 3, "candidates of the election run")
 )
