@@ -39,17 +39,37 @@ type ElectionConfig struct {
 	Gap time.Duration
 	// Seed seeds the random choices.
 	Seed uint64
+	// Record records every backend call through a [History] hook
+	// (lock.WithHooks), for the lock run's checks on the key's history.
+	// A Backend so wrapped keeps only package lock's extensions, so Lead
+	// then runs on what it sees as a plain Backend; without Record the
+	// candidates run on redisbackend's Backend itself, as users do, and
+	// only the checks of the terms fn ran apply.
+	Record bool
 }
 
 // Term is one run of the function election.Lead calls while its
-// candidate leads, timed by the candidate's clock.
+// candidate leads: its lease's times by the server's clock, its run by the
+// candidate's.
 type Term struct {
-	Candidate          int
-	Fence              lock.Fence
-	StartNs, EndNs     int64
-	End                string // how it ended (a key of ElectionReport.TermEnds)
-	ExpiresAtMs, TTLMs int64  // the lease as fn got it (server clock)
+	Candidate int
+	Fence     lock.Fence
+	// StartNs and EndNs are when fn started and returned (client clock).
+	// The release, if any, came after EndNs.
+	StartNs, EndNs int64
+	// AcquiredMs is the grant's server time (the lease's expiry at grant
+	// less its TTL, or its lock data's acquiredAtMs); ConfirmedMs the
+	// latest expiry the server confirmed for the lease while fn ran (at
+	// grant, and in its lock data read every TTL/5).
+	AcquiredMs, ConfirmedMs int64
+	End                     string // how it ended (a key of ElectionReport.TermEnds)
 }
+
+// EndMs is the earliest the term can have ended by the server's clock:
+// its last confirmed expiry, or fn's return (its release came later) if
+// earlier. A leader that crashed or stalled ends at its last confirmed
+// expiry.
+func (t Term) EndMs() int64 { return min(t.ConfirmedMs, t.EndNs/1e6) }
 
 // The ways a term ends, as counted in ElectionReport.TermEnds.
 const (
@@ -64,7 +84,6 @@ const (
 type candidate struct {
 	id      int
 	b       lock.Backend
-	gate    *gate
 	cfg     ElectionConfig
 	reg     *Register
 	leading atomic.Bool
@@ -131,9 +150,11 @@ func RunElection(t testing.TB, cfg ElectionConfig) *ElectionReport {
 		if err != nil {
 			t.Fatalf("chaos: %v", err)
 		}
-		g := &gate{}
-		cands[i] = &candidate{id: i, b: lock.WithHooks(b, g, hist.Hook(i)), gate: g, cfg: cfg, reg: reg,
-			orders: make(chan string, 1), e: run, observer: observer}
+		var lb lock.Backend = b
+		if cfg.Record {
+			lb = lock.WithHooks(b, hist.Hook(i))
+		}
+		cands[i] = &candidate{id: i, b: lb, cfg: cfg, reg: reg, orders: make(chan string, 1), e: run, observer: observer}
 	}
 
 	rep := &ElectionReport{ElectionConfig: cfg, Faults: map[string]int{}}
@@ -209,7 +230,10 @@ func electionFaults(cands []*candidate) []fault {
 			default:
 			}
 			if what == termStalled {
-				time.Sleep(2 * in.ttl)
+				// The paused process's connections carry nothing either:
+				// its heartbeat's extensions are not answered (toxiproxy's
+				// timeout toxic; the connections close when it is removed).
+				in.toxicOn(in.proxies[c.id:][:1], `{"name":"stall","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`, 2*in.ttl)
 			}
 		}
 	}
@@ -222,7 +246,7 @@ func electionFaults(cands []*candidate) []fault {
 			}
 		}),
 		faultNamed("redis restarted"),
-		leaderFault("leader stalled 2x TTL (heartbeat frozen), then writes as if it led", 2.5, cands, order(termStalled)),
+		leaderFault("leader stalled 2x TTL (fn asleep, its connections silent), then writes as if it led", 2.5, cands, order(termStalled)),
 		faultNamed("redis paused (SIGSTOP) for TTL/2"),
 		leaderFault("leader resigned (fn returned nil)", 0.5, cands, order(termResigned)),
 		leaderFault("leader partitioned (its proxy down) for 2x TTL", 2, cands, func(in *injector, c *candidate) {
@@ -265,7 +289,7 @@ func (c *candidate) campaign(ctx context.Context) {
 // acts out a leader fault ordered by the injector.
 func (c *candidate) lead(held context.Context, l lock.Lease) error {
 	term := Term{Candidate: c.id, Fence: l.Fence, StartNs: time.Now().UnixNano(),
-		ExpiresAtMs: l.ExpiresAt.UnixMilli(), TTLMs: l.TTL.Milliseconds()}
+		AcquiredMs: l.ExpiresAt.Add(-l.TTL).UnixMilli(), ConfirmedMs: l.ExpiresAt.UnixMilli()}
 	c.leading.Store(true)
 	defer func() {
 		c.leading.Store(false)
@@ -285,7 +309,7 @@ func (c *candidate) lead(held context.Context, l lock.Lease) error {
 		}
 	}
 	write(false)
-	c.readOwner(l)
+	c.confirm(&term, l, true)
 	tick := time.NewTicker(c.cfg.TTL / 5)
 	defer tick.Stop()
 	resign := time.After(c.cfg.TTL/2 + time.Duration(c.rng.Int64N(int64(7*c.cfg.TTL/2))))
@@ -306,12 +330,13 @@ func (c *candidate) lead(held context.Context, l lock.Lease) error {
 			return nil
 		case <-tick.C:
 			write(false)
+			c.confirm(&term, l, false)
 		case what := <-c.orders:
 			term.End = what
 			if what == termStalled {
-				// A stop-the-world pause: the heartbeat is frozen too, and
-				// fn wakes believing it leads.
-				c.gate.freeze(2 * c.cfg.TTL)
+				// A stop-the-world pause (the injector silences the
+				// process's connections meanwhile): fn wakes believing it
+				// leads.
 				time.Sleep(2 * c.cfg.TTL)
 				write(true)
 			}
@@ -323,16 +348,25 @@ func (c *candidate) lead(held context.Context, l lock.Lease) error {
 // identity is the candidate's identity in the election.
 func (c *candidate) identity() string { return fmt.Sprintf("candidate-%d", c.id) }
 
-// readOwner reads the term's lock data from the server and counts what
-// its "owner" member says; naming another candidate is a violation. The
-// owner may be stored a moment after the grant, and a term may have ended
-// already: both are counted, not violations.
-func (c *candidate) readOwner(l lock.Lease) {
+// confirm reads the term's lock data from the server: while it holds the
+// term's lock id, its expiry is confirmed (term.ConfirmedMs) and its
+// acquiredAtMs is the term's start. On the first read (owner), it counts
+// what the "owner" member says; naming another candidate is a violation.
+// The owner may be stored a moment after the grant, and a term may have
+// ended already: both are counted, not violations.
+func (c *candidate) confirm(term *Term, l lock.Lease, owner bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 	defer cancel()
-	var out string
 	raw, err := c.observer.Get(ctx, chaosPrefix+":"+ElectionKey).Result()
 	d, derr := wire.DecodeLockData(raw)
+	if err == nil && derr == nil && d.LockID == l.ID {
+		term.AcquiredMs = d.AcquiredAtMs
+		term.ConfirmedMs = max(term.ConfirmedMs, d.ExpiresAtMs)
+	}
+	if !owner {
+		return
+	}
+	var out string
 	switch {
 	case err != nil || derr != nil:
 		out = "not read (server down or key gone)"

@@ -51,9 +51,10 @@ type ElectionReport struct {
 	LateWrites, LateRejected                    int
 	// StaleInLog is the stale writes found by re-checking the register's log.
 	StaleInLog int
-	// MaxOverlap is the largest overlap of two terms (leases of the key)
-	// by the server's clock.
-	MaxOverlap time.Duration
+	// MaxOverlap is the largest overlap of two leases of the key by the
+	// server's clock, from the history (Record); MaxTermOverlap that of two
+	// terms fn ran, from their confirmed expiries.
+	MaxOverlap, MaxTermOverlap time.Duration
 	// MaxDeadlineOverrun is the longest a call outlived its context's
 	// deadline.
 	MaxDeadlineOverrun time.Duration
@@ -63,9 +64,10 @@ type ElectionReport struct {
 	Violations      []Violation
 }
 
-// fill runs the checks: the lock run's on the key's grants, calls and
-// register writes, and per candidate that its terms' fences increase and
-// that every term is a grant of the history.
+// fill runs the checks: on the terms fn ran (no overlap by the server's
+// clock, fences increasing across terms and per candidate) and the
+// register's writes; with Record, the lock run's on the key's history
+// too, and that every term is a grant of it.
 func (r *ElectionReport) fill(ops []Op, grants []Grant, writes []Write, errs map[string]int, run *electionRun) {
 	r.Calls = map[string]int{}
 	outcomes := [...]string{"ok", "not held", "busy", "failed"}
@@ -85,10 +87,12 @@ func (r *ElectionReport) fill(ops []Op, grants []Grant, writes []Write, errs map
 	r.Terms, r.TermEnds = len(terms), map[string]int{}
 	r.Leaderless, r.MaxLeaderless = leaderless(terms)
 
-	r.Violations = append(r.Violations, CheckFenceOrder(grants)...)
-	vs, over := CheckOverlap(grants)
+	vs, over := CheckTermOverlap(terms)
 	r.Violations = append(r.Violations, vs...)
-	r.MaxOverlap = over
+	r.MaxTermOverlap = over
+	if !r.Record {
+		grants = nil // no history: every term is unrecorded
+	}
 	r.Violations = append(r.Violations, checkTerms(terms, grants, r.TermEnds)...)
 	vs, r.StaleInLog = CheckRegister(writes)
 	r.Violations = append(r.Violations, vs...)
@@ -96,6 +100,12 @@ func (r *ElectionReport) fill(ops []Op, grants []Grant, writes []Write, errs map
 		r.Violations = append(r.Violations, Violation{KindRegister,
 			fmt.Sprintf("%d stale writes in the log, %d rejected", r.StaleInLog, r.Rejected)})
 	}
+	if !r.Record {
+		return
+	}
+	r.Violations = append(r.Violations, CheckFenceOrder(grants)...)
+	vs, r.MaxOverlap = CheckOverlap(grants)
+	r.Violations = append(r.Violations, vs...)
 	r.Violations = append(r.Violations, CheckFalseLeaseLost(ops)...)
 	vs, r.MaxDeadlineOverrun = CheckDeadlines(ops, nil)
 	r.Violations = append(r.Violations, vs...)
@@ -107,11 +117,43 @@ func (r *ElectionReport) fill(ops []Op, grants []Grant, writes []Write, errs map
 	}
 }
 
+// CheckTermOverlap checks the terms fn ran by the server's clock: in the
+// order they were granted, every term starts no earlier than every
+// earlier term ended ([Term.EndMs], minus [OverlapSlack]), and has a
+// higher fence than each of them. It also returns the largest overlap seen.
+func CheckTermOverlap(terms []Term) (vs []Violation, maxOverlap time.Duration) {
+	ts := append([]Term(nil), terms...)
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].AcquiredMs < ts[j].AcquiredMs })
+	var end int64
+	var last, top Term // the earlier term that ends last; the one with the highest fence
+	for i, t := range ts {
+		if i > 0 && t.AcquiredMs < end {
+			over := time.Duration(end-t.AcquiredMs) * time.Millisecond
+			maxOverlap = max(maxOverlap, over)
+			if end-t.AcquiredMs > OverlapSlack {
+				vs = append(vs, Violation{KindOverlap, fmt.Sprintf("term of fence %s (candidate %d) began %v before the term of fence %s (candidate %d) ended",
+					t.Fence, t.Candidate, over, last.Fence, last.Candidate)})
+			}
+		}
+		if i > 0 && t.Fence <= top.Fence && t.AcquiredMs > top.AcquiredMs {
+			vs = append(vs, Violation{KindFenceOrder, fmt.Sprintf("term of fence %s (candidate %d) began after the term of fence %s (candidate %d)",
+				t.Fence, t.Candidate, top.Fence, top.Candidate)})
+		}
+		if e := t.EndMs(); i == 0 || e > end {
+			end, last = e, t
+		}
+		if i == 0 || t.Fence > top.Fence {
+			top = t
+		}
+	}
+	return vs, maxOverlap
+}
+
 // checkTerms checks the terms fn ran: each is a grant of the history
-// (whose server-side interval the overlap check saw), and each
-// candidate's terms have strictly increasing fences (a candidate campaigns
-// again only after its term ended). It counts the terms by how they ended
-// into ends.
+// (whose server-side interval the overlap check saw; without a history,
+// grants is nil and this is not checked), and each candidate's terms have
+// strictly increasing fences (a candidate campaigns again only after its
+// term ended). It counts the terms by how they ended into ends.
 func checkTerms(terms []Term, grants []Grant, ends map[string]int) []Violation {
 	granted := map[string]bool{}
 	for _, g := range grants {
@@ -121,7 +163,7 @@ func checkTerms(terms []Term, grants []Grant, ends map[string]int) []Violation {
 	last := map[int]Term{}
 	for _, t := range terms {
 		ends[t.End]++
-		if !granted[ElectionKey+"\x00"+string(t.Fence)] {
+		if grants != nil && !granted[ElectionKey+"\x00"+string(t.Fence)] {
 			vs = append(vs, Violation{KindTermUnrecorded, fmt.Sprintf("candidate %d: term of fence %s", t.Candidate, t.Fence)})
 		}
 		if p, ok := last[t.Candidate]; ok && t.Fence <= p.Fence {
@@ -158,33 +200,48 @@ func (r *ElectionReport) Operations() int { return total(r.Calls) }
 // String formats the report for people.
 func (r *ElectionReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "syncguard chaos report: leader election\n")
+	backend := "redisbackend's Backend itself, as users run it (calls not recorded)"
+	if r.Record {
+		backend = "redisbackend's Backend under lock.WithHooks, every call recorded"
+	}
+	fmt.Fprintf(&b, "syncguard chaos report: leader election on %s\n", backend)
 	fmt.Fprintf(&b, "run: %v (asked %v), %d candidates (election.Lead, a go-redis client with default options, Backend and toxiproxy proxy each), TTL %v, fault gap %v, seed %d\n",
 		r.Elapsed.Round(time.Millisecond), r.Duration, r.Candidates, r.TTL, r.Gap, r.Seed)
-	fmt.Fprintf(&b, "\noperations (backend calls): %d\n", r.Operations())
-	section(&b, r.Calls)
-	if len(r.CallErrors) > 0 {
-		fmt.Fprintf(&b, "failed calls by code:\n")
-		section(&b, r.CallErrors)
+	if r.Record {
+		fmt.Fprintf(&b, "\noperations (backend calls): %d\n", r.Operations())
+		section(&b, r.Calls)
+		if len(r.CallErrors) > 0 {
+			fmt.Fprintf(&b, "failed calls by code:\n")
+			section(&b, r.CallErrors)
+		}
 	}
 	fmt.Fprintf(&b, "election.Lead returns:\n")
 	section(&b, r.Leads)
-	fmt.Fprintf(&b, "terms (fn runs): %d; leases of the key granted: %d; fences issued by the server: %d\n", r.Terms, r.Grants, r.Fences)
+	fmt.Fprintf(&b, "terms (fn runs): %d; fences issued by the server: %d", r.Terms, r.Fences)
+	if r.Record {
+		fmt.Fprintf(&b, "; leases of the key granted (history): %d", r.Grants)
+	}
+	fmt.Fprintf(&b, "\n")
 	fmt.Fprintf(&b, "time without a leader (no fn running, client clock): %v in all, %v at most\n",
 		r.Leaderless.Round(time.Millisecond), r.MaxLeaderless.Round(time.Millisecond))
 	fmt.Fprintf(&b, "terms by how they ended:\n")
 	section(&b, r.TermEnds)
 	fmt.Fprintf(&b, "the term's lock data read as it began (its \"owner\" member):\n")
 	section(&b, r.Owners)
-	fmt.Fprintf(&b, "longest a call outlived its context's deadline: %v (grace %v)\n", r.MaxDeadlineOverrun.Round(time.Millisecond), DeadlineGrace)
+	if r.Record {
+		fmt.Fprintf(&b, "longest a call outlived its context's deadline: %v (grace %v)\n", r.MaxDeadlineOverrun.Round(time.Millisecond), DeadlineGrace)
+	}
 	fmt.Fprintf(&b, "\nfaults injected: %d\n", total(r.Faults))
 	section(&b, r.Faults)
 	fmt.Fprintf(&b, "\nfenced register: %d writes, %d accepted, %d rejected as stale; %d writes made when the writer already knew its term was lost\n",
 		r.Writes, r.Accepted, r.Rejected, r.WritesAfterLoss)
 	fmt.Fprintf(&b, "writes of leaders waking from a stall past their TTL: %d, rejected: %d (accepted only while no newer term had written)\n", r.LateWrites, r.LateRejected)
 	fmt.Fprintf(&b, "stale writes attempted (re-checked from the register log): %d, rejected: %d\n", r.StaleInLog, r.Rejected)
-	fmt.Fprintf(&b, "largest overlap of two terms by the server clock: %v (slack %d ms)\n", r.MaxOverlap, OverlapSlack)
-	fmt.Fprintf(&b, "linearizability (porcupine, mutex with expiring leases, %d operations): %s\n", r.LinearizedOps, result(r.Linearizability))
+	fmt.Fprintf(&b, "largest overlap of two terms by the server clock (from their confirmed expiries): %v (slack %d ms)\n", r.MaxTermOverlap, OverlapSlack)
+	if r.Record {
+		fmt.Fprintf(&b, "largest overlap of two leases of the key by the server clock (from the history): %v\n", r.MaxOverlap)
+		fmt.Fprintf(&b, "linearizability (porcupine, mutex with expiring leases, %d operations): %s\n", r.LinearizedOps, result(r.Linearizability))
+	}
 	writeViolations(&b, r.Violations)
 	return b.String()
 }
