@@ -32,10 +32,12 @@ var (
 )
 
 // TestChaos runs the fault matrix on lock.Do workers, then on election.Lead
-// candidates, and fails on any violation. See the package doc. Plain `go
-// test` (and so `make test`) runs the locks for 10 s: every fault once but
-// the last of the schedule (latency), which does not fit, and the election
-// for 4 s; `make chaos` runs each for 60 s, every fault five or six times.
+// candidates (recorded, then on the bare Backend), and fails on any
+// violation. See the package doc. Plain `go test` (and so `make test`)
+// runs the locks for 10 s: every fault once but the last of the schedule
+// (latency), which does not fit, and the election for 3 s twice; `make
+// chaos` runs the locks for 60 s, every fault five or six times, and the
+// election for 30 s twice.
 // It runs in -short mode too: it is the only test of the lock and the
 // election under faults with the client settings users run. Both reports
 // go to -chaos.report, one after the other.
