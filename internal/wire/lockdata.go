@@ -9,22 +9,17 @@ import (
 )
 
 // LockData is the JSON stored at a lock key:
-// {lockId, expiresAtMs, acquiredAtMs, key, fence}, and for a term of a
-// leader election (lock/election) an "owner" member after them.
+// {lockId, expiresAtMs, acquiredAtMs, key, fence}, and "owner" on the
+// term of an election (lock/election), the leader's identity. Other
+// members are ignored, as the TypeScript library's reader ignores them.
 type LockData struct {
 	LockID       string
 	ExpiresAtMs  int64
 	AcquiredAtMs int64
 	Key          string
 	Fence        lock.Fence
-	// Owner is the leader's identity when the lease is a term of an
-	// election; "" for any other lock.
-	Owner string
+	Owner        string // "" when absent
 }
-
-// Election reports whether the lock data is a term of a leader election
-// (it names its owner).
-func (d LockData) Election() bool { return d.Owner != "" }
 
 // ErrNotLockData is the error of DecodeLockData for anything but lock
 // data; the error it returns wraps it and says what was wrong.
@@ -37,8 +32,7 @@ func (e notLockData) Error() string { return "corrupt lock data: " + string(e) }
 func (e notLockData) Unwrap() error { return ErrNotLockData }
 
 // DecodeLockData parses lock JSON strictly: every field present with its
-// type, a well-formed lock id and fence, integral millisecond times; the
-// optional "owner" member, when present, a string. Any
+// type, a well-formed lock id and fence, integral millisecond times. Any
 // other input gives an error matching ErrNotLockData that names the first
 // thing wrong.
 func DecodeLockData(raw string) (LockData, error) {
@@ -48,7 +42,7 @@ func DecodeLockData(raw string) (LockData, error) {
 		AcquiredAtMs *float64 `json:"acquiredAtMs"`
 		Key          *string  `json:"key"`
 		Fence        *string  `json:"fence"`
-		Owner        *string  `json:"owner"`
+		Owner        any      `json:"owner"`
 	}
 	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal([]byte(raw), &w) != nil {
 		return LockData{}, notLockData("not JSON of the expected shape")
@@ -68,11 +62,8 @@ func DecodeLockData(raw string) (LockData, error) {
 	if !ok1 || !ok2 {
 		return LockData{}, notLockData("times out of range")
 	}
-	d := LockData{LockID: *w.LockID, ExpiresAtMs: exp, AcquiredAtMs: acq, Key: *w.Key, Fence: fence}
-	if w.Owner != nil {
-		d.Owner = *w.Owner
-	}
-	return d, nil
+	owner, _ := w.Owner.(string) // another writer's member of that name is not an owner
+	return LockData{LockID: *w.LockID, ExpiresAtMs: exp, AcquiredAtMs: acq, Key: *w.Key, Fence: fence, Owner: owner}, nil
 }
 
 // Live reports whether the lease is live at nowMs (IsLive).
@@ -87,6 +78,10 @@ func wholeMs(f float64) (int64, bool) {
 	}
 	return int64(f), true
 }
+
+// Election reports whether the lock data is the term of a leader
+// election: it names its owner.
+func (d LockData) Election() bool { return d.Owner != "" }
 
 // JSONText returns s as the text of a JSON string, without its quotes:
 // '"', '\' and the control characters escaped, everything else as is
