@@ -70,7 +70,7 @@ bench:
 ## command ran, holders paused past their TTL); fails on any violation. `make test` runs a 10 s version.
 ## Then as long a run of election.Lead: 3 candidates, faults on the leader (cancel, a stall past its
 ## TTL, resignation, partition, latency) and the server; terms must not overlap by the server clock,
-## fences must increase, a stalled leader's late write must be refused (`make test`: 6 s).
+## fences must increase, a stalled leader's late write must be refused (`make test`: 8 s).
 ## The reports go to CHAOS_REPORT (default chaos-report.txt at the repo root).
 CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt

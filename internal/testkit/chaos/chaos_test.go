@@ -25,17 +25,18 @@ var (
 	pauseEvery = flag.Int("chaos.pause-every", 25, "pause about one grant in this many past its TTL")
 )
 
-// The election run's (the TTL and seed are the lock run's).
+// The election run's (the seed is the lock run's).
 var (
-	electionFor = flag.Duration("chaos.election-duration", 6*time.Second, "how long the election runs inject faults, half recorded, half on the bare Backend (0: none)")
+	electionFor = flag.Duration("chaos.election-duration", 8*time.Second, "how long the election runs inject faults, half recorded, half on the bare Backend (0: none)")
 	candidates  = flag.Int("chaos.candidates", 3, "candidates of the election run")
+	electionTTL = flag.Duration("chaos.election-ttl", time.Second, "term TTL of the election run (lock/election's shortest is 1s)")
 )
 
 // TestChaos runs the fault matrix on lock.Do workers, then on election.Lead
 // candidates (recorded, then on the bare Backend), and fails on any
 // violation. See the package doc. Plain `go test` (and so `make test`)
 // runs the locks for 10 s: every fault once but the last of the schedule
-// (latency), which does not fit, and the election for 3 s twice; `make
+// (latency), which does not fit, and the election for 4 s twice; `make
 // chaos` runs the locks for 60 s, every fault five or six times, and the
 // election for 30 s twice.
 // It runs in -short mode too: it is the only test of the lock and the
@@ -108,8 +109,8 @@ func testElection(t *testing.T, record bool) string {
 	rep := chaos.RunElection(t, chaos.ElectionConfig{
 		Duration:   *electionFor / 2,
 		Candidates: *candidates,
-		TTL:        *ttl,
-		Gap:        *ttl / 2,
+		TTL:        *electionTTL,
+		Gap:        *electionTTL / 2,
 		Seed:       *seed,
 		Record:     record,
 	})

@@ -43,7 +43,7 @@
 // the history of the key is checked the same way (docs/testing.md).
 //
 // The run is TestChaos (the locks, then the election). `go test
-// ./internal/testkit/chaos` runs a 10 s version, and 6 s of election (part
+// ./internal/testkit/chaos` runs a 10 s version, and 8 s of election (part
 // of `make test`, -short included); `make chaos` runs each for 60 s and
 // writes the reports to a file:
 //

@@ -279,6 +279,9 @@ func (c *candidate) campaign(ctx context.Context) {
 		err := election.Lead(lctx, c.b, ElectionKey, c.identity(), c.lead, lock.WithTTL(c.cfg.TTL))
 		cancel()
 		c.e.lead(ctx, err)
+		if lock.CodeOf(err) == lock.CodeInvalidArgument {
+			return // the run's arguments: every campaign would fail alike
+		}
 		time.Sleep(time.Duration(20+c.rng.IntN(30)) * time.Millisecond)
 	}
 }
@@ -411,6 +414,8 @@ func (e *electionRun) lateWrite(accepted bool) {
 func (e *electionRun) lead(ctx context.Context, err error) {
 	out := "error " + string(lock.CodeOf(err))
 	switch {
+	case lock.CodeOf(err) == lock.CodeInvalidArgument:
+		out = "refused the run's arguments: " + err.Error()
 	case ctx.Err() != nil:
 		out = "stopped at the end of the run"
 	case errors.Is(err, context.Canceled):
