@@ -28,6 +28,7 @@ type config struct {
 	cases     []string
 	inner     bool
 	bin       string
+	scripts   string // redisbackend's scripts/ directory, for the parts made of its files
 }
 
 func main() {
@@ -42,6 +43,7 @@ func main() {
 	flag.BoolVar(&c.inner, "inner", false, "also list the commands the scripts ran")
 	flag.StringVar(&c.bin, "redis-server", "redis-server", "the redis-server to run")
 	flag.BoolVar(&parts, "parts", false, "measure the parts scripts are built from instead of cycles")
+	flag.StringVar(&c.scripts, "scripts", "../redisbackend/scripts", "redisbackend's Lua files, for -parts")
 	flag.Parse()
 	if cases != "" {
 		c.cases = strings.Split(cases, ",")

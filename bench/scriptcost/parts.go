@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -75,7 +77,7 @@ func runParts(c config) error {
 	if c.callgrind {
 		unit = "instructions"
 	}
-	for _, p := range parts {
+	for _, p := range append(parts, fileParts(c.scripts)...) {
 		if !partSelected(c, p.name) {
 			continue
 		}
@@ -90,6 +92,27 @@ func runParts(c config) error {
 		fmt.Printf("%-24s %10.2f %s per run (median of %d rounds)\n", p.name, median(v), unit, c.rounds)
 	}
 	return nil
+}
+
+// fileParts are the files every script of redisbackend starts with, run
+// alone: what they cost a script before its own code runs.
+func fileParts(dir string) []part {
+	read := func(name string) string {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return ""
+		}
+		return string(raw)
+	}
+	prelude, lib := read("prelude.lua"), read("lib.lua")
+	if prelude == "" || lib == "" {
+		return nil
+	}
+	return []part{
+		{name: "prelude.lua", src: prelude + "return 1"},
+		{name: "prelude.lua + lib.lua", src: prelude + lib + "return 1"},
+		{name: "prelude.lua + lib()", src: prelude + lib + "lib() return 1"},
+	}
 }
 
 func partSelected(c config, name string) bool {
