@@ -141,7 +141,7 @@ func (b *Backend) releaseCmd(idKey, id string, own ownWaiters) scriptCmd {
 // so that the lock does not stay behind until its TTL. It tries for up to
 // ttl, the lease's TTL, after which the lock is gone anyway: a server that
 // stalled runs the release when it resumes, and whichever of the two runs
-// first, nothing stays locked (release.lua retires the id).
+// first, nothing stays locked (release_lock.lua retires the id).
 func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl time.Duration) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(ttl, lockdriver.DefaultReleaseTimeout))
 	defer cancel()
