@@ -10,7 +10,8 @@ import (
 
 // The Lua scripts, one per operation. Each is the plain concatenation of
 // files of scripts/, in the order newScript gets them: prelude.lua (the
-// contract's constants and the helpers nearly every script calls), lib.lua
+// contract's constants and the helpers nearly every script calls; each
+// helper is a closure made on every run), lib.lua
 // where the script needs the helpers off the hot paths, and the script's
 // own files. What Redis runs is that text, unchanged. A script is sent by
 // EVALSHA and, when the server answers NOSCRIPT (a restart, a failover,
@@ -31,8 +32,8 @@ var (
 	lookupKeyScript   = newScript("prelude", "lib", "lookup_key")
 	isLockedScript    = newScript("prelude", "lib", "is_locked")
 	lookupLimitScript = newScript("prelude", "lib", "lookup_limit")
-	isDoneScript      = newScript("prelude", "is_done")
-	getRecordScript   = newScript("prelude", "get_record")
+	isDoneScript      = newScript("is_done")    // one command: nothing of the prelude
+	getRecordScript   = newScript("get_record") // one command: nothing of the prelude
 )
 
 //go:embed scripts/*.lua

@@ -29,8 +29,8 @@ var allScripts = map[string]*script{
 	"is_done": isDoneScript, "get_record": getRecordScript,
 }
 
-// TestScriptFiles: every Lua file is short, every script starts with
-// prelude.lua, and no file but the prelude carries its own copy of what
+// TestScriptFiles: every Lua file is short, every script but the
+// one-command reads starts with prelude.lua, and no file but the prelude carries its own copy of what
 // the prelude defines (server time, lock-data decoding, the tombstone
 // format).
 func TestScriptFiles(t *testing.T) {
@@ -54,6 +54,9 @@ func TestScriptFiles(t *testing.T) {
 	}
 	prelude := preludeLua(t)
 	for name, s := range allScripts {
+		if name == "is_done" || name == "get_record" {
+			continue
+		}
 		if src := s.srcArg.(string); !strings.HasPrefix(src, prelude) {
 			t.Errorf("%s: the sent source does not start with prelude.lua", name)
 		}
