@@ -2,7 +2,6 @@ package redisbackend
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"time"
@@ -23,11 +22,9 @@ import (
 // (notify.go), so a process watching a key costs Redis nothing while the
 // leader's notices arrive.
 
-var (
-	//go:embed scripts/proclaim.lua
-	proclaimSrc    string
-	proclaimScript = newScript(proclaimSrc)
-)
+// proclaimScript stores a term's owner and publishes its notice; it uses
+// nothing of the prelude.
+var proclaimScript = newScript("proclaim")
 
 // Proclaim stores identity as the owner of the live term (lease) term and
 // publishes a notice of it on the key's leader channel. It returns an
@@ -47,8 +44,7 @@ func (b *Backend) Proclaim(ctx context.Context, term lock.Lease, identity string
 	if err != nil {
 		return err
 	}
-	args := append(b.args(proclaimScript, 1, 3), lockKey, term.ID, identity, wire.LeaderChannel(b.prefix, lockKey))
-	res, err := b.run(ctx, proclaimScript, args).Int64()
+	res, err := b.run(ctx, proclaimScript.cmd(1, lockKey, term.ID, identity, wire.LeaderChannel(b.prefix, lockKey))).Int64()
 	if err != nil {
 		return mapError(ctx, op, err)
 	}
@@ -73,7 +69,7 @@ func (b *Backend) LookupOwner(ctx context.Context, key string) (identity string,
 	if err != nil {
 		return "", nil, err
 	}
-	d, err := b.lookupData(ctx, op, lookupKeyScript, append(b.args(lookupKeyScript, 1, 1), lockKey, toleranceArg))
+	d, err := b.lookupData(ctx, op, lookupKeyCmd(lockKey))
 	if d == nil {
 		return "", nil, err
 	}

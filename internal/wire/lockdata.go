@@ -79,6 +79,10 @@ func wholeMs(f float64) (int64, bool) {
 	return int64(f), true
 }
 
+// Election reports whether the lock data is the term of a leader
+// election: it names its owner.
+func (d LockData) Election() bool { return d.Owner != "" }
+
 // JSONText returns s as the text of a JSON string, without its quotes:
 // '"', '\' and the control characters escaped, everything else as is
 // (bytes of UTF-8 included, as cjson writes them). The acquire script puts

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/event"
 )
 
 // campaignWait is how long a candidate keeps one place (one lock id) in
@@ -31,6 +32,20 @@ type candidate struct {
 
 	failures  int       // transient failures in a row
 	holderExp time.Time // the holder's expiry as the last attempt found it
+}
+
+// campaignAll campaigns until it wins a term, joining again with a new
+// lock id whenever a campaign asks for it: one wait (lock.OpWait) for the
+// hooks of b.
+func campaignAll(ctx context.Context, b lock.Backend, key string, ttl time.Duration, f *follower) (lock.Lease, error) {
+	return event.Wait(ctx, b, key, ttl, func(ctx context.Context) (lock.Lease, error) {
+		for {
+			l, err := campaign(ctx, b, key, ttl, f)
+			if !errors.Is(err, errRejoin) || ctx.Err() != nil {
+				return l, err
+			}
+		}
+	})
 }
 
 // campaign waits for a term of key: granted by a release's hand-off,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/event"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
@@ -35,6 +36,7 @@ func (c *candidate) run(ctx context.Context) (lock.Lease, error) {
 		select {
 		case g := <-granted:
 			if g.ID != "" {
+				event.Granted(ctx, c.b, g)
 				return g, nil
 			}
 			attempt = true // a missed hand-off, or the subscription is new

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/event"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
@@ -57,6 +58,20 @@ type Store interface {
 	// Announce publishes the notice that term ended; the leader calls it
 	// after releasing the term.
 	Announce(ctx context.Context, term lock.Lease) error
+}
+
+// storeOf returns b as a Store: b itself, or the backend its hooks wrap
+// (lock.WithHooks carries lock's extensions only); nil when neither is.
+// Notices and identities then bypass the hooks, which observe lock
+// operations.
+func storeOf(b lock.Backend) Store {
+	for b != nil {
+		if s, ok := b.(Store); ok {
+			return s
+		}
+		b = event.Wrapped(b)
+	}
+	return nil
 }
 
 // validate checks the arguments every function takes, before any I/O.

@@ -2,9 +2,9 @@ package election
 
 import (
 	"context"
-	"errors"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/event"
 )
 
 // Lead campaigns for key as identity and, each time this process is
@@ -38,15 +38,13 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l, err := campaign(ctx, b, key, s.TTL, f)
+		l, err := campaignAll(ctx, b, key, s.TTL, f)
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
 				releaseUnused(ctx, b, l)
 			}
 			return ctx.Err()
-		case errors.Is(err, errRejoin):
-			continue
 		case err != nil:
 			return err
 		}
@@ -61,8 +59,9 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 	}
 }
 
-// runTerm runs fn for one term: held ends when the term is lost, and
+// runTerm runs fn for one term, as a lock.OpTerm event of b's hooks when
+// b comes from lock.WithHooks: held ends when the term is lost, and
 // carries the term's lease (lock.LeaseFrom).
 func runTerm(held context.Context, b lock.Backend, term lock.Lease, identity string, fn func(ctx context.Context, term lock.Lease) error) error {
-	return fn(held, term)
+	return event.Term(held, b, term, identity, func(ctx context.Context) error { return fn(ctx, term) })
 }

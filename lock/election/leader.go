@@ -27,7 +27,7 @@ func lookup(ctx context.Context, b lock.Backend, key string) (Leader, error) {
 		info     *lock.Info
 		err      error
 	)
-	if s, ok := b.(Store); ok {
+	if s := storeOf(b); s != nil {
 		identity, info, err = s.LookupOwner(ctx, key)
 	} else {
 		info, err = b.LookupKey(ctx, key)

@@ -25,7 +25,7 @@ type term struct {
 // announces its end after the release. It returns fn's error, the loss
 // seen before the release (held's cause) and the release's error.
 func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) error, opts []lock.Option) (ferr, lost, rerr error) {
-	store, _ := t.b.(Store)
+	store := storeOf(t.b)
 	p := &proclaimer{store: store, term: t.lease, identity: t.identity, poke: make(chan struct{}, 1)}
 	hb := t.settings.Heartbeat
 	onExtend := hb.OnExtend

@@ -11,7 +11,7 @@ import (
 // notices when it can, reads the key once, and then as the type's comment
 // says.
 func (w *watcher) run(ctx context.Context) {
-	if s, ok := w.b.(Store); ok {
+	if s := storeOf(w.b); s != nil {
 		if unwatch, err := s.Watch(w.key, w.notify); err == nil {
 			defer unwatch()
 			w.watching = true
