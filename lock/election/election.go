@@ -36,9 +36,10 @@ type Leader struct {
 }
 
 // Store is the optional lock.Backend extension that makes elections cheap
-// and tells who leads; redisbackend.Backend implements it. On a Backend
-// that is not a Store, identities are not stored and observers and
-// candidates look at the key when the term's expiry passes.
+// and tells who leads; redisbackend.Backend implements it. It is found
+// under lock.WithHooks too. On a Backend that neither is nor wraps a
+// Store, identities are not stored and observers and candidates look at
+// the key when the term's expiry passes.
 type Store interface {
 	lock.Backend
 	// Proclaim stores identity with the live lease term of its key and
