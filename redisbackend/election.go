@@ -22,9 +22,8 @@ import (
 // (notify.go), so a process watching a key costs Redis nothing while the
 // leader's notices arrive.
 
-// proclaimScript stores a term's owner and publishes its notice; it uses
-// nothing of the prelude.
-var proclaimScript = newScript("proclaim")
+// proclaimScript stores a term's owner and publishes its notice.
+var proclaimScript = newScript("prelude", "proclaim")
 
 // Proclaim stores identity as the owner of the live term (lease) term and
 // publishes a notice of it on the key's leader channel. It returns an

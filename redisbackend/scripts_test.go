@@ -27,6 +27,7 @@ var allScripts = map[string]*script{
 	"extend": extendScript, "lookup_id": lookupIDScript, "lookup_key": lookupKeyScript,
 	"is_locked": isLockedScript, "lookup_limit": lookupLimitScript,
 	"is_done": isDoneScript, "get_record": getRecordScript,
+	"proclaim": proclaimScript,
 }
 
 // TestScriptFiles: every Lua file is short, every script but the

@@ -7,18 +7,16 @@
 -- same member and publishes the notice twice, which observers ignore.
 local raw = redis.call('GET', KEYS[1])
 if not raw then return -1 end
-local ok, data = pcall(cjson.decode, raw)
-if not ok or type(data) ~= 'table' or type(data.expiresAtMs) ~= 'number' then
-  return redis.error_reply('SYNCGUARD_CORRUPT the value at the lock key is not syncguard lock data')
-end
+local data, corrupt = decodeLock(raw)
+if not data then return corrupt end
 if data.lockId ~= ARGV[1] then return 0 end
 if data.owner ~= ARGV[2] then
   local pttl = redis.call('PTTL', KEYS[1])
   if pttl <= 0 then return -1 end
   data.owner = ARGV[2]
   local value = cjson.encode(data)
-  if string.sub(raw, -1) == ' ' then
-    value = value .. ' ' -- queuedMark (prelude.lua): its release looks at the queue
+  if string.sub(raw, -1) == queuedMark then
+    value = value .. queuedMark -- its release looks at the queue
   end
   redis.call('SET', KEYS[1], value, 'PX', pttl)
 end
