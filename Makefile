@@ -69,9 +69,12 @@ bench:
 ## options (restarts, stops, SIGSTOP, toxiproxy cuts/resets/latency, replies lost after their
 ## command ran, holders paused past their TTL); fails on any violation. `make test` runs a 10 s version.
 ## The report goes to CHAOS_REPORT (default chaos-report.txt at the repo root).
+## Then TestSchedulerFleet for CHAOS_DURATION: asynqlock.Scheduler replica processes whose leader
+## is killed, stopped and stalled past its TTL over and over; every tick enqueued once.
 CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt
 .PHONY: chaos
 chaos:
 	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./internal/testkit/chaos/ \
 	  -chaos.duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
+	SYNCGUARD_SCHED_SOAK=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 10m -run '^TestSchedulerFleet$$' -v ./jobs/asynq/

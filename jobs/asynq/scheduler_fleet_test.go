@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -45,7 +46,7 @@ const schedKey = "sched"
 // schedReplica, in a replica process, runs a Scheduler with one entry,
 // "@every 1s", on clients of its own (go-redis's default options) until
 // SIGTERM, and prints a line per tick it tried:
-// "tick <fence> <scheduled time> <ok|conflict|error> <catch-up>".
+// "tick <fence> <scheduled time> <ok|conflict|error> <catch-up> <wall clock in ns>".
 func schedReplica() {
 	addr := os.Getenv(schedAddrEnv)
 	if addr == "" {
@@ -80,7 +81,7 @@ func schedReplica() {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Printf("tick %s %s %s %t\n", tk.Fence, tk.At.Format(time.RFC3339), status, tk.CatchUp)
+		fmt.Printf("tick %s %s %s %t %d\n", tk.Fence, tk.At.Format(time.RFC3339), status, tk.CatchUp, time.Now().UnixNano())
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
@@ -97,11 +98,12 @@ type schedEvent struct {
 	at      time.Time
 	status  string
 	catchUp bool
+	wall    time.Time // when the replica had the enqueue's answer
 }
 
 // schedFleet is the test's replica processes on one server.
 type schedFleet struct {
-	t      *testing.T
+	t      testing.TB
 	addr   string
 	prefix string
 	queue  string
@@ -148,7 +150,8 @@ func (f *schedFleet) start() {
 // line records a replica's line.
 func (f *schedFleet) line(name, line string) {
 	var fence, at, status, catchUp string
-	if _, err := fmt.Sscanf(line, "tick %s %s %s %s", &fence, &at, &status, &catchUp); err != nil {
+	var wall int64
+	if _, err := fmt.Sscanf(line, "tick %s %s %s %s %d", &fence, &at, &status, &catchUp, &wall); err != nil {
 		f.t.Errorf("%s: %s", name, line)
 		return
 	}
@@ -159,7 +162,7 @@ func (f *schedFleet) line(name, line string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.events = append(f.events, schedEvent{name, lock.Fence(fence), when, status, catchUp == "true"})
+	f.events = append(f.events, schedEvent{name, lock.Fence(fence), when, status, catchUp == "true", time.Unix(0, wall)})
 }
 
 // leader returns the replica of the newest term that enqueued a tick.
@@ -315,4 +318,71 @@ func checkTicks(t *testing.T, e *env, f *schedFleet) {
 	if len(terms) < 5 {
 		t.Errorf("%d terms enqueued ticks, want at least 5 (one per fault and the first)", len(terms))
 	}
+}
+
+// firstAttempt returns when the first term newer than after had the answer
+// of its first enqueue (enqueued or already enqueued).
+func (f *schedFleet) firstAttempt(after lock.Fence, timeout time.Duration) time.Time {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		f.mu.Lock()
+		var first time.Time
+		for _, ev := range f.events {
+			if ev.status != "error" && ev.fence.Compare(after) > 0 && (first.IsZero() || ev.wall.Before(first)) {
+				first = ev.wall
+			}
+		}
+		f.mu.Unlock()
+		if !first.IsZero() {
+			return first
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("no term after fence %q tried a tick within %v", after, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkSchedulerFailover measures the failover time of a Scheduler:
+// from the SIGKILL of the leader's process to the first enqueue of the
+// next term, over 20 kills of three replica processes (2s TTL), and
+// reports its p50 and p99 (run it with -benchtime 1x; bench/README.md has
+// the figures).
+func BenchmarkSchedulerFailover(b *testing.B) {
+	for b.Loop() {
+		schedFailover(b, 20)
+	}
+}
+
+// schedFailover kills the leader of three replica processes kills times,
+// each at a random point of its heartbeat, and reports the failover
+// times' p50 and p99.
+func schedFailover(b *testing.B, kills int) {
+	e := newEnv(b)
+	f := &schedFleet{t: b, addr: e.redis.Addr(), prefix: strings.TrimSuffix(redistest.Prefix(b), ":"),
+		queue: e.queue, ttl: 2 * time.Second, procs: map[string]*exec.Cmd{}}
+	for range 3 {
+		f.start()
+	}
+	f.waitTerm("", 15*time.Second)
+	var took []time.Duration
+	for range kills {
+		time.Sleep(500*time.Millisecond + rand.N(time.Second))
+		name, fence := f.leader()
+		f.mu.Lock()
+		c := f.procs[name]
+		f.mu.Unlock()
+		killed := time.Now()
+		_ = c.Process.Kill()
+		f.start()
+		took = append(took, f.firstAttempt(fence, 15*time.Second).Sub(killed))
+		f.waitTerm(fence, 15*time.Second)
+	}
+	slices.Sort(took)
+	p50, p99 := took[len(took)/2], took[(len(took)*99+99)/100-1]
+	b.ReportMetric(float64(p50.Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(p99.Milliseconds()), "p99-ms")
+	b.Logf("failover over %d kills (TTL %v): min %v, p50 %v, p99 %v, max %v",
+		len(took), f.ttl, took[0].Round(time.Millisecond), p50.Round(time.Millisecond), p99.Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
 }
