@@ -117,8 +117,16 @@ func (e *entry) next(t time.Time) time.Time {
 	return e.sched.Next(t.UTC()).UTC()
 }
 
-// latest returns the entry's last tick in [from, to], if any.
+// latest returns the entry's last tick in [from, to], if any. A cron
+// spec's ticks are walked from from (at most maxCatchUpSteps of them: a
+// term's slots never lag further than its lease lives); "@every" ticks are
+// computed.
 func (e *entry) latest(from, to time.Time) (time.Time, bool) {
+	if e.every > 0 {
+		d := int64(e.every)
+		last := time.Unix(0, to.UnixNano()/d*d).UTC()
+		return last, !last.Before(from)
+	}
 	var last time.Time
 	t := e.next(from.Add(-time.Nanosecond))
 	for i := 0; i < maxCatchUpSteps && !t.IsZero() && !t.After(to); i++ {

@@ -54,6 +54,13 @@ func TestEntryTicks(t *testing.T) {
 	if at, ok := every.latest(now.Add(-every.window(ttl)), now); !ok || !at.Equal(base.Add(10*time.Second)) {
 		t.Errorf("catch-up at %v: got %v, %v, want %v", now, at, ok, base.Add(10*time.Second))
 	}
+	// After a stall of a day, the latest tick, not one a bounded walk reaches.
+	if at, ok := every.latest(base, base.Add(24*time.Hour+300*time.Millisecond)); !ok || !at.Equal(base.Add(24*time.Hour)) {
+		t.Errorf("every 1s, a day later: got %v, %v, want %v", at, ok, base.Add(24*time.Hour))
+	}
+	if _, ok := every.latest(base.Add(100*time.Millisecond), base.Add(900*time.Millisecond)); ok {
+		t.Errorf("every 1s: a tick found within one second's fraction")
+	}
 	daily, _ := newEntry("0 9 * * *", task, nil, base)
 	// A new deployment at 18:00: today's 9:00 is within TTL + one day,
 	// yesterday's is not.
