@@ -273,3 +273,60 @@ func tickCount(t *testing.T, e *env, tid string) int {
 	}
 	return n
 }
+
+// believer is a backend whose heartbeat never finds a lease gone, like a
+// leader that woke from a stall before its heartbeat ran: only the term
+// check before each enqueue can tell that the term is over.
+type believer struct {
+	lock.Backend
+	mu    sync.Mutex
+	lease lock.Lease // the last granted
+}
+
+func (b *believer) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	l, err := b.Backend.Acquire(ctx, key, ttl)
+	if err == nil {
+		b.mu.Lock()
+		b.lease = l
+		b.mu.Unlock()
+	}
+	return l, err
+}
+
+func (b *believer) Extend(_ context.Context, _ string, ttl time.Duration) (time.Time, error) {
+	return time.Now().Add(ttl), nil
+}
+
+// TestSchedulerChecksTheTerm: once the term's lease is gone from the
+// backend, the term enqueues nothing more, even though its context lives
+// on; the next term (a higher fence) goes on.
+func TestSchedulerChecksTheTerm(t *testing.T) {
+	e := newEnv(t)
+	b := &believer{Backend: e.backend}
+	s, err := asynqlock.NewScheduler(e.client, b, "sched", "replica-a", lock.WithTTL(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Register("@every 1s", asynq.NewTask("tick", nil), asynq.Queue(e.queue)); err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	runScheduler(t, s)
+	first := got.wait(t, 1, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })[0].Fence
+	b.mu.Lock()
+	old := b.lease
+	b.mu.Unlock()
+	if err := e.backend.Release(context.Background(), old.ID); err != nil { // behind the term's back
+		t.Fatal(err)
+	}
+	released := time.Now()
+	got.wait(t, 2, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil && tk.Fence.Compare(first) > 0 })
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	for _, tk := range got.all {
+		if tk.Fence == first && tk.Err == nil && tk.At.After(released.Add(time.Second)) {
+			t.Errorf("the %v tick was enqueued by term %s after its lease was released", tk.At, tk.Fence)
+		}
+	}
+}
