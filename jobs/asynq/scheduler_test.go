@@ -330,3 +330,36 @@ func TestSchedulerChecksTheTerm(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulerRunOnce: a second Run while one runs fails at once; Run
+// returns nil when its context ends, and can run again after.
+func TestSchedulerRunOnce(t *testing.T) {
+	e := newEnv(t)
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Register("@every 1s", asynq.NewTask("tick", nil), asynq.Queue(e.queue)); err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	got.wait(t, 1, 10*time.Second, func(asynqlock.Tick) bool { return true }) // the first Run leads
+	second, cancelSecond := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelSecond()
+	if err := s.Run(second); lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second Run: got %v, want an error saying it is already running", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after its context ended: got %v, want nil", err)
+	}
+	ended, cancelEnded := context.WithCancel(context.Background())
+	cancelEnded()
+	if err := s.Run(ended); err != nil {
+		t.Errorf("Run again with an ended context: got %v, want nil", err)
+	}
+}
