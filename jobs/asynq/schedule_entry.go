@@ -3,6 +3,7 @@ package asynqlock
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -39,7 +40,7 @@ func newEntry(cronspec string, task *asynq.Task, opts []asynq.Option, now time.T
 	if strings.TrimSpace(task.Type()) == "" {
 		return nil, lockdriver.InvalidArgument(op, "task type is empty")
 	}
-	sched, err := cron.ParseStandard(cronspec)
+	sched, err := parseSpec(cronspec)
 	if err != nil {
 		return nil, lockdriver.InvalidArgument(op, "cronspec "+quote(cronspec)+" is not valid: "+err.Error())
 	}
@@ -69,6 +70,18 @@ func newEntry(cronspec string, task *asynq.Task, opts []asynq.Option, now time.T
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
+
+// parseSpec is cron.ParseStandard, with its panics (robfig/cron v3.0.1
+// slices out of range on a spec such as "TZ=" with nothing after the zone)
+// turned into errors.
+func parseSpec(cronspec string) (sched cron.Schedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sched, err = nil, fmt.Errorf("the cron parser failed: %v", r)
+		}
+	}()
+	return cron.ParseStandard(cronspec)
+}
 
 // entryID hashes what makes an entry: cronspec, task type, payload,
 // headers and options (their asynq String forms, in order).

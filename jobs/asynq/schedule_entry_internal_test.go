@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/syncguard-go/syncguard/lock"
 )
 
 // TestEntryTicks: "@every d" ticks at multiples of d since the Unix epoch
@@ -71,4 +73,29 @@ func TestEntryTicks(t *testing.T) {
 	if _, ok := daily.latest(base.Add(-time.Hour+time.Second), base); ok {
 		t.Errorf("daily: a tick found in a window without one")
 	}
+}
+
+// FuzzNewEntry: any cronspec is either an entry whose id is stable and
+// whose ticks move forward, or an InvalidArgument error; nothing panics.
+func FuzzNewEntry(f *testing.F) {
+	for _, s := range []string{"@every 1s", "*/5 * * * *", "0 9 * * 1-5", "CRON_TZ=Europe/Paris 0 9 * * *", "@daily", "0 0 30 2 *", "61 * * * *", "@every -1s", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	task := asynq.NewTask("t", nil)
+	f.Fuzz(func(t *testing.T, spec string) {
+		e, err := newEntry(spec, task, nil, now)
+		if err != nil {
+			if lock.CodeOf(err) != lock.CodeInvalidArgument {
+				t.Fatalf("newEntry(%q): got %v, want InvalidArgument", spec, err)
+			}
+			return
+		}
+		if again, _ := newEntry(spec, task, nil, now.Add(time.Hour)); again.id != e.id {
+			t.Fatalf("newEntry(%q): id %q then %q", spec, e.id, again.id)
+		}
+		if next := e.next(now); !next.After(now) || e.period <= 0 {
+			t.Fatalf("newEntry(%q): next %v after %v, period %v", spec, next, now, e.period)
+		}
+	})
 }

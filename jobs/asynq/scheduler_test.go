@@ -57,6 +57,7 @@ func TestSchedulerBadInput(t *testing.T) {
 		{"bad every", "@every banana", task, nil, "is not valid"},
 		{"unknown descriptor", "@fortnightly", task, nil, "is not valid"},
 		{"empty spec", "", task, nil, "is not valid"},
+		{"bare time zone", "CRON_TZ=", task, nil, "the cron parser failed"},
 		{"never fires", "0 0 30 2 *", task, nil, "never fires"},
 		{"task id", "@every 1s", task, []asynq.Option{asynq.TaskID("mine")}, "TaskID is set by the scheduler"},
 	} {
