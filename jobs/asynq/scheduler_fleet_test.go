@@ -230,6 +230,7 @@ func (f *schedFleet) fault(kind string) {
 // consumes them), enqueued by exactly one replica, and no two enqueued
 // ticks are more than TTL plus one period apart.
 func TestSchedulerFleet(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := &schedFleet{t: t, addr: e.redis.Addr(), prefix: strings.TrimSuffix(redistest.Prefix(t), ":"),
 		queue: e.queue, ttl: 2 * time.Second, procs: map[string]*exec.Cmd{}}
