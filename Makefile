@@ -68,7 +68,10 @@ bench:
 ## chaos: fault-injection run of lock.Do on a real redis-server, workers on go-redis's default
 ## options (restarts, stops, SIGSTOP, toxiproxy cuts/resets/latency, replies lost after their
 ## command ran, holders paused past their TTL); fails on any violation. `make test` runs a 10 s version.
-## The report goes to CHAOS_REPORT (default chaos-report.txt at the repo root).
+## Then as long a run of election.Lead: 3 candidates, faults on the leader (cancel, a stall past its
+## TTL, resignation, partition, latency) and the server; terms must not overlap by the server clock,
+## fences must increase, a stalled leader's late write must be refused (`make test`: 8 s).
+## The reports go to CHAOS_REPORT (default chaos-report.txt at the repo root).
 ## Then TestSchedulerFleet for CHAOS_DURATION: asynqlock.Scheduler replica processes whose leader
 ## is killed, stopped and stalled past its TTL over and over; every tick enqueued once.
 CHAOS_DURATION ?= 60s
@@ -76,5 +79,5 @@ CHAOS_REPORT   ?= chaos-report.txt
 .PHONY: chaos
 chaos:
 	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./internal/testkit/chaos/ \
-	  -chaos.duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
+	  -chaos.duration=$(CHAOS_DURATION) -chaos.election-duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
 	SYNCGUARD_SCHED_SOAK=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 10m -run '^TestSchedulerFleet$$' -v ./jobs/asynq/

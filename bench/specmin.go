@@ -2,14 +2,12 @@ package main
 
 // The spec-minimal row: syncguard's wire format (seed 000, the Redis backend
 // specification) done with the least the specification requires, by the
-// bench's own scripts (specmin_acquire.lua, specmin_release.lua) run with
-// EVALSHA from go-redis. It is the floor of the format that issue 25's
+// bench's own scripts (internal/specmin) run with EVALSHA from go-redis. It is the floor of the format that issue 25's
 // goal compares syncguard-go's Redis command time against (at most 0.8x
 // this row's).
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -17,17 +15,13 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/syncguard-go/syncguard/bench/internal/specmin"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 var (
-	//go:embed specmin_acquire.lua
-	specAcquireLua string
-	//go:embed specmin_release.lua
-	specReleaseLua string
-
-	specAcquire = redis.NewScript(specAcquireLua)
-	specRelease = redis.NewScript(specReleaseLua)
+	specAcquire = redis.NewScript(specmin.Acquire)
+	specRelease = redis.NewScript(specmin.Release)
 )
 
 // specPrefix is the spec-minimal row's key prefix (the spec's default is
@@ -39,8 +33,8 @@ const specPrefix = "spec"
 const specMaxFence = 900_000_000_000_000
 
 // newSpecMinimal is the spec-minimal row: Acquire = one EVALSHA of
-// specmin_acquire.lua with the three keys of the dual-key pattern and the
-// fence counter; Release = one EVALSHA of specmin_release.lua with the
+// specmin.Acquire with the three keys of the dual-key pattern and the
+// fence counter; Release = one EVALSHA of specmin.Release with the
 // index key. go-redis's Script.Run sends EVALSHA and falls back to EVAL on
 // NOSCRIPT; both scripts are loaded here first. Distinct keys only (no
 // retry, no keep-alive).
@@ -70,7 +64,7 @@ func newSpecMinimalRueidis(rdb *redis.Client, ttl time.Duration) (*impl, error) 
 	if err != nil {
 		return nil, err
 	}
-	acq, rel := rueidis.NewLuaScript(specAcquireLua), rueidis.NewLuaScript(specReleaseLua)
+	acq, rel := rueidis.NewLuaScript(specmin.Acquire), rueidis.NewLuaScript(specmin.Release)
 	return &impl{
 		close: func() error { c.Close(); return nil },
 		cycle: specCycle(ttl,

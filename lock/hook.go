@@ -20,10 +20,11 @@ type Hook interface {
 type OpFunc func(ctx context.Context, op *Op) error
 
 // WithHooks returns b with hooks around each of its operations and the
-// events of Acquire, Do, Hold and Keep on it; the first hook is the
-// outermost, as with go-redis's AddHook. The result has exactly b's
-// extensions ([IDBackend], [Recorder]); wrapping again nests the new hooks
-// outside. b must not be nil, nor any hook.
+// events of Acquire, Do, Hold, Keep and lock/election's Lead on it (the
+// OpKind constants from OpWait on); the first hook is the outermost, as
+// with go-redis's AddHook. The result has exactly b's extensions
+// ([IDBackend], [Recorder]); wrapping again nests the new hooks outside.
+// b must not be nil, nor any hook.
 func WithHooks(b Backend, hooks ...Hook) Backend {
 	if b == nil {
 		panic("lock: WithHooks(nil, ...)")

@@ -942,7 +942,7 @@ func TestOpKindString(t *testing.T) {
 		lock.OpLookupKey: "lookup_key", lock.OpLookupID: "lookup_id",
 		lock.OpLookupLimit: "lookup_limit", lock.OpIsDone: "is_done", lock.OpRecord: "record",
 		lock.OpWait: "wait", lock.OpRetry: "retry", lock.OpGranted: "granted",
-		lock.OpLeaseLost: "lease_lost", 0: "op(0)", 200: "op(200)",
+		lock.OpLeaseLost: "lease_lost", lock.OpTerm: "term", 0: "op(0)", 200: "op(200)",
 	} {
 		if got := k.String(); got != want {
 			t.Errorf("OpKind(%d).String() = %q, want %q", uint8(k), got, want)

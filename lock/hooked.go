@@ -40,7 +40,7 @@ func (h *hooked) chain() *hooked { return h }
 // chain.
 func (h *hooked) terminal(ctx context.Context, op *Op) error {
 	switch op.Kind {
-	case OpWait, OpRetry, OpGranted, OpLeaseLost:
+	case OpWait, OpRetry, OpGranted, OpLeaseLost, OpTerm:
 		// Events go on to the hooks of a wrapped backend that has some.
 		if hc, ok := h.b.(hookChain); ok {
 			return hc.chain().run(ctx, op)

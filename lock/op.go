@@ -4,7 +4,7 @@ import "time"
 
 // OpKind names what an [Op] is: a Backend method (the acquisitions of
 // IDBackend and Waiter are acquire), or, from OpWait on, an event of
-// Acquire, Do, Hold or Keep, which no backend runs.
+// Acquire, Do, Hold, Keep or lock/election's Lead, which no backend runs.
 type OpKind uint8
 
 const (
@@ -37,6 +37,13 @@ const (
 	// OpLeaseLost is Keep losing Lease, in the context given to Keep; Err
 	// matches ErrLeaseLost. next does nothing.
 	OpLeaseLost
+	// OpTerm is a term of lock/election's Lead, in the term's context:
+	// next runs the leader's function, so a hook's start before next is
+	// the term's start. Lease is the term's, Identity the candidate's.
+	// next returns why the term ended: an error matching ErrLeaseLost
+	// when it was lost, the cause of Lead's context when that ended, else
+	// the function's error (nil: it resigned).
+	OpTerm
 )
 
 var opNames = [...]string{
@@ -46,7 +53,7 @@ var opNames = [...]string{
 	OpLookupKey: "lookup_key", OpLookupID: "lookup_id",
 	OpLookupLimit: "lookup_limit", OpIsDone: "is_done", OpRecord: "record",
 	OpWait: "wait", OpRetry: "retry", OpGranted: "granted",
-	OpLeaseLost: "lease_lost",
+	OpLeaseLost: "lease_lost", OpTerm: "term",
 }
 
 // String returns the operation's name, such as "acquire".
@@ -65,14 +72,16 @@ type Op struct {
 	Kind OpKind
 
 	// Key is the user key named: by an operation on a key, a wait and its
-	// events, and a release_done or release_record (the lease's key).
+	// events, a term, and a release_done or release_record (the lease's
+	// key).
 	Key string
 	// ID is the lock id named: by an operation on a lease, an acquisition
-	// with a caller-chosen id (AcquireID, AcquireSlot, Waiter.Attempt), and
-	// the events of a wait that uses one.
+	// with a caller-chosen id (AcquireID, AcquireSlot, Waiter.Attempt), the
+	// events of a wait that uses one, and lease_lost and term (the
+	// lease's).
 	ID string
 	// TTL is the lease's duration asked for (acquire, extend, wait,
-	// granted, lease_lost).
+	// granted, lease_lost, term).
 	TTL time.Duration
 	// Limit is the n of a limit's slot asked for (acquire, wait, granted);
 	// 0 for the lock.
@@ -85,9 +94,12 @@ type Op struct {
 	MarkTTL time.Duration
 	// Leases are the leases an extend_batch extends, each by its TTL.
 	Leases []Lease
+	// Identity is the candidate's identity (term); hooks must not log it
+	// raw.
+	Identity string
 
-	// Lease is the lease granted (acquire, wait, granted) or lost
-	// (lease_lost).
+	// Lease is the lease granted (acquire, wait, granted), lost
+	// (lease_lost) or led under (term, with its fence).
 	Lease Lease
 	// ExpiresAt is the new expiry (extend).
 	ExpiresAt time.Time

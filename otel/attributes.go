@@ -14,7 +14,8 @@ import (
 
 // Attribute keys on spans, span events and metrics.
 const (
-	// KeyHashKey is lockdriver.HashKey of the lock key (spans).
+	// KeyHashKey is lockdriver.HashKey of the lock key (spans, and the
+	// term metrics).
 	KeyHashKey = attribute.Key("syncguard.key.hash")
 	// KeyKey is the raw lock key, only with WithRawKeys (spans).
 	KeyKey = attribute.Key("syncguard.key")
@@ -24,8 +25,12 @@ const (
 	TTLKey = attribute.Key("syncguard.ttl")
 	// FenceKey is the lease's fencing token, 15 decimal digits (spans).
 	FenceKey = attribute.Key("syncguard.fence")
-	// OutcomeKey is what an operation or a wait came to (spans, events,
-	// metrics); see the Outcome constants.
+	// IdentityHashKey is lockdriver.HashKey of the identity a term's
+	// leader campaigned as; the raw identity is never recorded (term
+	// spans).
+	IdentityHashKey = attribute.Key("syncguard.identity.hash")
+	// OutcomeKey is what an operation, a wait or a term came to (spans,
+	// events, metrics); see the Outcome constants.
 	OutcomeKey = attribute.Key("syncguard.outcome")
 	// OperationKey names the Backend method by its lock.OpKind: acquire,
 	// release, extend, is_locked, lookup_key, ... (metrics).
@@ -67,7 +72,10 @@ const (
 	OutcomeHeld     = "held"      // is_locked: true
 	OutcomeFree     = "free"      // is_locked: false
 	OutcomeFound    = "found"     // lookup: a live lease; is_done: a live done marker; record: a stored record
-	OutcomeError    = "error"     // any: a system failure; see error.type
+	OutcomeError    = "error"     // any: a system failure; see error.type; term: the leader's function failed
+	OutcomeResigned = "resigned"  // term: the leader's function returned nil
+	OutcomeLost     = "lost"      // term: the lease was lost
+	OutcomeStopped  = "stopped"   // term: Lead's context ended
 )
 
 // outcome indexes the Outcome constants, for precomputed attribute sets.

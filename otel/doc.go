@@ -20,10 +20,12 @@
 // "syncguard.wait" span covers a whole lock.Acquire, lock.Do or lock.Hold
 // with an "attempt" event per attempt that did not get the lock; a lost
 // lease is a "syncguard.lease_lost" event on the span of the context it
-// was kept under. Keys appear as lockdriver.HashKey hashes unless
+// was kept under; a term of lock/election's Lead is a "syncguard.term"
+// span, with the hash of the leader's identity, never the identity. Keys appear as lockdriver.HashKey hashes unless
 // [WithRawKeys] says otherwise; lock ids never. [WithFilter] skips the spans of the
 // operations it rejects (they still count in the metrics). The metrics are
 // the durations of the operations, the waits and the holds, contention,
-// lost leases and hand-offs (OperationDurationMetric and the others). docs/opentelemetry.md has every span, attribute and metric,
+// lost leases, hand-offs and terms (OperationDurationMetric and the
+// others). docs/opentelemetry.md has every span, attribute and metric,
 // a Grafana dashboard, and what the instrumentation costs.
 package otellock

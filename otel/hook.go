@@ -9,9 +9,10 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Hook is a lock.Hook that records every operation of a backend, and the
+// Hook is a lock.Hook that records every operation of a backend, the
 // waits and lost leases of lock.Acquire, lock.Do, lock.Hold and lock.Keep,
-// as OpenTelemetry spans and metrics. [Wrap] installs one; [NewHook] makes
+// and the terms of lock/election's Lead, as OpenTelemetry spans and
+// metrics. [Wrap] installs one; [NewHook] makes
 // one to install with lock.WithHooks beside hooks of your own (the zero
 // Hook is not usable). It is safe for concurrent use.
 type Hook struct {
@@ -62,9 +63,10 @@ func Wrap(b lock.Backend, opts ...Option) lock.Backend {
 // span, a wait of lock.Acquire (lock.OpWait) the "syncguard.wait" span,
 // with an "attempt" event per failed attempt (lock.OpRetry), a lease a
 // release handed over (lock.OpGranted) an acquire span with
-// syncguard.handoff, and a lease lock.Keep lost (lock.OpLeaseLost) a
-// "syncguard.lease_lost" event on the span of Keep's context. Operations
-// with a nil context go on unobserved.
+// syncguard.handoff, a lease lock.Keep lost (lock.OpLeaseLost) a
+// "syncguard.lease_lost" event on the span of Keep's context, and a term
+// of lock/election's Lead (lock.OpTerm) the "syncguard.term" span.
+// Operations with a nil context go on unobserved.
 func NewHook(backend string, opts ...Option) *Hook {
 	c := newConfig(opts)
 	h := &Hook{
@@ -98,6 +100,8 @@ func (h *Hook) Operation(next lock.OpFunc) lock.OpFunc {
 			return h.granted(ctx, op, next)
 		case lock.OpLeaseLost:
 			return h.leaseLost(ctx, op, next)
+		case lock.OpTerm:
+			return h.term(ctx, op, next)
 		case lock.OpExtendBatch:
 			return h.extendBatch(ctx, op, next)
 		}

@@ -36,6 +36,15 @@ const (
 	// lock.IDBackend's Join) instead of an attempt of the waiter, by
 	// syncguard.backend (and syncguard.limit for slots).
 	HandoffMetric = "syncguard.handoff"
+	// TermMetric counts the terms of lock/election's Lead this process
+	// began leading, by syncguard.key.hash and syncguard.backend.
+	TermMetric = "syncguard.term"
+	// TermActiveMetric is 1 while this process leads the key whose hash is
+	// syncguard.key.hash, 0 otherwise (an up-down counter; with
+	// syncguard.backend). Summed over processes it counts the leaders of a
+	// key: at most 1, but for a stalled leader that has not yet noticed
+	// its loss.
+	TermActiveMetric = "syncguard.term.active"
 )
 
 // Histogram buckets, in seconds. Backend calls are round trips to a store
@@ -57,6 +66,8 @@ type instruments struct {
 	contention metric.Int64Counter
 	leaseLost  metric.Int64Counter
 	handoff    metric.Int64Counter
+	term       metric.Int64Counter
+	termActive metric.Int64UpDownCounter
 
 	backend attribute.KeyValue
 	// opAttrs[kind][outcome] records a measured operation's duration.
@@ -110,6 +121,7 @@ func newInstruments(mp metric.MeterProvider, backend string) *instruments {
 		otel.Handle(err)
 		in.handoff = noop.Int64Counter{}
 	}
+	in.newTermInstruments(m)
 
 	for o := range numKinds {
 		if !measured(o) {
@@ -162,5 +174,23 @@ func (h *Hook) recordOp(ctx context.Context, o lock.OpKind, n int, out outcome, 
 		h.inst.operation.Record(ctx, d, h.inst.limitSets(n).acquire[out]...)
 	default:
 		h.inst.operation.Record(ctx, d, h.inst.opAttrs[o][out]...)
+	}
+}
+
+// newTermInstruments makes the instruments of the terms of
+// lock/election's Lead.
+func (in *instruments) newTermInstruments(m metric.Meter) {
+	var err error
+	if in.term, err = m.Int64Counter(TermMetric,
+		metric.WithDescription("Terms of leadership this process began."),
+		metric.WithUnit("{term}")); err != nil {
+		otel.Handle(err)
+		in.term = noop.Int64Counter{}
+	}
+	if in.termActive, err = m.Int64UpDownCounter(TermActiveMetric,
+		metric.WithDescription("Terms of leadership this process holds: 1 while it leads the key."),
+		metric.WithUnit("{term}")); err != nil {
+		otel.Handle(err)
+		in.termActive = noop.Int64UpDownCounter{}
 	}
 }

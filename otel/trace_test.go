@@ -23,8 +23,7 @@ import (
 // TestTraceParentChild sends one request through otelhttp and the lock
 // middleware to a handler, with the wrapped backend on a go-redis client
 // instrumented by redisotel: all spans form one trace, request span ->
-// lock spans -> Redis FCALL spans (acquire and release are Redis
-// functions on Redis 7: redisbackend/functions.go).
+// lock spans -> Redis EVALSHA spans.
 func TestTraceParentChild(t *testing.T) {
 	tel := newTelemetry(t)
 	client := redistest.Shared(t).Client(t)
@@ -40,8 +39,7 @@ func TestTraceParentChild(t *testing.T) {
 	}
 	b := otellock.Wrap(inner, tel.options()...)
 	key := uniqueKey("order")
-	// Load the scripts and the function library first, so that every call
-	// below is one EVALSHA or FCALL.
+	// Load the scripts first, so that every call below is one EVALSHA.
 	if ok, err := b.IsLocked(testCtx(t), key); err != nil || ok {
 		t.Fatalf("IsLocked = %v, %v", ok, err)
 	}
@@ -115,7 +113,7 @@ func TestTraceParentChild(t *testing.T) {
 				t.Errorf("%s: parent %s, want %s", name, got, p)
 			}
 		}
-		if strings.HasPrefix(name, "eval") || name == "fcall" {
+		if strings.HasPrefix(name, "eval") {
 			seen[name+" under "+parentName(s)]++
 		}
 	}
@@ -125,12 +123,12 @@ func TestTraceParentChild(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"syncguard.acquire", "syncguard.release"} {
-		if got := seen["fcall under "+p]; got != 1 {
-			t.Errorf("fcall spans under %s: got %d, want 1 (seen: %v)", p, got, seen)
+		if got := seen["evalsha under "+p]; got != 1 {
+			t.Errorf("evalsha spans under %s: got %d, want 1 (seen: %v)", p, got, seen)
 		}
 	}
 	if len(seen) != len(want)+2 {
-		t.Errorf("spans: got %v, want the lock spans and one fcall under each of acquire and release", seen)
+		t.Errorf("spans: got %v, want the lock spans and one evalsha under each of acquire and release", seen)
 	}
 	for _, s := range spans {
 		for _, kv := range s.Attributes() {

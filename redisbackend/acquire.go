@@ -11,9 +11,6 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// fenceMaxArg is wire.FenceMax, boxed once as the acquire script's ARGV.
-var fenceMaxArg any = string(wire.FenceMax)
-
 // Acquire takes the lock on key for ttl, once. On contention it returns a
 // *lock.LockedError (matching lock.ErrLocked) carrying the holder's expiry.
 // A fence counter past wire.FenceMax fails with lock.CodeInternal and
@@ -111,27 +108,47 @@ func (b *Backend) newAcquireCall(ctx context.Context, key, id string, ttl time.D
 }
 
 // sendAcquire sends c: to acquire_slot.lua for a slot among n (n > 0),
-// else to acquire.lua; with a waiter q, with its queue entry.
+// else to acquire.lua (followed by WAIT with ReplicaAck); with a waiter q,
+// with its queue entry.
 func (b *Backend) sendAcquire(ctx context.Context, c acquireCall, n int, q *queueWaiter) *redis.Cmd {
-	idKey := b.indexKey(c.id)
-	switch {
-	case n > 0 && q == nil:
-		return b.run(ctx, acquireSlotScript, append(b.args(acquireSlotScript, 3, 8), c.lockKey, idKey, c.fenceKey,
-			c.id, c.ttlMs, toleranceArg, c.norm, fenceMaxArg, b.stripedArg, n, b.queueArg))
-	case n > 0:
-		return b.run(ctx, acquireSlotScript, append(b.args(acquireSlotScript, 4, 11), c.lockKey, idKey, c.fenceKey, q.queueKey,
-			c.id, c.ttlMs, toleranceArg, c.norm, fenceMaxArg, b.stripedArg, n, b.queueArg, q.entry, boolArg(q.queued), q.queueTTL))
-	case q == nil && b.stripes == 0:
-		// The path every cycle takes: three ARGV, the fewest the script
-		// reads.
-		return b.runAcquire(ctx, append(b.args(acquireScript, 3, 3), c.lockKey, idKey, c.fenceKey,
-			c.id, c.ttlMs, wire.JSONText(c.norm)))
-	case q == nil:
-		return b.runAcquire(ctx, append(b.args(acquireScript, 3, 4), c.lockKey, idKey, c.fenceKey,
-			c.id, c.ttlMs, wire.JSONText(c.norm), b.stripedArg))
+	if n > 0 {
+		return b.run(ctx, b.acquireSlotCmd(c, n, q))
 	}
-	return b.runAcquire(ctx, append(b.args(acquireScript, 4, 7), c.lockKey, idKey, c.fenceKey, q.queueKey,
-		c.id, c.ttlMs, wire.JSONText(c.norm), b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL))
+	if b.ack.N > 0 {
+		return b.runAcquireAcked(ctx, c, b.acquireCmd(c, q))
+	}
+	return b.run(ctx, b.acquireCmd(c, q))
+}
+
+// acquireCmd is the call of acquire.lua for c: KEYS lock key, index key,
+// fence key and, with a waiter q, its queue key; ARGV lock id, ttl in ms,
+// the user key as JSON text, then the striped-fence flag and q's entry,
+// its queued flag and the queue's TTL, each only when needed (every ARGV
+// costs the script: the cycle of a free key sends three).
+func (b *Backend) acquireCmd(c acquireCall, q *queueWaiter) scriptCmd {
+	idKey, text := b.indexKey(c.id), wire.JSONText(c.norm)
+	switch {
+	case q != nil:
+		return acquireScript.cmd(4, c.lockKey, idKey, c.fenceKey, q.queueKey,
+			c.id, c.ttlMs, text, b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL)
+	case b.stripes > 0:
+		return acquireScript.cmd(3, c.lockKey, idKey, c.fenceKey, c.id, c.ttlMs, text, b.stripedArg)
+	}
+	return acquireScript.cmd(3, c.lockKey, idKey, c.fenceKey, c.id, c.ttlMs, text)
+}
+
+// acquireSlotCmd is the call of acquire_slot.lua for c, a slot among n:
+// KEYS lock key, index key, fence key and, with a waiter q, its queue key;
+// ARGV lock id, ttl in ms, user key, striped-fence flag, n, the start of
+// the queue keys and, with q, its entry, queued flag and the queue's TTL.
+func (b *Backend) acquireSlotCmd(c acquireCall, n int, q *queueWaiter) scriptCmd {
+	idKey := b.indexKey(c.id)
+	if q == nil {
+		return acquireSlotScript.cmd(3, c.lockKey, idKey, c.fenceKey,
+			c.id, c.ttlMs, c.norm, b.stripedArg, n, b.queueArg)
+	}
+	return acquireSlotScript.cmd(4, c.lockKey, idKey, c.fenceKey, q.queueKey,
+		c.id, c.ttlMs, c.norm, b.stripedArg, n, b.queueArg, q.entry, boolArg(q.queued), q.queueTTL)
 }
 
 // leaseOf reads the reply of c's acquire script: the lease it granted, or

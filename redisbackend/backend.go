@@ -134,12 +134,8 @@ type Backend struct {
 	log      *slog.Logger
 	notify   *notifier         // release notifications (notify.go)
 	sender   *transport.Sender // script calls, bounded by their contexts, coalesced (scripts.go)
-	// functions: acquire, release and a slot's acquire go out as FCALL
-	// (functions.go); set by New without ReplicaAck, cleared for good when
-	// the server cannot run them.
-	functions atomic.Bool
 	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
-	// key follows), boxed once for release.lua (queue.go).
+	// key follows), boxed once for the scripts (queue.go).
 	queueArg any
 	// tombArg is the resend window in ms, boxed once (nonce.go).
 	tombArg any
@@ -151,7 +147,7 @@ type Backend struct {
 	stripes    int
 	stripedArg any
 	// quantum is Options.HandOffLocality with its default, 0 when off;
-	// localityArg is release.lua's bound (local.go).
+	// localityArg is release.lua's locality bound (local.go).
 	quantum     time.Duration
 	localityArg any
 }
@@ -236,8 +232,6 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 		quantum:     localQuantum(o.HandOffLocality, layout),
 		localityArg: localityArg(quantum(o.HandOffLocality)),
 	}
-	// ReplicaAck pipelines its own EVALSHA.
-	b.functions.Store(o.ReplicaAck.N <= 0)
 	return b, nil
 }
 

@@ -80,7 +80,9 @@ func (b *Backend) extendBatch(ctx context.Context, send []batchReq, out []lock.E
 		_, _ = b.client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 			for k, j := range idx {
 				s := send[j]
-				cmds[k] = pipe.EvalSha(ctx, extendScript.Hash(), []string{s.idKey}, s.id, toleranceArg, s.ttlMs, b.tombArg)
+				cmds[k] = redis.NewCmd(ctx, b.extendCmd(s.idKey, s.id, s.ttlMs).args...)
+				cmds[k].SetFirstKeyPos(3)
+				_ = pipe.Process(ctx, cmds[k])
 			}
 			return nil
 		})

@@ -283,8 +283,7 @@ func BenchmarkHotKey(b *testing.B) {
 	}
 }
 
-// scriptUsec returns the Redis server's total time in FCALL, EVALSHA and
-// EVAL (INFO commandstats), in microseconds.
+// scriptUsec returns the Redis server's total time in EVALSHA and EVAL (INFO commandstats), in microseconds.
 func scriptUsec(tb testing.TB, rdb *redis.Client) int64 {
 	tb.Helper()
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
@@ -296,9 +295,6 @@ func scriptUsec(tb testing.TB, rdb *redis.Client) int64 {
 		rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:")
 		if !ok {
 			rest, ok = strings.CutPrefix(line, "cmdstat_eval:")
-		}
-		if !ok {
-			rest, ok = strings.CutPrefix(line, "cmdstat_fcall:")
 		}
 		if !ok {
 			continue

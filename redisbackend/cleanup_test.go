@@ -36,7 +36,7 @@ func (o *outage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 func (o *outage) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		name := strings.ToLower(cmd.Name())
-		if name != "fcall" && name != "evalsha" && name != "eval" {
+		if name != "evalsha" && name != "eval" {
 			return next(ctx, cmd)
 		}
 		reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}

@@ -122,7 +122,7 @@ func (h *scriptTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 func (h *scriptTrips) count(cmds []redis.Cmder) {
 	n := int64(0)
 	for _, c := range cmds {
-		if name := c.Name(); name == "fcall" || name == "evalsha" || name == "eval" {
+		if name := c.Name(); name == "evalsha" || name == "eval" {
 			n++
 		}
 	}
@@ -132,56 +132,42 @@ func (h *scriptTrips) count(cmds []redis.Cmder) {
 	}
 }
 
-// TestCoalescedNoScript flushes the script cache (and the function
-// library) and sends concurrent calls: every one of them, pipelined or
-// not, gets NOSCRIPT and is resent as EVAL, or, by FCALL, "Function not
-// found" and is resent after a FUNCTION LOAD.
+// TestCoalescedNoScript flushes the script cache and sends concurrent
+// calls: every one of them, pipelined or not, gets NOSCRIPT and is resent
+// as EVAL.
 func TestCoalescedNoScript(t *testing.T) {
-	for _, functions := range []bool{true, false} {
-		t.Run("functions="+strconv.FormatBool(functions), func(t *testing.T) {
-			srv := redistest.Start(t)
-			b, rdb, h := countedBackend(t, srv)
-			if !functions {
-				redisbackend.DisableFunctions(b)
-			}
-			ctx := context.Background()
-			for round := 0; round < 3; round++ {
-				if err := rdb.ScriptFlush(ctx).Err(); err != nil {
-					t.Fatal(err)
+	srv := redistest.Start(t)
+	b, rdb, h := countedBackend(t, srv)
+	ctx := context.Background()
+	for round := 0; round < 3; round++ {
+		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		before := h.Commands.Load()
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for g := 0; g < 32; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				key := "r" + strconv.Itoa(round) + "g" + strconv.Itoa(g)
+				l, err := b.Acquire(ctx, key, time.Minute)
+				if err == nil {
+					err = b.Release(ctx, l.ID)
 				}
-				if err := rdb.FunctionFlush(ctx).Err(); err != nil {
-					t.Fatal(err)
+				if err != nil {
+					errs <- err
 				}
-				before := h.Commands.Load()
-				var wg sync.WaitGroup
-				errs := make(chan error, 64)
-				for g := 0; g < 32; g++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						key := "r" + strconv.Itoa(round) + "g" + strconv.Itoa(g)
-						l, err := b.Acquire(ctx, key, time.Minute)
-						if err == nil {
-							err = b.Release(ctx, l.ID)
-						}
-						if err != nil {
-							errs <- err
-						}
-					}()
-				}
-				wg.Wait()
-				close(errs)
-				for err := range errs {
-					t.Errorf("round %d: %v", round, err)
-				}
-				if sent := h.Commands.Load() - before; sent <= 64 {
-					t.Errorf("round %d: %d commands for 64 calls after the flush, want resends", round, sent)
-				}
-				if redisbackend.UsesFunctions(b) != functions {
-					t.Errorf("round %d: functions %v, want %v", round, !functions, functions)
-				}
-			}
-		})
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("round %d: %v", round, err)
+		}
+		if sent := h.Commands.Load() - before; sent <= 64 {
+			t.Errorf("round %d: %d commands for 64 calls after the flush, want resends", round, sent)
+		}
 	}
 }
 

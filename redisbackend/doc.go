@@ -1,8 +1,8 @@
 // Package redisbackend implements lock.Backend on Redis through go-redis v9.
 //
-// Every mutation is one Lua script (EVALSHA; on Redis 7 the acquire and
-// release are Redis functions, called with FCALL), judged by the server's
-// clock (TIME), with an explicit ownership check, and safe to run twice,
+// Every mutation is one Lua script (EVALSHA, and EVAL when the server lost
+// it), the plain concatenation of the files of scripts/, judged by the
+// server's clock (TIME), with an explicit ownership check, safe to run twice,
 // as go-redis does when a reply is lost; every call returns by its
 // context's deadline, even on a stalled server. The keys and values are
 // those of the TypeScript syncguard library, so Go and Node services using

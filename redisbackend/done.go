@@ -50,8 +50,7 @@ func (b *Backend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte
 	return b.releaseMarked(ctx, l, record, ttl)
 }
 
-// releaseMarked runs release.lua with a marker key: released and marked
-// in one step. The marker is the done marker, holding the lease's fence,
+// releaseMarked runs release_mark.lua: released and marked in one step. The marker is the done marker, holding the lease's fence,
 // when record is nil; else the record key, holding record.
 func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
 	const op = "release"
@@ -79,21 +78,25 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 	if err != nil {
 		return withOp(err, op)
 	}
-	var args []any
-	if record == nil {
-		args = append(b.args(releaseScript, 2, 9), idKey, markKey,
-			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs)
-	} else {
-		args = append(b.args(releaseScript, 2, 10), idKey, markKey,
-			l.ID, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeDone, lockKey, ttlMs, record)
-	}
-	reply, err := b.run(ctx, releaseScript, args).Result()
+	reply, err := b.run(ctx, b.releaseMarkCmd(idKey, markKey, l.ID, lockKey, ttlMs, record)).Result()
 	b.notify.releasedID(l.ID) // its parked waiters (local.go) go to Redis
 	if err != nil {
 		return mapError(ctx, op, err)
 	}
 	_, err = b.released(ctx, op, reply)
 	return err
+}
+
+// releaseMarkCmd is the call of release_mark.lua for lease id on lockKey:
+// KEYS index key, the mark's key; ARGV lock id, tombstone ttl in ms, a
+// nonce of this call, the start of the queue keys, the lock key, the
+// mark's ttl in ms and, unless record is nil (a done marker, holding the
+// lease's fence), the record.
+func (b *Backend) releaseMarkCmd(idKey, markKey, id, lockKey string, ttlMs int64, record []byte) scriptCmd {
+	if record == nil {
+		return releaseMarkScript.cmd(2, idKey, markKey, id, b.tombArg, b.nonce(), b.queueArg, lockKey, ttlMs)
+	}
+	return releaseMarkScript.cmd(2, idKey, markKey, id, b.tombArg, b.nonce(), b.queueArg, lockKey, ttlMs, record)
 }
 
 // Record returns the record ReleaseRecord stored for key, if any. It reads
@@ -112,7 +115,8 @@ func (b *Backend) Record(ctx context.Context, key string) ([]byte, bool, error) 
 	if err != nil {
 		return nil, false, withOp(err, op)
 	}
-	s, err := b.run(ctx, getRecordScript, append(b.args(getRecordScript, 1, 0), recordKey)).Text()
+	// get_record.lua: KEYS the record key.
+	s, err := b.run(ctx, getRecordScript.cmd(1, recordKey)).Text()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -137,7 +141,8 @@ func (b *Backend) IsDone(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, withOp(err, op)
 	}
-	n, err := b.run(ctx, isDoneScript, append(b.args(isDoneScript, 1, 0), doneKey)).Int64()
+	// is_done.lua: KEYS the done-marker key.
+	n, err := b.run(ctx, isDoneScript.cmd(1, doneKey)).Int64()
 	if err != nil {
 		return false, mapError(ctx, op, err)
 	}

@@ -21,8 +21,15 @@ func (b *Backend) Extend(ctx context.Context, id string, ttl time.Duration) (tim
 	if err != nil {
 		return time.Time{}, err
 	}
-	v, err := b.run(ctx, extendScript, append(b.args(extendScript, 1, 4), idKey, id, toleranceArg, ttlMs, b.tombArg)).Result()
+	v, err := b.run(ctx, b.extendCmd(idKey, id, ttlMs)).Result()
 	return extendReply(ctx, op, v, err)
+}
+
+// extendCmd is the call of extend.lua for lease id: KEYS index key; ARGV
+// lock id, the new ttl in ms, the tombstone ttl in ms (an expired lease's
+// index becomes a tombstone).
+func (b *Backend) extendCmd(idKey, id string, ttlMs int64) scriptCmd {
+	return extendScript.cmd(1, idKey, id, ttlMs, b.tombArg)
 }
 
 // extendReply interprets one reply of the extend script as Extend does

@@ -50,7 +50,7 @@ func (b *Backend) forceRelease(ctx context.Context, key string) (lock.Info, erro
 	var lastErr error
 	prev := ""
 	for range forceAttempts {
-		raw, err := b.run(ctx, lookupKeyScript, append(b.args(lookupKeyScript, 1, 1), lockKey, toleranceArg)).Text()
+		raw, err := b.run(ctx, lookupKeyCmd(lockKey)).Text()
 		if errors.Is(err, redis.Nil) {
 			return lock.Info{}, &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}
 		}

@@ -90,6 +90,12 @@ type heldSlot struct {
 	info lock.Info
 }
 
+// lookupLimitCmd is the call of lookup_limit.lua: KEYS lock key; ARGV
+// the index key prefix of its slots.
+func (b *Backend) lookupLimitCmd(lockKey string) scriptCmd {
+	return lookupLimitScript.cmd(1, lockKey, b.indexPrefix(lockKey))
+}
+
 // liveSlots reads the live slots of key that have an index key, earliest
 // expiry first (lookup_limit.lua).
 func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, error) {
@@ -100,7 +106,7 @@ func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, er
 	if err != nil {
 		return nil, err
 	}
-	res, err := b.run(ctx, lookupLimitScript, append(b.args(lookupLimitScript, 1, 2), lockKey, toleranceArg, b.indexPrefix(lockKey))).Slice()
+	res, err := b.run(ctx, b.lookupLimitCmd(lockKey)).Slice()
 	if err != nil {
 		return nil, mapError(ctx, op, err)
 	}

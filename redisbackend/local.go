@@ -31,8 +31,9 @@ import (
 // (lock.Acquire and lock.Do with a wait) that waited: handed over, or taken
 // by an attempt after one found the key busy. A key held by Backend.Acquire,
 // or by a waiter that took it at once, parks nobody: a quiet key costs the
-// notifier nothing, and a hot one is tracked from its first hand-off. The cluster layout does not park (its release reads the
-// index before it writes, release.lua's full layout).
+// notifier nothing, and a hot one is tracked from its first hand-off. The
+// cluster layout does not park (its release reads the index before it
+// writes: index_read.lua).
 
 // DefaultHandOffLocality is Options.HandOffLocality's default.
 const DefaultHandOffLocality = 10 * time.Millisecond

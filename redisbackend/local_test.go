@@ -159,8 +159,8 @@ func TestParkedWaiterLeaves(t *testing.T) {
 		return strings.HasPrefix(rdb.Get(ctx, idKey).Val(), "\x00")
 	})
 	// ... and then the release runs: it must not grant the retired id.
-	args := append(a.releaseArgs(a.indexKey(holder.ID), holder.ID), a.notify.channel, a.localityArg, cand.entry)
-	reply, err := a.run(ctx, releaseScript, args).Result()
+	own := ownWaiters{channel: a.notify.channel, bound: a.localityArg, cand: cand.entry}
+	reply, err := a.run(ctx, a.releaseCmd(a.indexKey(holder.ID), holder.ID, own)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestParkedWaiterAfterQuantum(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("the parked waiter: %v", r.err)
 	}
-	if got := commandCalls(t, rdb)["fcall"]; got != 1 {
+	if got := commandCalls(t, rdb)["evalsha"]; got != 1 {
 		t.Errorf("%d scripts from the release to the waiter's grant, want 1 (the release)", got)
 	}
 	if err := a.Release(ctx, r.lease.ID); err != nil {

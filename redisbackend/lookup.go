@@ -21,15 +21,18 @@ func (b *Backend) IsLocked(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	cleanup := "0"
-	if b.cleanup {
-		cleanup = "1"
-	}
-	n, err := b.run(ctx, isLockedScript, append(b.args(isLockedScript, 1, 3), lockKey, toleranceArg, cleanup, b.indexPrefix(lockKey))).Int64()
+	n, err := b.run(ctx, b.isLockedCmd(lockKey)).Int64()
 	if err != nil {
 		return false, mapError(ctx, op, err)
 	}
 	return n == 1, nil
+}
+
+// isLockedCmd is the call of is_locked.lua for lockKey: KEYS lock key;
+// ARGV "1" to delete an expired lock (Options.CleanupInIsLocked) else "0",
+// the index key prefix of the lock's ids.
+func (b *Backend) isLockedCmd(lockKey string) scriptCmd {
+	return isLockedScript.cmd(1, lockKey, boolArg(b.cleanup), b.indexPrefix(lockKey))
 }
 
 // LookupKey describes the live lease on key, or returns nil, nil when the
@@ -43,7 +46,7 @@ func (b *Backend) LookupKey(ctx context.Context, key string) (*lock.Info, error)
 	if err != nil {
 		return nil, err
 	}
-	return b.lookup(ctx, op, lookupKeyScript, append(b.args(lookupKeyScript, 1, 1), lockKey, toleranceArg))
+	return b.lookup(ctx, op, lookupKeyCmd(lockKey))
 }
 
 // LookupID describes the live lease with this id, or returns nil, nil.
@@ -56,13 +59,19 @@ func (b *Backend) LookupID(ctx context.Context, id string) (*lock.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.lookup(ctx, op, lookupIDScript, append(b.args(lookupIDScript, 1, 2), idKey, id, toleranceArg))
+	return b.lookup(ctx, op, lookupIDCmd(idKey, id))
 }
 
-// lookup runs a lookup script (args from s.args) and turns the lock data it
+// lookupKeyCmd is the call of lookup_key.lua: KEYS lock key.
+func lookupKeyCmd(lockKey string) scriptCmd { return lookupKeyScript.cmd(1, lockKey) }
+
+// lookupIDCmd is the call of lookup_id.lua: KEYS index key; ARGV lock id.
+func lookupIDCmd(idKey, id string) scriptCmd { return lookupIDScript.cmd(1, idKey, id) }
+
+// lookup runs c, a lookup script's call, and turns the lock data it
 // returns into an Info of hashes; no reply (redis.Nil) is nil, nil.
-func (b *Backend) lookup(ctx context.Context, op string, s *script, args []any) (*lock.Info, error) {
-	raw, err := b.run(ctx, s, args).Text()
+func (b *Backend) lookup(ctx context.Context, op string, c scriptCmd) (*lock.Info, error) {
+	raw, err := b.run(ctx, c).Text()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}

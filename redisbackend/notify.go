@@ -20,7 +20,7 @@ import (
 // it subscribes to while it has waiters in a key's queue (queue.go), and
 // for subscriptionIdle after the last one left (so a hot key, whose waiters
 // come and go, keeps the subscription). A release that hands a lock to a
-// queued waiter (release.lua) PUBLISHes "<lock id> <fence> <expiresAtMs>"
+// queued waiter (handoff.lua) PUBLISHes "<lock id> <fence> <expiresAtMs>"
 // on the channel of that waiter's Backend, and the dispatcher goroutine
 // passes the lease to the waiter; when the waiter is the releasing
 // Backend's own, Release passes it the lease from the script's reply and
@@ -32,7 +32,7 @@ import (
 // Until Redis confirms the subscription, hand-offs to this Backend would be
 // lost: its waiters do not queue (their attempts are plain attempts) until
 // then. When the connection drops, go-redis re-subscribes on reconnecting;
-// hand-offs published meanwhile found no subscriber, and release.lua
+// hand-offs published meanwhile found no subscriber, and handoff.lua
 // dropped those waiters' entries (in the single layout, where PUBLISH
 // counts subscribers). The confirmation of the new subscription asks every
 // waiter for an attempt at once, which queues it again.
@@ -61,7 +61,7 @@ const readRetryPause = 100 * time.Millisecond
 type notifier struct {
 	sub     subscriber // nil: hand-offs off (Options), waiters poll
 	channel string     // this Backend's hand-off channel
-	// live is whether release.lua may drop an entry whose channel has no
+	// live is whether handoff.lua may drop an entry whose channel has no
 	// subscriber (PUBLISH counts them on the one server of the single
 	// layout; in Redis Cluster it counts one node's).
 	live bool

@@ -20,10 +20,10 @@ import (
 //
 //	"<lock id> <ttl ms> <wait ms> <l|n><s|k>[m<n>] <channel length> <channel><fence key>"
 //
-// scored by the server time at which it first queued, in microseconds. acquire.lua queues
-// an entry when the key is busy (ZADD NX: an entry keeps its place across
-// attempts) and takes it out when its attempt gets the lock; release.lua
-// pops the oldest live entry (or, for a while, one of the releasing
+// scored by the server time at which it first queued, in microseconds.
+// acquire.lua queues an entry when the key is busy (ZADD NX: an entry
+// keeps its place across attempts) and takes it out when its attempt gets
+// the lock; a release (handoff.lua) pops the oldest live entry (or, for a while, one of the releasing
 // Backend: local.go) and hands the lock to it: a new lease for the
 // entry's lock id, fenced from the entry's fence key ("s": striped), for
 // the entry's TTL, announced on the entry's channel (notify.go). An entry
@@ -31,7 +31,7 @@ import (
 // subscriber. A waiter for a slot among n (limit.go) has "m<n>" after its
 // flags: a release of a slot grants free slots to the oldest entries whose
 // n admits them. A waiter that gives up takes its entry out and releases what
-// its id may have been handed (release.lua's "l" mode), so a hand-off that
+// its id may have been handed (release_leave.lua), so a hand-off that
 // crossed its departure is handed on, not orphaned. The queue expires when
 // nobody queued for max(wait, queueMinTTL).
 //
@@ -163,8 +163,8 @@ func (w *queueWaiter) prepare() bool {
 		flags += "k"
 	}
 	if w.n > 0 {
-		// A slot's entry (grantSlots in prelude.lua); release.lua's lock
-		// hand-off drops it.
+		// A slot's entry (lib().grant in lib.lua); a lock's hand-off
+		// (handoff.lua) drops it.
 		flags += "m" + strconv.Itoa(w.n)
 	}
 	ch := b.notify.channel
@@ -216,9 +216,13 @@ func (b *Backend) leave(w *queueWaiter) {
 		b.untilAnswered(ctx, func(ctx context.Context) error { return b.release(ctx, idKey, w.id).Err() })
 		return
 	}
-	nonce := b.nonce() // one call: its copies (and these tries) share it
-	b.untilAnswered(ctx, func(ctx context.Context) error {
-		return b.run(ctx, releaseScript, append(b.args(releaseScript, 2, 8), idKey, w.queueKey,
-			w.id, toleranceArg, b.queueArg, b.tombArg, nonce, fenceMaxArg, modeLeave, w.entry)).Err()
-	})
+	leave := b.releaseLeaveCmd(idKey, w) // one call: its copies (and these tries) share its nonce
+	b.untilAnswered(ctx, func(ctx context.Context) error { return b.run(ctx, leave).Err() })
+}
+
+// releaseLeaveCmd is the call of release_leave.lua for waiter w (idKey its
+// index key): KEYS index key, queue key; ARGV lock id, tombstone ttl in
+// ms, a nonce of this call, the start of the queue keys, w's queue entry.
+func (b *Backend) releaseLeaveCmd(idKey string, w *queueWaiter) scriptCmd {
+	return releaseLeaveScript.cmd(2, idKey, w.queueKey, w.id, b.tombArg, b.nonce(), b.queueArg, w.entry)
 }

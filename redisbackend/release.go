@@ -23,15 +23,15 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	args := b.releaseArgs(idKey, id)
+	var own ownWaiters
 	var lockKey string
 	var cand *queueWaiter
 	if b.notify != nil && b.notify.sub != nil {
 		// A waiter of this Backend that the release hands the lock to is
-		// told from the reply, with no message (release.lua). Only this
+		// told from the reply, with no message (handoff.lua). Only this
 		// Backend's waiters queue under its channel; one closed since
 		// still hands its registered waiters what it is told.
-		args = append(args, b.notify.channel)
+		own.channel = b.notify.channel
 		if b.quantum > 0 {
 			// Locality (local.go): the bound, and the first waiter parked
 			// behind this lease.
@@ -39,16 +39,16 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 			lockKey, young, cand = b.notify.candidate(id, b.quantum)
 			switch {
 			case young:
-				args = append(args, b.localityArg)
+				own.bound = b.localityArg
 			case cand != nil:
-				args = append(args, orderArg)
+				own.bound = orderArg
 			}
 			if cand != nil {
-				args = append(args, cand.entry)
+				own.cand = cand.entry
 			}
 		}
 	}
-	reply, err := b.run(ctx, releaseScript, args).Result()
+	reply, err := b.run(ctx, b.releaseCmd(idKey, id, own)).Result()
 	var granted string
 	if err == nil {
 		granted, err = b.released(ctx, op, reply)
@@ -61,7 +61,7 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	return err
 }
 
-// released reads the reply of release.lua (modes "r" and "d"): 1 released,
+// released reads the reply of a release script: 1 released,
 // {1, lock id, fence, expiresAtMs} released and handed to a waiter of this
 // Backend, {2, fence} released and handed to another waiter, or the
 // not-held codes. A hand-off is told to the release's hooks
@@ -100,31 +100,40 @@ func (b *Backend) released(ctx context.Context, op string, reply any) (granted s
 	return "", notHeld(op, n)
 }
 
-// The modes of release.lua.
-var (
-	modeRelease any = "r" // release
-	modeDone    any = "d" // release and mark done
-	modeLeave   any = "l" // leave the queue, and release what the id holds
-)
+// ownWaiters is what a release tells release.lua of its own Backend's
+// waiters (handoff.lua): the Backend's hand-off channel, the locality
+// bound and a candidate's queue entry; each nil or "" when not sent.
+type ownWaiters struct {
+	channel, bound any
+	cand           string
+}
 
 // release runs the release script for lease id (idKey its index key);
 // a hand-off it makes is published, even to a waiter of b.
 func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
-	return b.run(ctx, releaseScript, b.releaseArgs(idKey, id))
+	return b.run(ctx, b.releaseCmd(idKey, id, ownWaiters{}))
 }
 
-// releaseArgs is the command line of a release of lease id (mode "r"),
-// with room for what Release appends (the channel; in the single layout
-// also the locality bound and a candidate): no second allocation. Release's layout of release.lua's arguments
-// is four ARGV (done.go and queue.go send the full layout, seven or more;
-// each ARGV costs the script about a tenth of a GET). The cluster layout
-// sends the full layout, which reads the index before it writes
-// (release.lua).
-func (b *Backend) releaseArgs(idKey, id string) []any {
+// releaseCmd is the call of the release script of b's layout (release.lua
+// after index_swap.lua, or after index_read.lua in the cluster layout,
+// which reads the index before it writes) for lease id: KEYS index key;
+// ARGV lock id, tombstone ttl in ms, a nonce of this call, the start of
+// the queue keys, then what own holds (each ARGV costs the script, so a
+// release nobody waits on sends four).
+func (b *Backend) releaseCmd(idKey, id string, own ownWaiters) scriptCmd {
+	s := releaseScript
 	if b.layout == LayoutCluster {
-		return append(b.args(releaseScript, 1, 9), idKey, id, toleranceArg, b.queueArg, b.tombArg, b.nonce(), fenceMaxArg, modeRelease)
+		s = releaseClusterScript
 	}
-	return append(b.args(releaseScript, 1, 7), idKey, id, b.tombArg, b.nonce(), b.queueArg)
+	switch {
+	case own.channel == nil:
+		return s.cmd(1, idKey, id, b.tombArg, b.nonce(), b.queueArg)
+	case own.bound == nil:
+		return s.cmd(1, idKey, id, b.tombArg, b.nonce(), b.queueArg, own.channel)
+	case own.cand == "":
+		return s.cmd(1, idKey, id, b.tombArg, b.nonce(), b.queueArg, own.channel, own.bound)
+	}
+	return s.cmd(1, idKey, id, b.tombArg, b.nonce(), b.queueArg, own.channel, own.bound, own.cand)
 }
 
 // releaseAbandoned releases lease id, which the caller will not hand out
@@ -132,7 +141,7 @@ func (b *Backend) releaseArgs(idKey, id string) []any {
 // so that the lock does not stay behind until its TTL. It tries for up to
 // ttl, the lease's TTL, after which the lock is gone anyway: a server that
 // stalled runs the release when it resumes, and whichever of the two runs
-// first, nothing stays locked (release.lua retires the id).
+// first, nothing stays locked (release_lock.lua retires the id).
 func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl time.Duration) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(ttl, lockdriver.DefaultReleaseTimeout))
 	defer cancel()

@@ -81,21 +81,11 @@ func checkReplicaAck(a ReplicaAck, client redis.UniversalClient) error {
 	return nil
 }
 
-// runAcquire runs the acquire script (args from acquireScript.args: the
-// lock key, the index key and the fence key, then the lock id first of
-// ARGV), followed by WAIT when ReplicaAck is on.
-func (b *Backend) runAcquire(ctx context.Context, args []any) *redis.Cmd {
-	if b.ack.N <= 0 {
-		return b.run(ctx, acquireScript, args)
-	}
-	return b.runAcquireAcked(ctx, args)
-}
-
-// runAcquireAcked is runAcquire with WAIT, bounded by ctx
-// (transport.Bounded).
-func (b *Backend) runAcquireAcked(ctx context.Context, args []any) *redis.Cmd {
+// runAcquireAcked runs acq, the acquire script's call for c, followed by
+// WAIT, bounded by ctx (transport.Bounded).
+func (b *Backend) runAcquireAcked(ctx context.Context, c acquireCall, acq scriptCmd) *redis.Cmd {
 	var res *redis.Cmd
-	if err := transport.Bounded(ctx, func(ctx context.Context) { res = b.acquireAcked(ctx, args) }); err != nil {
+	if err := transport.Bounded(ctx, func(ctx context.Context) { res = b.acquireAcked(ctx, c, acq) }); err != nil {
 		cmd := redis.NewCmd(ctx)
 		cmd.SetErr(err)
 		return cmd
@@ -103,16 +93,13 @@ func (b *Backend) runAcquireAcked(ctx context.Context, args []any) *redis.Cmd {
 	return res
 }
 
-func (b *Backend) acquireAcked(ctx context.Context, args []any) *redis.Cmd {
-	lockKey, _ := args[3].(string)
-	idKey, _ := args[4].(string)
-	id, _ := args[6].(string)
+func (b *Backend) acquireAcked(ctx context.Context, c acquireCall, acq scriptCmd) *redis.Cmd {
 	failed := func(err error) *redis.Cmd {
-		c := redis.NewCmd(ctx)
-		c.SetErr(err)
-		return c
+		r := redis.NewCmd(ctx)
+		r.SetErr(err)
+		return r
 	}
-	ev, w, err := b.sendAcked(ctx, lockKey, args)
+	ev, w, err := b.sendAcked(ctx, c.lockKey, acq.args)
 	if err != nil {
 		return failed(err)
 	}
@@ -127,7 +114,7 @@ func (b *Backend) acquireAcked(ctx context.Context, args []any) *redis.Cmd {
 		return ev
 	}
 	// The lock was taken but not acknowledged: do not hand it out.
-	b.releaseAbandoned(ctx, idKey, id, lockdriver.DefaultReleaseTimeout)
+	b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lockdriver.DefaultReleaseTimeout)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", errNotAcked, err)
 	} else {

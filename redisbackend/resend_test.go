@@ -22,7 +22,7 @@ import (
 
 // lossyDialer makes a go-redis client lose replies after the server ran
 // the command: when armed, the connection that just wrote a script command
-// (FCALL, EVALSHA or EVAL, alone or in a pipeline) reads the server's reply,
+// (EVALSHA or EVAL, alone or in a pipeline) reads the server's reply,
 // which proves the script ran, throws it away and reports the connection
 // closed (io.EOF), as when a proxy or the network drops it after the
 // write. go-redis then discards that connection and, with its default
@@ -52,7 +52,7 @@ type lossyConn struct {
 }
 
 func (c *lossyConn) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte("\r\nfcall\r\n")) || bytes.Contains(p, []byte("evalsha")) || bytes.Contains(p, []byte("\r\neval\r\n")) {
+	if bytes.Contains(p, []byte("evalsha")) || bytes.Contains(p, []byte("\r\neval\r\n")) {
 		c.armed = c.d.drop()
 	}
 	return c.Conn.Write(p)

@@ -1,65 +1,79 @@
 package redisbackend
 
 import (
+	"context"
+	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 )
 
-// TestScriptsShareThePrelude: every script is sent with prelude.lua's
-// constants in front and its helpers expanded where called, and no script
-// body carries its own copy of what the prelude defines (server time,
-// lock-data decoding, the tombstone format).
-func TestScriptsShareThePrelude(t *testing.T) {
-	for _, tc := range []struct {
-		desc string
-		s    *script
-		body string
-	}{
-		{desc: "acquire", s: acquireScript, body: acquireSrc},
-		{desc: "release", s: releaseScript, body: releaseSrc},
-		{desc: "extend", s: extendScript, body: extendSrc},
-		{desc: "lookup_id", s: lookupIDScript, body: lookupIDSrc},
-		{desc: "lookup_key", s: lookupKeyScript, body: lookupKeySrc},
-		{desc: "is_locked", s: isLockedScript, body: isLockedSrc},
-		{desc: "is_done", s: isDoneScript, body: isDoneSrc},
-	} {
-		src, _ := tc.s.srcArg.(string)
-		if src != preludeConsts+expandHelpers(tc.body) {
-			t.Errorf("%s: sent source is not prelude.lua's constants followed by the expanded script", tc.desc)
+// preludeLua is scripts/prelude.lua.
+func preludeLua(t *testing.T) string {
+	t.Helper()
+	raw, err := scriptFiles.ReadFile("scripts/prelude.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// allScripts are the scripts the Backend sends, by name.
+var allScripts = map[string]*script{
+	"acquire": acquireScript, "acquire_slot": acquireSlotScript,
+	"release": releaseScript, "release_cluster": releaseClusterScript,
+	"release_mark": releaseMarkScript, "release_leave": releaseLeaveScript,
+	"extend": extendScript, "lookup_id": lookupIDScript, "lookup_key": lookupKeyScript,
+	"is_locked": isLockedScript, "lookup_limit": lookupLimitScript,
+	"is_done": isDoneScript, "get_record": getRecordScript,
+}
+
+// TestScriptFiles: every Lua file is short, every script but the
+// one-command reads starts with prelude.lua, and no file but the prelude carries its own copy of what
+// the prelude defines (server time, lock-data decoding, the tombstone
+// format).
+func TestScriptFiles(t *testing.T) {
+	files, err := fs.Glob(scriptFiles, "scripts/*.lua")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("scripts: %v, %v", files, err)
+	}
+	for _, f := range files {
+		raw, _ := scriptFiles.ReadFile(f)
+		if n := strings.Count(string(raw), "\n"); n > 120 {
+			t.Errorf("%s: %d lines, want at most 120", f, n)
+		}
+		if f == "scripts/prelude.lua" {
+			continue
 		}
 		for _, copied := range []string{"redis.call('TIME')", "cjson.decode", "SYNCGUARD_CORRUPT", "'\\0"} {
-			if strings.Contains(tc.body, copied) {
-				t.Errorf("%s.lua contains %q: use the prelude's helper", tc.desc, copied)
+			if strings.Contains(string(raw), copied) {
+				t.Errorf("%s contains %q: use the prelude's helper", f, copied)
 			}
+		}
+	}
+	prelude := preludeLua(t)
+	for name, s := range allScripts {
+		if name == "is_done" || name == "get_record" {
+			continue
+		}
+		if src := s.srcArg.(string); !strings.HasPrefix(src, prelude) {
+			t.Errorf("%s: the sent source does not start with prelude.lua", name)
 		}
 	}
 }
 
-// TestPreludeHelpers: prelude.lua's helpers are found, none is left as a
-// local function in what is sent (each would be a closure made on every
-// run), and a call is expanded only in code: not in a comment, not as a
-// field of another table.
-func TestPreludeHelpers(t *testing.T) {
-	for _, name := range []string{"serverMs", "decodeLock", "tombstone", "lib"} {
-		if _, ok := preludeHelpers[name]; !ok {
-			t.Errorf("helper %s not found in prelude.lua", name)
+// TestScriptsLoad: Redis compiles every script, and the hash the Backend
+// sends by EVALSHA is the one SCRIPT LOAD answers for its text.
+func TestScriptsLoad(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	ctx := context.Background()
+	for name, s := range allScripts {
+		sha, err := rdb.ScriptLoad(ctx, s.srcArg.(string)).Result()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		} else if sha != s.hashArg {
+			t.Errorf("%s: SCRIPT LOAD hash %s, EVALSHA sends %v", name, sha, s.hashArg)
 		}
-	}
-	if helperStart.MatchString(preludeConsts) || strings.Contains(preludeConsts, "\nlocal function") {
-		t.Error("a local function is left in the prelude's constants")
-	}
-	for _, s := range []*script{acquireScript, releaseScript, extendScript, lookupIDScript, lookupKeyScript,
-		isLockedScript, isDoneScript, getRecordScript, acquireSlotScript, lookupLimitScript} {
-		if src := s.srcArg.(string); strings.Contains(src, "\nlocal function") {
-			t.Errorf("a sent script defines a local function:\n%s", src)
-		}
-	}
-	got := expandHelpers("local a = tombstone('1', n) -- tombstone(x)\nlocal b = L.tombstone(c)\n")
-	want := "local a = (function(result, nonce)\n" + preludeHelpers["tombstone"].body + "\nend)('1', n) -- tombstone(x)\nlocal b = L.tombstone(c)\n"
-	if got != want {
-		t.Errorf("expandHelpers =\n%s\nwant\n%s", got, want)
-	}
-	if src := isDoneScript.srcArg.(string); src != preludeConsts+isDoneSrc {
-		t.Error("is_done.lua calls no helper but is sent changed")
 	}
 }

@@ -54,7 +54,10 @@
 // samples the same way every interval and counts the grants by the index
 // keys every grant writes (a lock id it did not see before) and by the
 // fences, so the application needs no change; --json prints its lines as
-// JSON objects. release --force
+// JSON objects. A leader election's key (lock/election: lock data that
+// names its owner) is marked in ls ("election: <leader>"), shown by show
+// with the leader's identity, the term's fence and the time left, and its
+// new terms are counted by watch. release --force
 // evicts the holder through redisbackend/admin's ForceRelease: the lock and its
 // index key go, the fence counter stays, waiters are woken as by a release;
 // the holder is not told, and its fence is now stale. On a limit it

@@ -9,13 +9,16 @@ import (
 )
 
 // LockData is the JSON stored at a lock key:
-// {lockId, expiresAtMs, acquiredAtMs, key, fence}.
+// {lockId, expiresAtMs, acquiredAtMs, key, fence}, and "owner" on the
+// term of an election (lock/election), the leader's identity. Other
+// members are ignored, as the TypeScript library's reader ignores them.
 type LockData struct {
 	LockID       string
 	ExpiresAtMs  int64
 	AcquiredAtMs int64
 	Key          string
 	Fence        lock.Fence
+	Owner        string // "" when absent
 }
 
 // ErrNotLockData is the error of DecodeLockData for anything but lock
@@ -39,6 +42,7 @@ func DecodeLockData(raw string) (LockData, error) {
 		AcquiredAtMs *float64 `json:"acquiredAtMs"`
 		Key          *string  `json:"key"`
 		Fence        *string  `json:"fence"`
+		Owner        any      `json:"owner"`
 	}
 	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal([]byte(raw), &w) != nil {
 		return LockData{}, notLockData("not JSON of the expected shape")
@@ -58,7 +62,8 @@ func DecodeLockData(raw string) (LockData, error) {
 	if !ok1 || !ok2 {
 		return LockData{}, notLockData("times out of range")
 	}
-	return LockData{LockID: *w.LockID, ExpiresAtMs: exp, AcquiredAtMs: acq, Key: *w.Key, Fence: fence}, nil
+	owner, _ := w.Owner.(string) // another writer's member of that name is not an owner
+	return LockData{LockID: *w.LockID, ExpiresAtMs: exp, AcquiredAtMs: acq, Key: *w.Key, Fence: fence, Owner: owner}, nil
 }
 
 // Live reports whether the lease is live at nowMs (IsLive).
@@ -73,6 +78,10 @@ func wholeMs(f float64) (int64, bool) {
 	}
 	return int64(f), true
 }
+
+// Election reports whether the lock data is the term of a leader
+// election: it names its owner.
+func (d LockData) Election() bool { return d.Owner != "" }
 
 // JSONText returns s as the text of a JSON string, without its quotes:
 // '"', '\' and the control characters escaped, everything else as is

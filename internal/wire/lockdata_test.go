@@ -101,3 +101,22 @@ func TestJSONText(t *testing.T) {
 		t.Errorf("JSONText(%q) = %q", s, wire.JSONText(s))
 	}
 }
+
+// TestLockDataElection: lock data naming its owner is an election's term,
+// whose owner the syncguard command shows; without one, or with an owner
+// that is not a string, it is a lock.
+func TestLockDataElection(t *testing.T) {
+	const good = `{"lockId":"AbCdEfGhIjKlMnOpQrStUv","expiresAtMs":1795344179534,"acquiredAtMs":1795344174534,"key":"resource:1","fence":"000000000000007"}`
+	for _, tc := range []struct {
+		desc, raw, owner string
+	}{
+		{"a lock", good, ""},
+		{"a term", strings.TrimSuffix(good, "}") + `,"owner":"pod-a \u00e9"}`, "pod-a \u00e9"},
+		{"a foreign owner member", strings.TrimSuffix(good, "}") + `,"owner":7}`, ""},
+	} {
+		d, err := wire.DecodeLockData(tc.raw)
+		if err != nil || d.Owner != tc.owner || d.Election() != (tc.owner != "") || d.Fence != "000000000000007" {
+			t.Errorf("%s: %+v, %v; want owner %q", tc.desc, d, err, tc.owner)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/event"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
@@ -49,7 +50,7 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 			}
 			continue
 		}
-		ferr := fn(held, term)
+		ferr := event.Term(held, b, term, identity, func(ctx context.Context) error { return fn(ctx, term) })
 		lost := context.Cause(held)
 		rerr := release()
 		if ctx.Err() != nil {

@@ -1,25 +1,23 @@
--- Acquire: take the lock when it is free or expired, bump the fence; when
--- it is busy and the caller waits in the key's queue (queue.go), take or
--- keep the caller's place there.
+-- Acquire (after prelude.lua and lib.lua): take the lock when it is free
+-- or expired, bump the fence; when it is busy and the caller waits in the
+-- key's queue (queue.go), take or keep the caller's place there.
 -- KEYS[1] lock key, KEYS[2] index key (prefix:id:<lockId>), KEYS[3] fence
 -- key, KEYS[4] (optional) the key's queue of waiters
 -- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] the user key (for the lock data)
--- as the text of a JSON string (escaped, without quotes: jsonText in
--- lockdata.go), ARGV[4] (optional without KEYS[4]) "1" when KEYS[3] is a
--- striped counter shared by many keys (stripes.go), else "0"; with
--- KEYS[4]: ARGV[5] the caller's queue entry, ARGV[6] "1" when the entry
--- may be queued already (an earlier attempt queued it), ARGV[7] the
--- queue's TTL in ms.
+-- as the text of a JSON string (wire.JSONText), ARGV[4] (optional without
+-- KEYS[4]) "1" when KEYS[3] is a striped counter shared by many keys
+-- (stripes.go), else "0"; with KEYS[4]: ARGV[5] the caller's queue entry,
+-- ARGV[6] "1" when the entry may be queued already (an earlier attempt
+-- queued it), ARGV[7] the queue's TTL in ms.
 -- The index holds the lock key, KEYS[1].
 -- Returns the lock data (a string) of the caller's lease on success: the
--- fence and expiresAtMs are read from it (lockdata.go, grantOf); {0,
+-- fence and expiresAtMs are read from it (wire.DecodeGrant); {0,
 -- holderExpiresAtMs, holderFence} on contention (the fence says which
--- lease the answer was about; internal/chaos's probe reads it); {-3,
--- fence} when the fence counter passed the maximum (nothing is written but
--- the counter, which only ever grows); {-4} when the lock id was released
--- or retired (its index key holds a tombstone, see release.lua); the
--- SYNCGUARD_KIND error while live slots of a limit hold the key
--- (limit.go).
+-- lease the answer was about); {-3, fence} when the fence counter passed
+-- the maximum (nothing is written but the counter, which only ever
+-- grows); {-4} when the lock id was released or retired (its index key
+-- holds a tombstone, see release_lock.lua); the SYNCGUARD_KIND error while
+-- live slots of a limit hold the key (limit.go).
 --
 -- Safe to run twice: a second run with the lock id of the live lease on
 -- KEYS[1] (a command re-sent after its reply was lost, the next attempt of
@@ -29,18 +27,14 @@
 -- nothing, so a late copy can never take the key again. ZADD NX keeps a
 -- queued entry's place.
 --
--- The cost of the path of a free key is measured (TestScriptCost): five
--- commands (TIME, GET, SET NX, INCR, SET), the ttl passed to PX as the
--- string it came as (a number is formatted again, which costs more than
--- a GET), the lock data made by one string.format and sent back as the
--- reply (a table costs more than a string). A busy key's lock data is not
--- decoded: its expiresAtMs and fence are found as text. The GET comes
--- before the fence, so that an attempt that finds the key busy writes
--- nothing (nothing to replicate or append to the AOF) and uses up no
--- fence: a key's fences are consecutive, as the TypeScript library's. (A
--- SET NX GET after the INCR would test and take the key in one command,
--- one command less per cycle, but a refused attempt would then write.)
--- A queued attempt marks the holder's lock data (queuedMark, prelude.lua).
+-- The path of a free key runs five commands (TIME, GET, SET NX, INCR,
+-- SET), passes the ttl to PX as the string it came as, makes the lock data
+-- with one string.format and sends it back as the reply (a table costs
+-- more than a string). A busy key's lock data is not decoded: its
+-- expiresAtMs and fence are found as text. The GET comes before the
+-- fence, so that an attempt that finds the key busy writes nothing and
+-- uses up no fence: a key's fences are consecutive, as the TypeScript
+-- library's. A queued attempt marks the holder's lock data (queuedMark).
 local nowMs, t = serverMs()
 local queue = KEYS[4]
 
@@ -71,8 +65,8 @@ if existing then
     end
     if queue then
       -- Entries are ordered by the time they first queued, in
-      -- microseconds (no two scripts run in the same one); release.lua
-      -- pops the head. The queue goes away on its own when nobody queues
+      -- microseconds (no two scripts run in the same one); a release
+      -- (handoff.lua) pops the head. The queue goes away on its own when nobody queues
       -- for its TTL.
       redis.call('ZADD', queue, 'NX', t[1] * 1000000 + t[2], ARGV[5])
       redis.call('PEXPIRE', queue, ARGV[7])

@@ -1,14 +1,13 @@
--- AcquireSlot: take one of n slots of a limit (limit.go) when fewer than n
+-- AcquireSlot (after prelude.lua and lib.lua): take one of n slots of a limit (limit.go) when fewer than n
 -- live slots hold it, with a fence from the key's counter; when n are
 -- held and the caller waits in the key's queue (queue.go), take or keep
 -- the caller's place there.
 -- KEYS[1] lock key (the sorted set of slots), KEYS[2] index key, KEYS[3]
 -- fence key, KEYS[4] (optional) the key's queue of waiters
--- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] toleranceMs, ARGV[4] user key,
--- ARGV[5] max fence, ARGV[6] "1" for a striped fence counter, ARGV[7] n,
--- ARGV[8] the start of the queue keys ("<prefix>:queue:"); with KEYS[4]:
--- ARGV[9] the caller's queue entry, ARGV[10] "1" when it may be queued
--- already, ARGV[11] the queue's TTL in ms.
+-- ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] user key, ARGV[4] "1" for a
+-- striped fence counter, ARGV[5] n, ARGV[6] the start of the queue keys
+-- ("<prefix>:queue:"); with KEYS[4]: ARGV[7] the caller's queue entry,
+-- ARGV[8] "1" when it may be queued already, ARGV[9] the queue's TTL in ms.
 -- Returns acquire.lua's replies ({0, earliest slot expiry} when n are
 -- held), and SYNCGUARD_KIND while a live lock holds the key.
 --
@@ -17,8 +16,7 @@
 local nowMs, t = serverMs()
 local nowUs = t[1] * 1000000 + t[2]
 local ttlMs = tonumber(ARGV[2])
-local tolMs = tonumber(ARGV[3])
-local n = tonumber(ARGV[7])
+local n = tonumber(ARGV[5])
 local lockKey = KEYS[1]
 local queue = KEYS[4]
 
@@ -48,7 +46,7 @@ local idPrefix = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1])
 if freed > 0 then
   -- Slots that expired go to the waiters first, the caller among them if
   -- it is queued: then it has its slot.
-  S.grant(lockKey, ARGV[8] .. lockKey, idPrefix, ARGV[4], nowMs)
+  S.grant(lockKey, ARGV[6] .. lockKey, idPrefix, ARGV[3], nowMs)
   local mine = redis.call('ZSCORE', lockKey, ARGV[1])
   if mine then
     local fence = S.parse(redis.call('GET', KEYS[2]))
@@ -57,21 +55,21 @@ if freed > 0 then
 end
 if redis.call('ZCARD', lockKey) >= n then
   if queue then
-    redis.call('ZADD', queue, 'NX', nowUs, ARGV[9])
-    redis.call('PEXPIRE', queue, ARGV[11])
+    redis.call('ZADD', queue, 'NX', nowUs, ARGV[7])
+    redis.call('PEXPIRE', queue, ARGV[9])
   end
   local first = redis.call('ZRANGE', lockKey, 0, 0, 'WITHSCORES')
   return {0, tonumber(first[2])}
 end
 
-local f = S.nextFence(KEYS[3], ARGV[6] == '1', nowMs)
+local f = S.nextFence(KEYS[3], ARGV[4] == '1', nowMs)
 local fence = string.format('%015d', f)
-if f > tonumber(ARGV[5]) then
+if f > fenceMax then
   return {-3, fence}
 end
 local expiresAtMs = nowMs + ttlMs
-S.add(lockKey, KEYS[2], ARGV[1], expiresAtMs, ttlMs, S.index(fence, nowMs, n, lockKey, ARGV[4]))
-if queue and ARGV[10] == '1' then
-  redis.call('ZREM', queue, ARGV[9])
+S.add(lockKey, KEYS[2], ARGV[1], expiresAtMs, ttlMs, S.index(fence, nowMs, n, lockKey, ARGV[3]))
+if queue and ARGV[8] == '1' then
+  redis.call('ZREM', queue, ARGV[7])
 end
 return {1, fence, expiresAtMs}

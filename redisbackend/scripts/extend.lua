@@ -1,14 +1,15 @@
--- Extend: replace the remaining TTL of the lease ARGV[1] with ARGV[3] ms.
--- KEYS[1] index key; ARGV[1] lockId, ARGV[2] toleranceMs, ARGV[3] ttlMs,
--- ARGV[4] tombstone ttlMs (see release.lua)
+-- Extend (after prelude.lua and lib.lua): replace the remaining TTL of the
+-- lease ARGV[1] with ARGV[2] ms.
+-- KEYS[1] index key; ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] tombstone
+-- ttlMs (see release_lock.lua)
 -- Returns {1, newExpiresAtMs}, or 0 owned by another lease, -1 not found,
 -- -2 expired (the lock is deleted and the index becomes a tombstone).
 -- Running it twice extends twice, from the server's time of each run.
 local nowMs = serverMs()
-local ttlMs = tonumber(ARGV[3])
+local ttlMs = tonumber(ARGV[2])
 
 local lockKey = redis.call('GET', KEYS[1])
--- No index, or a tombstone (release.lua): the lease is over.
+-- No index, or a tombstone (release_lock.lua): the lease is over.
 if not lockKey or string.byte(lockKey, 1) == TOMB then return -1 end
 if string.byte(lockKey, 1) == SLOT then
   -- A slot of a limit (limit.go).
@@ -16,9 +17,9 @@ if string.byte(lockKey, 1) == SLOT then
   local _, _, _, slotKey = S.parse(lockKey)
   local expiresAtMs = slotKey and S.typed('ZSCORE', slotKey, ARGV[1])
   if not expiresAtMs then return -1 end
-  if tonumber(expiresAtMs) <= nowMs - tonumber(ARGV[2]) then
+  if tonumber(expiresAtMs) <= nowMs - tolMs then
     redis.call('ZREM', slotKey, ARGV[1])
-    redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[4]))
+    redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[3]))
     return -2
   end
   local newExpiresAtMs = nowMs + ttlMs
@@ -36,9 +37,9 @@ if not lockData then return -1 end
 local data, corrupt = decodeLock(lockData)
 if not data then return corrupt end
 if data.lockId ~= ARGV[1] then return 0 end
-if data.expiresAtMs <= nowMs - tonumber(ARGV[2]) then
+if data.expiresAtMs <= nowMs - tolMs then
   redis.call('DEL', lockKey)
-  redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[4]))
+  redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[3]))
   return -2
 end
 
@@ -48,6 +49,6 @@ local value = cjson.encode(data)
 if string.sub(lockData, -1) == queuedMark then
   value = value .. queuedMark -- its release looks at the queue
 end
-redis.call('SET', lockKey, value, 'PX', ARGV[3])
+redis.call('SET', lockKey, value, 'PX', ARGV[2])
 redis.call('SET', KEYS[1], lockKey, 'PX', ttlMs)
 return {1, newExpiresAtMs}

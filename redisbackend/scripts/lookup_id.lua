@@ -1,9 +1,10 @@
--- Lookup by id: the lock data of the live lease ARGV[1], or nil.
--- KEYS[1] index key; ARGV[1] lockId, ARGV[2] toleranceMs
+-- Lookup by id (after prelude.lua and lib.lua): the lock data of the live
+-- lease ARGV[1], or nil. Read-only.
+-- KEYS[1] index key; ARGV[1] lockId
 local nowMs = serverMs()
 
 local lockKey = redis.call('GET', KEYS[1])
--- No index, or a tombstone (release.lua): no live lease.
+-- No index, or a tombstone (release_lock.lua): no live lease.
 if not lockKey or string.byte(lockKey, 1) == TOMB then return nil end
 if string.byte(lockKey, 1) == SLOT then
   local L = lib()
@@ -12,7 +13,7 @@ if string.byte(lockKey, 1) == SLOT then
   local expiresAtMs = slotKey and L.typed('ZSCORE', slotKey, ARGV[1])
   if not expiresAtMs then return nil end
   expiresAtMs = tonumber(expiresAtMs)
-  if expiresAtMs <= nowMs - tonumber(ARGV[2]) then return nil end
+  if expiresAtMs <= nowMs - tolMs then return nil end
   return string.format(lockFormat, ARGV[1], expiresAtMs, acquiredAtMs, L.jsonText(userKey), fence)
 end
 local lockData = redis.pcall('GET', lockKey)
@@ -26,5 +27,5 @@ if not lockData then return nil end
 local data, corrupt = decodeLock(lockData)
 if not data then return corrupt end
 if data.lockId ~= ARGV[1] then return nil end
-if data.expiresAtMs <= nowMs - tonumber(ARGV[2]) then return nil end
+if data.expiresAtMs <= nowMs - tolMs then return nil end
 return lockData

@@ -192,3 +192,63 @@ func TestCheckDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTerms: a term fn ran that the history has no grant of, and a
+// candidate's term whose fence is not above its previous term's, are
+// violations; terms are counted by how they ended.
+func TestCheckTerms(t *testing.T) {
+	grants := []Grant{
+		{Key: ElectionKey, Fence: "000000000000001"},
+		{Key: ElectionKey, Fence: "000000000000002"},
+		{Key: ElectionKey, Fence: "000000000000003"},
+	}
+	ok := []Term{
+		{Candidate: 0, Fence: "000000000000001", End: termResigned},
+		{Candidate: 1, Fence: "000000000000002", End: termLost},
+		{Candidate: 0, Fence: "000000000000003", End: termLost},
+	}
+	ends := map[string]int{}
+	if vs := checkTerms(ok, grants, ends); len(vs) != 0 || ends[termLost] != 2 || ends[termResigned] != 1 {
+		t.Errorf("checkTerms(ok) = %v, ends %v; want none, 2 lost, 1 resigned", vs, ends)
+	}
+	bad := []Term{
+		{Candidate: 0, Fence: "000000000000003"},
+		{Candidate: 0, Fence: "000000000000002"}, // below its own earlier term
+		{Candidate: 1, Fence: "000000000000004"}, // not in the history
+	}
+	vs := checkTerms(bad, grants, map[string]int{})
+	if len(vs) != 2 || vs[0].Check != KindFenceOrder || vs[1].Check != KindTermUnrecorded {
+		t.Errorf("checkTerms(bad) = %v, want a fence-order violation, then an unrecorded term", vs)
+	}
+}
+
+// TestCheckTermOverlap: terms checked by their server-side intervals (a
+// term ends at its last confirmed expiry, or at fn's return if earlier)
+// and fences in grant order.
+func TestCheckTermOverlap(t *testing.T) {
+	term := func(c int, f string, acq, confirmed, fnEndMs int64) Term {
+		return Term{Candidate: c, Fence: fence(f), AcquiredMs: acq, ConfirmedMs: confirmed, EndNs: fnEndMs * ms}
+	}
+	ok := []Term{
+		term(1, "000000000000002", 600, 1200, 5000), // the first ended at 500 (fn returned, then released)
+		term(0, "000000000000001", 100, 900, 500),
+		term(2, "000000000000003", 1200, 1700, 1300), // after the last confirmed expiry of a stalled leader
+	}
+	if vs, over := CheckTermOverlap(ok); len(vs) != 0 || over != 0 {
+		t.Errorf("CheckTermOverlap(ok) = %v, %v; want none", vs, over)
+	}
+	overlap := []Term{
+		term(0, "000000000000001", 100, 900, 2000),
+		term(1, "000000000000002", 800, 1300, 2000), // 100 ms before the first's confirmed expiry
+	}
+	if vs, over := CheckTermOverlap(overlap); len(vs) != 1 || vs[0].Check != KindOverlap || over != 100*time.Millisecond {
+		t.Errorf("CheckTermOverlap(overlap) = %v, %v; want one overlap of 100ms", vs, over)
+	}
+	regress := []Term{
+		term(0, "000000000000002", 100, 200, 200),
+		term(1, "000000000000001", 300, 400, 400), // a lower fence granted later
+	}
+	if vs, _ := CheckTermOverlap(regress); len(vs) != 1 || vs[0].Check != KindFenceOrder {
+		t.Errorf("CheckTermOverlap(regress) = %v, want one fence-order violation", vs)
+	}
+}

@@ -38,13 +38,18 @@
 // busy while the key (or one of its slots) is held under its own lock id
 // (an earlier copy of it took it) orphans the lock or the slot.
 //
-// The run is TestChaos. `go test ./internal/testkit/chaos` runs a 10 s version
-// (part of `make test`, -short included); `make chaos` runs it for 60 s and
-// writes the report to a file:
+// RunElection does the same for leader election: candidates run
+// election.Lead on one key under faults on the leader and the server, and
+// the history of the key is checked the same way (docs/testing.md).
 //
-//	go test -run TestChaos ./internal/testkit/chaos -chaos.duration=60s -chaos.report=chaos-report.txt
+// The run is TestChaos (the locks, then the election). `go test
+// ./internal/testkit/chaos` runs a 10 s version, and 8 s of election (part
+// of `make test`, -short included); `make chaos` runs each for 60 s and
+// writes the reports to a file:
+//
+//	go test -run TestChaos ./internal/testkit/chaos -chaos.duration=60s -chaos.election-duration=60s -chaos.report=chaos-report.txt
 package chaos
 
 // The package comment's shell command is not Go, so internal/testkit/readme does
 // not check it:
-// NOT GO: go test -run TestChaos ./internal/testkit/chaos -chaos.duration=60s -chaos.report=chaos-report.txt
+// NOT GO: go test -run TestChaos ./internal/testkit/chaos -chaos.duration=60s -chaos.election-duration=60s -chaos.report=chaos-report.txt

@@ -124,9 +124,12 @@ func (in *injector) cut(ps []*toxiproxy.Proxy, d time.Duration) {
 }
 
 // toxic adds the toxic (toxiproxy JSON) to every proxy for d.
-func (in *injector) toxic(spec string, d time.Duration) {
+func (in *injector) toxic(spec string, d time.Duration) { in.toxicOn(in.proxies, spec, d) }
+
+// toxicOn adds the toxic (toxiproxy JSON) to the proxies ps for d.
+func (in *injector) toxicOn(ps []*toxiproxy.Proxy, spec string, d time.Duration) {
 	var name string
-	for _, p := range in.proxies {
+	for _, p := range ps {
 		w, err := p.Toxics.AddToxicJson(strings.NewReader(spec))
 		if err != nil {
 			in.t.Fatalf("chaos: adding toxic %s: %v", spec, err)
@@ -134,9 +137,40 @@ func (in *injector) toxic(spec string, d time.Duration) {
 		name = w.Name
 	}
 	time.Sleep(d)
-	for _, p := range in.proxies {
+	for _, p := range ps {
 		if err := p.Toxics.RemoveToxic(context.Background(), name); err != nil {
 			in.t.Fatalf("chaos: removing toxic %s: %v", name, err)
 		}
 	}
+}
+
+// faultNamed returns the fault of the schedule whose name starts with
+// prefix; it panics when there is none (a renamed fault).
+func faultNamed(prefix string) fault {
+	for _, f := range faults {
+		if strings.HasPrefix(f.name, prefix) {
+			return f
+		}
+	}
+	panic("chaos: no fault named " + prefix)
+}
+
+// inject applies the schedule's faults in turn, gap apart, each that
+// fits before deadline, counting them by name in counts; it returns at
+// deadline.
+func (in *injector) inject(schedule []fault, gap time.Duration, deadline time.Time, counts map[string]int) {
+	for i := 0; ; i++ {
+		next := time.Now().Add(gap)
+		if next.After(deadline) {
+			next = deadline
+		}
+		sleepUntil(next)
+		f := schedule[i%len(schedule)]
+		if time.Now().Add(f.length(in.ttl)).After(deadline) {
+			break
+		}
+		f.run(in)
+		counts[f.name]++
+	}
+	sleepUntil(deadline)
 }

@@ -125,21 +125,43 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 }
 
 // ViolationsByKind counts the violations by [Violation.Check].
-func (r *Report) ViolationsByKind() map[string]int {
+func (r *Report) ViolationsByKind() map[string]int { return byCheck(r.Violations) }
+
+// Operations is the number of backend calls made.
+func (r *Report) Operations() int { return total(r.Calls) }
+
+// byCheck counts violations by [Violation.Check].
+func byCheck(vs []Violation) map[string]int {
 	m := map[string]int{}
-	for _, v := range r.Violations {
+	for _, v := range vs {
 		m[v.Check]++
 	}
 	return m
 }
 
-// Operations is the number of backend calls made.
-func (r *Report) Operations() int {
+// total is the sum of m's counts.
+func total(m map[string]int) int {
 	n := 0
-	for _, v := range r.Calls {
+	for _, v := range m {
 		n += v
 	}
 	return n
+}
+
+// writeViolations writes the violations' count, their count by check and
+// the first 5 of each check.
+func writeViolations(b *strings.Builder, vs []Violation) {
+	fmt.Fprintf(b, "\nviolations: %d\n", len(vs))
+	counts := byCheck(vs)
+	section(b, counts)
+	shown := map[string]int{}
+	for _, v := range vs {
+		if shown[v.Check]++; shown[v.Check] <= 5 {
+			fmt.Fprintf(b, "  %s: %s\n", v.Check, v.Detail)
+		} else if shown[v.Check] == 6 {
+			fmt.Fprintf(b, "  %s: ... %d more\n", v.Check, counts[v.Check]-5)
+		}
+	}
 }
 
 // String formats the report for people.
@@ -168,11 +190,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "longest a call outlived its context's deadline: %v (grace %v)\n", r.MaxDeadlineOverrun.Round(time.Millisecond), DeadlineGrace)
 	fmt.Fprintf(&b, "release failures reported to WithReleaseErrorHandler: %d\n", r.ReleaseErrors)
 	fmt.Fprintf(&b, "lock.Do returned nil although its release found the lease gone (expired during fn): %d\n", r.SilentLoss)
-	n := 0
-	for _, v := range r.Faults {
-		n += v
-	}
-	fmt.Fprintf(&b, "\nfaults injected: %d\n", n)
+	fmt.Fprintf(&b, "\nfaults injected: %d\n", total(r.Faults))
 	section(&b, r.Faults)
 	fmt.Fprintf(&b, "\nfenced register: %d writes, %d accepted, %d rejected as stale; %d writes made when the writer already knew its lease was lost\n",
 		r.Writes, r.Accepted, r.Rejected, r.WritesAfterLoss)
@@ -182,17 +200,7 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "most live slots of the limit key at once by the server clock: %d (limit %d)\n", r.MaxHolders, r.Limit)
 	}
 	fmt.Fprintf(&b, "linearizability (porcupine, mutex with expiring leases, %d slots for the limit key, %d operations): %s\n", r.Limit, r.LinearizedOps, result(r.Linearizability))
-	fmt.Fprintf(&b, "\nviolations: %d\n", len(r.Violations))
-	byKind := r.ViolationsByKind()
-	section(&b, byKind)
-	shown := map[string]int{}
-	for _, v := range r.Violations {
-		if shown[v.Check]++; shown[v.Check] <= 5 {
-			fmt.Fprintf(&b, "  %s: %s\n", v.Check, v.Detail)
-		} else if shown[v.Check] == 6 {
-			fmt.Fprintf(&b, "  %s: ... %d more\n", v.Check, byKind[v.Check]-5)
-		}
-	}
+	writeViolations(&b, r.Violations)
 	return b.String()
 }
 

@@ -126,21 +126,7 @@ func Run(t testing.TB, cfg Config) *Report {
 	}
 
 	inj := &injector{t: t, srv: srv, proxies: proxies, probes: probes, ttl: cfg.TTL, rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17))}
-	deadline := start.Add(cfg.Duration)
-	for i := 0; ; i++ {
-		next := time.Now().Add(cfg.Gap)
-		if next.After(deadline) {
-			next = deadline
-		}
-		sleepUntil(next)
-		f := faults[i%len(faults)]
-		if time.Now().Add(f.length(cfg.TTL)).After(deadline) {
-			break
-		}
-		f.run(inj)
-		rep.Faults[f.name]++
-	}
-	sleepUntil(deadline)
+	inj.inject(faults, cfg.Gap, start.Add(cfg.Duration), rep.Faults)
 	stop()
 	wg.Wait()
 	rep.Elapsed = time.Since(start)

@@ -6,7 +6,7 @@ import "time"
 // come (a read timeout, a reset connection: up to MaxRetries times), and a
 // command in a stalled server's socket buffer may run long after its
 // client gave up on it. redisbackend's scripts are safe to run twice; a
-// release keeps its answer for the resend window (release.lua's
+// release keeps its answer for the resend window (release_lock.lua's
 // tombstone), so that a copy of it answers what the first run did.
 
 // Bounds of the resend window derived from a client's options.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
@@ -21,7 +22,9 @@ var lsCommand = &command{
 		"character). HOLDER is lockdriver.HashKey of the lock id.\n" +
 		"A concurrency limit (lock.WithLimit) is one line: the fence and age of its latest grant, the\n" +
 		"time until its first slot expires, and in HOLDER \"<live slots>/<n> slots\" (n of the latest\n" +
-		"grant) and its waiters; syncguard show KEY lists its slots.",
+		"grant) and its waiters; syncguard show KEY lists its slots.\n" +
+		"A leader election's key (lock/election) is the lock of its current term: HOLDER is\n" +
+		"\"election: <leader's identity>\", the fence is the term's, TTL the time left in the term.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.StringVar(&o.match, "match", "*", "only keys matching this Redis glob (* ? [abc] \\x)")
 		fs.BoolVar(&o.json, "json", false, "one JSON object per line: a lock each, then {\"totals\": ...}")
@@ -43,7 +46,35 @@ type lsRow struct {
 	AgeMs      int64         `json:"ageMs"`
 	TTLMs      int64         `json:"ttlMs"`
 	Limit      *limitSummary `json:"limit,omitempty"` // only for a limit
-	Node       string        `json:"node,omitempty"`
+	// Election is set for a term of a leader election (lock/election).
+	Election *electionSummary `json:"election,omitempty"`
+	Node     string           `json:"node,omitempty"`
+}
+
+// electionSummary is the election part of a lock's row: its lock data
+// names the leader (the "owner" member a term carries).
+type electionSummary struct {
+	Leader string `json:"leader"` // the identity the leader campaigned with
+}
+
+// lockRow is the row of a live lock read at nowMs.
+func lockRow(redisKey string, d wire.LockData, nowMs int64) lsRow {
+	row := lsRow{Key: d.Key, RedisKey: redisKey, Fence: d.Fence, Holder: holderOf(d.LockID),
+		AcquiredAt: msTime(d.AcquiredAtMs), ExpiresAt: msTime(d.ExpiresAtMs),
+		AgeMs: age(nowMs, d.AcquiredAtMs), TTLMs: d.ExpiresAtMs - nowMs}
+	if d.Election() {
+		row.Election = &electionSummary{Leader: d.Owner}
+	}
+	return row
+}
+
+// holderColumn is a lock's HOLDER column: the hash of its lock id, or for
+// an election's term "election: <leader>".
+func (r lsRow) holderColumn() string {
+	if r.Election != nil {
+		return "election: " + display(r.Election.Leader)
+	}
+	return r.Holder
 }
 
 // limitSummary is the limit part of an ls --json row.
@@ -86,12 +117,8 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 	var t tally
 	err := s.scanLocks(ctx, o.match, &t, func(p page) error {
 		for _, l := range p.locks {
-			d := l.data
-			held, left := ms(age(p.nowMs, d.AcquiredAtMs)), ms(d.ExpiresAtMs-p.nowMs)
+			row := lockRow(l.redisKey, l.data, p.nowMs)
 			if o.json {
-				row := lsRow{Key: d.Key, RedisKey: l.redisKey, Fence: d.Fence, Holder: holderOf(d.LockID),
-					AcquiredAt: msTime(d.AcquiredAtMs), ExpiresAt: msTime(d.ExpiresAtMs),
-					AgeMs: held.Milliseconds(), TTLMs: left.Milliseconds()}
 				if s.cluster != nil {
 					row.Node = p.node.Options().Addr
 				}
@@ -100,7 +127,8 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 				}
 				continue
 			}
-			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", d.Fence, duration(held), duration(left), holderOf(d.LockID), display(d.Key))
+			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", row.Fence, duration(ms(row.AgeMs)), duration(ms(row.TTLMs)),
+				row.holderColumn(), display(row.Key))
 		}
 		for _, l := range p.limits {
 			row := limitRow(l.redisKey, l.data, p.nowMs)
@@ -133,6 +161,9 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 // totals is ls's last line.
 func totals(t tally, pattern, glob string) string {
 	s := count(t.Locks, "lock")
+	if t.Elections > 0 {
+		s += fmt.Sprintf(" (%s)", count(t.Elections, "election"))
+	}
 	if t.Limits > 0 {
 		s += fmt.Sprintf(", %s (%s)", count(t.Limits, "limit"), count(t.Slots, "slot"))
 	}

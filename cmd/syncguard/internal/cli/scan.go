@@ -76,6 +76,9 @@ type tally struct {
 	// NotMatching counts the locks and limits whose key does not match
 	// --match.
 	NotMatching int64 `json:"notMatching"`
+	// Elections counts the live locks (of Locks) that are terms of a
+	// leader election.
+	Elections int64 `json:"elections"`
 }
 
 // found is a live lock found by a scan.
@@ -191,6 +194,9 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 			continue
 		}
 		t.Locks++
+		if d.Election() {
+			t.Elections++
+		}
 		p.locks = append(p.locks, found{redisKey: k, data: d})
 	}
 	if len(others) == 0 {

@@ -31,7 +31,9 @@ var showCommand = &command{
 		"its route (--route \"POST /orders\", the method and the route pattern), --scope (WithScope's\n" +
 		"principal) and --key-prefix (WithPrefix): show builds the name the middleware locks,\n" +
 		"<key prefix><route>:<scope>:<key>, escaped as the middleware escapes it, and prints the parts\n" +
-		"as written under it. --route takes the route as written or as a key prints it (\\: for :).",
+		"as written under it. --route takes the route as written or as a key prints it (\\: for :).\n" +
+		"A leader election's key (lock/election) shows its leader's identity, the term's fence and the\n" +
+		"time left in the term.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object")
 		o.keyFlags(fs)
@@ -190,10 +192,8 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 			return nil, failf("%s holds a value that is not syncguard lock data for this key", display(keys.Lock))
 		}
 		if d.Live(st.nowMs) {
-			st.Locked = true
-			st.Lock = &lsRow{Key: d.Key, RedisKey: keys.Lock, Fence: d.Fence, Holder: holderOf(d.LockID),
-				AcquiredAt: msTime(d.AcquiredAtMs), ExpiresAt: msTime(d.ExpiresAtMs),
-				AgeMs: age(st.nowMs, d.AcquiredAtMs), TTLMs: d.ExpiresAtMs - st.nowMs}
+			row := lockRow(keys.Lock, d, st.nowMs)
+			st.Locked, st.Lock = true, &row
 		} else {
 			st.Expired = true
 		}
@@ -258,6 +258,14 @@ func (st *state) print(w io.Writer) {
 	}
 	row("lock key", "%s", display(st.LockKey))
 	switch {
+	case st.Locked && st.Lock.Election != nil:
+		l := st.Lock
+		row("state", "election: a leader holds the term")
+		row("leader", "%s", display(l.Election.Leader))
+		row("term fence", "%s", l.Fence)
+		row("time left", "%s (the term ends %s unless the leader extends it)", duration(ms(l.TTLMs)), timestamp(l.ExpiresAt))
+		row("term began", "%s (%s ago)", timestamp(l.AcquiredAt), duration(ms(l.AgeMs)))
+		row("holder", "%s (hash of its lock id)", l.Holder)
 	case st.Locked:
 		l := st.Lock
 		row("state", "locked")

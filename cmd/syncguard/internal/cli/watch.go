@@ -37,7 +37,10 @@ var watchCommand = &command{
 		"sample saw held\"). With --match, only grants whose key is known to match count: by the lock\n" +
 		"data when a sample finds the lease held, or by the key's fences. Waiters are those queued in\n" +
 		"Redis (<prefix>:queue:<lock key>). Concurrency limits (lock.WithLimit) add \"limits L (S slots)\"\n" +
-		"to the line when there are any. --json prints each line as a JSON object.\n" +
+		"to the line when there are any. Leader elections (lock/election) add \"elections E, new terms T\n" +
+		"(N since start)\": every new fence on a key a sample found held by an election's term is a term\n" +
+		"(a term that began and ended between two samples on a key no sample saw held as an election's is\n" +
+		"not). --json prints each line as a JSON object.\n" +
 		"Ends on Ctrl-C, SIGTERM or --count.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.StringVar(&o.match, "match", "*", "only keys matching this Redis glob")
@@ -89,9 +92,10 @@ type idGrants struct {
 
 // gone is a key seen locked before and free now.
 type gone struct {
-	key     string
-	counter lock.Fence // its fence counter
-	age     int        // samples since it was last seen locked, minus one
+	key      string
+	counter  lock.Fence // its fence counter
+	age      int        // samples since it was last seen locked, minus one
+	election bool       // it was last seen held by an election's term
 }
 
 // goneSamples is how many samples watch keeps reading the counter of a key
@@ -101,9 +105,10 @@ const goneSamples = 30
 
 // held is a live lock in a sample.
 type held struct {
-	key     string
-	fence   lock.Fence
-	waiters int64
+	key      string
+	fence    lock.Fence
+	waiters  int64
+	election bool // a term of a leader election (its lock data names the leader)
 }
 
 // activity is what changed on one key between two samples.
@@ -111,6 +116,7 @@ type activity struct {
 	key      string
 	acquired int64
 	waiters  int64
+	election bool // a leader election's key: each grant is a new term
 }
 
 // watchRow is one line of watch --json.
@@ -132,6 +138,13 @@ type watchRow struct {
 	// as a new Idempotency-Key per request).
 	Unattributed       int64   `json:"unattributed"`
 	UnattributedPerSec float64 `json:"unattributedPerSec"`
+	// Elections is the number of leader elections (lock/election) whose
+	// term the sample found held; Terms the new terms since the previous
+	// sample (the grants counted on keys seen held by a term), and
+	// TermsTotal those since watch started.
+	Elections  int   `json:"elections"`
+	Terms      int64 `json:"terms"`
+	TermsTotal int64 `json:"termsTotal"`
 }
 
 // busyRow is one of the busiest keys of a watchRow.
@@ -164,6 +177,7 @@ func runWatch(ctx context.Context, s *session, o *options, args []string) error 
 	}
 	ticker := time.NewTicker(o.interval)
 	defer ticker.Stop()
+	var terms int64 // since the first sample
 	for n := 0; o.count == 0 || n < o.count; n++ {
 		select {
 		case <-ctx.Done():
@@ -175,6 +189,8 @@ func runWatch(ctx context.Context, s *session, o *options, args []string) error 
 			return quietIfDone(ctx, err)
 		}
 		row := newWatchRow(prev, cur, perKey, o.top)
+		terms += row.Terms
+		row.TermsTotal = terms
 		if o.json {
 			if err := enc.Encode(row); err != nil {
 				return err
@@ -235,7 +251,7 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 		for i, l := range p.locks {
 			n := cards[i].Val()
 			cur.waiters += n
-			cur.locks[l.redisKey] = held{key: l.data.Key, fence: l.data.Fence, waiters: n}
+			cur.locks[l.redisKey] = held{key: l.data.Key, fence: l.data.Fence, waiters: n, election: l.data.Election()}
 		}
 		for _, l := range p.limits {
 			cur.waiters += l.data.waiters
@@ -323,7 +339,7 @@ func (s *session) readGone(ctx context.Context, prev sample, cur *sample) error 
 	pipe := s.client.Pipeline()
 	reads := map[string]*redis.StringCmd{}
 	next := map[string]gone{}
-	read := func(lockKey, key string, age int) {
+	read := func(lockKey, key string, age int, election bool) {
 		if _, ok := cur.locks[lockKey]; ok || age >= goneSamples {
 			return
 		}
@@ -332,13 +348,13 @@ func (s *session) readGone(ctx context.Context, prev sample, cur *sample) error 
 			return // not named as this layout names it: its release counts once
 		}
 		reads[lockKey] = pipe.Get(ctx, keys.Fence)
-		next[lockKey] = gone{key: key, age: age}
+		next[lockKey] = gone{key: key, age: age, election: election}
 	}
 	for k, p := range prev.locks {
-		read(k, p.key, 0)
+		read(k, p.key, 0, p.election)
 	}
 	for k, g := range prev.gone {
-		read(k, g.key, g.age+1)
+		read(k, g.key, g.age+1, g.election)
 	}
 	if len(reads) == 0 {
 		return nil
@@ -401,6 +417,8 @@ func compareAll(prev, cur sample, perKey bool) (acquired, released int64, busy [
 		}
 		a.acquired = max(a.acquired, n)
 		a.waiters = max(a.waiters, waiters)
+		a.election = a.election || cur.locks[lockKey].election || prev.locks[lockKey].election ||
+			cur.gone[lockKey].election
 	}
 	for k, c := range cur.locks {
 		var n int64
@@ -470,6 +488,16 @@ func newWatchRow(prev, cur sample, perKey bool, top int) watchRow {
 		Limits: len(cur.limits), Slots: cur.slotCount(), Acquired: acquired, Released: released,
 		AcquiredPerSec: float64(acquired) / secs, ReleasedPerSec: float64(released) / secs, Waiters: cur.waiters,
 		Busiest: []busyRow{}, Unattributed: other, UnattributedPerSec: float64(other) / secs}
+	for _, a := range busy {
+		if a.election {
+			r.Terms += a.acquired
+		}
+	}
+	for _, l := range cur.locks {
+		if l.election {
+			r.Elections++
+		}
+	}
 	for _, a := range busy[:min(top, len(busy))] {
 		r.Busiest = append(r.Busiest, busyRow{Key: a.key, Acquired: a.acquired, AcquiredPerSec: float64(a.acquired) / secs, Waiters: a.waiters})
 	}
@@ -499,6 +527,9 @@ func (r watchRow) line() string {
 	}
 	if r.Unattributed > 0 {
 		fmt.Fprintf(&b, "; %.1f/s on keys no sample saw held", r.UnattributedPerSec)
+	}
+	if r.Elections > 0 || r.TermsTotal > 0 {
+		fmt.Fprintf(&b, "; elections %d, new terms %d (%d since start)", r.Elections, r.Terms, r.TermsTotal)
 	}
 	return b.String()
 }

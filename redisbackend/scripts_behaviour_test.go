@@ -1,8 +1,8 @@
 package redisbackend
 
-// Tests of what each command the lock's hot scripts no longer run guarded
-// (issue 25; TestScriptCost measures what they cost): the behaviour holds
-// without it.
+// Tests of the lock's hot scripts: the commands a cycle runs, and the
+// behaviour each shortcut of theirs keeps (bench/scriptcost measures what
+// they cost).
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func TestScriptConstants(t *testing.T) {
 		"tolMs":    strconv.FormatInt(wire.TimeToleranceMs, 10),
 		"fenceMax": strings.TrimLeft(string(wire.FenceMax), "0"),
 	} {
-		m := regexp.MustCompile(`(?m)^local ` + name + ` = (\d+)$`).FindStringSubmatch(preludeSrc)
+		m := regexp.MustCompile(`(?m)^local ` + name + ` = (\d+)$`).FindStringSubmatch(preludeLua(t))
 		if m == nil || m[1] != want {
 			t.Errorf("prelude.lua: %s = %v, want %s", name, m, want)
 		}
@@ -66,8 +66,8 @@ func ownServerBackend(t *testing.T) (*redis.Client, *Backend) {
 }
 
 // TestCycleCommands: an acquire+release of a free key nobody waits for is
-// two FCALLs (functions.go) that run TIME, GET, SET NX, INCR, SET and SET
-// GET, GET, DEL: the release
+// two EVALSHAs that run TIME, GET, SET NX, INCR, SET and SET GET, GET,
+// DEL: the release
 // swaps the index for its tombstone in one command, reads no clock, looks
 // at no queue and publishes nothing.
 func TestCycleCommands(t *testing.T) {
@@ -96,7 +96,7 @@ func TestCycleCommands(t *testing.T) {
 	got := commandCalls(t, rdb)
 	delete(got, "info")
 	delete(got, "config|resetstat")
-	want := map[string]int64{"fcall": 2 * n, "time": n, "get": 2 * n, "set": 3 * n, "incr": n, "del": n}
+	want := map[string]int64{"evalsha": 2 * n, "time": n, "get": 2 * n, "set": 3 * n, "incr": n, "del": n}
 	for name, c := range want {
 		if got[name] != c {
 			t.Errorf("%s: %d calls, want %d", name, got[name], c)
@@ -281,8 +281,8 @@ func TestReleaseSwapsIndexForTombstone(t *testing.T) {
 		t.Fatal(err)
 	}
 	idKey := b.indexKey(l.ID)
-	first := b.releaseArgs(idKey, l.ID)
-	if n, err := b.run(ctx, releaseScript, first).Int64(); err != nil || n != 1 {
+	first := b.releaseCmd(idKey, l.ID, ownWaiters{})
+	if n, err := b.run(ctx, first).Int64(); err != nil || n != 1 {
 		t.Fatalf("release = %v, %v", n, err)
 	}
 	tomb := rdb.Get(ctx, idKey).Val()
@@ -293,7 +293,7 @@ func TestReleaseSwapsIndexForTombstone(t *testing.T) {
 	if v := rdb.Get(ctx, idKey).Val(); v != tomb {
 		t.Errorf("index after a second Release = %q, want the first release's tombstone %q", v, tomb)
 	}
-	if n, err := b.run(ctx, releaseScript, first).Int64(); err != nil || n != 1 {
+	if n, err := b.run(ctx, first).Int64(); err != nil || n != 1 {
 		t.Errorf("a copy of the first release after a second Release = %v, %v; want 1", n, err)
 	}
 

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/bench/internal/specmin"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+var (
+	//go:embed seed_acquire.lua
+	seedAcquire string
+	//go:embed seed_release.lua
+	seedRelease string
+)
+
+// costCase is one way of running lock cycles: acquire(i) on the i-th key,
+// then release(i, what acquire returned).
+type costCase struct {
+	name    string
+	setup   func(rdb *redis.Client) error
+	acquire func(i int) (string, error)
+	release func(i int, id string) error
+}
+
+// allCases are the cases of a run, in the order they are reported.
+func allCases() []costCase {
+	return []costCase{
+		backendCase("syncguard", 0),
+		backendCase("slot", 4),
+		scriptCase("specmin", specmin.Acquire, specmin.Release, false),
+		scriptCase("seed", seedAcquire, seedRelease, true),
+	}
+}
+
+// backendCase runs cycles through a redisbackend.Backend with default
+// options (but a prefix of the case's name): of a lock, or of a slot of a
+// limit of size limit (a key of its own, so uncontended) when limit > 0.
+func backendCase(name string, limit int) costCase {
+	var bk *redisbackend.Backend
+	ctx := context.Background()
+	return costCase{
+		name: name,
+		setup: func(rdb *redis.Client) (err error) {
+			bk, err = redisbackend.New(rdb, &redisbackend.Options{Prefix: name})
+			return err
+		},
+		acquire: func(i int) (string, error) {
+			key := "k" + strconv.Itoa(i)
+			if limit == 0 {
+				l, err := bk.Acquire(ctx, key, 30*time.Second)
+				return l.ID, err
+			}
+			id, err := bk.NewLockID(key)
+			if err != nil {
+				return "", err
+			}
+			l, err := bk.AcquireSlot(ctx, key, id, limit, 30*time.Second)
+			return l.ID, err
+		},
+		release: func(_ int, id string) error { return bk.Release(ctx, id) },
+	}
+}
+
+// scriptCase runs cycles of a pair of scripts by EVALSHA on keys of the
+// prefix name: the spec-minimal scripts' arguments (acquire: KEYS lock,
+// index, fence; ARGV lock id, ttl ms, user key; release: KEYS index; ARGV
+// lock id), or with seed, seed 000's (the acquire's ARGV lock id, ttl ms,
+// tolerance ms, storage key, user key; the release's lock id, tolerance).
+func scriptCase(name, acquireSrc, releaseSrc string, seed bool) costCase {
+	acq, rel := redis.NewScript(acquireSrc), redis.NewScript(releaseSrc)
+	var rdb *redis.Client
+	ctx := context.Background()
+	return costCase{
+		name: name,
+		setup: func(c *redis.Client) error {
+			rdb = c
+			for _, s := range []*redis.Script{acq, rel} {
+				if err := s.Load(ctx, rdb).Err(); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		acquire: func(i int) (string, error) {
+			key := "k" + strconv.Itoa(i)
+			lockKey := name + ":" + key
+			id := lockdriver.NewLockID()
+			args := []any{id, "30000", key}
+			if seed {
+				args = []any{id, "30000", "1000", lockKey, key}
+			}
+			res, err := acq.EvalSha(ctx, rdb, []string{lockKey, name + ":id:" + id, name + ":fence:" + lockKey}, args...).Slice()
+			if err != nil || len(res) != 3 || res[0] != int64(1) {
+				return "", fmt.Errorf("%s acquire = %v, %v", name, res, err)
+			}
+			return id, nil
+		},
+		release: func(_ int, id string) error {
+			args := []any{id}
+			if seed {
+				args = append(args, "1000")
+			}
+			n, err := rel.EvalSha(ctx, rdb, []string{name + ":id:" + id}, args...).Int64()
+			if err != nil || n != 1 {
+				return fmt.Errorf("%s release = %v, %v", name, n, err)
+			}
+			return nil
+		},
+	}
+}
+
+// selected is the cases c names (all when it names none).
+func selected(c config) []costCase {
+	var out []costCase
+	for _, cc := range allCases() {
+		if len(c.cases) == 0 || slices.Contains(c.cases, cc.name) {
+			out = append(out, cc)
+		}
+	}
+	return out
+}
