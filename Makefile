@@ -72,9 +72,12 @@ bench:
 ## TTL, resignation, partition, latency) and the server; terms must not overlap by the server clock,
 ## fences must increase, a stalled leader's late write must be refused (`make test`: 8 s).
 ## The reports go to CHAOS_REPORT (default chaos-report.txt at the repo root).
+## Then TestSchedulerFleet for CHAOS_DURATION: asynqlock.Scheduler replica processes whose leader
+## is killed, stopped and stalled past its TTL over and over; every tick enqueued once.
 CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt
 .PHONY: chaos
 chaos:
 	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./internal/testkit/chaos/ \
 	  -chaos.duration=$(CHAOS_DURATION) -chaos.election-duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
+	SYNCGUARD_SCHED_SOAK=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 10m -run '^TestSchedulerFleet$$' -v ./jobs/asynq/

@@ -1,4 +1,4 @@
-// Asynq shows asynqlock on asynq jobs, in two parts:
+// Asynq shows asynqlock on asynq jobs, in three parts:
 //
 //  1. Duplicate jobs: "send invoice" tasks are enqueued several times each
 //     and run through an asynqlock.Guard (policy Requeue, done TTL one
@@ -12,6 +12,11 @@
 //     runs with asynq's default check intervals, at which a requeued job
 //     would come back only every 5s. It prints the peak concurrency it
 //     saw.
+//  3. A scheduler in every replica: three asynqlock.Schedulers, each with
+//     Redis clients of its own, run an "@every 1s" entry; the leader's
+//     context is cancelled after 3 ticks and another replica takes over
+//     at once. It prints the tasks in the queue per scheduled time: one
+//     each, none missing.
 //
 // It needs no set-up: by default it runs asynq and the locks on an
 // embedded Redis (miniredis).
@@ -28,7 +33,8 @@
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/asynq
 //
 // It exits non-zero when an invoice is sent more or less than once, when a
-// report does not run, or when more than 2 reports ran at once.
+// report does not run, when more than 2 reports ran at once, or when a
+// tick is enqueued more than once or is missing.
 package main
 
 import (
@@ -81,7 +87,15 @@ func run(ctx context.Context, env *demorun.Env) error {
 	if err != nil {
 		return err
 	}
-	return checkReports(rs)
+	if err := checkReports(rs); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Out, "\n== Part 3: a scheduler in every replica, each tick enqueued once (asynqlock.Scheduler) ==\n")
+	counts, err := scheduled(ctx, env)
+	if err != nil {
+		return err
+	}
+	return checkTicks(env.Out, counts)
 }
 
 // stats counts what happened to the tasks.

@@ -27,6 +27,8 @@ func TestDemo(t *testing.T) {
 		regexp.MustCompile(`sending invoice 43 \(fence \d{15}\)`),
 		regexp.MustCompile(`Done: 2 ran, 6 dropped \(already sent\)`),
 		regexp.MustCompile(`Reports: 12 done, peak [12] running at once \(limit 2\)`),
+		regexp.MustCompile(`cancelling replica-\d's context: it hands the term over`),
+		regexp.MustCompile(`Ticks: \d+, each enqueued once, none missing`),
 	} {
 		if !want.MatchString(got) {
 			t.Errorf("output lacks %q; got:\n%s", want, got)
@@ -77,4 +79,27 @@ func (l loose) Join(key, id string, n int, ttl, wait time.Duration) (lock.Waiter
 		n += 4
 	}
 	return l.IDBackend.Join(key, id, n, ttl, wait)
+}
+
+// TestCheckTicksFails: a tick enqueued twice, or a tick missing, fails the
+// scheduler part.
+func TestCheckTicksFails(t *testing.T) {
+	base := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		desc   string
+		counts map[time.Time]int
+		want   string
+	}{
+		{"twice", map[time.Time]int{base: 1, base.Add(time.Second): 2}, "09:00:01 enqueued 2 times"},
+		{"missing", map[time.Time]int{base: 1, base.Add(2 * time.Second): 1}, "no tick from 09:00:00 to 09:00:02"},
+	} {
+		var out bytes.Buffer
+		if err := checkTicks(&out, tc.counts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.desc, err, tc.want)
+		}
+	}
+	var out bytes.Buffer
+	if err := checkTicks(&out, map[time.Time]int{base: 1, base.Add(time.Second): 1}); err != nil {
+		t.Errorf("every tick once: got %v, want nil", err)
+	}
 }

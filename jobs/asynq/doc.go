@@ -1,11 +1,10 @@
-// Package asynqlock makes asynq tasks run at most once at a time per key,
-// and optionally at most once per time window, with the locks of package
-// lock on any lock.Backend (such as *redisbackend.Backend); or, with
-// WithLimit, at most n at a time per key (per task type by default).
+// Package asynqlock makes asynq tasks run at most once at a time per key
+// (or at most once per time window, or at most n at a time), with the
+// locks of package lock on any lock.Backend; and enqueues periodic tasks
+// from every replica of a service, once per tick.
 //
-// asynq's own Unique option only guards enqueueing, and its task lease can
-// expire under a worker that is still running; a Guard instead holds a
-// lease with a fencing token for as long as the handler runs:
+// asynq's Unique option only guards enqueueing; a Guard holds a lease with
+// a fencing token for as long as the handler runs:
 //
 //	// Striped fence counters: one key per distinct payload would otherwise
 //	// leave one counter in Redis per payload, forever.
@@ -29,19 +28,14 @@
 //	})
 //	return srv.Run(mux)
 //
-// The key of a task is its queue, its type and the SHA-256 of its payload
-// (DefaultKey), as for asynq's Unique option, under the prefix "asynq:".
-// A duplicate of a running task fails with a *DuplicateError (requeued,
-// or deleted under policy Drop); one of a task marked done (WithDoneTTL,
-// written with the release of a successful run) is deleted without
-// running. The handler reads its lease with lock.LeaseFrom; if the lease
-// is lost, its context is cancelled and the task fails with an error
-// matching lock.ErrLeaseLost. A backend failure fails the task with a
-// retryable error: the handler never runs unprotected.
+// A task's key is its queue, type and payload hash (DefaultKey). A
+// duplicate of a running task fails with a *DuplicateError (requeued, or
+// deleted under policy Drop); one of a task marked done (WithDoneTTL) is
+// deleted without running. With WithLimit(n) a task takes one of n slots
+// instead, and fails with a *LimitError when none frees in time.
 //
-// WithLimit(n) takes one of n slots of the key instead of its lock; a task
-// that finds every slot taken waits in the backend's queue for up to
-// WithLimitWait, then fails with a *LimitError. IsDuplicate and IsLimited
-// tell the two apart in an asynq.ErrorHandler. docs/asynq.md has every
-// outcome, limits, and why to stripe fence counters for payload keys.
+// A Scheduler (NewScheduler) is an asynq.Scheduler for a fleet: every
+// replica runs it, the leader elected on its key enqueues, and each tick
+// goes out once, under a task id of its own (TickID). docs/asynq.md has
+// every outcome, the scheduler's guarantees, and the limits.
 package asynqlock

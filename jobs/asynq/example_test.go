@@ -164,3 +164,41 @@ func embeddedBackend(o *redisbackend.Options) (*redisbackend.Backend, func()) {
 		mr.Close()
 	}
 }
+
+// ExampleScheduler runs a Scheduler as every replica of a service would:
+// it campaigns on its key and, while it leads, enqueues each tick of the
+// entry once, under the tick's own task id.
+func ExampleScheduler() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	backend, err := redisbackend.New(rdb, &redisbackend.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := asynq.NewClientFromRedisClient(rdb)
+	s, err := asynqlock.NewScheduler(client, backend, "scheduler:reports", "replica-1", lock.WithTTL(5*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	id, err := s.Register("@every 1s", asynq.NewTask("report:build", nil))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	s.OnTick(func(t asynqlock.Tick) {
+		once.Do(func() {
+			fmt.Println("enqueued:", t.Err == nil, "task id:", t.TaskID == asynqlock.TickID("scheduler:reports", id, t.At))
+			cancel() // stop leading: the next replica in line takes over at once
+		})
+	})
+	if err := s.Run(ctx); err != nil { // returns nil when ctx ends
+		log.Fatal(err)
+	}
+	// Output: enqueued: true task id: true
+}

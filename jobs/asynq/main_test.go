@@ -6,5 +6,9 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 )
 
-// TestMain stops the package's shared redis-server after the tests.
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain stops the package's shared redis-server after the tests. In a
+// replica process of the scheduler fleet test it runs the replica instead.
+func TestMain(m *testing.M) {
+	schedReplica()
+	redistest.Main(m)
+}

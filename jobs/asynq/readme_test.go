@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log"
+	"os"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -126,6 +127,24 @@ func readmeAsynqLimitServer(rdb *redis.Client, reports *asynqlock.Guard, mux *as
 	})
 	mux.Use(reports.Middleware())
 	return srv.Run(mux)
+	// END README
+}
+
+// The scheduler guide's snippet: the code every replica runs.
+func readmeAsynqScheduler(ctx context.Context, rdb *redis.Client, backend lock.Backend) error {
+	// README: asynq-scheduler
+	client := asynq.NewClientFromRedisClient(rdb)
+	hostname, _ := os.Hostname()
+	sched, err := asynqlock.NewScheduler(client, backend, "scheduler:reports", hostname,
+		lock.WithTTL(10*time.Second)) // a dead leader's ticks resume within about 10s
+	if err != nil {
+		return err
+	}
+	// The same registrations on every replica: the same entry ids, the same task ids.
+	if _, err := sched.Register("0 9 * * *", asynq.NewTask("report:daily", nil), asynq.Queue("reports")); err != nil {
+		return err
+	}
+	return sched.Run(ctx) // on every replica: one leads and enqueues, the others wait their turn
 	// END README
 }
 

@@ -1,0 +1,366 @@
+package asynqlock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// TestSchedulerBadInput: every bad argument is an InvalidArgument error
+// saying what is wrong, and nothing reaches Redis.
+func TestSchedulerBadInput(t *testing.T) {
+	e := newEnv(t)
+	asynqCmds := redistest.Count(e.asynqRC)
+	task := asynq.NewTask("report:daily", nil)
+	for _, tc := range []struct {
+		desc string
+		new  func() (*asynqlock.Scheduler, error)
+		want string
+	}{
+		{"nil client", func() (*asynqlock.Scheduler, error) { return asynqlock.NewScheduler(nil, e.backend, "k", "a") }, "client is nil"},
+		{"nil backend", func() (*asynqlock.Scheduler, error) { return asynqlock.NewScheduler(e.client, nil, "k", "a") }, "backend is nil"},
+		{"empty key", func() (*asynqlock.Scheduler, error) { return asynqlock.NewScheduler(e.client, e.backend, "", "a") }, "key is empty"},
+		{"empty identity", func() (*asynqlock.Scheduler, error) { return asynqlock.NewScheduler(e.client, e.backend, "k", "") }, "identity is empty"},
+		{"zero TTL", func() (*asynqlock.Scheduler, error) {
+			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", lock.WithTTL(0))
+		}, "ttl must be positive"},
+	} {
+		s, err := tc.new()
+		if s != nil || lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, %v; want nil and an InvalidArgument error containing %q", tc.desc, s, err, tc.want)
+		}
+	}
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "k", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		desc, spec string
+		task       *asynq.Task
+		opts       []asynq.Option
+		want       string
+	}{
+		{"nil task", "@every 1s", nil, nil, "task is nil"},
+		{"empty type", "@every 1s", asynq.NewTask(" ", nil), nil, "task type is empty"},
+		{"three fields", "* * *", task, nil, `cronspec "* * *" is not valid`},
+		{"six fields", "0 * * * * *", task, nil, "is not valid"},
+		{"minute 61", "61 * * * *", task, nil, "is not valid"},
+		{"bad every", "@every banana", task, nil, "is not valid"},
+		{"unknown descriptor", "@fortnightly", task, nil, "is not valid"},
+		{"empty spec", "", task, nil, "is not valid"},
+		{"bare time zone", "CRON_TZ=", task, nil, "the cron parser failed"},
+		{"never fires", "0 0 30 2 *", task, nil, "never fires"},
+		{"task id", "@every 1s", task, []asynq.Option{asynq.TaskID("mine")}, "TaskID is set by the scheduler"},
+	} {
+		id, err := s.Register(tc.spec, tc.task, tc.opts...)
+		if id != "" || lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Register(%q): got %q, %v; want an InvalidArgument error containing %q", tc.desc, tc.spec, id, err, tc.want)
+		}
+	}
+	if err := s.Unregister("nope"); lock.CodeOf(err) != lock.CodeInvalidArgument {
+		t.Errorf("Unregister of an unknown id: got %v, want InvalidArgument", err)
+	}
+	if n, m := e.cmds.Commands.Load(), asynqCmds.Commands.Load(); n+m != 0 {
+		t.Errorf("commands sent: got %d to the lock client and %d to asynq's, want none", n, m)
+	}
+}
+
+// TestSchedulerEntryID: the same registration gets the same id in every
+// Scheduler (so every replica enqueues the same task ids); anything that
+// makes a different entry gets a different id.
+func TestSchedulerEntryID(t *testing.T) {
+	e := newEnv(t)
+	newS := func(identity string) *asynqlock.Scheduler {
+		s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", identity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := newS("replica-a"), newS("replica-b")
+	register := func(s *asynqlock.Scheduler, spec string, task *asynq.Task, opts ...asynq.Option) string {
+		t.Helper()
+		id, err := s.Register(spec, task, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	base := register(a, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q"))
+	if got := register(b, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q")); got != base {
+		t.Errorf("same entry on another replica: got id %q, want %q", got, base)
+	}
+	if got := register(a, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q")); got != base {
+		t.Errorf("same entry registered again: got id %q, want %q", got, base)
+	}
+	seen := map[string]string{base: "base"}
+	for desc, id := range map[string]string{
+		"spec":    register(b, "*/10 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q")),
+		"type":    register(b, "*/5 * * * *", asynq.NewTask("report2", []byte("p")), asynq.Queue("q")),
+		"payload": register(b, "*/5 * * * *", asynq.NewTask("report", []byte("p2")), asynq.Queue("q")),
+		"queue":   register(b, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q2")),
+		"options": register(b, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q"), asynq.MaxRetry(3)),
+		"headers": register(b, "*/5 * * * *", asynq.NewTaskWithHeaders("report", []byte("p"), map[string]string{"h": "1"}), asynq.Queue("q")),
+	} {
+		if other, dup := seen[id]; dup {
+			t.Errorf("a different %s: got the id of %s (%q)", desc, other, id)
+		}
+		seen[id] = desc
+	}
+}
+
+// ticks collects what OnTick reports.
+type ticks struct {
+	mu  sync.Mutex
+	all []asynqlock.Tick
+}
+
+func (k *ticks) add(tk asynqlock.Tick) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.all = append(k.all, tk)
+}
+
+// wait returns the ticks once n of them satisfy match, failing the test
+// after timeout.
+func (k *ticks) wait(t *testing.T, n int, timeout time.Duration, match func(asynqlock.Tick) bool) []asynqlock.Tick {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		k.mu.Lock()
+		var got []asynqlock.Tick
+		for _, tk := range k.all {
+			if match(tk) {
+				got = append(got, tk)
+			}
+		}
+		k.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d matching ticks within %v, want %d (all: %+v)", len(got), timeout, n, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runScheduler runs s until the test ends.
+func runScheduler(t *testing.T, s *asynqlock.Scheduler) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+// TestSchedulerTickIDs: each tick is enqueued under TickID(key, entry,
+// scheduled time), with a retention of at least the catch-up window.
+func TestSchedulerTickIDs(t *testing.T) {
+	e := newEnv(t)
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", lock.WithTTL(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.Register("@every 1s", asynq.NewTask("tick", nil), asynq.Queue(e.queue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	runScheduler(t, s)
+	ok := got.wait(t, 3, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })
+	for i, tk := range ok {
+		if want := asynqlock.TickID("sched", id, tk.At); tk.TaskID != want || tk.EntryID != id {
+			t.Errorf("tick %d: got task id %q of entry %q, want %q of %q", i, tk.TaskID, tk.EntryID, want, id)
+		}
+		if !tk.At.Equal(tk.At.Truncate(time.Second)) {
+			t.Errorf("tick %d at %v: want a whole second", i, tk.At)
+		}
+		if i > 0 && tk.At.Sub(ok[i-1].At) != time.Second {
+			t.Errorf("tick %d at %v after %v: want one second apart", i, tk.At, ok[i-1].At)
+		}
+		info, err := e.insp.GetTaskInfo(e.queue, tk.TaskID)
+		if err != nil {
+			t.Fatalf("tick %d: GetTaskInfo: %v", i, err)
+		}
+		if info.Retention < 4*time.Second { // TTL + two periods
+			t.Errorf("tick %d: retention %v, want at least 4s", i, info.Retention)
+		}
+	}
+}
+
+// TestSchedulerConflictIsEnqueued: a tick whose task id asynq already
+// holds counts as enqueued: reported with asynq.ErrTaskIDConflict, not
+// tried again, and the next ticks go on.
+func TestSchedulerConflictIsEnqueued(t *testing.T) {
+	e := newEnv(t)
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", lock.WithTTL(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.Register("@every 1s", asynq.NewTask("tick", nil), asynq.Queue(e.queue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An earlier term enqueued the current tick and the next two.
+	now := time.Now().Truncate(time.Second)
+	taken := map[string]bool{}
+	for i := range 3 {
+		tid := asynqlock.TickID("sched", id, now.Add(time.Duration(i)*time.Second))
+		if _, err := e.client.Enqueue(asynq.NewTask("tick", nil), asynq.Queue(e.queue), asynq.TaskID(tid)); err != nil {
+			t.Fatal(err)
+		}
+		taken[tid] = true
+	}
+	var got ticks
+	s.OnTick(got.add)
+	runScheduler(t, s)
+	got.wait(t, 2, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	conflicts := map[string]int{}
+	for _, tk := range got.all {
+		switch {
+		case errors.Is(tk.Err, asynq.ErrTaskIDConflict):
+			if conflicts[tk.TaskID]++; conflicts[tk.TaskID] > 1 {
+				t.Errorf("tick %v: tried again after a conflict", tk.At)
+			}
+			if !taken[tk.TaskID] {
+				t.Errorf("tick %v: conflict on a task id nobody took", tk.At)
+			}
+		case tk.Err != nil:
+			t.Errorf("tick %v: %v", tk.At, tk.Err)
+		case taken[tk.TaskID]:
+			t.Errorf("tick %v: enqueued although its task id was taken", tk.At)
+		}
+	}
+	if len(conflicts) == 0 {
+		t.Errorf("no tick reported asynq.ErrTaskIDConflict (ticks: %+v)", got.all)
+	}
+	for tid := range taken {
+		if n := tickCount(t, e, tid); n != 1 {
+			t.Errorf("task %s: %d in the queue, want 1", tid, n)
+		}
+	}
+}
+
+// tickCount counts the pending tasks with id tid.
+func tickCount(t *testing.T, e *env, tid string) int {
+	t.Helper()
+	tasks, err := e.insp.ListPendingTasks(e.queue, asynq.PageSize(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ti := range tasks {
+		if ti.ID == tid {
+			n++
+		}
+	}
+	return n
+}
+
+// believer is a backend whose heartbeat never finds a lease gone, like a
+// leader that woke from a stall before its heartbeat ran: only the term
+// check before each enqueue can tell that the term is over.
+type believer struct {
+	lock.Backend
+	mu    sync.Mutex
+	lease lock.Lease // the last granted
+}
+
+func (b *believer) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
+	l, err := b.Backend.Acquire(ctx, key, ttl)
+	if err == nil {
+		b.mu.Lock()
+		b.lease = l
+		b.mu.Unlock()
+	}
+	return l, err
+}
+
+func (b *believer) Extend(_ context.Context, _ string, ttl time.Duration) (time.Time, error) {
+	return time.Now().Add(ttl), nil
+}
+
+// TestSchedulerChecksTheTerm: once the term's lease is gone from the
+// backend, the term enqueues nothing more, even though its context lives
+// on; the next term (a higher fence) goes on.
+func TestSchedulerChecksTheTerm(t *testing.T) {
+	e := newEnv(t)
+	b := &believer{Backend: e.backend}
+	s, err := asynqlock.NewScheduler(e.client, b, "sched", "replica-a", lock.WithTTL(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Register("@every 1s", asynq.NewTask("tick", nil), asynq.Queue(e.queue)); err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	runScheduler(t, s)
+	first := got.wait(t, 1, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })[0].Fence
+	b.mu.Lock()
+	old := b.lease
+	b.mu.Unlock()
+	if err := e.backend.Release(context.Background(), old.ID); err != nil { // behind the term's back
+		t.Fatal(err)
+	}
+	released := time.Now()
+	got.wait(t, 2, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil && tk.Fence.Compare(first) > 0 })
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	for _, tk := range got.all {
+		if tk.Fence == first && tk.Err == nil && tk.At.After(released.Add(time.Second)) {
+			t.Errorf("the %v tick was enqueued by term %s after its lease was released", tk.At, tk.Fence)
+		}
+	}
+}
+
+// TestSchedulerRunOnce: a second Run while one runs fails at once; Run
+// returns nil when its context ends, and can run again after.
+func TestSchedulerRunOnce(t *testing.T) {
+	e := newEnv(t)
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Register("@every 1s", asynq.NewTask("tick", nil), asynq.Queue(e.queue)); err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	got.wait(t, 1, 10*time.Second, func(asynqlock.Tick) bool { return true }) // the first Run leads
+	second, cancelSecond := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelSecond()
+	if err := s.Run(second); lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second Run: got %v, want an error saying it is already running", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after its context ended: got %v, want nil", err)
+	}
+	ended, cancelEnded := context.WithCancel(context.Background())
+	cancelEnded()
+	if err := s.Run(ended); err != nil {
+		t.Errorf("Run again with an ended context: got %v, want nil", err)
+	}
+}
