@@ -7,7 +7,6 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/internal/event"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // retryDelays are the waits after transient failures of attempts.
@@ -79,10 +78,17 @@ func (c *candidate) attempt(ctx context.Context) (lock.Lease, time.Duration, err
 	return lock.Lease{}, 0, err
 }
 
+// expiryMargin is how long after a term's expiry a candidate attempts,
+// and the least wait between its attempts on a held key (a local clock
+// ahead of the server's would otherwise spin). A term's lease is gone at
+// its expiry by the server's clock (the key expires with it), so a
+// crashed leader's successor follows within the TTL and this margin.
+const expiryMargin = 50 * time.Millisecond
+
 // until is the wait before an attempt on a held key: until the known
-// term's expiry (moved on by its notices) or holderExp, whichever is
-// later (the holder's expiry as the last attempt found it), plus the
-// clock tolerance; pollInterval when neither is known.
+// term's expiry (moved on by its notices) or the holder's expiry as the
+// last attempt found it, whichever is later, plus expiryMargin;
+// pollInterval when neither is known.
 func (c *candidate) until() time.Duration {
 	exp := c.holderExp
 	if cur, known := c.f.state(); known && cur.ExpiresAt.After(exp) {
@@ -91,7 +97,7 @@ func (c *candidate) until() time.Duration {
 	if exp.IsZero() {
 		return pollInterval
 	}
-	return max(time.Until(exp)+lockdriver.TimeTolerance, 0)
+	return max(time.Until(exp)+expiryMargin, expiryMargin)
 }
 
 // lockedUntil is the holder's expiry an ErrLocked error carries, or zero.

@@ -16,8 +16,8 @@ var ErrNoLeader = errors.New("election: no leader")
 
 // MinTTL is the shortest term Lead accepts (lock.WithTTL). A shorter term
 // is within the clock tolerance (lockdriver.TimeTolerance) that observers
-// and candidates wait past a term's expiry, and one slow round trip of its
-// heartbeat would lose it.
+// wait past a term's expiry, and one slow round trip of its heartbeat
+// would lose it.
 const MinTTL = time.Second
 
 // MaxIdentityBytes is the longest identity Lead accepts, in bytes.
