@@ -46,19 +46,19 @@ func commandRate(t testing.TB, rdb *redis.Client) func(window time.Duration) flo
 // leader's alone.
 func TestElectionIdleCost(t *testing.T) {
 	if testing.Short() {
-		t.Skip("measures over two 6s windows")
+		t.Skip("measures over two 4s windows")
 	}
 	srv := redistest.Start(t)
 	prefix := redistest.Prefix(t)
 	const key = "leader:cost"
 	ttl := lock.WithTTL(3 * time.Second)
-	const window = 6 * time.Second
+	const window = 4 * time.Second
 	hb, rate := alignedRate(t, srv)
 	terms := make(chan started, 10)
 	leader := newBackends(t, srv, prefix, 1)[0]
 	runCandidate(t, leader, key, "leader", terms, ttl, hb)
 	lead := next(t, terms, 10*time.Second)
-	time.Sleep(2 * time.Second)
+	time.Sleep(time.Second)
 	before := rate(window)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -78,7 +78,7 @@ func TestElectionIdleCost(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(2 * time.Second)
+	time.Sleep(time.Second)
 	after := rate(window)
 	t.Logf("commands/s: leader alone %.2f; with 100 observers and 10 candidates %.2f", before, after)
 	if after > before+1 {
