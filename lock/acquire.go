@@ -65,8 +65,16 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (Lease, err
 	if c.limitSet {
 		op.Limit = c.limit
 	}
+	return waitOp(ctx, b, op, func(ctx context.Context) (Lease, error) {
+		return c.acquireOn(ctx, b, key, true)
+	})
+}
+
+// waitOp runs acquire, a whole acquisition, as the OpWait op through b's
+// hooks and returns the lease it got.
+func waitOp(ctx context.Context, b Backend, op *Op, acquire func(context.Context) (Lease, error)) (Lease, error) {
 	err := emit(ctx, b, op, func(ctx context.Context, op *Op) (err error) {
-		op.Lease, err = c.acquireOn(ctx, b, key, true)
+		op.Lease, err = acquire(ctx)
 		return err
 	})
 	switch {

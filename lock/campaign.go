@@ -31,19 +31,11 @@ func wait(ctx context.Context, b Backend, key string, ttl time.Duration, run fun
 	if _, ok := b.(hookChain); !ok {
 		return run(ctx)
 	}
-	op := &Op{Kind: OpWait, Key: key, TTL: ttl}
-	err := emit(ctx, b, op, func(ctx context.Context, op *Op) error {
+	return waitOp(ctx, b, &Op{Kind: OpWait, Key: key, TTL: ttl}, func(ctx context.Context) (Lease, error) {
 		l, err := run(ctx)
-		if err == nil {
-			op.Lease = l.(Lease)
+		if err != nil {
+			return Lease{}, err
 		}
-		return err
+		return l.(Lease), nil
 	})
-	switch {
-	case err != nil:
-		return Lease{}, err
-	case op.Lease.ID == "":
-		return Lease{}, newError(CodeInternal, "acquire", "a hook returned from OpWait without running the acquisition", nil)
-	}
-	return op.Lease, nil
 }
