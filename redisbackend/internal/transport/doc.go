@@ -1,9 +1,8 @@
 // Package transport sends redisbackend's commands on a go-redis client,
 // out of the way of the lock semantics: every call returns by its
-// context's deadline even while the server stalls (bounded.go, direct.go),
-// the script calls of concurrent goroutines share pipelines (coalesce.go),
-// and the resend window covers the copies of a command that go-redis may
-// send after losing its reply (resend.go).
+// context's deadline even while the server stalls, the script calls of
+// concurrent goroutines share pipelines, and the resend window covers the
+// copies of a command that go-redis may send after losing its reply.
 //
 // A Sender sends one command at a time (Do); Bounded bounds anything else
 // that blocks on go-redis (a pipeline, a series of commands) by its
