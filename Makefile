@@ -24,13 +24,14 @@ vet:
 ## (status, package, seconds), the full output of every failed test, the 10 slowest tests.
 ## TESTJSON=file keeps go test's JSON events; TESTFLAGS adds go test flags (e.g. -run, -p).
 ## The slowest packages come first: go test starts the test runs in command-line order, so
-## theirs overlap the other packages' builds instead of running alone at the end.
+## theirs overlap the other packages' builds instead of running alone at the end. -p 3: the tests
+## mostly wait on their redis-servers, so three packages at a time keep both cores busy.
 TESTJSON  ?=
 TESTFLAGS ?=
 SLOWFIRST  = ./redisbackend ./otel ./internal/testkit/redistest ./lock ./internal/testkit/chaos
 unit:
 	$(GO) run ./internal/testkit/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
-	  -race -count=1 -timeout 8m $(TESTFLAGS) $(SLOWFIRST) ./...
+	  -race -count=1 -timeout 8m -p 3 $(TESTFLAGS) $(SLOWFIRST) ./...
 
 ## fuzz: run every Fuzz target for FUZZTIME (default 20000 inputs; e.g. make fuzz FUZZTIME=2m), a line each;
 ## the targets are found with grep (go test -list would build every package's tests once more).

@@ -369,6 +369,7 @@ func TestFleetLimit(t *testing.T) {
 // holders (no three with limit 2) overlap and every worker finishes
 // within its waits.
 func TestFleetFaults(t *testing.T) {
+	t.Parallel() // its own redis-server; mostly waiting on it
 	for _, limit := range []int{0, 2} {
 		t.Run("limit="+strconv.Itoa(limit), func(t *testing.T) {
 			srv := redistest.Start(t)

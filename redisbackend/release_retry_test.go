@@ -17,6 +17,7 @@ import (
 // release is tried again in the background. A slot of a
 // limit and a plain lock alike, with go-redis's default client options.
 func TestReleaseRetryAfterRestart(t *testing.T) {
+	t.Parallel() // its own redis-server; mostly waiting on it
 	tests := []struct {
 		desc  string
 		key   string

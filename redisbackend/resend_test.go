@@ -87,6 +87,7 @@ func alternate() func() bool {
 // gets its own grant back), no false ErrLeaseLost (a release re-sent after
 // it released is still a release), and no key left locked.
 func TestResentCommands(t *testing.T) {
+	t.Parallel() // its own redis-server; mostly waiting on it
 	srv := redistest.Start(t)
 	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
 	const workers, cycles, keys = 4, 250, 3

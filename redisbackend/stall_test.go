@@ -31,6 +31,7 @@ import (
 // AcquireID) release the ids whose outcome was unknown, and a release that
 // runs first retires the id (release.lua).
 func TestStalledServerCallsEndByTheirDeadline(t *testing.T) {
+	t.Parallel() // its own redis-server; mostly waiting on it
 	srv := redistest.Start(t)
 	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
 	b := newBackend(t, srv.Client(t), prefix)

@@ -54,6 +54,7 @@ func countKeys(t testing.TB, rdb *redis.Client, pattern string) int {
 // holds at most 64 fence counters afterwards, and every key's second fence
 // is above its first.
 func TestFenceStripesBounded(t *testing.T) {
+	t.Parallel() // its own redis-server; mostly waiting on it
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	for _, layout := range []redisbackend.Layout{redisbackend.LayoutSingle, redisbackend.LayoutCluster} {
