@@ -208,12 +208,7 @@ func (r *ElectionReport) String() string {
 	fmt.Fprintf(&b, "run: %v (asked %v), %d candidates (election.Lead, a go-redis client with default options, Backend and toxiproxy proxy each), TTL %v, fault gap %v, seed %d\n",
 		r.Elapsed.Round(time.Millisecond), r.Duration, r.Candidates, r.TTL, r.Gap, r.Seed)
 	if r.Record {
-		fmt.Fprintf(&b, "\noperations (backend calls): %d\n", r.Operations())
-		section(&b, r.Calls)
-		if len(r.CallErrors) > 0 {
-			fmt.Fprintf(&b, "failed calls by code:\n")
-			section(&b, r.CallErrors)
-		}
+		calls(&b, r.Calls, r.CallErrors)
 	}
 	fmt.Fprintf(&b, "election.Lead returns:\n")
 	section(&b, r.Leads)

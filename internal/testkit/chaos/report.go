@@ -170,12 +170,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "syncguard chaos report\n")
 	fmt.Fprintf(&b, "run: %v (asked %v), %d workers (%d per client, Backend and toxiproxy proxy), %d lock keys + %d limit key (n = %d), TTL %v, fault gap %v, pause 1 grant in %d, seed %d\n",
 		r.Elapsed.Round(time.Millisecond), r.Duration, r.Workers, max(r.PerClient, 1), r.Keys, min(r.Limit, 1), r.Limit, r.TTL, r.Gap, r.PauseEvery, r.Seed)
-	fmt.Fprintf(&b, "\noperations (backend calls): %d\n", r.Operations())
-	section(&b, r.Calls)
-	if len(r.CallErrors) > 0 {
-		fmt.Fprintf(&b, "failed calls by code:\n")
-		section(&b, r.CallErrors)
-	}
+	calls(&b, r.Calls, r.CallErrors)
 	fmt.Fprintf(&b, "lock.Do results:\n")
 	section(&b, r.Do)
 	fmt.Fprintf(&b, "grants: %d, of which slots of the limit key: %d (fences issued by the server: %d, of which never returned to a caller: %d)\n",
@@ -212,6 +207,17 @@ func result(r porcupine.CheckResult) string {
 		return "ILLEGAL"
 	}
 	return "unknown (timed out)"
+}
+
+// calls writes the backend calls by kind and outcome, then the failed
+// ones by code.
+func calls(b *strings.Builder, byOutcome, failed map[string]int) {
+	fmt.Fprintf(b, "\noperations (backend calls): %d\n", total(byOutcome))
+	section(b, byOutcome)
+	if len(failed) > 0 {
+		fmt.Fprintf(b, "failed calls by code:\n")
+		section(b, failed)
+	}
 }
 
 func section(b *strings.Builder, m map[string]int) {
