@@ -64,8 +64,8 @@ func (c Config) middleware(g *guard.Guard) echo.MiddlewareFunc {
 				x.Fingerprint = func() (string, error) { return c.Replay.Fingerprint(ec) }
 			}
 			out, err := g.Serve(x)
-			if out == guard.Refused && c.ProblemTypeBase != "" {
-				ec.SetRequest(req.WithContext(guard.WithProblemBase(req.Context(), c.ProblemTypeBase)))
+			if out == guard.Refused {
+				ec.SetRequest(g.Refusal(req))
 			}
 			switch {
 			case out == guard.Ran && g.Replays():
@@ -87,10 +87,8 @@ func (c Config) middleware(g *guard.Guard) echo.MiddlewareFunc {
 	}
 }
 
-// LeaseFrom returns the lease held for the request of c: lock.LeaseFrom of
-// the request's context, which data-layer code can call without echo. It
-// reports false outside the middleware, for skipped requests, and for
-// requests let through by Config.FailOpen while the backend failed.
+// LeaseFrom returns the lease held for c's request (lock.LeaseFrom of
+// its context); false when none is held.
 func LeaseFrom(c echo.Context) (lock.Lease, bool) {
 	return lock.LeaseFrom(c.Request().Context())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -84,8 +85,8 @@ func serveOne(b *testing.B, h http.Handler, key, replayed string) bool {
 	req.Header.Set("Idempotency-Key", key)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	if got := rec.Header().Get(httplock.HeaderReplayed); rec.Code != http.StatusCreated || (replayed != "*" && got != replayed) {
-		b.Errorf("status %d, %s %q; want 201, %q", rec.Code, httplock.HeaderReplayed, rec.Header().Get(httplock.HeaderReplayed), replayed)
+	if got := rec.Header().Get(httpguard.HeaderReplayed); rec.Code != http.StatusCreated || (replayed != "*" && got != replayed) {
+		b.Errorf("status %d, %s %q; want 201, %q", rec.Code, httpguard.HeaderReplayed, rec.Header().Get(httpguard.HeaderReplayed), replayed)
 		return false
 	}
 	return true

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
@@ -56,7 +57,7 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	if r := s.Replay; r != nil {
 		ttl := r.TTL
 		if ttl == 0 {
-			ttl = httplock.DefaultReplayTTL
+			ttl = httpguard.DefaultReplayTTL
 		}
 		opts = append(opts, httplock.WithReplay(ttl))
 		if r.Headers != nil {
