@@ -13,16 +13,17 @@ import (
 
 // TestScenarios runs the shared middleware suite through httplock.
 func TestScenarios(t *testing.T) {
-	guardtest.Run(t, guardtest.Adapter{Build: build})
+	guardtest.Run(t, guardtest.Adapter{New: build})
 }
 
-func build(t *testing.T, s guardtest.Setup) http.Handler {
-	t.Helper()
+func build(s guardtest.Setup) (http.Handler, error) {
 	opts := []httplock.Option{
-		httplock.WithKeyFunc(httplock.FromHeader(guardtest.Header)),
 		httplock.WithPrefix(s.Prefix),
 		httplock.WithWait(s.Wait),
 		httplock.WithFailOpen(s.FailOpen),
+	}
+	if !s.NoKey {
+		opts = append(opts, httplock.WithKeyFunc(httplock.FromHeader(guardtest.Header)))
 	}
 	if s.TTL != 0 {
 		opts = append(opts, httplock.WithTTL(s.TTL)) // WithTTL(0) is an error
@@ -78,7 +79,7 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	}
 	mw, err := httplock.New(s.Backend, opts...)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l, ok := lock.LeaseFrom(r.Context())
@@ -88,5 +89,5 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	for _, route := range guardtest.RoutesOf(s) {
 		mux.Handle(route, h) // r.Pattern: the route, for the key's scope
 	}
-	return mux
+	return mux, nil
 }

@@ -56,14 +56,44 @@ var scenarios = []scenario{
 	{"Retry-After is capped by the route's hold time", retryAfterEstimate},
 }
 
-// Run runs every scenario against a.
+// Run runs every scenario against a, over HTTP/1.1 and over HTTP/2, and
+// checks that a refuses bad input.
 func Run(t *testing.T, a Adapter) {
-	for _, sc := range slices.Concat(scenarios, replayScenarios, safetyScenarios, realServerScenarios, limitScenarios) {
-		t.Run(sc.desc, func(t *testing.T) {
+	a.Build = func(t *testing.T, s Setup) http.Handler {
+		t.Helper()
+		h, err := a.New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	t.Run("bad input is refused at construction", func(t *testing.T) {
+		t.Parallel()
+		badInput(t, a)
+	})
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
-			sc.run(t, a)
+			pa := a
+			pa.proto, pa.raw = p, a.Build
+			pa.Build = func(t *testing.T, s Setup) http.Handler { return serveRemote(t, a, p, s) }
+			for _, sc := range slices.Concat(scenarios, replayScenarios, safetyScenarios, realServerScenarios, limitScenarios) {
+				t.Run(sc.desc, func(t *testing.T) {
+					t.Parallel()
+					sc.run(t, pa)
+				})
+			}
 		})
 	}
+}
+
+// server returns a server of h on a's protocol: h's own when h is a
+// Build result.
+func (a Adapter) server(t *testing.T, h http.Handler) *httptest.Server {
+	if rm, ok := h.(*remote); ok {
+		return rm.srv
+	}
+	return a.proto.start(t, h)
 }
 
 func ok(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) }
@@ -291,8 +321,7 @@ func clientDisconnect(t *testing.T, a Adapter) {
 			sawCancel <- false
 		}
 	}})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := a.server(t, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)

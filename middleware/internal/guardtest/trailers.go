@@ -137,9 +137,9 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 	allowed := append(httpguard.DefaultReplayHeaders(), "X-Checksum", "X-Twice")
 	for _, idiom := range trailerIdioms {
 		t.Run(idiom.desc, func(t *testing.T) {
-			bare := realServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { idiom.write(w) }))
+			bare := a.server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { idiom.write(w) }))
 			prefix := ns + t.Name() + ":"
-			srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: prefix, Routes: []string{"/orders"}, Scope: Principal,
+			srv := a.server(t, a.Build(t, Setup{Backend: e.b, Prefix: prefix, Routes: []string{"/orders"}, Scope: Principal,
 				Replay:  &Replay{Headers: allowed},
 				Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) { idiom.write(w) }}))
 			want := post(t, bare, "/orders", key, "", "b")
@@ -167,7 +167,12 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 			if idiom.dropped {
 				wantBare = http.Header{}
 			}
-			if !equalHeader(want.trailer, wantBare) {
+			if a.proto.h2 {
+				// HTTP/2 sends TrailerPrefix trailers whatever the body,
+				// and one value of a name declared both ways: the bare
+				// server's answer is the reference.
+				wantFirst = want.trailer
+			} else if !equalHeader(want.trailer, wantBare) {
 				t.Fatalf("bare net/http: trailers %v, want %v (the test's idea of net/http is wrong)", want.trailer, wantBare)
 			}
 			if !equalHeader(first.trailer, wantFirst) {
