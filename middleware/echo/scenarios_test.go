@@ -97,3 +97,14 @@ func newEchoOn(routes []string, mw echo.MiddlewareFunc, h echo.HandlerFunc) *ech
 	}
 	return e
 }
+
+// BenchmarkAdapter compares echolock with a bare Echo (guardtest.Bench).
+func BenchmarkAdapter(b *testing.B) {
+	guardtest.Bench(b, guardtest.Adapter{New: build}, func(s guardtest.Setup) http.Handler {
+		none := func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+		return newEchoOn(guardtest.RoutesOf(s), none, func(c echo.Context) error {
+			s.Handler(c.Response(), c.Request(), lock.Lease{}, false)
+			return nil
+		})
+	})
+}

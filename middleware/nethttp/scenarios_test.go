@@ -91,3 +91,14 @@ func build(s guardtest.Setup) (http.Handler, error) {
 	}
 	return mux, nil
 }
+
+// BenchmarkAdapter compares httplock with a bare ServeMux (guardtest.Bench).
+func BenchmarkAdapter(b *testing.B) {
+	guardtest.Bench(b, guardtest.Adapter{New: build}, func(s guardtest.Setup) http.Handler {
+		mux := http.NewServeMux()
+		for _, route := range guardtest.RoutesOf(s) {
+			mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) { s.Handler(w, r, lock.Lease{}, false) })
+		}
+		return mux
+	})
+}
