@@ -34,10 +34,8 @@ type Config struct {
 	BeforeFunc middleware.BeforeFunc
 	// Backend grants the leases.
 	Backend lock.Backend
-	// KeyLookup says where the key is, in Echo's extractor syntax:
-	// "<source>:<name>" with source header, idempotency, param, query,
-	// form or cookie; several parts, comma-separated, are joined as
-	// Compose joins them.
+	// KeyLookup says where the key is, in Echo's extractor syntax, such
+	// as "param:tenant,idempotency:Idempotency-Key".
 	KeyLookup string
 	// KeyExtractor reads the key, for what KeyLookup cannot say.
 	KeyExtractor KeyExtractor
@@ -132,8 +130,7 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 }
 
 // ToMiddleware checks c and returns the middleware. A bad configuration
-// is an InvalidArgument *lock.Error that names the field, and nothing
-// reaches the backend.
+// is an InvalidArgument *lock.Error that names the field.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	key, err := c.key()
 	if err != nil {

@@ -9,8 +9,7 @@ import (
 )
 
 // DefaultBusyHandler sets Retry-After and returns an *echo.HTTPError
-// with httpguard.BusyProblem's status (409, or 429 for a limit) and err
-// as Internal, for the application's HTTPErrorHandler to render.
+// with httpguard.BusyProblem's status, for the HTTPErrorHandler.
 func DefaultBusyHandler(c echo.Context, retryAfter time.Duration, err error) error {
 	c.Response().Header().Set(echo.HeaderRetryAfter, httpguard.RetryAfterValue(retryAfter))
 	return httpError(httpguard.BusyProblem(retryAfter, err), err)
@@ -26,15 +25,13 @@ func httpError(p httpguard.Problem, err error) *echo.HTTPError {
 	return &echo.HTTPError{Code: p.Status, Message: p.Detail, Internal: err}
 }
 
-// ProblemBusyHandler answers as httplock does, with problem details
-// (httpguard.DefaultBusyHandler), and returns nil.
+// ProblemBusyHandler answers httpguard.DefaultBusyHandler's problem.
 func ProblemBusyHandler(c echo.Context, retryAfter time.Duration, err error) error {
 	httpguard.DefaultBusyHandler(c.Response(), c.Request(), retryAfter, err)
 	return nil
 }
 
-// ProblemErrorHandler answers as httplock does, with problem details
-// (httpguard.DefaultErrorHandler), and returns nil.
+// ProblemErrorHandler answers httpguard.DefaultErrorHandler's problem.
 func ProblemErrorHandler(c echo.Context, err error) error {
 	httpguard.DefaultErrorHandler(c.Response(), c.Request(), err)
 	return nil

@@ -82,7 +82,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	x := guard.Exchange{W: w, R: r, Route: guard.Route(r.Method, r.Pattern, r.URL.EscapedPath()),
 		Key: func() (string, error) { return h.key(r) },
-		Next: func(ctx context.Context, wrap func(http.ResponseWriter) http.ResponseWriter) error {
+		Next: func(ctx context.Context, wrap guard.Wrap) error {
 			h.next.ServeHTTP(wrap(w), r.WithContext(ctx))
 			return nil
 		},

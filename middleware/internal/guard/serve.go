@@ -40,8 +40,12 @@ type Exchange struct {
 	// the framework renders a handler's error after the middleware
 	// returns, Next renders it itself in replay mode (Guard.Replays), so
 	// that it is captured.
-	Next func(ctx context.Context, wrap func(http.ResponseWriter) http.ResponseWriter) error
+	Next func(ctx context.Context, wrap Wrap) error
 }
+
+// Wrap gives the writer the handler must write to in place of w: the
+// capture of replay mode, or w itself.
+type Wrap = func(w http.ResponseWriter) http.ResponseWriter
 
 // Outcome says what Serve did with a request.
 type Outcome int
