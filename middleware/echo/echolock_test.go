@@ -15,6 +15,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -134,7 +135,7 @@ func mustPanic(t *testing.T, what string, f func()) {
 
 func TestDefaultConfig(t *testing.T) {
 	c := echolock.DefaultConfig
-	if c.Skipper == nil || c.BusyHandler == nil || c.ErrorHandler == nil || c.TTL != echolock.DefaultTTL ||
+	if c.Skipper == nil || c.BusyHandler == nil || c.ErrorHandler == nil || c.TTL != httpguard.DefaultTTL ||
 		c.Backend != nil || c.KeyExtractor != nil || c.Wait != 0 || c.FailOpen {
 		t.Errorf("DefaultConfig = %+v", c)
 	}

@@ -3,117 +3,80 @@ package echolock
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
-// FromParam returns a KeyExtractor reading the path parameter name, such
-// as "id" for the route "/orders/:id". A missing value is an error.
+// onRequest reads the key from the request with f, httpguard's key
+// function.
+func onRequest(f httpguard.KeyFunc) KeyExtractor {
+	return func(c echo.Context) (string, error) { return f(c.Request()) }
+}
+
+// fromValue reads the value get gives for a name, a kind of request
+// part.
+func fromValue(kind string, get func(echo.Context, string) string) func(name string) KeyExtractor {
+	return func(name string) KeyExtractor {
+		return func(c echo.Context) (string, error) {
+			if v := get(c, name); v != "" {
+				return v, nil
+			}
+			return "", httpguard.Missing(kind, name)
+		}
+	}
+}
+
+// FromParam reads the path parameter name, such as "id" in "/orders/:id".
 func FromParam(name string) KeyExtractor {
-	return func(c echo.Context) (string, error) {
-		v := c.Param(name)
-		if v == "" {
-			return "", guard.Missing("path parameter", name)
-		}
-		return v, nil
-	}
+	return fromValue("path parameter", echo.Context.Param)(name)
 }
 
-// FromHeader returns a KeyExtractor reading the first value of the request
-// header name, as written. A missing header is an error. For the
-// Idempotency-Key header, use FromIdempotencyKey (KeyLookup
-// "idempotency:Idempotency-Key"), which parses the value as the IETF
-// draft defines it, so that "k1" and k1 are one key, and rejects several
-// header lines and malformed keys.
-func FromHeader(name string) KeyExtractor {
-	return func(c echo.Context) (string, error) {
-		v := c.Request().Header.Get(name)
-		if v == "" {
-			return "", guard.Missing("header", name)
-		}
-		return v, nil
-	}
-}
+// FromHeader reads the header name as written (httpguard.FromHeader).
+func FromHeader(name string) KeyExtractor { return onRequest(httpguard.FromHeader(name)) }
 
-// FromIdempotencyKey returns a KeyExtractor reading the Idempotency-Key
-// header as the IETF httpapi Idempotency-Key draft defines it: one header
-// line whose value is a structured-field string. The request
-//
-//	POST /orders HTTP/1.1
-//	Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"
-//
-// gives the key 8e03978e-40d5-43e8-bc93-6894a57f9324. `\"` and `\\` in the
-// string are unescaped, and parameters after it ("k1";a=1) are ignored.
-// Beyond the draft, an unquoted value (Idempotency-Key: abc-123, as many
-// clients send) is the key as written when it has no space, comma,
-// semicolon or double quote; the quoted and the bare form of a key give
-// the same key. The key must be 1 to 255 printable ASCII characters. The
-// KeyLookup source "idempotency:<header name>" reads another header this
-// way.
-//
-// A missing header, several Idempotency-Key header lines or a malformed
-// value is an error with lock.CodeInvalidArgument (answered 400); its
-// message says what is wrong and never contains the value.
-func FromIdempotencyKey() KeyExtractor {
-	return fromIdempotencyHeader(guard.HeaderIdempotencyKey)
-}
+// FromIdempotencyKey reads the Idempotency-Key header as the IETF draft
+// defines it (httpguard.FromIdempotencyKey).
+func FromIdempotencyKey() KeyExtractor { return onRequest(httpguard.FromIdempotencyKey()) }
 
-// fromIdempotencyHeader is FromIdempotencyKey on the header name, for the
-// KeyLookup source "idempotency:<name>".
-func fromIdempotencyHeader(name string) KeyExtractor {
-	return func(c echo.Context) (string, error) {
-		return guard.IdempotencyKey(c.Request().Header, name)
-	}
-}
+// FromQuery reads the query parameter name.
+func FromQuery(name string) KeyExtractor { return onRequest(httpguard.FromQuery(name)) }
 
-// FromQuery returns a KeyExtractor reading the first value of the query
-// parameter name. A missing value is an error.
-func FromQuery(name string) KeyExtractor {
-	return func(c echo.Context) (string, error) {
-		v := c.QueryParam(name)
-		if v == "" {
-			return "", guard.Missing("query parameter", name)
-		}
-		return v, nil
-	}
-}
+// FromCookie reads the request cookie name.
+func FromCookie(name string) KeyExtractor { return onRequest(httpguard.FromCookie(name)) }
 
-// FromForm returns a KeyExtractor reading the form value name (echo's
-// Context.FormValue: the body of a url-encoded or multipart form, then
-// the query). A missing value is an error. Reading it parses the request
-// body, which the handler then reads through the parsed form, not raw.
-func FromForm(name string) KeyExtractor {
-	return func(c echo.Context) (string, error) {
-		v := c.FormValue(name)
-		if v == "" {
-			return "", guard.Missing("form value", name)
-		}
-		return v, nil
-	}
-}
+// FromForm reads the form value name (c.FormValue: the body of a form,
+// then the query), which parses the request body.
+func FromForm(name string) KeyExtractor { return fromValue("form value", echo.Context.FormValue)(name) }
 
-// FromCookie returns a KeyExtractor reading the value of the request
-// cookie name. A missing cookie is an error.
-func FromCookie(name string) KeyExtractor {
-	return func(c echo.Context) (string, error) {
-		ck, err := c.Cookie(name)
-		if err != nil || ck.Value == "" {
-			return "", guard.Missing("cookie", name)
-		}
-		return ck.Value, nil
-	}
-}
-
-// Compose returns a KeyExtractor joining the results of fns with ':', such as
-// Compose(FromParam("tenant"), FromHeader("Idempotency-Key")). Each part is
-// escaped first ('\' becomes `\\`, ':' becomes `\:`), so distinct tuples of
-// parts never give one key: tenant "a:b" with key "c" is `a\:b:c`, tenant
-// "a" with key "b:c" is `a:b\:c`. Parts without '\' or ':' read as
-// written ("acme" and "42" give "acme:42"). An error or an empty result
-// from any of them is an error.
+// Compose joins the results of fns into one key, escaping each part
+// (httpguard.Compose).
 func Compose(fns ...KeyExtractor) KeyExtractor {
 	parts := make([]func(echo.Context) (string, error), len(fns))
 	for i, f := range fns {
 		parts[i] = f
 	}
-	return guard.Compose(parts...)
+	return httpguard.Compose(parts...)
+}
+
+// lookupSources maps a KeyLookup source to the extractor of a name.
+var lookupSources = map[string]func(name string) KeyExtractor{
+	"header":      FromHeader,
+	"idempotency": func(n string) KeyExtractor { return onRequest(httpguard.FromIdempotencyHeader(n)) },
+	"param":       FromParam,
+	"query":       FromQuery,
+	"form":        FromForm,
+	"cookie":      FromCookie,
+}
+
+// key returns c's key extractor, from KeyExtractor or KeyLookup (nil
+// when neither is set, for the guard to refuse).
+func (c Config) key() (KeyExtractor, error) {
+	switch {
+	case c.KeyLookup != "" && c.KeyExtractor != nil:
+		return nil, lockdriver.InvalidArgument("config", "Config.KeyLookup and Config.KeyExtractor are both set; set one")
+	case c.KeyLookup == "":
+		return c.KeyExtractor, nil
+	}
+	return guard.ParseLookup[echo.Context]("Config.KeyLookup", c.KeyLookup, lookupSources)
 }

@@ -21,76 +21,60 @@ func (c Config) middleware(g *guard.Guard) echo.MiddlewareFunc {
 				c.BeforeFunc(ec)
 			}
 			req := ec.Request()
-			x := guard.Exchange{
-				W:     ec.Response(),
-				R:     req,
-				Route: guard.Route(req.Method, ec.Path(), req.URL.EscapedPath()),
-				Key:   func() (string, error) { return c.KeyExtractor(ec) },
-				Next: func(ctx context.Context, wrap func(http.ResponseWriter) http.ResponseWriter) error {
-					// Later middleware and upstream code see the request
-					// and writer they passed in once the lock is gone.
-					res := ec.Response()
-					w := res.Writer
-					cw := wrap(w)
-					returned := false
-					defer func() {
-						ec.SetRequest(req)
-						res.Writer = w
-						if !returned && g.Replays() && !guard.Sent(cw) {
-							// A panic before the capture sent anything:
-							// the response is not committed, for the
-							// Recover middleware's answer. One that has
-							// gone out stays committed (the guard aborts
-							// the connection).
-							res.Committed, res.Status, res.Size = false, http.StatusOK, 0
-						}
-					}()
-					ec.SetRequest(req.WithContext(ctx))
-					res.Writer = cw
-					err := next(ec)
-					returned = true
-					if err != nil && g.Replays() {
-						// Rendered now, so the answer is captured (and
-						// stored or not by its status).
-						ec.Error(err)
-					}
-					return err
-				},
-			}
+			x := guard.Exchange{W: ec.Response(), R: req, Route: guard.Route(req.Method, ec.Path(), req.URL.EscapedPath()),
+				Key:  func() (string, error) { return c.KeyExtractor(ec) },
+				Next: func(ctx context.Context, wrap guard.Wrap) error { return runNext(ctx, g, next, ec, wrap) }}
 			if c.Scope != nil {
 				x.Scope = func() (string, error) { return c.Scope(ec) }
 			}
 			if c.Replay != nil && c.Replay.Fingerprint != nil {
 				x.Fingerprint = func() (string, error) { return c.Replay.Fingerprint(ec) }
 			}
-			out, err := g.Serve(x)
-			if out == guard.Refused && c.ProblemTypeBase != "" {
-				ec.SetRequest(req.WithContext(guard.WithProblemBase(req.Context(), c.ProblemTypeBase)))
-			}
-			switch {
-			case out == guard.Ran && g.Replays():
-				// The handler's error was rendered inside (and captured):
-				// returned too, a HTTPErrorHandler that does not check
-				// Committed would write a second body. Echo's Recover
-				// middleware does the same.
-				return nil
-			case out == guard.Ran:
+			switch out, err := g.Serve(x); {
+			case out == guard.Ran && !g.Replays():
 				return err
-			case out == guard.Replayed:
+			case out != guard.Refused:
+				// In replay mode the handler's error was rendered inside,
+				// and captured; returned too, it would be rendered twice.
 				return nil
 			case errors.Is(err, lock.ErrLocked):
+				ec.SetRequest(g.Refusal(req))
 				return c.BusyHandler(ec, g.RetryAfter(x.Route, err), err)
 			default:
+				ec.SetRequest(g.Refusal(req))
 				return c.ErrorHandler(ec, err)
 			}
 		}
 	}
 }
 
-// LeaseFrom returns the lease held for the request of c: lock.LeaseFrom of
-// the request's context, which data-layer code can call without echo. It
-// reports false outside the middleware, for skipped requests, and for
-// requests let through by Config.FailOpen while the backend failed.
+// runNext runs next with the held context and the guard's writer. The
+// request and writer are restored after it; a panic before anything was
+// sent leaves the response uncommitted, for Echo's Recover to answer.
+func runNext(ctx context.Context, g *guard.Guard, next echo.HandlerFunc, ec echo.Context, wrap guard.Wrap) error {
+	req, res := ec.Request(), ec.Response()
+	w := res.Writer
+	cw := wrap(w)
+	returned := false
+	defer func() {
+		ec.SetRequest(req)
+		res.Writer = w
+		if !returned && g.Replays() && !guard.Sent(cw) {
+			res.Committed, res.Status, res.Size = false, http.StatusOK, 0
+		}
+	}()
+	ec.SetRequest(req.WithContext(ctx))
+	res.Writer = cw
+	err := next(ec)
+	returned = true
+	if err != nil && g.Replays() {
+		ec.Error(err) // rendered now, so the answer is captured
+	}
+	return err
+}
+
+// LeaseFrom returns the lease held for c's request (lock.LeaseFrom of
+// its context); false when none is held.
 func LeaseFrom(c echo.Context) (lock.Lease, bool) {
 	return lock.LeaseFrom(c.Request().Context())
 }

@@ -1,6 +1,7 @@
 package echolock_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -19,11 +20,10 @@ import (
 // ProblemBusyHandler and ProblemErrorHandler; the default *echo.HTTPError
 // answers are tested in TestDefaultAnswersReachHTTPErrorHandler.
 func TestScenarios(t *testing.T) {
-	guardtest.Run(t, guardtest.Adapter{Build: build, RecoversPanics: true})
+	guardtest.Run(t, guardtest.Adapter{New: build, RecoversPanics: true})
 }
 
-func build(t *testing.T, s guardtest.Setup) http.Handler {
-	t.Helper()
+func build(s guardtest.Setup) (http.Handler, error) {
 	c := echolock.Config{
 		Backend:      s.Backend,
 		KeyExtractor: echolock.FromHeader(guardtest.Header),
@@ -33,6 +33,9 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 		FailOpen:     s.FailOpen,
 		BusyHandler:  echolock.ProblemBusyHandler,
 		ErrorHandler: echolock.ProblemErrorHandler,
+	}
+	if s.NoKey {
+		c.KeyExtractor = nil
 	}
 	if s.Custom {
 		c.BusyHandler = func(c echo.Context, retryAfter time.Duration, err error) error {
@@ -66,16 +69,16 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	}
 	mw, err := c.ToMiddleware()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	return newEchoOn(guardtest.RoutesOf(s), mw, func(c echo.Context) error {
 		l, ok := lock.LeaseFrom(c.Request().Context())
 		if el, eok := echolock.LeaseFrom(c); el != l || eok != ok {
-			t.Errorf("echolock.LeaseFrom = %+v, %v; lock.LeaseFrom = %+v, %v; want the same", el, eok, l, ok)
+			return fmt.Errorf("echolock.LeaseFrom = %+v, %v; lock.LeaseFrom = %+v, %v; want the same", el, eok, l, ok)
 		}
 		s.Handler(c.Response(), c.Request(), l, ok)
 		return nil
-	})
+	}), nil
 }
 
 // newEcho serves h behind Echo's Recover middleware and mw on route, for
@@ -93,4 +96,15 @@ func newEchoOn(routes []string, mw echo.MiddlewareFunc, h echo.HandlerFunc) *ech
 		e.Any(route, h, mw)
 	}
 	return e
+}
+
+// BenchmarkAdapter compares echolock with a bare Echo (guardtest.Bench).
+func BenchmarkAdapter(b *testing.B) {
+	guardtest.Bench(b, guardtest.Adapter{New: build}, func(s guardtest.Setup) http.Handler {
+		none := func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+		return newEchoOn(guardtest.RoutesOf(s), none, func(c echo.Context) error {
+			s.Handler(c.Response(), c.Request(), lock.Lease{}, false)
+			return nil
+		})
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -52,7 +53,7 @@ func docNetHTTPReplay(backend lock.Backend, userID httplock.ScopeFunc) (func(htt
 	mw, err := httplock.New(backend,
 		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
 		httplock.WithScope(userID), // the user your authentication middleware established
-		httplock.WithReplay(httplock.DefaultReplayTTL))
+		httplock.WithReplay(httpguard.DefaultReplayTTL))
 	// END README
 	return mw, err
 }

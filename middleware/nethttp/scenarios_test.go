@@ -6,22 +6,24 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
 
 // TestScenarios runs the shared middleware suite through httplock.
 func TestScenarios(t *testing.T) {
-	guardtest.Run(t, guardtest.Adapter{Build: build})
+	guardtest.Run(t, guardtest.Adapter{New: build})
 }
 
-func build(t *testing.T, s guardtest.Setup) http.Handler {
-	t.Helper()
+func build(s guardtest.Setup) (http.Handler, error) {
 	opts := []httplock.Option{
-		httplock.WithKeyFunc(httplock.FromHeader(guardtest.Header)),
 		httplock.WithPrefix(s.Prefix),
 		httplock.WithWait(s.Wait),
 		httplock.WithFailOpen(s.FailOpen),
+	}
+	if !s.NoKey {
+		opts = append(opts, httplock.WithKeyFunc(httplock.FromHeader(guardtest.Header)))
 	}
 	if s.TTL != 0 {
 		opts = append(opts, httplock.WithTTL(s.TTL)) // WithTTL(0) is an error
@@ -56,7 +58,7 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	if r := s.Replay; r != nil {
 		ttl := r.TTL
 		if ttl == 0 {
-			ttl = httplock.DefaultReplayTTL
+			ttl = httpguard.DefaultReplayTTL
 		}
 		opts = append(opts, httplock.WithReplay(ttl))
 		if r.Headers != nil {
@@ -77,7 +79,7 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	}
 	mw, err := httplock.New(s.Backend, opts...)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l, ok := lock.LeaseFrom(r.Context())
@@ -87,5 +89,16 @@ func build(t *testing.T, s guardtest.Setup) http.Handler {
 	for _, route := range guardtest.RoutesOf(s) {
 		mux.Handle(route, h) // r.Pattern: the route, for the key's scope
 	}
-	return mux
+	return mux, nil
+}
+
+// BenchmarkAdapter compares httplock with a bare ServeMux (guardtest.Bench).
+func BenchmarkAdapter(b *testing.B) {
+	guardtest.Bench(b, guardtest.Adapter{New: build}, func(s guardtest.Setup) http.Handler {
+		mux := http.NewServeMux()
+		for _, route := range guardtest.RoutesOf(s) {
+			mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) { s.Handler(w, r, lock.Lease{}, false) })
+		}
+		return mux
+	})
 }

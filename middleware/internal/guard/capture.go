@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // capture is the ResponseWriter a handler writes to in replay mode. It
@@ -104,9 +106,9 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	if !c.tooBig && int64(c.body.Len()+len(p)) > c.max {
 		if !c.sent {
-			mark := NotStoredTooLarge
+			mark := httpguard.NotStoredTooLarge
 			if !c.storable(c.status) {
-				mark = NotStoredStatus
+				mark = httpguard.NotStoredStatus
 			}
 			if err := c.sendHead(mark); err != nil {
 				return 0, err
@@ -174,8 +176,8 @@ func (c *capture) sendHead(mark string) error {
 		}
 	}
 	if mark != "" {
-		live.Set(HeaderNotStored, mark)
-		h.Set(HeaderNotStored, mark)
+		live.Set(httpguard.HeaderNotStored, mark)
+		h.Set(httpguard.HeaderNotStored, mark)
 	}
 	c.w.WriteHeader(c.status)
 	clear(h)
@@ -258,9 +260,9 @@ func (c *capture) outcome(rp *replay) (kind, string) {
 	case c.hijacked:
 		return storeNothing, ""
 	case !rp.storable(c.status):
-		return storeNothing, NotStoredStatus
+		return storeNothing, httpguard.NotStoredStatus
 	case c.tooBig:
-		return storeCompleted, NotStoredTooLarge
+		return storeCompleted, httpguard.NotStoredTooLarge
 	}
 	return storeResponse, ""
 }

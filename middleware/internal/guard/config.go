@@ -1,170 +1,135 @@
 package guard
 
 import (
+	"fmt"
 	"math"
+	"net/url"
 	"slices"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
-// Defaults of the middleware.
-const (
-	// DefaultTTL is the lease duration when none is set. The lease is kept
-	// alive while the handler runs, so it bounds how long a crashed
-	// instance blocks the key, not how long a handler may take.
-	DefaultTTL = lockdriver.DefaultTTL
-	// MinTTL is the shortest lease accepted: the backend counts in
-	// milliseconds and the heartbeat runs every TTL/3.
-	MinTTL = 3 * time.Millisecond
-	// WaitBaseDelay is the first pause between attempts when waiting.
-	WaitBaseDelay = 10 * time.Millisecond
-	// WaitMaxDelay caps a pause between attempts when waiting, so a
-	// released key is taken within about this long.
-	WaitMaxDelay = 50 * time.Millisecond
-)
-
-// untilWaitEnds is the retry schedule of a wait. lock.Do's default (10
-// retries, exponential from 100ms) would give up long before a
-// multi-second wait is over, and would leave a released key idle for up
-// to seconds on a backend without a waiter queue. This one retries until
-// the wait ends, at most WaitMaxDelay apart there; a queued waiter is
-// handed the key and attempts only as a fallback (lockdriver.QueuedPollInterval).
-var untilWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, BaseDelay: WaitBaseDelay, MaxDelay: WaitMaxDelay}
-
-// Config is the adapter-neutral configuration.
-type Config struct {
-	// Prefix is prepended verbatim to every request key.
-	Prefix string
-	// TTL is the lease duration; 0 means DefaultTTL.
-	TTL time.Duration
-	// Wait bounds the time spent waiting for a busy key; 0 means one
-	// attempt.
-	Wait time.Duration
-	// FailOpen runs the handler without a lease when the backend fails.
-	// It cannot be combined with Replay: a request let through without a
-	// lease stores nothing, so its retry would run the handler again.
-	FailOpen bool
-	// LockOptions are given to lock.Do before the middleware's own, which
-	// win: TTL, wait, the retry schedule of a wait and the limit are the
-	// middleware's settings.
-	LockOptions []lock.Option
-	// NoRoute leaves the route out of lock keys, so every route under
-	// the prefix shares one key space (see [Guard.Key]).
-	NoRoute bool
-	// Scoped says that the adapter gives every request's scope, the
-	// authenticated principal, in Exchange.Scope: it goes into the key
-	// (see [Guard.Key]), so two principals never share a key.
-	Scoped bool
-	// Unscoped is the explicit opt-out of a scope in replay mode, for a
-	// public endpoint where any client may be served any key's response.
-	// Replay mode needs Scoped or Unscoped; both at once are an error.
-	Unscoped bool
-	// Replay, when not nil, turns replay mode on (see [Guard.Serve]); the
-	// backend must then be a lock.Recorder.
-	Replay *ReplayConfig
-	// Limit, when not 0, makes the key a concurrency limit: at most Limit
-	// requests (1 to lockdriver.MaxLimit) hold it at once, each with a slot of
-	// its own (lock.WithLimit, given after LockOptions so it wins), and a
-	// request that finds every slot taken gets ErrLimitReached. The
-	// backend must then be a lock.IDBackend, and Replay must be nil.
-	Limit int
-}
+// untilWaitEnds is the retry schedule of a wait: lock.Do's default gives
+// up long before a multi-second wait ends. A queued waiter is handed the
+// key and attempts only as a fallback.
+var untilWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, BaseDelay: 10 * time.Millisecond, MaxDelay: httpguard.WaitMaxDelay}
 
 // Guard runs handlers under per-request locks. It is safe for concurrent
 // use.
 type Guard struct {
-	b        lock.Backend
-	prefix   string
-	ttl      time.Duration
-	failOpen bool
-	route    bool // the route goes into keys
-	scoped   bool // Exchange.Scope goes into keys
-	opts     []lock.Option
-	holds    holdTimes
-	replay   *replay // nil: replay mode off
-	limit    int     // 0: no limit
+	b           lock.Backend
+	prefix      string
+	ttl         time.Duration
+	failOpen    bool
+	route       bool // the route goes into keys
+	scoped      bool // Exchange.Scope goes into keys
+	opts        []lock.Option
+	holds       holdTimes
+	replay      *replay // nil: replay mode off
+	limit       int     // 0: no limit
+	problemBase string
 }
 
-// New validates c and returns a Guard on b. Errors are *lock.Error values
-// with lock.CodeInvalidArgument and Op "config"; with c.Replay, also when b
-// is not a lock.Recorder, the replay settings are bad, c has neither Scoped
-// nor Unscoped, or c.FailOpen is set; with c.Limit, also when it is out of
-// range, b is not a lock.IDBackend (the error then matches
-// errors.ErrUnsupported) or c.Replay is set; and when c sets both Scoped
-// and Unscoped.
-func New(b lock.Backend, c Config) (*Guard, error) {
-	switch {
-	case b == nil:
-		return nil, lockdriver.InvalidArgument("config", "nil lock backend")
-	case c.TTL < 0:
-		return nil, lockdriver.InvalidArgument("config", "TTL must not be negative")
-	case c.TTL > 0 && c.TTL < MinTTL:
-		return nil, lockdriver.InvalidArgument("config", "TTL must be at least "+MinTTL.String())
-	case c.Wait < 0:
-		return nil, lockdriver.InvalidArgument("config", "wait must not be negative")
-	case !utf8.ValidString(c.Prefix):
-		return nil, lockdriver.InvalidArgument("config", "prefix must be valid UTF-8")
-	case len(c.Prefix) >= lockdriver.MaxKeyBytes:
-		return nil, lockdriver.InvalidArgument("config", "prefix leaves no room for a key")
+// New checks s and returns a Guard on b. Every error is a *lock.Error
+// with lock.CodeInvalidArgument naming the option or field at fault (a
+// limit on a backend without limits also matches errors.ErrUnsupported);
+// nothing reaches b.
+func New(b lock.Backend, s settings.Settings) (*Guard, error) {
+	if err := check(b, &s); err != nil {
+		return nil, err
 	}
-	ttl := c.TTL
+	ttl := s.TTL
 	if ttl == 0 {
-		ttl = DefaultTTL
+		ttl = httpguard.DefaultTTL
 	}
-	// The middleware's own settings come after LockOptions, so they win:
-	// TTL, wait, retry schedule and limit are set one way only.
-	opts := append(slices.Clone(c.LockOptions), lock.WithTTL(ttl), lock.WithWait(c.Wait))
-	if c.Wait > 0 {
-		// As a whole, so no lock.WithRetry in LockOptions mixes in.
+	// The middleware's own settings come last, so they win.
+	opts := append(slices.Clone(s.LockOptions), lock.WithTTL(ttl), lock.WithWait(s.Wait))
+	if s.Wait > 0 {
 		opts = append(opts, lock.WithRetry(untilWaitEnds))
 	}
-	if c.Limit != 0 {
-		opts = append(opts, lock.WithLimit(c.Limit))
+	if s.Limit != 0 {
+		opts = append(opts, lock.WithLimit(s.Limit))
 	}
 	if err := lockdriver.ValidateOptions(opts...); err != nil {
-		return nil, err
+		return nil, s.Wrap("LockOptions", err)
 	}
-	if err := checkLimit(b, c); err != nil {
-		return nil, err
+	if s.Limit != 0 {
+		if err := lockdriver.ValidateLimit(b, s.Limit); err != nil {
+			return nil, s.Wrap("Limit", err)
+		}
 	}
-	g := &Guard{b: b, prefix: c.Prefix, ttl: ttl, failOpen: c.FailOpen, route: !c.NoRoute, scoped: c.Scoped, opts: opts, limit: c.Limit}
-	if c.Replay != nil {
-		rp, err := newReplay(b, *c.Replay)
+	route := s.RouteScope == settings.RouteOn || (s.RouteScope == settings.RouteDefault && s.Limit == 0)
+	g := &Guard{b: b, prefix: s.Prefix, ttl: ttl, failOpen: s.FailOpen, route: route, scoped: s.Scope != nil,
+		opts: opts, limit: s.Limit, problemBase: s.ProblemBase}
+	if s.ReplayOn {
+		rp, err := newReplay(b, &s)
 		if err != nil {
 			return nil, err
 		}
 		g.replay = rp
 	}
-	if err := checkScope(c); err != nil {
-		return nil, err
-	}
 	return g, nil
 }
 
-// checkScope validates the scope part of c: replay mode stores responses
-// that any request with the same key is served, so it needs to know whose
-// keys they are (Scoped), or to be told that the endpoint is public
-// (Unscoped); and it cannot fail open, which would run a handler with no
-// lease and store nothing.
-func checkScope(c Config) error {
+// check refuses a bad configuration: the checks every adapter shares.
+func check(b lock.Backend, s *settings.Settings) error {
 	switch {
-	case c.Scoped && c.Unscoped:
-		return lockdriver.InvalidArgument("config", "a scope and Unscoped are both set; set one")
-	case c.Replay == nil:
+	case b == nil:
+		return s.Invalid("Backend", "nil lock backend")
+	case s.Key == nil:
+		return s.Invalid("Key", "no key function")
+	case s.Set["TTL"] && s.TTL == 0:
+		return s.Invalid("TTL", "must be positive (leave it out for the default, "+httpguard.DefaultTTL.String()+")")
+	case s.TTL < 0, s.TTL > 0 && s.TTL < httpguard.MinTTL:
+		return s.Invalid("TTL", "must be at least "+httpguard.MinTTL.String())
+	case s.Wait < 0:
+		return s.Invalid("Wait", "must not be negative")
+	case !utf8.ValidString(s.Prefix):
+		return s.Invalid("Prefix", "must be valid UTF-8")
+	case len(s.Prefix) >= lockdriver.MaxKeyBytes:
+		return s.Invalid("Prefix", "leaves no room for a key")
+	case s.RouteScope < settings.RouteDefault || s.RouteScope > settings.RouteOff:
+		return s.Invalid("RouteScope", "unknown value")
+	case s.Set["Limit"] && s.Limit == 0, s.Limit < 0, s.Limit > lockdriver.MaxLimit:
+		return s.Invalid("Limit", "must be between 1 and "+strconv.Itoa(lockdriver.MaxLimit)+" (leave it out for no limit)")
+	case s.Limit != 0 && s.ReplayOn:
+		return s.Invalid("Limit", "cannot be combined with replay: replay runs a key once, a limit lets several run at once")
+	case s.Scope != nil && s.Unscoped:
+		return s.Invalid("Unscoped", "a scope is set too; set one")
+	case s.ProblemBase != "" && !absoluteHTTP(s.ProblemBase):
+		return s.Invalid("ProblemBase", fmt.Sprintf("%q is not an absolute http(s) URI", s.ProblemBase))
+	}
+	return checkReplay(s)
+}
+
+// checkReplay refuses replay settings without replay, and replay without
+// a scope decision or with fail-open.
+func checkReplay(s *settings.Settings) error {
+	switch {
+	case !s.ReplayOn && s.Tuned != "":
+		return s.Invalid(s.Tuned, "needs "+s.Name("Replay"))
+	case !s.ReplayOn:
 		return nil
-	case c.FailOpen:
-		return lockdriver.InvalidArgument("config",
-			"replay mode cannot fail open: a request let through without a lock stores no response, so its retry would run the handler a second time")
-	case !c.Scoped && !c.Unscoped:
-		return lockdriver.InvalidArgument("config",
-			"replay mode needs a scope, the authenticated principal (user, tenant or API key id) whose requests share idempotency keys, "+
-				"taken from your authentication middleware, never from a header the client chooses: httplock.WithScope or echolock Config.Scope; "+
-				"for a public endpoint where any client may be served any key's response, say so with httplock.Unscoped() or echolock Config.Unscoped")
+	case s.Set["Replay.TTL"] && s.Replay.TTL == 0:
+		return s.Invalid("Replay.TTL", "the replay TTL must be positive (httpguard.DefaultReplayTTL is 24h)")
+	case s.FailOpen:
+		return s.Invalid("FailOpen", "replay cannot fail open: a request let through without a lock stores no response, so its retry would run again")
+	case s.Scope == nil && !s.Unscoped:
+		return s.Invalid("Scope", "replay needs a scope, the authenticated principal whose requests share keys, "+
+			"from your authentication middleware, never a header the client chooses; for a public endpoint say "+s.Name("Unscoped"))
 	}
 	return nil
+}
+
+func absoluteHTTP(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 // TTL returns the lease duration in use.

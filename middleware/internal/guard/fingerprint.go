@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // fingerprintSize is the size of a request fingerprint (SHA-256), as a
@@ -32,11 +33,11 @@ func (rp *replay) readBody(r *http.Request) ([]byte, error) {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return nil, fmt.Errorf("%w: %w", ErrRequestTooLarge, err)
+		return nil, fmt.Errorf("%w: %w", httpguard.ErrRequestTooLarge, err)
 	case err != nil:
-		return nil, fmt.Errorf("%w: %w", ErrRequestBody, err)
+		return nil, fmt.Errorf("%w: %w", httpguard.ErrRequestBody, err)
 	case int64(len(body)) > rp.maxReqBody:
-		return nil, ErrRequestTooLarge
+		return nil, httpguard.ErrRequestTooLarge
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, nil
@@ -60,7 +61,7 @@ func (rp *replay) fingerprint(r *http.Request, route string, body []byte, extra 
 	if extra != nil {
 		var err error
 		if x, err = extra(); err != nil {
-			return fp, fmt.Errorf("%w: %w", ErrFingerprint, err)
+			return fp, fmt.Errorf("%w: %w", httpguard.ErrFingerprint, err)
 		}
 	}
 	bodySum := sha256.Sum256(body)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // nopBackend is a non-nil lock.Backend that is never called.
@@ -22,7 +23,7 @@ type nopBackend struct{ lock.Backend }
 
 func newGuard(t *testing.T, c Config) *Guard {
 	t.Helper()
-	g, err := New(nopBackend{}, c)
+	g, err := newFrom(nopBackend{}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestNewConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			g, err := New(tt.b, tt.c)
+			g, err := newFrom(tt.b, tt.c)
 			if tt.wantErr {
 				if lock.CodeOf(err) != lock.CodeInvalidArgument || g != nil {
 					t.Errorf("New = %v, %v; want nil and an InvalidArgument error", g, err)
@@ -58,7 +59,7 @@ func TestNewConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
-			if got, want := g.TTL(), DefaultTTL; tt.c.TTL == 0 && got != want {
+			if got, want := g.TTL(), httpguard.DefaultTTL; tt.c.TTL == 0 && got != want {
 				t.Errorf("TTL() = %v, want %v", got, want)
 			}
 		})
@@ -83,7 +84,7 @@ func TestKey(t *testing.T) {
 		{desc: "empty", prefix: "p:", raw: ""},
 		{desc: "invalid UTF-8", raw: "a\xffb"},
 		{desc: "extractor error", raw: "x", extractErr: errExtract},
-		{desc: "extractor InvalidArgument", extractErr: Missing("header", "X")},
+		{desc: "extractor InvalidArgument", extractErr: httpguard.Missing("header", "X")},
 		{desc: "whitespace is kept", raw: " k ", want: ":: k "},
 	}
 	for _, tt := range tests {
@@ -116,7 +117,7 @@ func FuzzKey(f *testing.F) {
 	f.Add("p", strings.Repeat("\u00e9", 300))
 	f.Add("", "a\xff")
 	f.Fuzz(func(t *testing.T, prefix, raw string) {
-		g, err := New(nopBackend{}, Config{Prefix: prefix})
+		g, err := newFrom(nopBackend{}, Config{Prefix: prefix})
 		if err != nil {
 			return
 		}
@@ -156,18 +157,18 @@ func TestCompose(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			got, err := Compose(tt.fns...)("req")
+			got, err := httpguard.Compose(tt.fns...)("req")
 			switch {
 			case tt.want != "":
 				if err != nil || got != tt.want {
-					t.Errorf("Compose = %q, %v; want %q", got, err, tt.want)
+					t.Errorf("httpguard.Compose = %q, %v; want %q", got, err, tt.want)
 				}
 			case tt.wantErr != nil:
 				if !errors.Is(err, tt.wantErr) {
-					t.Errorf("Compose error = %v, want %v", err, tt.wantErr)
+					t.Errorf("httpguard.Compose error = %v, want %v", err, tt.wantErr)
 				}
 			case lock.CodeOf(err) != lock.CodeInvalidArgument:
-				t.Errorf("Compose = %q, %v; want an InvalidArgument error", got, err)
+				t.Errorf("httpguard.Compose = %q, %v; want an InvalidArgument error", got, err)
 			}
 		})
 	}
@@ -187,11 +188,11 @@ func TestRetryAfter(t *testing.T) {
 		{desc: "whole seconds stay", err: locked(4 * time.Second), ttl: 30 * time.Second, want: 4 * time.Second},
 		{desc: "under a second is one", err: locked(time.Millisecond), ttl: 30 * time.Second, want: time.Second},
 		{desc: "already past is one", err: locked(-time.Second), ttl: 30 * time.Second, want: time.Second},
-		{desc: "unknown expiry, nothing measured: the cap", err: &lock.LockedError{}, ttl: 30 * time.Second, want: UnmeasuredRetryAfter},
+		{desc: "unknown expiry, nothing measured: the cap", err: &lock.LockedError{}, ttl: 30 * time.Second, want: unmeasuredRetryAfter},
 		{desc: "unknown expiry, measured: the hold time", err: lock.ErrLocked, ttl: 30 * time.Second, est: 1500 * time.Millisecond, want: 2 * time.Second},
 		{desc: "after a wait", err: &lock.Error{Code: lock.CodeAcquisitionTimeout, Err: locked(7 * time.Second)}, ttl: 20 * time.Second, want: 7 * time.Second},
-		{desc: "live holder, nothing measured: the cap", err: locked(29 * time.Second), ttl: 30 * time.Second, want: UnmeasuredRetryAfter},
-		{desc: "live holder just before its extension, nothing measured", err: locked(20 * time.Second), ttl: 30 * time.Second, want: UnmeasuredRetryAfter},
+		{desc: "live holder, nothing measured: the cap", err: locked(29 * time.Second), ttl: 30 * time.Second, want: unmeasuredRetryAfter},
+		{desc: "live holder just before its extension, nothing measured", err: locked(20 * time.Second), ttl: 30 * time.Second, want: unmeasuredRetryAfter},
 		{desc: "dead holder: its time left, not the short holds", err: locked(12 * time.Second), ttl: 30 * time.Second, est: 35 * time.Millisecond, want: 12 * time.Second},
 		{desc: "dead holder, nothing measured: its time left", err: locked(8500 * time.Millisecond), ttl: 30 * time.Second, want: 9 * time.Second},
 		{desc: "capped by the hold time", err: locked(30 * time.Second), ttl: 30 * time.Second, est: 2500 * time.Millisecond, want: 3 * time.Second},
@@ -220,25 +221,27 @@ func TestWriteResponses(t *testing.T) {
 		wantType   string
 		wantRetry  string
 	}{
-		{"busy", func(w http.ResponseWriter) { WriteBusy(context.Background(), w, 3*time.Second, &lock.LockedError{}) }, http.StatusConflict, TypeBusy, "3"},
-		{"busy under a second", func(w http.ResponseWriter) { WriteBusy(context.Background(), w, 0, lock.ErrLocked) }, http.StatusConflict, TypeBusy, "1"},
+		{"busy", func(w http.ResponseWriter) { WriteBusy(context.Background(), w, 3*time.Second, &lock.LockedError{}) }, http.StatusConflict, httpguard.TypeBusy, "3"},
+		{"busy under a second", func(w http.ResponseWriter) { WriteBusy(context.Background(), w, 0, lock.ErrLocked) }, http.StatusConflict, httpguard.TypeBusy, "1"},
 		{"limit reached", func(w http.ResponseWriter) {
 			WriteBusy(context.Background(), w, 2*time.Second, limited(&lock.LockedError{}))
-		}, http.StatusTooManyRequests, TypeLimitReached, "2"},
+		}, http.StatusTooManyRequests, httpguard.TypeLimitReached, "2"},
 		{"limit reached after a wait", func(w http.ResponseWriter) {
 			WriteBusy(context.Background(), w, 0, limited(&lock.Error{Code: lock.CodeAcquisitionTimeout, Err: &lock.LockedError{}}))
-		}, http.StatusTooManyRequests, TypeLimitReached, "1"},
+		}, http.StatusTooManyRequests, httpguard.TypeLimitReached, "1"},
 		{"limit on a backend without limits", func(w http.ResponseWriter) {
 			WriteError(context.Background(), w, &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire", Err: errors.ErrUnsupported})
-		}, http.StatusInternalServerError, TypeMisconfigured, ""},
+		}, http.StatusInternalServerError, httpguard.TypeMisconfigured, ""},
 		{"key used as a lock and as a limit", func(w http.ResponseWriter) {
 			WriteError(context.Background(), w, &lock.Error{Code: lock.CodeInvalidArgument, Op: "acquire", Err: lock.ErrKindMismatch})
-		}, http.StatusInternalServerError, TypeMisconfigured, ""},
-		{"invalid key", func(w http.ResponseWriter) { WriteError(context.Background(), w, Missing("header", "Idempotency-Key")) }, http.StatusBadRequest, TypeInvalidKey, ""},
+		}, http.StatusInternalServerError, httpguard.TypeMisconfigured, ""},
+		{"invalid key", func(w http.ResponseWriter) {
+			WriteError(context.Background(), w, httpguard.Missing("header", "Idempotency-Key"))
+		}, http.StatusBadRequest, httpguard.TypeInvalidKey, ""},
 		{"unavailable", func(w http.ResponseWriter) {
 			WriteError(context.Background(), w, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"})
-		}, http.StatusServiceUnavailable, TypeUnavailable, ""},
-		{"foreign error", func(w http.ResponseWriter) { WriteError(context.Background(), w, errors.New("boom")) }, http.StatusServiceUnavailable, TypeUnavailable, ""},
+		}, http.StatusServiceUnavailable, httpguard.TypeUnavailable, ""},
+		{"foreign error", func(w http.ResponseWriter) { WriteError(context.Background(), w, errors.New("boom")) }, http.StatusServiceUnavailable, httpguard.TypeUnavailable, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -247,8 +250,8 @@ func TestWriteResponses(t *testing.T) {
 			if rec.Code != tt.wantStatus {
 				t.Errorf("status = %d, want %d", rec.Code, tt.wantStatus)
 			}
-			if got := rec.Header().Get("Content-Type"); got != ProblemContentType {
-				t.Errorf("Content-Type = %q, want %q", got, ProblemContentType)
+			if got := rec.Header().Get("Content-Type"); got != httpguard.ProblemContentType {
+				t.Errorf("Content-Type = %q, want %q", got, httpguard.ProblemContentType)
 			}
 			if got := rec.Header().Get("Retry-After"); got != tt.wantRetry {
 				t.Errorf("Retry-After = %q, want %q", got, tt.wantRetry)
@@ -256,7 +259,7 @@ func TestWriteResponses(t *testing.T) {
 			if got, want := rec.Header().Get("Content-Length"), fmt.Sprint(rec.Body.Len()); got != want {
 				t.Errorf("Content-Length = %s, body has %s bytes", got, want)
 			}
-			var p Problem
+			var p httpguard.Problem
 			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 				t.Fatalf("body %q: %v", rec.Body, err)
 			}
@@ -288,7 +291,7 @@ func (ttlBackend) Extend(_ context.Context, _ string, ttl time.Duration) (time.T
 // way to set it.
 func TestOwnSettingsWin(t *testing.T) {
 	b := ttlBackend{ttl: make(chan time.Duration, 1)}
-	g, err := New(b, Config{TTL: 7 * time.Second, LockOptions: []lock.Option{lock.WithTTL(time.Second)}})
+	g, err := newFrom(b, Config{TTL: 7 * time.Second, LockOptions: []lock.Option{lock.WithTTL(time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +321,7 @@ func (b busyBackend) Acquire(context.Context, string, time.Duration) (lock.Lease
 // lock.WithRetry LockOptions give.
 func TestOwnRetryWins(t *testing.T) {
 	b := busyBackend{attempts: new(atomic.Int32)}
-	g, err := New(b, Config{Wait: 300 * time.Millisecond,
+	g, err := newFrom(b, Config{Wait: 300 * time.Millisecond,
 		LockOptions: []lock.Option{lock.WithRetry(lock.Retry{MaxRetries: 1, BaseDelay: time.Hour})}})
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +333,6 @@ func TestOwnRetryWins(t *testing.T) {
 	// The LockOptions' schedule would make 2 attempts (one retry, clamped
 	// to the wait); the middleware's makes one at least every 50ms.
 	if got := b.attempts.Load(); got < 4 {
-		t.Errorf("attempts = %d, want >= 4 (retried at most WaitMaxDelay apart)", got)
+		t.Errorf("attempts = %d, want >= 4 (retried at most httpguard.WaitMaxDelay apart)", got)
 	}
 }

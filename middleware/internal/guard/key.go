@@ -3,7 +3,6 @@ package guard
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/internal/httpkey"
@@ -12,7 +11,7 @@ import (
 )
 
 // Key turns the key extractor's result into the lock key (internal/httpkey):
-// the prefix, the route (empty with Config.NoRoute) and ':', the principal
+// the prefix, the route (empty when the route is left out) and ':', the principal
 // (the request's scope; empty when unscoped) and ':', then raw. Every part
 // reaches the key byte for byte, never normalised: two (route, principal,
 // key) triples never give one lock key. extractErr is the extractor's
@@ -53,46 +52,3 @@ func (g *Guard) Key(route, principal, raw string, extractErr error) (string, err
 	}
 	return key, nil
 }
-
-// Missing returns the error a key extractor gives when the request lacks
-// the named part, such as ("header", "Idempotency-Key").
-func Missing(kind, name string) error {
-	return lockdriver.InvalidArgument("key", kind+" "+name+" is missing or empty")
-}
-
-// Compose returns an extractor that joins the results of fns into one
-// key: each part is escaped ('\' becomes `\\` and ':' becomes `\:`) and
-// the escaped parts are joined with ':'. A part without '\' or ':' reads
-// as written, so ("acme", "42") gives "acme:42", while ("a:b", "c") gives
-// `a\:b:c` and ("a", "b:c") gives `a:b\:c`: distinct tuples of parts never
-// give one key. An error or an empty part from any of them is an error.
-func Compose[R any](fns ...func(R) (string, error)) func(R) (string, error) {
-	fns = append([]func(R) (string, error)(nil), fns...)
-	return func(r R) (string, error) {
-		if len(fns) == 0 {
-			return "", lockdriver.InvalidArgument("key", "no key parts to compose")
-		}
-		var b strings.Builder
-		for i, f := range fns {
-			if f == nil {
-				return "", lockdriver.InvalidArgument("key", "nil key part")
-			}
-			p, err := f(r)
-			if err != nil {
-				return "", err
-			}
-			if p == "" {
-				return "", lockdriver.InvalidArgument("key", "a key part is empty")
-			}
-			if i > 0 {
-				b.WriteByte(':')
-			}
-			writeEscaped(&b, p)
-		}
-		return b.String(), nil
-	}
-}
-
-// writeEscaped writes p to b with each '\' and ':' preceded by '\'
-// (httpkey.WriteEscaped).
-func writeEscaped(b *strings.Builder, p string) { httpkey.WriteEscaped(b, p) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // nopLimiter is a non-nil lock.IDBackend that is never called.
@@ -61,7 +62,7 @@ func TestNewLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			g, err := New(tt.b, tt.c)
+			g, err := newFrom(tt.b, tt.c)
 			if !tt.wantErr {
 				if err != nil {
 					t.Fatalf("New: %v", err)
@@ -107,7 +108,7 @@ func TestRunLimitReached(t *testing.T) {
 	exp := time.Now().Add(time.Minute)
 	full := fullLimiter{exp: exp}
 	for _, limit := range []int{0, 2} {
-		g, err := New(full, Config{Limit: limit})
+		g, err := newFrom(full, Config{Limit: limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,8 +120,8 @@ func TestRunLimitReached(t *testing.T) {
 		if ran || !errors.Is(err, lock.ErrLocked) || !errors.As(err, &le) || !le.ExpiresAt.Equal(exp) {
 			t.Errorf("limit %d: Run = %v, %v; want false and the *lock.LockedError", limit, ran, err)
 		}
-		if got, want := errors.Is(err, ErrLimitReached), limit != 0; got != want {
-			t.Errorf("limit %d: errors.Is(%v, ErrLimitReached) = %v, want %v", limit, err, got, want)
+		if got, want := errors.Is(err, httpguard.ErrLimitReached), limit != 0; got != want {
+			t.Errorf("limit %d: errors.Is(%v, httpguard.ErrLimitReached) = %v, want %v", limit, err, got, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,108 +11,18 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
-
-// Replay defaults and the response headers of replay mode.
-const (
-	// DefaultReplayTTL is how long a stored response is replayed when the
-	// replay TTL is left at zero.
-	DefaultReplayTTL = 24 * time.Hour
-	// DefaultReplayMaxBody is the largest response body stored for replay
-	// (1 MiB); a larger response is sent, not stored, and marked with
-	// HeaderNotStored.
-	DefaultReplayMaxBody = 1 << 20
-	// DefaultReplayMaxRequestBody is the largest request body read for the
-	// fingerprint (1 MiB); a larger one is answered 413.
-	DefaultReplayMaxRequestBody = 1 << 20
-	// MinReplayTTL is the shortest replay TTL accepted.
-	MinReplayTTL = time.Millisecond
-	// HeaderReplayed marks a replayed response, with the value "true".
-	HeaderReplayed = "Idempotent-Replayed"
-	// HeaderNotStored marks a response that is not (or not yet) stored
-	// for replay; its value says why and what a retry gets.
-	HeaderNotStored = "Idempotent-Not-Stored"
-	// NotStoredTooLarge is the HeaderNotStored value of a response with a
-	// storable status whose body passed the size limit: the request is
-	// recorded as completed, and a retry is answered ErrNotReplayable
-	// (409), not run again.
-	NotStoredTooLarge = "response-too-large"
-	// NotStoredStatus is the HeaderNotStored value of a response whose
-	// status is not stored (ReplayConfig.Statuses): a retry runs the
-	// handler again.
-	NotStoredStatus = "status-not-stored"
-	// NotStoredPending is the HeaderNotStored value of a response whose
-	// record could not be stored on the first attempt (the backend
-	// failed): the write is retried in the background for the lease's
-	// remaining time, and until it lands a retry is answered 503 while the
-	// backend is unreachable, 409 once it answers (the key stays locked),
-	// or, after the lease's TTL with the backend still failing, runs the
-	// handler again.
-	NotStoredPending = "store-pending"
-	// NotStoredLeaseLost is the HeaderNotStored value of a response whose
-	// lease was lost while the handler ran: nothing is stored and a retry
-	// runs the handler again.
-	NotStoredLeaseLost = "lease-lost"
-)
-
-// DefaultReplayStatus reports whether a response with status is stored
-// and replayed by default: a final answer of the request (2xx, 3xx and
-// 4xx), except the 4xx that say "not now" or "not you" rather than "no":
-// 401 Unauthorized, 408 Request Timeout, 409 Conflict, 423 Locked, 425
-// Too Early and 429 Too Many Requests. A 5xx is not stored by default:
-// the client may retry it and the handler runs again.
-func DefaultReplayStatus(status int) bool {
-	switch status {
-	case http.StatusUnauthorized, http.StatusRequestTimeout, http.StatusConflict,
-		http.StatusLocked, http.StatusTooEarly, http.StatusTooManyRequests:
-		return false
-	}
-	return 200 <= status && status <= 499
-}
-
-// defaultReplayHeaders are the response headers replayed when none are
-// configured: the representation's metadata and where it lives, never
-// Set-Cookie or anything else about the client or the connection.
-var defaultReplayHeaders = []string{
-	"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language",
-	"Content-Location", "Content-Type", "Etag", "Expires", "Last-Modified", "Link",
-	"Location", "Retry-After", "Vary",
-}
-
-// DefaultReplayHeaders returns (a copy of) the response headers replayed
-// by default: Cache-Control, Content-Disposition, Content-Encoding,
-// Content-Language, Content-Location, Content-Type, ETag (canonically
-// "Etag"), Expires, Last-Modified, Link, Location, Retry-After and Vary.
-func DefaultReplayHeaders() []string { return slices.Clone(defaultReplayHeaders) }
 
 // neverReplayed are headers the replay computes itself or that describe
 // the connection: they cannot be allow-listed.
 var neverReplayed = []string{
 	"Connection", "Content-Length", "Keep-Alive", "Proxy-Connection", "Te",
-	"Trailer", "Transfer-Encoding", "Upgrade", HeaderReplayed, HeaderNotStored,
+	"Trailer", "Transfer-Encoding", "Upgrade", httpguard.HeaderReplayed, httpguard.HeaderNotStored,
 }
 
-// ReplayConfig configures replay mode. Zero fields take the defaults.
-type ReplayConfig struct {
-	// TTL is how long a stored response is replayed (DefaultReplayTTL
-	// when zero; at least MinReplayTTL).
-	TTL time.Duration
-	// Headers are the response headers stored and replayed (any case);
-	// nil means DefaultReplayHeaders, an empty non-nil slice none.
-	Headers []string
-	// MaxBody is the largest response body stored (DefaultReplayMaxBody
-	// when zero).
-	MaxBody int64
-	// MaxRequestBody is the largest request body read for the fingerprint
-	// (DefaultReplayMaxRequestBody when zero).
-	MaxRequestBody int64
-	// Statuses decides which response statuses are stored (nil means
-	// DefaultReplayStatus). Statuses under 200 are never stored.
-	Statuses func(status int) bool
-}
-
-// replay is a validated ReplayConfig and the backend's Recorder.
+// replay is checked replay settings and the backend's Recorder.
 type replay struct {
 	rec        lock.Recorder
 	ttl        time.Duration
@@ -121,47 +32,36 @@ type replay struct {
 	statuses   func(int) bool
 }
 
-func newReplay(b lock.Backend, c ReplayConfig) (*replay, error) {
+func newReplay(b lock.Backend, s *settings.Settings) (*replay, error) {
+	c := s.Replay
 	rec, ok := b.(lock.Recorder)
-	if !ok && b != nil {
-		return nil, lockdriver.InvalidArgument("config", fmt.Sprintf(
-			"replay needs a backend that stores responses (lock.Recorder, such as redisbackend.Backend or otellock.Wrap of one); %T is not one", b))
-	}
 	switch {
-	case c.TTL < 0:
-		return nil, lockdriver.InvalidArgument("config", "replay TTL must not be negative")
-	case c.TTL > 0 && c.TTL < MinReplayTTL:
-		return nil, lockdriver.InvalidArgument("config", "replay TTL must be at least "+MinReplayTTL.String())
+	case !ok:
+		return nil, s.Invalid("Replay", fmt.Sprintf(
+			"replay needs a backend that stores responses (lock.Recorder, such as redisbackend.Backend or otellock.Wrap of one); %T is not one", b))
+	case c.TTL < 0, c.TTL > 0 && c.TTL < httpguard.MinReplayTTL:
+		return nil, s.Invalid("Replay.TTL", "must be at least "+httpguard.MinReplayTTL.String())
 	case c.MaxBody < 0:
-		return nil, lockdriver.InvalidArgument("config", "replay body limit must not be negative")
+		return nil, s.Invalid("Replay.MaxBody", "must not be negative")
 	case c.MaxRequestBody < 0:
-		return nil, lockdriver.InvalidArgument("config", "replay request body limit must not be negative")
+		return nil, s.Invalid("Replay.MaxRequestBody", "must not be negative")
 	}
-	rp := &replay{rec: rec, ttl: c.TTL, maxBody: c.MaxBody, maxReqBody: c.MaxRequestBody, headers: map[string]bool{}}
-	if rp.ttl == 0 {
-		rp.ttl = DefaultReplayTTL
-	}
-	if rp.maxBody == 0 {
-		rp.maxBody = DefaultReplayMaxBody
-	}
-	if rp.maxReqBody == 0 {
-		rp.maxReqBody = DefaultReplayMaxRequestBody
-	}
-	rp.statuses = c.Statuses
+	rp := &replay{rec: rec, ttl: cmp.Or(c.TTL, httpguard.DefaultReplayTTL), maxBody: cmp.Or(c.MaxBody, httpguard.DefaultReplayMaxBody),
+		maxReqBody: cmp.Or(c.MaxRequestBody, httpguard.DefaultReplayMaxRequestBody), headers: map[string]bool{}, statuses: c.Statuses}
 	if rp.statuses == nil {
-		rp.statuses = DefaultReplayStatus
+		rp.statuses = httpguard.DefaultReplayStatus
 	}
 	names := c.Headers
 	if names == nil {
-		names = defaultReplayHeaders
+		names = httpguard.DefaultReplayHeaders()
 	}
 	for _, n := range names {
-		if !ValidHeaderName(n) {
-			return nil, lockdriver.InvalidArgument("config", fmt.Sprintf("replay header %q is not a valid header name", n))
+		if !wire.ValidHeaderName(n) {
+			return nil, s.Invalid("Replay.Headers", fmt.Sprintf("%q is not a valid header name", n))
 		}
 		cn := http.CanonicalHeaderKey(n)
 		if slices.Contains(neverReplayed, cn) {
-			return nil, lockdriver.InvalidArgument("config", fmt.Sprintf("replay header %q cannot be replayed (the replay sets it, or it belongs to the connection)", n))
+			return nil, s.Invalid("Replay.Headers", fmt.Sprintf("%q cannot be replayed (the replay sets it, or it belongs to the connection)", n))
 		}
 		rp.headers[cn] = true
 	}
@@ -186,7 +86,7 @@ func (rp *replay) writeReplay(w http.ResponseWriter, r *wire.Record) {
 			h[name] = slices.Clone(vs)
 		}
 	}
-	h.Set(HeaderReplayed, "true")
+	h.Set(httpguard.HeaderReplayed, "true")
 	var trailers []string
 	for name := range r.Trailer {
 		if rp.headers[name] {
@@ -205,7 +105,3 @@ func (rp *replay) writeReplay(w http.ResponseWriter, r *wire.Record) {
 		h[name] = slices.Clone(r.Trailer[name])
 	}
 }
-
-// ValidHeaderName reports whether s is an RFC 9110 token, the syntax of a
-// header field name.
-func ValidHeaderName(s string) bool { return wire.ValidHeaderName(s) }

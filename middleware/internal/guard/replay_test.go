@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // recorderBackend is a lock.Recorder with one stored record; nothing else
@@ -47,18 +48,18 @@ func TestNewReplayConfig(t *testing.T) {
 	}{
 		{desc: "defaults", b: recorderBackend{}},
 		{desc: "not a Recorder", b: nopBackend{}, wantErr: "lock.Recorder"},
-		{desc: "negative TTL", b: recorderBackend{}, c: ReplayConfig{TTL: -1}, wantErr: "negative"},
+		{desc: "negative TTL", b: recorderBackend{}, c: ReplayConfig{TTL: -1}, wantErr: "at least"},
 		{desc: "TTL under 1ms", b: recorderBackend{}, c: ReplayConfig{TTL: time.Microsecond}, wantErr: "at least"},
 		{desc: "negative body limit", b: recorderBackend{}, c: ReplayConfig{MaxBody: -1}, wantErr: "negative"},
 		{desc: "negative request limit", b: recorderBackend{}, c: ReplayConfig{MaxRequestBody: -1}, wantErr: "negative"},
 		{desc: "Content-Length", b: recorderBackend{}, c: ReplayConfig{Headers: []string{"content-length"}}, wantErr: "cannot be replayed"},
-		{desc: "the replay header", b: recorderBackend{}, c: ReplayConfig{Headers: []string{HeaderReplayed}}, wantErr: "cannot be replayed"},
+		{desc: "the replay header", b: recorderBackend{}, c: ReplayConfig{Headers: []string{httpguard.HeaderReplayed}}, wantErr: "cannot be replayed"},
 		{desc: "not a header name", b: recorderBackend{}, c: ReplayConfig{Headers: []string{"X Y"}}, wantErr: "not a valid header name"},
 		{desc: "Set-Cookie if asked", b: recorderBackend{}, c: ReplayConfig{Headers: []string{"set-cookie"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			g, err := New(tt.b, Config{Replay: &tt.c, Unscoped: true})
+			g, err := newFrom(tt.b, Config{Replay: &tt.c, Unscoped: true})
 			if tt.wantErr == "" {
 				if err != nil || !g.Replays() {
 					t.Errorf("New = %v, %v; want a replaying Guard", g, err)
@@ -80,7 +81,7 @@ func TestBadRecordLogged(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
-	g, err := New(recorderBackend{record: []byte("000000000000001")}, Config{Replay: &ReplayConfig{}, Unscoped: true})
+	g, err := newFrom(recorderBackend{record: []byte("000000000000001")}, Config{Replay: &ReplayConfig{}, Unscoped: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +93,11 @@ func TestBadRecordLogged(t *testing.T) {
 			t.Error("the handler ran")
 			return nil
 		}})
-	if out != Refused || !errors.Is(err, ErrBadRecord) {
-		t.Errorf("Serve = %v, %v; want Refused with ErrBadRecord", out, err)
+	if out != Refused || !errors.Is(err, httpguard.ErrBadRecord) {
+		t.Errorf("Serve = %v, %v; want Refused with httpguard.ErrBadRecord", out, err)
 	}
-	if p := ErrorProblem(err); p.Status != http.StatusInternalServerError || p.Type != TypeBadRecord {
-		t.Errorf("ErrorProblem = %+v, want 500 %s", p, TypeBadRecord)
+	if p := httpguard.ErrorProblem(err); p.Status != http.StatusInternalServerError || p.Type != httpguard.TypeBadRecord {
+		t.Errorf("httpguard.ErrorProblem = %+v, want 500 %s", p, httpguard.TypeBadRecord)
 	}
 	got := logs.String()
 	if strings.Count(got, "\n") != 1 || !strings.Contains(got, "level=ERROR") || !strings.Contains(got, "key_hash=") ||
@@ -107,7 +108,7 @@ func TestBadRecordLogged(t *testing.T) {
 
 // TestCapture checks what the capturing writer sends and keeps.
 func TestCapture(t *testing.T) {
-	rp := &replay{statuses: DefaultReplayStatus}
+	rp := &replay{statuses: httpguard.DefaultReplayStatus}
 	tests := []struct {
 		desc     string
 		write    func(w http.ResponseWriter)
@@ -124,15 +125,15 @@ func TestCapture(t *testing.T) {
 			_, _ = w.Write([]byte("b"))
 		}, 201, "ab", storeResponse, ""},
 		{"a second WriteHeader is ignored", func(w http.ResponseWriter) { w.WriteHeader(202); w.WriteHeader(500) }, 202, "", storeResponse, ""},
-		{"5xx", func(w http.ResponseWriter) { w.WriteHeader(503) }, 503, "", storeNothing, NotStoredStatus},
-		{"429", func(w http.ResponseWriter) { w.WriteHeader(429) }, 429, "", storeNothing, NotStoredStatus},
+		{"5xx", func(w http.ResponseWriter) { w.WriteHeader(503) }, 503, "", storeNothing, httpguard.NotStoredStatus},
+		{"429", func(w http.ResponseWriter) { w.WriteHeader(429) }, 429, "", storeNothing, httpguard.NotStoredStatus},
 		{"404", func(w http.ResponseWriter) { w.WriteHeader(404) }, 404, "", storeResponse, ""},
 		{"at the limit", func(w http.ResponseWriter) { _, _ = w.Write(bytes.Repeat([]byte("x"), 8)) }, 200, "xxxxxxxx", storeResponse, ""},
 		{"over the limit", func(w http.ResponseWriter) {
 			_, _ = w.Write([]byte("12345"))
 			_, _ = w.Write([]byte("6789"))
 			_, _ = w.Write([]byte("0"))
-		}, 200, "1234567890", storeCompleted, NotStoredTooLarge},
+		}, 200, "1234567890", storeCompleted, httpguard.NotStoredTooLarge},
 		{"flushed, then over the limit", func(w http.ResponseWriter) {
 			_, _ = w.Write([]byte("12345"))
 			w.(http.Flusher).Flush()
@@ -147,7 +148,7 @@ func TestCapture(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			c := newCapture(rec, &replay{maxBody: 8, statuses: DefaultReplayStatus})
+			c := newCapture(rec, &replay{maxBody: 8, statuses: httpguard.DefaultReplayStatus})
 			tt.write(c)
 			c.ended()
 			k, mark := c.outcome(rp)
@@ -155,8 +156,8 @@ func TestCapture(t *testing.T) {
 			if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {
 				t.Errorf("sent %d %q, want %d %q", rec.Code, rec.Body, tt.wantCode, tt.wantBody)
 			}
-			if got := rec.Result().Header.Get(HeaderNotStored); got != tt.wantMark {
-				t.Errorf("%s = %q, want %q", HeaderNotStored, got, tt.wantMark)
+			if got := rec.Result().Header.Get(httpguard.HeaderNotStored); got != tt.wantMark {
+				t.Errorf("%s = %q, want %q", httpguard.HeaderNotStored, got, tt.wantMark)
 			}
 			if a := rec.Result().Header.Get("A"); a == "2" {
 				t.Error("a header set after WriteHeader was sent")
@@ -177,7 +178,7 @@ func TestCapture(t *testing.T) {
 func TestCaptureHoldsUntilSent(t *testing.T) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("X-Request-Id", "r1")
-	c := newCapture(rec, &replay{maxBody: 1 << 10, statuses: DefaultReplayStatus})
+	c := newCapture(rec, &replay{maxBody: 1 << 10, statuses: httpguard.DefaultReplayStatus})
 	c.Header().Set("Location", "/orders/1")
 	c.WriteHeader(http.StatusCreated)
 	_, _ = c.Write([]byte("created"))
@@ -205,7 +206,7 @@ func TestCaptureHoldsUntilSent(t *testing.T) {
 // record.
 func TestCaptureTrailers(t *testing.T) {
 	rec := httptest.NewRecorder()
-	c := newCapture(rec, &replay{maxBody: 1 << 10, statuses: DefaultReplayStatus})
+	c := newCapture(rec, &replay{maxBody: 1 << 10, statuses: httpguard.DefaultReplayStatus})
 	c.Header().Set("Trailer", "X-Checksum")
 	c.WriteHeader(http.StatusOK)
 	_, _ = c.Write([]byte("body"))
@@ -237,7 +238,7 @@ func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // connection and leaves nothing to store or send.
 func TestCaptureHijack(t *testing.T) {
 	h := &hijacker{ResponseRecorder: httptest.NewRecorder()}
-	c := newCapture(h, &replay{maxBody: 1 << 10, statuses: DefaultReplayStatus})
+	c := newCapture(h, &replay{maxBody: 1 << 10, statuses: httpguard.DefaultReplayStatus})
 	if _, _, err := http.NewResponseController(c).Hijack(); err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestCaptureHijack(t *testing.T) {
 	}
 	_, _ = c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\n\r\n"))
 	c.ended()
-	k, mark := c.outcome(&replay{statuses: DefaultReplayStatus})
+	k, mark := c.outcome(&replay{statuses: httpguard.DefaultReplayStatus})
 	c.send(mark)
 	if k != storeNothing || h.Body.Len() != 0 || h.Code != http.StatusOK {
 		t.Errorf("after a hijack: kind %d, sent %d %q; want nothing", k, h.Code, h.Body)

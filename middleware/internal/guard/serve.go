@@ -12,6 +12,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // Exchange is one request as an adapter hands it to [Guard.Serve].
@@ -39,8 +40,12 @@ type Exchange struct {
 	// the framework renders a handler's error after the middleware
 	// returns, Next renders it itself in replay mode (Guard.Replays), so
 	// that it is captured.
-	Next func(ctx context.Context, wrap func(http.ResponseWriter) http.ResponseWriter) error
+	Next func(ctx context.Context, wrap Wrap) error
 }
+
+// Wrap gives the writer the handler must write to in place of w: the
+// capture of replay mode, or w itself.
+type Wrap = func(w http.ResponseWriter) http.ResponseWriter
 
 // Outcome says what Serve did with a request.
 type Outcome int
@@ -129,14 +134,14 @@ func (g *Guard) requestKey(x Exchange) (string, error) {
 	var principal string
 	if g.scoped {
 		if x.Scope == nil {
-			return "", fmt.Errorf("%w: the adapter gave no scope function", ErrScope)
+			return "", fmt.Errorf("%w: the adapter gave no scope function", httpguard.ErrScope)
 		}
 		p, err := x.Scope()
 		switch {
 		case err != nil:
-			return "", fmt.Errorf("%w: %w", ErrScope, err)
+			return "", fmt.Errorf("%w: %w", httpguard.ErrScope, err)
 		case p == "":
-			return "", fmt.Errorf("%w: the scope is empty", ErrScope)
+			return "", fmt.Errorf("%w: the scope is empty", httpguard.ErrScope)
 		}
 		principal = p
 	}
@@ -274,7 +279,7 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 		switch {
 		case found:
 			return Replayed, nil
-		case errors.Is(rerr, ErrKeyReused), errors.Is(rerr, ErrBadRecord), errors.Is(rerr, ErrNotReplayable):
+		case errors.Is(rerr, httpguard.ErrKeyReused), errors.Is(rerr, httpguard.ErrBadRecord), errors.Is(rerr, httpguard.ErrNotReplayable):
 			return Refused, rerr
 		}
 	}
@@ -310,11 +315,11 @@ func (g *Guard) notStoredMark(ctx context.Context, key string, c *capture, recor
 	tried, err := stored.get()
 	switch {
 	case !recorded, !tried, errors.Is(err, lock.ErrNotHeld):
-		return NotStoredLeaseLost
+		return httpguard.NotStoredLeaseLost
 	case err != nil:
-		slog.WarnContext(ctx, "syncguard: the response record could not be stored; the release is retried in the background for the lease's remaining time, and the response goes out marked "+HeaderNotStored+": "+NotStoredPending,
+		slog.WarnContext(ctx, "syncguard: the response record could not be stored; the release is retried in the background for the lease's remaining time, and the response goes out marked "+httpguard.HeaderNotStored+": "+httpguard.NotStoredPending,
 			"key_hash", lockdriver.HashKey(key), "error", err)
-		return NotStoredPending
+		return httpguard.NotStoredPending
 	}
 	return mark
 }
@@ -334,13 +339,13 @@ func (g *Guard) replayStored(ctx context.Context, w http.ResponseWriter, key str
 	if err != nil {
 		slog.ErrorContext(ctx, "syncguard: the value stored for this key is not a response record this version can read; answering 500, neither replaying nor running the handler, until it expires or is deleted",
 			"key_hash", lockdriver.HashKey(key), "bytes", len(b), "error", err)
-		return false, fmt.Errorf("%w: %w", ErrBadRecord, err)
+		return false, fmt.Errorf("%w: %w", httpguard.ErrBadRecord, err)
 	}
 	switch {
 	case r.Fingerprint != fp:
-		return false, ErrKeyReused
+		return false, httpguard.ErrKeyReused
 	case r.Completed:
-		return false, &NotReplayableError{Status: r.Status}
+		return false, &httpguard.NotReplayableError{Status: r.Status}
 	}
 	g.replay.writeReplay(w, r)
 	return true, nil

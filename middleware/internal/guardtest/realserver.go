@@ -54,17 +54,10 @@ func post(t *testing.T, srv *httptest.Server, path, key, principal, body string)
 	return answer{status: res.StatusCode, header: res.Header, trailer: res.Trailer, body: string(b), err: err}
 }
 
-// realServer serves h until the test ends.
-func realServer(t *testing.T, h http.Handler) *httptest.Server {
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 func realPrincipalsNFC(t *testing.T, a Adapter) {
 	e := newEnv(t)
 	var b byPrincipal
-	srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal,
+	srv := a.server(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal,
 		Replay: &Replay{}, Handler: b.handle}))
 	for _, p := range []string{"\u00e9", "e\u0301"} { // canonically equivalent, two identities
 		got := post(t, srv, "/orders", key, p, "b")
@@ -79,9 +72,9 @@ func realScopedAndPublic(t *testing.T, a Adapter) {
 	var b byPrincipal
 	// One prefix and route: alice's key "k", and an anonymous key "alice:k"
 	// that names the same parts when an absent scope is left out.
-	scoped := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal,
+	scoped := a.server(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal,
 		Replay: &Replay{}, Handler: b.handle}))
-	public := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Public: true,
+	public := a.server(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Public: true,
 		Replay: &Replay{}, Handler: b.handle}))
 	first := post(t, scoped, "/orders", "k", "alice", "b")
 	other := post(t, public, "/orders", DefaultPrincipal+":k", "", "b")
@@ -109,7 +102,7 @@ func realLargeNotStored(t *testing.T, a Adapter) {
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			var runs atomic.Int32
-			srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Routes: []string{"/orders"}, Scope: Principal,
+			srv := a.server(t, a.Build(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Routes: []string{"/orders"}, Scope: Principal,
 				Replay: &Replay{MaxBody: 16},
 				Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
 					runs.Add(1)
@@ -140,12 +133,12 @@ func realPanicAfterStart(t *testing.T, a Adapter) {
 			_ = http.NewResponseController(w).Flush()
 		}},
 	} {
-		for _, h2 := range []bool{false, true} {
+		for _, h2 := range []bool{a.proto.h2} {
 			t.Run(fmt.Sprintf("%s, HTTP/2 %v", tc.desc, h2), func(t *testing.T) {
 				var runs atomic.Int32
 				// Wait: the client sees the abort before the first run's
 				// release is done; the retry waits for it.
-				h := a.Build(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal,
+				h := a.raw(t, Setup{Backend: e.b, Prefix: ns + t.Name() + ":", Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal,
 					Replay: &Replay{MaxBody: 16},
 					Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
 						if runs.Add(1) == 1 {

@@ -200,7 +200,8 @@ func recoverer(next http.Handler, passed ...any) http.Handler {
 func replayPanicAfterWrite(t *testing.T, a Adapter) {
 	e := newEnv(t)
 	var runs atomic.Int32
-	h := recoverer(a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{},
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{},
+		Front: func(h http.Handler) http.Handler { return recoverer(h) },
 		Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) {
 			n := runs.Add(1)
 			w.Header().Set("Location", "/orders/1")
@@ -209,7 +210,7 @@ func replayPanicAfterWrite(t *testing.T, a Adapter) {
 			if n == 1 {
 				panic(errPanic) // after the 2xx, before the work is done
 			}
-		}}))
+		}})
 	rec := send(h, "/orders", ptr(key), "b")
 	if rec.Code != http.StatusInternalServerError || strings.Contains(rec.Body.String(), "run 1") || rec.Header().Get("Location") != "" {
 		t.Errorf("a panic after writing 201: %d %q (Location %q), want 500 without the handler's output", rec.Code, rec.Body, rec.Header().Get("Location"))
@@ -239,8 +240,10 @@ func replayHijack(t *testing.T, a Adapter) {
 			_, _ = rw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nhijacked")
 			_ = rw.Flush()
 		}})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	if a.proto.h2 {
+		t.Skip("HTTP/2 has no connection to hijack: http.ErrNotSupported")
+	}
+	srv := a.server(t, h)
 	for i := range 2 {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/orders", strings.NewReader("b"))
 		req.Header.Set(Header, key)
@@ -273,7 +276,8 @@ func replayMissingKeyFirst(t *testing.T, a Adapter) {
 func replayMaxBytesError(t *testing.T, a Adapter) {
 	e := newEnv(t)
 	var o order
-	h := http.MaxBytesHandler(a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle}), 10)
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle,
+		Front: func(h http.Handler) http.Handler { return http.MaxBytesHandler(h, 10) }})
 	checkProblem(t, send(h, "/orders", ptr(key), strings.Repeat("b", 100)), http.StatusRequestEntityTooLarge, key)
 	if n := o.runs.Load(); n != 0 {
 		t.Errorf("handler ran %d times over the server's body limit", n)

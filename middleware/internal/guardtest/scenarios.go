@@ -17,7 +17,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // ns is the middleware key namespace of the scenarios, key their request
@@ -56,14 +56,44 @@ var scenarios = []scenario{
 	{"Retry-After is capped by the route's hold time", retryAfterEstimate},
 }
 
-// Run runs every scenario against a.
+// Run runs every scenario against a, over HTTP/1.1 and over HTTP/2, and
+// checks that a refuses bad input.
 func Run(t *testing.T, a Adapter) {
-	for _, sc := range slices.Concat(scenarios, replayScenarios, safetyScenarios, realServerScenarios, limitScenarios) {
-		t.Run(sc.desc, func(t *testing.T) {
+	a.Build = func(t *testing.T, s Setup) http.Handler {
+		t.Helper()
+		h, err := a.New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	t.Run("bad input is refused at construction", func(t *testing.T) {
+		t.Parallel()
+		badInput(t, a)
+	})
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
-			sc.run(t, a)
+			pa := a
+			pa.proto, pa.raw = p, a.Build
+			pa.Build = func(t *testing.T, s Setup) http.Handler { return serveRemote(t, a, p, s) }
+			for _, sc := range slices.Concat(scenarios, replayScenarios, safetyScenarios, realServerScenarios, limitScenarios) {
+				t.Run(sc.desc, func(t *testing.T) {
+					t.Parallel()
+					sc.run(t, pa)
+				})
+			}
 		})
 	}
+}
+
+// server returns a server of h on a's protocol: h's own when h is a
+// Build result.
+func (a Adapter) server(t *testing.T, h http.Handler) *httptest.Server {
+	if rm, ok := h.(*remote); ok {
+		return rm.srv
+	}
+	return a.proto.start(t, h)
 }
 
 func ok(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) }
@@ -115,7 +145,7 @@ func busyNoWait(t *testing.T, a Adapter) {
 			continue
 		}
 		checkProblem(t, rec, http.StatusConflict, key)
-		checkRetryAfter(t, rec, 1, int(guard.DefaultTTL/time.Second))
+		checkRetryAfter(t, rec, 1, int(httpguard.DefaultTTL/time.Second))
 	}
 	if okCount != 1 || rejected != n-1 {
 		t.Errorf("got %d x 200 and %d rejected, want 1 and %d", okCount, rejected, n-1)
@@ -291,8 +321,7 @@ func clientDisconnect(t *testing.T, a Adapter) {
 			sawCancel <- false
 		}
 	}})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := a.server(t, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)

@@ -28,6 +28,7 @@ type Handler func(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool)
 // Setup is what a scenario asks the adapter to build.
 type Setup struct {
 	Backend  lock.Backend
+	NoKey    bool   // build without a key function
 	Prefix   string // the middleware's key namespace
 	TTL      time.Duration
 	Wait     time.Duration
@@ -56,6 +57,9 @@ type Setup struct {
 	// (httplock.WithLimit, echolock.Config.Limit).
 	Limit   int
 	Handler Handler
+	// Front, when not nil, is middleware the application puts in front
+	// of the adapter's handler (a recovering middleware, a body limit).
+	Front func(http.Handler) http.Handler
 }
 
 // Replay is the replay mode a scenario asks for. Zero fields take the
@@ -105,15 +109,20 @@ func RoutesOf(s Setup) []string {
 
 // Adapter builds the handler under test.
 type Adapter struct {
-	// Build returns an http.Handler serving the paths RoutesOf(s) for
+	// New returns an http.Handler serving the paths RoutesOf(s) for
 	// every method, each as a route of its own (a ServeMux pattern, an
 	// Echo route), with the middleware configured from s in front of
-	// s.Handler.
+	// s.Handler; or the error of the adapter's constructor.
+	New func(s Setup) (http.Handler, error)
+	// Build is New for a Setup that must build; Run sets it.
 	Build func(t *testing.T, s Setup) http.Handler
 	// RecoversPanics is true when Build's handler turns a handler panic
 	// into a 500 response (Echo with its Recover middleware); otherwise
 	// the panic must reach the caller of ServeHTTP.
 	RecoversPanics bool
+
+	proto protocol                                 // set by Run
+	raw   func(t *testing.T, s Setup) http.Handler // Build as the adapter gave it
 }
 
 // WriteCustomBusy is the busy handler installed for Setup.Custom.

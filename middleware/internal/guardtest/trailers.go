@@ -9,7 +9,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // trailerIdiom is a handler that sets trailers one of the ways net/http's
@@ -134,12 +134,12 @@ var trailerIdioms = []trailerIdiom{
 // sends, and its replay the same trailers but those off the allow-list.
 func trailersAsNetHTTP(t *testing.T, a Adapter) {
 	e := newEnv(t)
-	allowed := append(guard.DefaultReplayHeaders(), "X-Checksum", "X-Twice")
+	allowed := append(httpguard.DefaultReplayHeaders(), "X-Checksum", "X-Twice")
 	for _, idiom := range trailerIdioms {
 		t.Run(idiom.desc, func(t *testing.T) {
-			bare := realServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { idiom.write(w) }))
+			bare := a.server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { idiom.write(w) }))
 			prefix := ns + t.Name() + ":"
-			srv := realServer(t, a.Build(t, Setup{Backend: e.b, Prefix: prefix, Routes: []string{"/orders"}, Scope: Principal,
+			srv := a.server(t, a.Build(t, Setup{Backend: e.b, Prefix: prefix, Routes: []string{"/orders"}, Scope: Principal,
 				Replay:  &Replay{Headers: allowed},
 				Handler: func(w http.ResponseWriter, _ *http.Request, _ lock.Lease, _ bool) { idiom.write(w) }}))
 			want := post(t, bare, "/orders", key, "", "b")
@@ -148,8 +148,8 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 			if want.err != nil || first.err != nil || replay.err != nil {
 				t.Fatalf("reading the answers: %v, %v, %v", want.err, first.err, replay.err)
 			}
-			if replay.header.Get(guard.HeaderReplayed) != "true" {
-				t.Fatalf("second request: %d, not a replay (Idempotent-Not-Stored %q)", replay.status, replay.header.Get(guard.HeaderNotStored))
+			if replay.header.Get(httpguard.HeaderReplayed) != "true" {
+				t.Fatalf("second request: %d, not a replay (Idempotent-Not-Stored %q)", replay.status, replay.header.Get(httpguard.HeaderNotStored))
 			}
 			for _, got := range []answer{first, replay} {
 				if got.status != want.status || got.body != want.body {
@@ -167,7 +167,12 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 			if idiom.dropped {
 				wantBare = http.Header{}
 			}
-			if !equalHeader(want.trailer, wantBare) {
+			if a.proto.h2 {
+				// HTTP/2 sends TrailerPrefix trailers whatever the body,
+				// and one value of a name declared both ways: the bare
+				// server's answer is the reference.
+				wantFirst = want.trailer
+			} else if !equalHeader(want.trailer, wantBare) {
 				t.Fatalf("bare net/http: trailers %v, want %v (the test's idea of net/http is wrong)", want.trailer, wantBare)
 			}
 			if !equalHeader(first.trailer, wantFirst) {

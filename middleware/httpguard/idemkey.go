@@ -1,4 +1,4 @@
-package guard
+package httpguard
 
 import (
 	"encoding/base64"
@@ -14,37 +14,15 @@ import (
 const HeaderIdempotencyKey = "Idempotency-Key"
 
 // MaxIdempotencyKeyLen is the longest idempotency key accepted, in
-// characters (bytes: a key is ASCII). The draft sets no bound; 255 is
-// ample for the draft's examples (a 36-character UUID, a 32-character
-// random string) and well inside lockdriver.MaxKeyBytes, so the prefix and
-// route keep room beside the key.
+// characters (a key is ASCII).
 const MaxIdempotencyKeyLen = 255
 
-// IdempotencyKey returns the key carried by the request header name
-// (usually HeaderIdempotencyKey) as the IETF httpapi Idempotency-Key draft
-// (-06, -07) defines it: an RFC 8941 structured-field Item whose bare item
-// is a String, such as
-//
-//	Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"
-//
-// which gives 8e03978e-40d5-43e8-bc93-6894a57f9324. Spaces and tabs around
-// the value are dropped, as HTTP and RFC 8941 parsing drop them; `\"`
-// and `\\` are unescaped; parameters after the string (`"k1";v=2`) are
-// parsed and ignored, as RFC 8941 has recipients do with parameters they
-// do not know.
-//
-// Beyond the draft, a value that is not quoted is taken as the key as
-// written, since many clients send Idempotency-Key: abc-123; it must be
-// printable ASCII without spaces, commas, semicolons or double quotes, so
-// that a list or a parameter is never mistaken for part of a key. A key
-// sent quoted and the same key sent bare give the same result.
-//
-// The key must be 1 to MaxIdempotencyKeyLen characters of printable ASCII
-// (%x20-7E). A missing or empty header is the error [Missing] gives;
-// several header lines (which the draft forbids), a malformed value or a
-// key out of bounds is a *lock.Error with lock.CodeInvalidArgument and Op
-// "key". No message contains the header's value: they are sent to the
-// client and logged.
+// IdempotencyKey returns the key in the header name of h as the IETF
+// Idempotency-Key draft defines it: one line holding an RFC 8941 string
+// ("k1", parameters ignored). A bare value (k1) is accepted too when it
+// has no space, comma, semicolon or quote. The key is 1 to
+// MaxIdempotencyKeyLen printable ASCII characters. Errors are
+// InvalidArgument (Missing for no header) and never hold the value.
 func IdempotencyKey(h http.Header, name string) (string, error) {
 	vs := h.Values(name)
 	if len(vs) > 1 {

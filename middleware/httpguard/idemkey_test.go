@@ -1,4 +1,4 @@
-package guard
+package httpguard
 
 import (
 	"errors"
