@@ -3,7 +3,6 @@ package asynqlock
 import (
 	"errors"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -74,7 +73,7 @@ func callOnTick(f func(Tick), tk Tick) {
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Error("asynqlock: the scheduler's OnTick function panicked; recovered",
-				"panic", r, "entry", tk.EntryID, "stack", string(debug.Stack()))
+				"panic", r, "entry", tk.EntryID)
 		}
 	}()
 	f(tk)
