@@ -15,7 +15,8 @@ import (
 var (
 	// errRecorded: the entry's record holds this tick or a later one.
 	errRecorded = fmt.Errorf("%w: the entry's record holds this tick or a later one", asynq.ErrTaskIDConflict)
-	// errFirstRun: a catch-up for an entry that has no record.
+	// errFirstRun: a catch-up for an entry that has no record; the
+	// record then starts at the tick.
 	errFirstRun = errors.New("asynqlock: no record of the entry: no catch-up")
 	// errUnregistered: the entry was unregistered.
 	errUnregistered = errors.New("asynqlock: the entry was unregistered")
@@ -60,6 +61,10 @@ func (t *term) claim(sl *slot, at, now time.Time) error {
 		err = errFirstRun
 	case !t.s.registered(sl.e):
 		err = errUnregistered
+	}
+	if errors.Is(err, errFirstRun) { // the entry's first term: ticks up to at are the past
+		_ = t.s.b.ReleaseRecord(ctx, l, wire.ScheduleTick{Fence: t.lease.Fence, Last: at}.Encode(), t.s.clock.wall(sl.e.recordTTL(at, now, t.s.ttl)))
+		return err
 	}
 	if err != nil {
 		_ = t.s.b.Release(context.WithoutCancel(ctx), l.ID) // else it ends with its TTL
@@ -111,4 +116,22 @@ func (t *term) check() error {
 		return errTermLost
 	}
 	return nil
+}
+
+// markStart gives an entry that has no record one that starts at now, so
+// that a later term catches up its ticks: on a first deploy, the past is
+// not caught up, and the ticks from now on are.
+func (t *term) markStart(sl *slot, now time.Time) {
+	ctx, cancel := context.WithTimeout(t.held, t.s.ttl)
+	defer cancel()
+	key := wire.ScheduleEntryKey(t.s.key, sl.e.id)
+	l, err := t.s.b.Acquire(ctx, key, t.s.ttl)
+	if err != nil {
+		return // the next term's catch-up then skips, as on a first deploy
+	}
+	if _, found, err := t.record(ctx, key); err != nil || found {
+		_ = t.s.b.Release(context.WithoutCancel(ctx), l.ID)
+		return
+	}
+	_ = t.s.b.ReleaseRecord(ctx, l, wire.ScheduleTick{Fence: t.lease.Fence, Last: now}.Encode(), t.s.clock.wall(sl.e.recordTTL(now, now, t.s.ttl)))
 }

@@ -118,6 +118,7 @@ func (t *term) fire(now time.Time) error {
 		at, ok := sl.e.latest(sl.from, now)
 		if !ok {
 			if sl.catchUp { // nothing in the catch-up window
+				t.markStart(sl, now)
 				sl.from, sl.catchUp = now, false
 			}
 			continue
