@@ -140,8 +140,9 @@ func readmeAsynqScheduler(ctx context.Context, rdb *redis.Client, backend lock.B
 	if err != nil {
 		return err
 	}
-	// The same registrations on every replica: the same entry ids, the same task ids.
-	if _, err := sched.Register("0 9 * * *", asynq.NewTask("report:daily", nil), asynq.Queue("reports")); err != nil {
+	// The same registrations on every replica; the name keeps the entry's record across edits.
+	if _, err := sched.Register("0 9 * * *", asynq.NewTask("report:daily", nil),
+		asynq.Queue("reports"), asynqlock.EntryName("daily-report")); err != nil {
 		return err
 	}
 	return sched.Run(ctx) // on every replica: one leads and enqueues, the others wait their turn

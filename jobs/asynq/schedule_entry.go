@@ -3,36 +3,35 @@ package asynqlock
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/robfig/cron/v3"
 
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// maxCatchUpSteps bounds the ticks walked to find the latest one of a
-// window, so a tiny period under a long TTL costs a bounded loop.
-const maxCatchUpSteps = 10000
+// retentionMargin is added to the time a tick's task id must outlive its
+// enqueue, for the clocks of the replicas to differ.
+const retentionMargin = time.Minute
 
 // entry is one registration: a schedule and the task it enqueues.
 type entry struct {
-	id       string
-	spec     string
-	sched    cron.Schedule
-	every    time.Duration // "@every": ticks at its multiples since the Unix epoch
-	period   time.Duration // the gap between the first two ticks after registration
+	id       string // the EntryName, or the hash of what identifies the entry
+	content  string // the hash of everything the entry does
+	spec     *spec
 	task     *asynq.Task
-	opts     []asynq.Option
-	retained time.Duration // the Retention given in opts, if any
+	opts     []asynq.Option // asynq's options, by type, the caller's order within a type
+	window   time.Duration  // the catch-up window
+	retained time.Duration  // the Retention given in opts, if any
 }
 
-// newEntry parses cronspec with the parser asynq.Scheduler uses and checks
-// the task and its options, before any I/O.
-func newEntry(cronspec string, task *asynq.Task, opts []asynq.Option, now time.Time) (*entry, error) {
+// newEntry parses cronspec, checks the task and its options, and derives
+// the entry's id, before any I/O.
+func newEntry(cronspec string, task *asynq.Task, opts []asynq.Option) (*entry, error) {
 	const op = "register"
 	if task == nil {
 		return nil, lockdriver.InvalidArgument(op, "task is nil")
@@ -40,73 +39,82 @@ func newEntry(cronspec string, task *asynq.Task, opts []asynq.Option, now time.T
 	if strings.TrimSpace(task.Type()) == "" {
 		return nil, lockdriver.InvalidArgument(op, "task type is empty")
 	}
-	sched, err := parseSpec(cronspec)
+	cronspec = strings.Join(strings.Fields(cronspec), " ")
+	sp, err := parseSpec(cronspec)
 	if err != nil {
-		return nil, lockdriver.InvalidArgument(op, "cronspec "+quote(cronspec)+" is not valid: "+err.Error())
+		return nil, lockdriver.InvalidArgument(op, "cronspec "+strconv.Quote(cronspec)+" is not valid: "+err.Error())
 	}
-	e := &entry{spec: cronspec, sched: sched, task: task, opts: slices.Clone(opts)}
-	if d, ok := sched.(cron.ConstantDelaySchedule); ok {
-		e.every = d.Delay
+	e := &entry{spec: sp, task: task, window: DefaultCatchUp}
+	if err := e.setOptions(opts); err != nil {
+		return nil, err
 	}
-	for _, o := range opts {
-		switch o.Type() {
-		case asynq.TaskIDOpt:
-			return nil, lockdriver.InvalidArgument(op, "asynq.TaskID is set by the scheduler for each tick")
-		case asynq.RetentionOpt:
-			e.retained, _ = o.Value().(time.Duration)
-		}
+	if sp.next(time.Now()).IsZero() {
+		return nil, lockdriver.InvalidArgument(op, "cronspec "+strconv.Quote(cronspec)+" never fires")
 	}
-	first := e.next(now)
-	if first.IsZero() {
-		return nil, lockdriver.InvalidArgument(op, "cronspec "+quote(cronspec)+" never fires")
+	if e.id == "" {
+		e.id = hashOf(cronspec, task.Type(), string(task.Payload()))[:16]
 	}
-	if second := e.next(first); !second.IsZero() {
-		e.period = second.Sub(first)
-	} else {
-		e.period = first.Sub(now)
-	}
-	e.id = entryID(cronspec, task, opts)
+	e.content = e.contentHash(cronspec)
 	return e, nil
 }
 
-func quote(s string) string { return "\"" + s + "\"" }
-
-// parseSpec is cron.ParseStandard, with its panics (robfig/cron v3.0.1
-// slices out of range on a spec such as "TZ=" with nothing after the zone)
-// turned into errors.
-func parseSpec(cronspec string) (sched cron.Schedule, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			sched, err = nil, fmt.Errorf("the cron parser failed: %v", r)
+// setOptions sorts opts into the entry: the scheduler's own options set
+// its name and window, asynq's are kept for the enqueue.
+func (e *entry) setOptions(opts []asynq.Option) error {
+	const op = "register"
+	for i, o := range opts {
+		if o == nil {
+			return lockdriver.InvalidArgument(op, "option "+strconv.Itoa(i)+" is nil")
 		}
-	}()
-	return cron.ParseStandard(cronspec)
+		switch o.Type() {
+		case entryNameOpt:
+			name, _ := o.Value().(string)
+			if !validName(name) {
+				return lockdriver.InvalidArgument(op, "entry name "+strconv.Quote(name)+" must be 1 to 64 bytes of ASCII letters, digits, '.', '_' and '-'")
+			}
+			e.id = name
+		case catchUpOpt:
+			if e.window, _ = o.Value().(time.Duration); e.window < 0 {
+				return lockdriver.InvalidArgument(op, "catch-up window is negative")
+			}
+		case asynq.TaskIDOpt:
+			return lockdriver.InvalidArgument(op, "asynq.TaskID is set by the scheduler for each tick")
+		case asynq.UniqueOpt:
+			return lockdriver.InvalidArgument(op, "asynq.Unique does not apply: each tick's task id already deduplicates it (and Unique's lock would block the ticks after a failover)")
+		case asynq.RetentionOpt:
+			e.retained, _ = o.Value().(time.Duration)
+			e.opts = append(e.opts, o)
+		default:
+			e.opts = append(e.opts, o)
+		}
+	}
+	slices.SortStableFunc(e.opts, func(a, b asynq.Option) int { return int(a.Type()) - int(b.Type()) })
+	return nil
 }
 
-// entryID hashes what makes an entry: cronspec, task type, payload,
-// headers and options (their asynq String forms, in order).
-func entryID(cronspec string, task *asynq.Task, opts []asynq.Option) string {
+// contentHash hashes everything the entry does: its id, cronspec, task
+// (type, payload, headers), asynq's options and catch-up window. Replicas
+// whose entries of one id hash differently do not agree on the entry.
+func (e *entry) contentHash(cronspec string) string {
+	fields := []string{e.id, cronspec, e.task.Type(), string(e.task.Payload()), e.window.String()}
+	headers := e.task.Headers()
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		fields = append(fields, "header "+k+"="+headers[k])
+	}
+	for _, o := range e.opts {
+		fields = append(fields, o.String())
+	}
+	return hashOf(fields...)[:16]
+}
+
+// hashOf returns the hex SHA-256 of fields, each ended by a NUL.
+func hashOf(fields ...string) string {
 	h := sha256.New()
-	field := func(s string) {
-		h.Write([]byte(s))
+	for _, f := range fields {
+		h.Write([]byte(f))
 		h.Write([]byte{0})
 	}
-	field(cronspec)
-	field(task.Type())
-	field(string(task.Payload()))
-	headers := task.Headers()
-	names := make([]string, 0, len(headers))
-	for k := range headers {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		field("header " + k + "=" + headers[k])
-	}
-	for _, o := range opts {
-		field(o.String())
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // TickID returns the asynq task id of the tick at of the entry entryID of
@@ -122,42 +130,41 @@ func TickID(key, entryID string, at time.Time) string {
 }
 
 // next returns the entry's first tick after t (zero when it never fires).
-func (e *entry) next(t time.Time) time.Time {
-	if e.every > 0 {
-		d := int64(e.every)
-		return time.Unix(0, (t.UnixNano()/d+1)*d).UTC()
-	}
-	return e.sched.Next(t.UTC()).UTC()
-}
+func (e *entry) next(t time.Time) time.Time { return e.spec.next(t) }
 
-// latest returns the entry's last tick in [from, to], if any. A cron
-// spec's ticks are walked from from (at most maxCatchUpSteps of them: a
-// term's slots never lag further than its lease lives); "@every" ticks are
-// computed.
-func (e *entry) latest(from, to time.Time) (time.Time, bool) {
-	if e.every > 0 {
-		d := int64(e.every)
-		last := time.Unix(0, to.UnixNano()/d*d).UTC()
-		return last, !last.Before(from)
-	}
+// latest returns the entry's last tick in (after, to], if any.
+func (e *entry) latest(after, to time.Time) (time.Time, bool) {
 	var last time.Time
-	t := e.next(from.Add(-time.Nanosecond))
-	for i := 0; i < maxCatchUpSteps && !t.IsZero() && !t.After(to); i++ {
+	for t := e.next(after); !t.IsZero() && !t.After(to); t = e.next(t) {
 		last = t
-		t = e.next(t)
+		if e.spec.every > 0 { // computed, not walked
+			d := int64(e.spec.every)
+			last = time.Unix(0, to.UnixNano()/d*d).UTC()
+			break
+		}
 	}
 	return last, !last.IsZero()
 }
 
-// window is how far back a new term looks for a tick missed in the
-// failover: the term's TTL (how long a dead leader's term can last) plus
-// one period.
-func (e *entry) window(ttl time.Duration) time.Duration { return ttl + e.period }
+// retention is how long asynq keeps the task of the tick at, and so its
+// task id: long enough for any term that may still try the tick (a term
+// catching up tries it until the next tick or the window's end), and at
+// least the entry's own asynq.Retention.
+func (e *entry) retention(at time.Time) time.Duration {
+	until := e.window
+	if next := e.next(at); !next.IsZero() {
+		until = min(until, next.Sub(at))
+	}
+	return max(e.retained, until+retentionMargin)
+}
 
-// retention is how long asynq keeps a tick's completed task, and so its
-// task id: the Retention given at Register, but at least the catch-up
-// window plus one period, so no term can enqueue a tick again after its
-// task is gone.
-func (e *entry) retention(ttl time.Duration) time.Duration {
-	return max(e.retained, e.window(ttl)+e.period)
+// recordTTL is how long the entry's record written at now after the tick
+// at must last: until a term may write the next one, the next tick's
+// catch-up included, plus the term's TTL for a failover.
+func (e *entry) recordTTL(at, now time.Time, ttl time.Duration) time.Duration {
+	d := e.window + ttl + retentionMargin
+	if next := e.next(at); !next.IsZero() {
+		d += max(next.Sub(now), 0)
+	}
+	return d
 }

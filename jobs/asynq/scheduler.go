@@ -2,11 +2,15 @@ package asynqlock
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hibiken/asynq"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
@@ -16,21 +20,23 @@ import (
 // while only one of them, the leader elected on its key, does the
 // enqueueing. Its methods are shaped like asynq.Scheduler's.
 //
-// Each tick of each entry is enqueued once across the replicas: the task
-// of a tick carries a TaskID made of the key, the entry and the scheduled
-// time (TickID), which asynq refuses to enqueue twice while the task, or
-// its retention after completion, lasts. The leader checks its term
-// before each enqueue. After a failover the new leader enqueues the latest
-// tick it finds missing within the catch-up window (the term's TTL plus
-// the entry's period). docs/asynq.md has the guarantees and their limits.
+// Each scheduled time of an entry is enqueued at most once: the leader
+// enqueues a tick only after the last tick in the entry's record, which
+// it reads and writes under a lease of the entry's own key, and each
+// tick's task carries a TaskID (TickID) that asynq refuses twice. After a
+// failover the new leader enqueues the latest tick missed within the
+// entry's catch-up window. docs/asynq.md has the guarantees and limits.
 //
 // A Scheduler is safe for concurrent use.
 type Scheduler struct {
 	client   *asynq.Client
-	b        lock.Backend
+	b        lock.Recorder
 	key      string
 	identity string
 	opts     []lock.Option
+	ttl      time.Duration
+	clock    clock
+	metrics  *schedMetrics
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -39,32 +45,14 @@ type Scheduler struct {
 	changed chan struct{} // a registration changed: the term re-reads entries
 }
 
-// Tick is what became of one tick of an entry in the leader's hands, as
-// given to the function set with OnTick.
-type Tick struct {
-	// EntryID is the entry's id, as returned by Register.
-	EntryID string
-	// At is the tick's scheduled time, in UTC.
-	At time.Time
-	// TaskID is the asynq task id of the tick (TickID).
-	TaskID string
-	// Fence is the fence of the term that tried to enqueue it.
-	Fence lock.Fence
-	// CatchUp is true for a tick the term enqueued on its start because it
-	// fell in the gap before it.
-	CatchUp bool
-	// Err is nil when this process enqueued the task, matches
-	// asynq.ErrTaskIDConflict when the task was already enqueued (by an
-	// earlier term), and is the enqueue's error otherwise; the tick is then
-	// tried again until the entry's next tick is due or the term ends.
-	Err error
-}
-
 // NewScheduler returns a Scheduler that campaigns on key as identity with
-// client enqueueing the tasks. opts are those of election.Lead (lock.WithTTL
-// sets the term's TTL, which bounds the failover time). It returns a
-// *lock.Error with lock.CodeInvalidArgument for a nil client or backend, an
-// invalid key, an empty identity or a bad option, without I/O.
+// client enqueueing the tasks. b must be a lock.Recorder (redisbackend's
+// Backend is, also under lock.WithHooks). opts are those of election.Lead
+// (lock.WithTTL sets the term's TTL, which bounds the failover time). It
+// returns a *lock.Error with lock.CodeInvalidArgument, without I/O, for
+// what election.Lead would refuse (a bad key, identity or option, a TTL
+// under election.MinTTL, lock.WithLimit) and for a nil client or a
+// backend that is not a lock.Recorder.
 func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, opts ...lock.Option) (*Scheduler, error) {
 	const op = "new_scheduler"
 	switch {
@@ -74,54 +62,94 @@ func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, op
 		return nil, lockdriver.InvalidArgument(op, "lock backend is nil")
 	case key == "":
 		return nil, lockdriver.InvalidArgument(op, "key is empty")
-	case identity == "":
-		return nil, lockdriver.InvalidArgument(op, "identity is empty")
+	}
+	rec, ok := b.(lock.Recorder)
+	if !ok {
+		return nil, lockdriver.InvalidArgument(op, "lock backend is not a lock.Recorder: the scheduler records each entry's last tick")
 	}
 	nkey, err := lockdriver.NormalizeKey(key)
 	if err != nil {
 		return nil, err
 	}
-	if err := lockdriver.ValidateOptions(opts...); err != nil {
+	if _, err := lockdriver.NormalizeKey(wire.ScheduleEntryKey(nkey, strings.Repeat("x", MaxEntryName))); err != nil {
+		return nil, lockdriver.InvalidArgument(op, "key is too long for the keys of its entries")
+	}
+	ttl, err := validateCandidate(op, identity, opts)
+	if err != nil {
 		return nil, err
 	}
 	return &Scheduler{
-		client: client, b: b, key: nkey, identity: identity, opts: opts,
+		client: client, b: rec, key: nkey, identity: identity, opts: opts, ttl: ttl,
+		metrics: newSchedMetrics(nkey),
 		entries: map[string]*entry{},
 		changed: make(chan struct{}, 1),
 	}, nil
 }
 
+// validateCandidate checks the identity and options as election.Lead
+// does, and returns the term's TTL.
+func validateCandidate(op, identity string, opts []lock.Option) (time.Duration, error) {
+	switch {
+	case identity == "":
+		return 0, lockdriver.InvalidArgument(op, "identity is empty")
+	case len(identity) > election.MaxIdentityBytes || !utf8.ValidString(identity):
+		return 0, lockdriver.InvalidArgument(op, "identity must be valid UTF-8 of at most 256 bytes (election.MaxIdentityBytes)")
+	}
+	s, err := lockdriver.ResolveOptions(opts...)
+	if err != nil {
+		return 0, err
+	}
+	interval := s.Heartbeat.Interval
+	if interval == 0 {
+		interval = s.TTL / 3
+	}
+	switch {
+	case s.Limited:
+		return 0, lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to an election: a term has one leader")
+	case s.TTL < election.MinTTL:
+		return 0, lockdriver.InvalidArgument(op, "ttl must be at least 1s (election.MinTTL): a shorter term cannot be kept alive")
+	case interval < 0 || interval > s.TTL/2:
+		return 0, lockdriver.InvalidArgument(op, "heartbeat interval must be at most half the ttl")
+	}
+	return s.TTL, nil
+}
+
 // Register adds an entry that enqueues task with opts at every tick of
 // cronspec, and returns its id. cronspec is parsed as asynq.Scheduler
-// parses it (robfig/cron's standard parser: five fields, or descriptors
-// such as "@daily" and "@every 30s"), in UTC unless it starts with
-// CRON_TZ=; "@every d" ticks at the multiples of d since the Unix epoch,
-// so every replica computes the same ticks.
+// parses it (five fields, or descriptors such as "@daily" and "@every
+// 30s"), in UTC unless it starts with CRON_TZ=; "@every d" ticks at the
+// multiples of d since the Unix epoch. Local times that daylight saving
+// time skips or repeats follow ISC cron (docs/asynq.md).
 //
-// The id is derived from cronspec, the task's type, payload and headers,
-// and opts, so every replica registering the same entry gets the same id
-// and enqueues the same task ids. Registering an entry again returns its
-// id. The Scheduler sets each tick's asynq.TaskID and a retention of at
-// least the catch-up window plus a period; a TaskID in opts is an error.
-// Bad input (nil task, empty type, a cronspec the parser rejects or that
-// never fires) is a *lock.Error with lock.CodeInvalidArgument.
+// The id is the EntryName given in opts, else a hash of cronspec and the
+// task's type and payload: the same on every replica, whatever the other
+// options and their order. Registering the same entry again returns its
+// id; another entry with the same id is an error. Bad input (nil task or
+// option, empty type, a cronspec that is not valid or never fires,
+// asynq.TaskID, asynq.Unique, a bad EntryName or CatchUp) is a
+// *lock.Error with lock.CodeInvalidArgument.
 func (s *Scheduler) Register(cronspec string, task *asynq.Task, opts ...asynq.Option) (entryID string, err error) {
-	e, err := newEntry(cronspec, task, opts, time.Now())
+	e, err := newEntry(cronspec, task, opts)
 	if err != nil {
 		return "", err
 	}
 	s.mu.Lock()
-	if _, ok := s.entries[e.id]; !ok {
-		s.entries[e.id] = e
+	if had, ok := s.entries[e.id]; ok {
+		s.mu.Unlock()
+		if had.content == e.content {
+			return e.id, nil
+		}
+		return "", lockdriver.InvalidArgument("register", "another entry of this scheduler has the id "+strconv.Quote(e.id)+": give them different names with asynqlock.EntryName (or Unregister it first)")
 	}
+	s.entries[e.id] = e
 	s.mu.Unlock()
 	s.signal()
 	return e.id, nil
 }
 
-// Unregister removes the entry with the given id; its ticks from then on
-// are not enqueued by this replica. It returns an error when there is no
-// such entry.
+// Unregister removes the entry with the given id: once it returns, this
+// replica enqueues none of the entry's ticks (an enqueue already sent
+// may still complete). It returns an error when there is no such entry.
 func (s *Scheduler) Unregister(entryID string) error {
 	s.mu.Lock()
 	_, ok := s.entries[entryID]
@@ -135,8 +163,9 @@ func (s *Scheduler) Unregister(entryID string) error {
 }
 
 // OnTick sets a function called with every tick this replica tries to
-// enqueue while it leads, from the goroutine that enqueues (keep it
-// short); nil removes it.
+// enqueue while it leads, and with every difference found between its
+// entries and the leader's, from the goroutine that enqueues (keep it
+// short; a panic in it is logged and recovered); nil removes it.
 func (s *Scheduler) OnTick(f func(Tick)) {
 	s.mu.Lock()
 	s.onTick = f
@@ -161,6 +190,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		s.running = false
 		s.mu.Unlock()
 	}()
+	s.compareManifest(ctx)
 	err := election.Lead(ctx, s.b, s.key, s.identity, s.lead, s.opts...)
 	if ctx.Err() != nil {
 		return nil
@@ -185,4 +215,11 @@ func (s *Scheduler) snapshot() (map[string]*entry, func(Tick)) {
 		out[id] = e
 	}
 	return out, s.onTick
+}
+
+// registered reports whether e is still the registered entry of its id.
+func (s *Scheduler) registered(e *entry) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.entries[e.id] == e
 }

@@ -30,11 +30,13 @@ import (
 // TestMain calls schedReplica first, which runs one and exits when the
 // environment asks for a replica.
 const (
-	schedAddrEnv   = "SYNCGUARD_SCHED_REPLICA_ADDR"
-	schedPrefixEnv = "SYNCGUARD_SCHED_REPLICA_PREFIX"
-	schedQueueEnv  = "SYNCGUARD_SCHED_REPLICA_QUEUE"
-	schedNameEnv   = "SYNCGUARD_SCHED_REPLICA_NAME"
-	schedTTLEnv    = "SYNCGUARD_SCHED_REPLICA_TTL"
+	schedAddrEnv    = "SYNCGUARD_SCHED_REPLICA_ADDR"
+	schedPrefixEnv  = "SYNCGUARD_SCHED_REPLICA_PREFIX"
+	schedQueueEnv   = "SYNCGUARD_SCHED_REPLICA_QUEUE"
+	schedNameEnv    = "SYNCGUARD_SCHED_REPLICA_NAME"
+	schedTTLEnv     = "SYNCGUARD_SCHED_REPLICA_TTL"
+	schedClockEnv   = "SYNCGUARD_SCHED_REPLICA_CLOCK"   // the wall clock at schedOrigin, Unix ns
+	schedVersionEnv = "SYNCGUARD_SCHED_REPLICA_VERSION" // "1", or "2": the "report" entry edited
 	// schedSoakEnv, a duration, makes TestSchedulerFleet repeat its faults
 	// for that long (make chaos sets it).
 	schedSoakEnv = "SYNCGUARD_SCHED_SOAK"
@@ -43,10 +45,59 @@ const (
 // schedKey is the election key of the fleet.
 const schedKey = "sched"
 
-// schedReplica, in a replica process, runs a Scheduler with one entry,
-// "@every 1s", on clients of its own (go-redis's default options) until
+// schedSpeed is how much faster the replicas' clock runs: a minute of
+// cron time is a second of the test.
+const schedSpeed = 60
+
+// schedOrigin is the replicas' clock at the fleet's start: 01:25 EDT on
+// New York's fall-back day, so the "dst" entry meets 01:30 twice in an
+// hour of the replicas' clock, and must run once.
+var schedOrigin = time.Date(2026, 11, 1, 5, 25, 0, 0, time.UTC)
+
+// schedEntries are the fleet's entries, by name: an even spec, an uneven
+// one, a daily time that the fall-back repeats, and a named entry that
+// version 2 edits.
+var schedEntries = map[string]string{
+	"every":  "* * * * *",
+	"uneven": "1-3,*/7 * * * *",
+	"dst":    "CRON_TZ=America/New_York 30 1 * * *",
+	"report": "*/3 * * * *",
+}
+
+// schedRegister registers the fleet's entries on s as replica n of
+// version v: options in an order that depends on n, asynq.Unique refused,
+// the "report" entry's payload and options edited in version 2.
+func schedRegister(s *asynqlock.Scheduler, queue string, n int, v string) error {
+	opts := []asynq.Option{asynq.Queue(queue), asynq.MaxRetry(3)}
+	if n%2 == 1 {
+		opts = []asynq.Option{asynq.MaxRetry(3), asynq.Queue(queue)}
+	}
+	for _, name := range []string{"every", "uneven", "dst"} {
+		id, err := s.Register(schedEntries[name], asynq.NewTask(name, nil), opts...)
+		if err != nil {
+			return err
+		}
+		schedIDs.Store(id, name)
+	}
+	if _, err := s.Register("@every 5s", asynq.NewTask("unique", nil), asynq.Queue(queue), asynq.Unique(time.Minute)); lock.CodeOf(err) != lock.CodeInvalidArgument {
+		return fmt.Errorf("asynq.Unique: got %v, want InvalidArgument", err)
+	}
+	report := append(opts, asynqlock.EntryName("report"))
+	if v == "2" {
+		report = append(report, asynq.Timeout(time.Minute))
+	}
+	_, err := s.Register(schedEntries["report"], asynq.NewTask("report", []byte("v"+v)), report...)
+	schedIDs.Store("report", "report")
+	return err
+}
+
+// schedIDs maps entry ids to the names of schedEntries.
+var schedIDs sync.Map
+
+// schedReplica, in a replica process, runs a Scheduler with the fleet's
+// entries on clients of its own (go-redis's default options) until
 // SIGTERM, and prints a line per tick it tried:
-// "tick <fence> <scheduled time> <ok|conflict|error> <catch-up> <wall clock in ns>".
+// "tick <entry> <fence> <scheduled time> <ok|conflict|error> <catch-up> <wall clock in ns>".
 func schedReplica() {
 	addr := os.Getenv(schedAddrEnv)
 	if addr == "" {
@@ -63,15 +114,26 @@ func schedReplica() {
 		fail("ttl:", err)
 	}
 	client := asynq.NewClientFromRedisClient(redis.NewClient(&redis.Options{Addr: addr}))
-	s, err := asynqlock.NewScheduler(client, b, schedKey, os.Getenv(schedNameEnv), lock.WithTTL(ttl))
+	name := os.Getenv(schedNameEnv)
+	s, err := asynqlock.NewScheduler(client, b, schedKey, name, lock.WithTTL(ttl))
 	if err != nil {
 		fail("NewScheduler:", err)
 	}
-	if _, err := s.Register("@every 1s", asynq.NewTask("tick", nil), asynq.Queue(os.Getenv(schedQueueEnv))); err != nil {
+	start, err := strconv.ParseInt(os.Getenv(schedClockEnv), 10, 64)
+	if err != nil {
+		fail("clock:", err)
+	}
+	asynqlock.SetClock(s, schedOrigin, time.Unix(0, start), schedSpeed)
+	n, _ := strconv.Atoi(strings.TrimPrefix(name, "replica-"))
+	time.Sleep(rand.N(time.Second)) // replicas register at different times
+	if err := schedRegister(s, os.Getenv(schedQueueEnv), n, os.Getenv(schedVersionEnv)); err != nil {
 		fail("Register:", err)
 	}
 	var mu sync.Mutex
 	s.OnTick(func(tk asynqlock.Tick) {
+		if tk.Kind != asynqlock.TickEnqueue {
+			return // the versions differ while both run: expected here
+		}
 		status := "ok"
 		switch {
 		case errors.Is(tk.Err, asynq.ErrTaskIDConflict):
@@ -79,9 +141,10 @@ func schedReplica() {
 		case tk.Err != nil:
 			status = "error"
 		}
+		entry, _ := schedIDs.Load(tk.EntryID)
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Printf("tick %s %s %s %t %d\n", tk.Fence, tk.At.Format(time.RFC3339), status, tk.CatchUp, time.Now().UnixNano())
+		fmt.Printf("tick %s %s %s %s %t %d\n", entry, tk.Fence, tk.At.Format(time.RFC3339), status, tk.CatchUp, time.Now().UnixNano())
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
@@ -94,6 +157,7 @@ func schedReplica() {
 // schedEvent is one line of a replica.
 type schedEvent struct {
 	replica string
+	entry   string
 	fence   lock.Fence
 	at      time.Time
 	status  string
@@ -108,12 +172,14 @@ type schedFleet struct {
 	prefix string
 	queue  string
 	ttl    time.Duration
+	begin  time.Time // the wall clock at schedOrigin
 
-	mu     sync.Mutex
-	events []schedEvent
-	procs  map[string]*exec.Cmd
-	n      int
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	version string // of the replicas started from now on
+	events  []schedEvent
+	procs   map[string]*exec.Cmd
+	n       int
+	wg      sync.WaitGroup
 }
 
 // start starts one more replica.
@@ -121,11 +187,12 @@ func (f *schedFleet) start() {
 	f.t.Helper()
 	f.mu.Lock()
 	f.n++
-	name := "replica-" + strconv.Itoa(f.n)
+	name, version := "replica-"+strconv.Itoa(f.n), f.version
 	f.mu.Unlock()
 	c := exec.Command(os.Args[0], "-test.run=^$")
 	c.Env = append(os.Environ(), schedAddrEnv+"="+f.addr, schedPrefixEnv+"="+f.prefix,
-		schedQueueEnv+"="+f.queue, schedNameEnv+"="+name, schedTTLEnv+"="+f.ttl.String())
+		schedQueueEnv+"="+f.queue, schedNameEnv+"="+name, schedTTLEnv+"="+f.ttl.String(),
+		schedClockEnv+"="+strconv.FormatInt(f.begin.UnixNano(), 10), schedVersionEnv+"="+version)
 	c.Stderr = os.Stderr
 	out, err := c.StdoutPipe()
 	if err != nil {
@@ -149,9 +216,9 @@ func (f *schedFleet) start() {
 
 // line records a replica's line.
 func (f *schedFleet) line(name, line string) {
-	var fence, at, status, catchUp string
+	var entry, fence, at, status, catchUp string
 	var wall int64
-	if _, err := fmt.Sscanf(line, "tick %s %s %s %s %d", &fence, &at, &status, &catchUp, &wall); err != nil {
+	if _, err := fmt.Sscanf(line, "tick %s %s %s %s %s %d", &entry, &fence, &at, &status, &catchUp, &wall); err != nil {
 		f.t.Errorf("%s: %s", name, line)
 		return
 	}
@@ -162,7 +229,7 @@ func (f *schedFleet) line(name, line string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.events = append(f.events, schedEvent{name, lock.Fence(fence), when, status, catchUp == "true", time.Unix(0, wall)})
+	f.events = append(f.events, schedEvent{name, entry, lock.Fence(fence), when, status, catchUp == "true", time.Unix(0, wall)})
 }
 
 // leader returns the replica of the newest term that enqueued a tick.
@@ -222,18 +289,28 @@ func (f *schedFleet) fault(kind string) {
 	}
 }
 
-// TestSchedulerFleet: three replica processes run a Scheduler with an
-// "@every 1s" entry and a 2s TTL; the leader is killed twice, stopped
-// once (its term handed over at once) and stalled past its TTL once
-// (repeated for SYNCGUARD_SCHED_SOAK when set). Every
-// tick's task is in the queue once (counted by scheduled time, nothing
-// consumes them), enqueued by exactly one replica, and no two enqueued
-// ticks are more than TTL plus one period apart.
+// newSchedFleet returns a fleet of no replicas yet, of version 1, on e.
+func newSchedFleet(t testing.TB, e *env) *schedFleet {
+	return &schedFleet{t: t, addr: e.redis.Addr(), prefix: strings.TrimSuffix(redistest.Prefix(t), ":"),
+		queue: e.queue, ttl: 2 * time.Second, procs: map[string]*exec.Cmd{}, begin: time.Now(), version: "1"}
+}
+
+// TestSchedulerFleet: three replica processes run a Scheduler with a 2s
+// TTL on a clock 60 times faster (a cron minute a second), from 01:25 on
+// New York's fall-back day: an even spec, an uneven one, a daily 01:30 in
+// New York, and a named entry that version 2 edits. They register at
+// different times, with options in different orders, and see asynq.Unique
+// refused. The leader is killed twice, stopped once (its term handed over
+// at once) and stalled past its TTL once (repeated for
+// SYNCGUARD_SCHED_SOAK when set); replicas of version 2 replace the
+// faulted ones from the second fault on. Every scheduled time of every
+// entry is in the queue at most once (nothing consumes them), enqueued by
+// exactly one replica, and one is missed only when a later one was
+// enqueued within a failover.
 func TestSchedulerFleet(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	f := &schedFleet{t: t, addr: e.redis.Addr(), prefix: strings.TrimSuffix(redistest.Prefix(t), ":"),
-		queue: e.queue, ttl: 2 * time.Second, procs: map[string]*exec.Cmd{}}
+	f := newSchedFleet(t, e)
 	for range 3 {
 		f.start()
 	}
@@ -241,7 +318,12 @@ func TestSchedulerFleet(t *testing.T) {
 	soak, _ := time.ParseDuration(os.Getenv(schedSoakEnv))
 	end := time.Now().Add(soak)
 	for first := true; first || time.Now().Before(end); first = false {
-		for _, kind := range []string{"kill", "resign", "kill", "stall"} {
+		for i, kind := range []string{"kill", "resign", "kill", "stall"} {
+			if i == 1 {
+				f.mu.Lock()
+				f.version = "2"
+				f.mu.Unlock()
+			}
 			time.Sleep(1500 * time.Millisecond)
 			f.fault(kind)
 		}
@@ -256,29 +338,54 @@ func TestSchedulerFleet(t *testing.T) {
 	checkTicks(t, e, f)
 }
 
-// checkTicks compares the queue with what the replicas reported.
-func checkTicks(t *testing.T, e *env, f *schedFleet) {
+// schedTick is one scheduled time of one entry (a name of schedEntries).
+type schedTick struct {
+	entry string
+	at    time.Time
+}
+
+// queued counts the queue's tasks by scheduled time and entry.
+func queued(t *testing.T, e *env) map[schedTick]int {
 	t.Helper()
+	s, err := asynqlock.NewScheduler(e.client, e.backend, schedKey, "checker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schedRegister(s, e.queue, 0, "1"); err != nil { // the entries' ids
+		t.Fatal(err)
+	}
 	tasks, err := e.insp.ListPendingTasks(e.queue, asynq.PageSize(10000))
 	if err != nil {
 		t.Fatal(err)
 	}
-	inQueue := map[time.Time]int{}
+	out := map[schedTick]int{}
 	for _, ti := range tasks {
 		parts := strings.SplitN(ti.ID, ":", 4)
 		at, err := time.Parse(time.RFC3339, parts[len(parts)-1])
 		if err != nil {
 			t.Fatalf("task id %q: %v", ti.ID, err)
 		}
-		inQueue[at]++
+		name, ok := schedIDs.Load(parts[2])
+		if !ok {
+			t.Fatalf("task id %q: not an entry of the fleet", ti.ID)
+		}
+		out[schedTick{name.(string), at}]++
 	}
-	reported := map[time.Time][]string{}
+	return out
+}
+
+// checkTicks compares the queue with what the replicas reported.
+func checkTicks(t *testing.T, e *env, f *schedFleet) {
+	t.Helper()
+	inQueue := queued(t, e)
+	reported := map[schedTick][]string{}
 	terms := map[lock.Fence]bool{}
 	conflicts, catchUps, failed := 0, 0, 0
 	for _, ev := range f.events {
 		switch ev.status {
 		case "ok":
-			reported[ev.at] = append(reported[ev.at], ev.replica+"/"+string(ev.fence))
+			k := schedTick{ev.entry, ev.at}
+			reported[k] = append(reported[k], ev.replica+"/"+string(ev.fence))
 			terms[ev.fence] = true
 			if ev.catchUp {
 				catchUps++
@@ -289,36 +396,58 @@ func checkTicks(t *testing.T, e *env, f *schedFleet) {
 			failed++
 		}
 	}
-	var times []time.Time
-	for at, n := range inQueue {
-		times = append(times, at)
-		if n != 1 {
-			t.Errorf("tick %v: %d tasks in the queue, want 1", at.Format(time.TimeOnly), n)
-		}
-		if len(reported[at]) != 1 {
-			t.Errorf("tick %v: enqueued by %v, want exactly one replica", at.Format(time.TimeOnly), reported[at])
+	byEntry := map[string][]time.Time{}
+	for k, n := range inQueue {
+		byEntry[k.entry] = append(byEntry[k.entry], k.at)
+		if n != 1 || len(reported[k]) != 1 {
+			t.Errorf("%s at %v: %d tasks in the queue, enqueued by %v; want 1, by one replica", k.entry, k.at.Format(time.TimeOnly), n, reported[k])
 		}
 	}
-	for at, by := range reported {
-		if inQueue[at] == 0 {
-			t.Errorf("tick %v: enqueued by %v but not in the queue", at.Format(time.TimeOnly), by)
+	for k, by := range reported {
+		if inQueue[k] == 0 {
+			t.Errorf("%s at %v: enqueued by %v but not in the queue", k.entry, k.at.Format(time.TimeOnly), by)
 		}
 	}
-	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-	maxGap := time.Duration(0)
-	for i := 1; i < len(times); i++ {
-		gap := times[i].Sub(times[i-1])
-		maxGap = max(maxGap, gap)
-		if gap > f.ttl+time.Second {
-			t.Errorf("no tick from %v to %v (%v), want at most TTL + one period (%v)",
-				times[i-1].Format(time.TimeOnly), times[i].Format(time.TimeOnly), gap, f.ttl+time.Second)
-		}
+	coalesced := checkMissed(t, f, byEntry)
+	if dst := byEntry["dst"]; len(dst) > 1 || len(dst) == 1 && !dst[0].Equal(schedOrigin.Add(5*time.Minute)) {
+		t.Errorf("dst: enqueued at %v, want once, at 01:30 EDT (05:30 UTC)", dst)
 	}
-	t.Logf("%d ticks in the queue over %d terms, %d catch-ups, %d conflicts, %d failed enqueues, longest gap %v",
-		len(times), len(terms), catchUps, conflicts, failed, maxGap)
+	t.Logf("%d ticks in the queue (by entry: every %d, uneven %d, dst %d, report %d) over %d terms, %d catch-ups, %d coalesced, %d conflicts, %d failed enqueues, 0 duplicates",
+		len(inQueue), len(byEntry["every"]), len(byEntry["uneven"]), len(byEntry["dst"]), len(byEntry["report"]), len(terms), catchUps, coalesced, conflicts, failed)
 	if len(terms) < 5 {
 		t.Errorf("%d terms enqueued ticks, want at least 5 (one per fault and the first)", len(terms))
 	}
+}
+
+// checkMissed checks that every scheduled time of an entry between its
+// first and last enqueued ones was enqueued, or coalesced into the next
+// enqueued one within a failover (the TTL and 2s, on the fleet's clock);
+// it returns how many were coalesced.
+func checkMissed(t *testing.T, f *schedFleet, byEntry map[string][]time.Time) int {
+	t.Helper()
+	bound := (f.ttl + 2*time.Second) * schedSpeed
+	coalesced := 0
+	for name, times := range byEntry {
+		slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+		j := 0
+		for at := times[0]; !at.After(times[len(times)-1]); {
+			for times[j].Before(at) {
+				j++
+			}
+			if !times[j].Equal(at) {
+				coalesced++
+				if times[j].Sub(at) > bound {
+					t.Errorf("%s: the %v tick missed, the next enqueued %v later (more than a failover)", name, at.Format(time.TimeOnly), times[j].Sub(at))
+				}
+			}
+			next, err := asynqlock.NextTick(schedEntries[name], at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at = next
+		}
+	}
+	return coalesced
 }
 
 // firstAttempt returns when the first term newer than after had the answer
@@ -367,8 +496,7 @@ func BenchmarkSchedulerFailover(b *testing.B) {
 // times' p50 and p99.
 func schedFailover(b *testing.B, sig syscall.Signal, name string, n int) {
 	e := newEnv(b)
-	f := &schedFleet{t: b, addr: e.redis.Addr(), prefix: strings.TrimSuffix(redistest.Prefix(b), ":"),
-		queue: e.queue, ttl: 2 * time.Second, procs: map[string]*exec.Cmd{}}
+	f := newSchedFleet(b, e)
 	for range 3 {
 		f.start()
 	}

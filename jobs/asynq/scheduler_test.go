@@ -33,6 +33,24 @@ func TestSchedulerBadInput(t *testing.T) {
 		{"zero TTL", func() (*asynqlock.Scheduler, error) {
 			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", lock.WithTTL(0))
 		}, "ttl must be positive"},
+		{"TTL under election.MinTTL", func() (*asynqlock.Scheduler, error) {
+			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", lock.WithTTL(500*time.Millisecond))
+		}, "election.MinTTL"},
+		{"identity of 300 bytes", func() (*asynqlock.Scheduler, error) {
+			return asynqlock.NewScheduler(e.client, e.backend, "k", strings.Repeat("a", 300))
+		}, "at most 256 bytes"},
+		{"identity not UTF-8", func() (*asynqlock.Scheduler, error) {
+			return asynqlock.NewScheduler(e.client, e.backend, "k", "node-\xff")
+		}, "valid UTF-8"},
+		{"a limit", func() (*asynqlock.Scheduler, error) {
+			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", lock.WithLimit(2))
+		}, "WithLimit does not apply"},
+		{"not a Recorder", func() (*asynqlock.Scheduler, error) {
+			return asynqlock.NewScheduler(e.client, struct{ lock.Backend }{e.backend}, "k", "a")
+		}, "not a lock.Recorder"},
+		{"key too long for its entries", func() (*asynqlock.Scheduler, error) {
+			return asynqlock.NewScheduler(e.client, e.backend, strings.Repeat("k", 500), "a")
+		}, "too long"},
 	} {
 		s, err := tc.new()
 		if s != nil || lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), tc.want) {
@@ -60,6 +78,11 @@ func TestSchedulerBadInput(t *testing.T) {
 		{"bare time zone", "CRON_TZ=", task, nil, "the cron parser failed"},
 		{"never fires", "0 0 30 2 *", task, nil, "never fires"},
 		{"task id", "@every 1s", task, []asynq.Option{asynq.TaskID("mine")}, "TaskID is set by the scheduler"},
+		{"unique", "@every 1s", task, []asynq.Option{asynq.Unique(time.Minute)}, "task id already deduplicates"},
+		{"nil option", "@every 1s", task, []asynq.Option{nil}, "option 0 is nil"},
+		{"bad name", "@every 1s", task, []asynq.Option{asynqlock.EntryName("a:b")}, "entry name"},
+		{"empty name", "@every 1s", task, []asynq.Option{asynqlock.EntryName("")}, "entry name"},
+		{"negative catch-up", "@every 1s", task, []asynq.Option{asynqlock.CatchUp(-time.Second)}, "catch-up window is negative"},
 	} {
 		id, err := s.Register(tc.spec, tc.task, tc.opts...)
 		if id != "" || lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), tc.want) {
@@ -75,46 +98,61 @@ func TestSchedulerBadInput(t *testing.T) {
 }
 
 // TestSchedulerEntryID: the same registration gets the same id in every
-// Scheduler (so every replica enqueues the same task ids); anything that
-// makes a different entry gets a different id.
+// Scheduler whatever its options and their order (so every replica, and
+// every version that changes only options, enqueues the same task ids);
+// another spec, type or payload gets another id; EntryName sets it; two
+// different entries with one id in a Scheduler are refused.
 func TestSchedulerEntryID(t *testing.T) {
 	e := newEnv(t)
-	newS := func(identity string) *asynqlock.Scheduler {
-		s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", identity)
+	newS := func() *asynqlock.Scheduler {
+		s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	a, b := newS("replica-a"), newS("replica-b")
-	register := func(s *asynqlock.Scheduler, spec string, task *asynq.Task, opts ...asynq.Option) string {
+	register := func(spec string, task *asynq.Task, opts ...asynq.Option) string {
 		t.Helper()
-		id, err := s.Register(spec, task, opts...)
+		id, err := newS().Register(spec, task, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
-	base := register(a, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q"))
-	if got := register(b, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q")); got != base {
-		t.Errorf("same entry on another replica: got id %q, want %q", got, base)
-	}
-	if got := register(a, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q")); got != base {
-		t.Errorf("same entry registered again: got id %q, want %q", got, base)
+	task := asynq.NewTask("report", []byte("p"))
+	base := register("*/5 * * * *", task, asynq.Queue("q"), asynq.MaxRetry(3))
+	for desc, id := range map[string]string{
+		"options in another order": register("*/5 * * * *", task, asynq.MaxRetry(3), asynq.Queue("q")),
+		"another queue":            register("*/5 * * * *", task, asynq.Queue("q2")),
+		"headers":                  register("*/5 * * * *", asynq.NewTaskWithHeaders("report", []byte("p"), map[string]string{"h": "1"})),
+	} {
+		if id != base {
+			t.Errorf("%s: got id %q, want %q", desc, id, base)
+		}
 	}
 	seen := map[string]string{base: "base"}
 	for desc, id := range map[string]string{
-		"spec":    register(b, "*/10 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q")),
-		"type":    register(b, "*/5 * * * *", asynq.NewTask("report2", []byte("p")), asynq.Queue("q")),
-		"payload": register(b, "*/5 * * * *", asynq.NewTask("report", []byte("p2")), asynq.Queue("q")),
-		"queue":   register(b, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q2")),
-		"options": register(b, "*/5 * * * *", asynq.NewTask("report", []byte("p")), asynq.Queue("q"), asynq.MaxRetry(3)),
-		"headers": register(b, "*/5 * * * *", asynq.NewTaskWithHeaders("report", []byte("p"), map[string]string{"h": "1"}), asynq.Queue("q")),
+		"spec":    register("*/10 * * * *", task),
+		"type":    register("*/5 * * * *", asynq.NewTask("report2", []byte("p"))),
+		"payload": register("*/5 * * * *", asynq.NewTask("report", []byte("p2"))),
 	} {
 		if other, dup := seen[id]; dup {
 			t.Errorf("a different %s: got the id of %s (%q)", desc, other, id)
 		}
 		seen[id] = desc
+	}
+	if id := register("0 9 * * *", task, asynqlock.EntryName("daily-report")); id != "daily-report" {
+		t.Errorf("EntryName: got id %q, want daily-report", id)
+	}
+	s := newS()
+	if _, err := s.Register("*/5 * * * *", task, asynq.Queue("q")); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Register("*/5 * * * *", task, asynq.Queue("q")); err != nil || id != base {
+		t.Errorf("the same entry again: got %q, %v, want %q", id, err, base)
+	}
+	if _, err := s.Register("*/5 * * * *", task, asynq.Queue("q2")); lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), "EntryName") {
+		t.Errorf("another entry with the same id: got %v, want an InvalidArgument error saying to name them", err)
 	}
 }
 
@@ -279,14 +317,14 @@ func tickCount(t *testing.T, e *env, tid string) int {
 // leader that woke from a stall before its heartbeat ran: only the term
 // check before each enqueue can tell that the term is over.
 type believer struct {
-	lock.Backend
+	lock.Recorder
 	mu    sync.Mutex
 	lease lock.Lease // the last granted
 }
 
 func (b *believer) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	l, err := b.Backend.Acquire(ctx, key, ttl)
-	if err == nil {
+	l, err := b.Recorder.Acquire(ctx, key, ttl)
+	if err == nil && key == "sched" { // the term, not an entry's lease
 		b.mu.Lock()
 		b.lease = l
 		b.mu.Unlock()
@@ -294,7 +332,13 @@ func (b *believer) Acquire(ctx context.Context, key string, ttl time.Duration) (
 	return l, err
 }
 
-func (b *believer) Extend(_ context.Context, _ string, ttl time.Duration) (time.Time, error) {
+func (b *believer) Extend(ctx context.Context, id string, ttl time.Duration) (time.Time, error) {
+	b.mu.Lock()
+	term := id == b.lease.ID
+	b.mu.Unlock()
+	if !term { // an entry's lease
+		return b.Recorder.Extend(ctx, id, ttl)
+	}
 	return time.Now().Add(ttl), nil
 }
 
@@ -303,7 +347,7 @@ func (b *believer) Extend(_ context.Context, _ string, ttl time.Duration) (time.
 // on; the next term (a higher fence) goes on.
 func TestSchedulerChecksTheTerm(t *testing.T) {
 	e := newEnv(t)
-	b := &believer{Backend: e.backend}
+	b := &believer{Recorder: e.backend}
 	s, err := asynqlock.NewScheduler(e.client, b, "sched", "replica-a", lock.WithTTL(3*time.Second))
 	if err != nil {
 		t.Fatal(err)

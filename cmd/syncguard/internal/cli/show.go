@@ -33,7 +33,8 @@ var showCommand = &command{
 		"<key prefix><route>:<scope>:<key>, escaped as the middleware escapes it, and prints the parts\n" +
 		"as written under it. --route takes the route as written or as a key prints it (\\: for :).\n" +
 		"A leader election's key (lock/election) shows its leader's identity, the term's fence and the\n" +
-		"time left in the term.",
+		"time left in the term; an asynqlock Scheduler's key also shows the entries (id and content\n" +
+		"hash) of its latest term's leader.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object")
 		o.keyFlags(fs)
@@ -83,6 +84,9 @@ type state struct {
 	Record   *string       `json:"record,omitempty"`
 	// Waiters is the number of waiters queued in Redis for the key.
 	Waiters int64 `json:"waiters"`
+	// Schedule is the manifest of an asynqlock Scheduler on the key: its
+	// leader's entries. Nil when there is none.
+	Schedule *scheduleShow `json:"schedule,omitempty"`
 
 	nowMs int64
 }
@@ -215,6 +219,9 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 		}
 	}
 	st.Waiters = waiters.Val() // 0 when there is no queue (or it is not a sorted set)
+	if st.Schedule, err = s.readSchedule(ctx, norm); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -322,6 +329,9 @@ func (st *state) print(w io.Writer) {
 		r.print(row)
 	}
 	row("waiters", "%d", st.Waiters)
+	if st.Schedule != nil {
+		st.Schedule.print(row)
+	}
 }
 
 // neverLocked reports whether the key was never locked: no lock, no fence

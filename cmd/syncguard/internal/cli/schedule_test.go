@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/redisbackend"
+)
+
+// TestShowSchedule: show on an asynqlock Scheduler's key prints the
+// manifest of its latest term: the leader and each entry's id and
+// content hash, in text and JSON.
+func TestShowSchedule(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	p := prefix(t)
+	b := newBackend(t, rdb, redisbackend.Options{Prefix: p})
+	ctx := context.Background()
+	m := &wire.ScheduleManifest{Fence: "000000000000007", Identity: "pod-a", Entries: []wire.ScheduleEntry{
+		{ID: "0a1b2c3d4e5f6071", Content: "1111222233334444"}, {ID: "daily-report", Content: "5555666677778888"}}}
+	l, err := b.Acquire(ctx, wire.ScheduleManifestKey("scheduler"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseRecord(ctx, l, m.Encode(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	r := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "scheduler")
+	if r.code != 0 || r.err != "" {
+		t.Fatalf("show: status %d, stderr %q", r.code, r.err)
+	}
+	for _, want := range []string{
+		"the entries of pod-a's term (fence 000000000000007)",
+		"entry          0a1b2c3d4e5f6071  content 1111222233334444\n",
+		"entry          daily-report  content 5555666677778888\n",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("show does not print %q:\n%s", want, r.out)
+		}
+	}
+	r = syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "scheduler", "--json")
+	var st state
+	if err := json.Unmarshal([]byte(r.out), &st); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if st.Schedule == nil || st.Schedule.Leader != "pod-a" || len(st.Schedule.Entries) != 2 || st.Schedule.Entries[1].ID != "daily-report" {
+		t.Errorf("show --json: schedule %+v", st.Schedule)
+	}
+	r = syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "other")
+	if strings.Contains(r.out, "scheduler ") {
+		t.Errorf("show on a key without a manifest prints one:\n%s", r.out)
+	}
+}

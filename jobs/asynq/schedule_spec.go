@@ -1,0 +1,172 @@
+package asynqlock
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// maxSpecDays bounds the days a spec's next tick is searched over: eight
+// years, so a leap day spec finds its next tick across a century's
+// skipped leap year.
+const maxSpecDays = 8*366 + 2
+
+// spec is a parsed cronspec: robfig/cron's fields, and the rule for the
+// local times that daylight saving time skips or repeats (docs/asynq.md,
+// "Daylight saving time"), which ISC cron follows.
+type spec struct {
+	every time.Duration // "@every d": ticks at the multiples of d since the Unix epoch
+	s     *cron.SpecSchedule
+	loc   *time.Location
+	fixed bool // neither the minute nor the hour is a wildcard
+}
+
+// parseSpec parses cronspec as asynq.Scheduler does (robfig/cron's
+// standard parser), with its panics turned into errors.
+func parseSpec(cronspec string) (sp *spec, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sp, err = nil, fmt.Errorf("the cron parser failed: %v", r)
+		}
+	}()
+	sched, err := cron.ParseStandard(cronspec)
+	if err != nil {
+		return nil, err
+	}
+	switch s := sched.(type) {
+	case cron.ConstantDelaySchedule:
+		return &spec{every: s.Delay}, nil
+	case *cron.SpecSchedule:
+		loc := s.Location
+		if loc == time.Local {
+			loc = time.UTC // asynq's default
+		}
+		return &spec{s: s, loc: loc, fixed: fixedTime(cronspec)}, nil
+	}
+	return nil, fmt.Errorf("unknown schedule %T", sched)
+}
+
+// fixedTime reports whether cronspec names fixed times of day: neither its
+// minute nor its hour field starts with a wildcard ("*" or "?"), as ISC
+// cron tells them apart. Of the descriptors, only @hourly is not.
+func fixedTime(cronspec string) bool {
+	f := strings.Fields(cronspec)
+	if len(f) > 0 && (strings.HasPrefix(f[0], "CRON_TZ=") || strings.HasPrefix(f[0], "TZ=")) {
+		f = f[1:]
+	}
+	switch {
+	case len(f) == 1:
+		return f[0] != "@hourly"
+	case len(f) < 2:
+		return false
+	}
+	wild := func(s string) bool { return strings.HasPrefix(s, "*") || strings.HasPrefix(s, "?") }
+	return !wild(f[0]) && !wild(f[1])
+}
+
+// next returns the spec's first tick after t, in UTC (zero when there is
+// none within maxSpecDays).
+func (sp *spec) next(t time.Time) time.Time {
+	if sp.every > 0 {
+		d := int64(sp.every)
+		return time.Unix(0, (t.UnixNano()/d+1)*d).UTC()
+	}
+	lt := t.In(sp.loc)
+	day := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -1)
+	for range maxSpecDays {
+		if best, ok := sp.nextOnDay(day, t); ok {
+			return best
+		}
+		day = day.AddDate(0, 0, 1)
+	}
+	return time.Time{}
+}
+
+// nextOnDay returns the earliest tick after t among the local times of
+// day (its date, as a UTC midnight).
+func (sp *spec) nextOnDay(day, t time.Time) (time.Time, bool) {
+	if !sp.dayMatches(day) {
+		return time.Time{}, false
+	}
+	lo, hi := sp.offsets(day)
+	var best time.Time
+	for h := range 24 {
+		if sp.s.Hour&(1<<uint(h)) == 0 {
+			continue
+		}
+		for m := range 60 {
+			if sp.s.Minute&(1<<uint(m)) == 0 {
+				continue
+			}
+			wall := day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute)
+			if !wall.Add(-lo).After(t) {
+				continue // every instant of wall is at or before t
+			}
+			if !best.IsZero() && wall.Add(-hi).After(best) {
+				return best, true // every instant of wall is after best
+			}
+			for _, at := range sp.instants(wall) {
+				if at.After(t) && (best.IsZero() || at.Before(best)) {
+					best = at
+				}
+			}
+		}
+	}
+	return best, !best.IsZero()
+}
+
+// offsets returns the least and the greatest UTC offset of the zone
+// around day, bounding the instants of its local times.
+func (sp *spec) offsets(day time.Time) (lo, hi time.Duration) {
+	lo, hi = 24*time.Hour, -24*time.Hour
+	for _, h := range []time.Duration{-12, 12, 36} {
+		_, off := day.Add(h * time.Hour).In(sp.loc).Zone()
+		d := time.Duration(off) * time.Second
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	return lo, hi
+}
+
+// dayMatches applies the day of month, month and day of week fields as
+// cron does: the day fields are or-ed unless either is a wildcard.
+func (sp *spec) dayMatches(day time.Time) bool {
+	const star = 1 << 63 // robfig/cron marks a field given as "*" or "?"
+	if sp.s.Month&(1<<uint(day.Month())) == 0 {
+		return false
+	}
+	dom := sp.s.Dom&(1<<uint(day.Day())) != 0
+	dow := sp.s.Dow&(1<<uint(day.Weekday())) != 0
+	if sp.s.Dom&star != 0 || sp.s.Dow&star != 0 {
+		return dom && dow
+	}
+	return dom || dow
+}
+
+// instants returns the ticks of the local time wall (a UTC time holding
+// the local date and time): one for a time that exists once; for a time
+// that DST repeats, both for a wildcard spec, the first for a fixed one;
+// for a time that DST skips, none for a wildcard spec, the first instant
+// after the gap for a fixed one. It assumes the zone changes its offset
+// at most once within a day of wall.
+func (sp *spec) instants(wall time.Time) []time.Time {
+	_, before := wall.Add(-24 * time.Hour).In(sp.loc).Zone()
+	_, after := wall.Add(24 * time.Hour).In(sp.loc).Zone()
+	var out []time.Time
+	for i, off := range []int{before, after} {
+		at := wall.Add(-time.Duration(off) * time.Second)
+		if _, o := at.In(sp.loc).Zone(); o != off || (i == 1 && before == after) {
+			continue
+		}
+		if len(out) == 1 && sp.fixed {
+			break // repeated: a fixed time runs at its first occurrence
+		}
+		out = append(out, at.UTC())
+	}
+	if len(out) == 0 && sp.fixed { // skipped: run as the clock jumps past it
+		start, _ := wall.Add(-time.Duration(before) * time.Second).In(sp.loc).ZoneBounds()
+		out = append(out, start.UTC())
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package asynqlock
+
+import (
+	"testing"
+	"time"
+)
+
+// TestSpecDST: 2026's transitions in three zones, one southern. A fixed
+// time that the fall-back repeats runs once, at its first occurrence; one
+// that the spring-forward skips runs once, as the clock jumps past it (ISC
+// cron's rule). Wildcard specs run at every instant whose local time
+// matches: twice through a repeated hour, never in a skipped one.
+func TestSpecDST(t *testing.T) {
+	utc := func(mo time.Month, d, h, m int) time.Time { return time.Date(2026, mo, d, h, m, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		desc, zone, spec string
+		day              time.Time // the local date
+		want             []time.Time
+		count            int // for long lists: how many ticks, every gap the same
+	}{
+		{desc: "New York, fall-back, daily 01:30", zone: "America/New_York", spec: "30 1 * * *",
+			day: utc(11, 1, 0, 0), want: []time.Time{utc(11, 1, 5, 30)}},
+		{desc: "New York, spring-forward, daily 02:30 at 03:00", zone: "America/New_York", spec: "30 2 * * *",
+			day: utc(3, 8, 0, 0), want: []time.Time{utc(3, 8, 7, 0)}},
+		{desc: "New York, spring-forward, 02:00 and 02:45 in one run", zone: "America/New_York", spec: "0,45 2 * * *",
+			day: utc(3, 8, 0, 0), want: []time.Time{utc(3, 8, 7, 0)}},
+		{desc: "New York, the day after, daily 01:30", zone: "America/New_York", spec: "30 1 * * *",
+			day: utc(11, 2, 0, 0), want: []time.Time{utc(11, 2, 6, 30)}},
+		{desc: "New York, fall-back, wildcard minutes in 01:00", zone: "America/New_York", spec: "*/20 1 * * *",
+			day: utc(11, 1, 0, 0), want: []time.Time{utc(11, 1, 5, 0), utc(11, 1, 5, 20), utc(11, 1, 5, 40), utc(11, 1, 6, 0), utc(11, 1, 6, 20), utc(11, 1, 6, 40)}},
+		{desc: "New York, fall-back, half-hourly", zone: "America/New_York", spec: "0,30 * * * *",
+			day: utc(11, 1, 0, 0), count: 50},
+		{desc: "New York, spring-forward, half-hourly", zone: "America/New_York", spec: "0,30 * * * *",
+			day: utc(3, 8, 0, 0), count: 46},
+		{desc: "Berlin, fall-back, daily 02:30", zone: "Europe/Berlin", spec: "30 2 * * *",
+			day: utc(10, 25, 0, 0), want: []time.Time{utc(10, 25, 0, 30)}},
+		{desc: "Berlin, spring-forward, daily 02:30 at 03:00", zone: "Europe/Berlin", spec: "30 2 * * *",
+			day: utc(3, 29, 0, 0), want: []time.Time{utc(3, 29, 1, 0)}},
+		{desc: "Berlin, fall-back, hourly", zone: "Europe/Berlin", spec: "@hourly",
+			day: utc(10, 25, 0, 0), count: 25},
+		{desc: "Sydney, fall-back, daily 02:30", zone: "Australia/Sydney", spec: "30 2 * * *",
+			day: utc(4, 5, 0, 0), want: []time.Time{utc(4, 4, 15, 30)}},
+		{desc: "Sydney, spring-forward, daily 02:30 at 03:00", zone: "Australia/Sydney", spec: "30 2 * * *",
+			day: utc(10, 4, 0, 0), want: []time.Time{utc(10, 3, 16, 0)}},
+		{desc: "Sydney, spring-forward, hourly", zone: "Australia/Sydney", spec: "0 * * * *",
+			day: utc(10, 4, 0, 0), count: 23},
+	} {
+		loc, err := time.LoadLocation(tc.zone)
+		if err != nil {
+			t.Skipf("time zone %s: %v", tc.zone, err)
+		}
+		sp, err := parseSpec("CRON_TZ=" + tc.zone + " " + tc.spec)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.desc, err)
+		}
+		from := time.Date(tc.day.Year(), tc.day.Month(), tc.day.Day(), 0, 0, 0, 0, loc).Add(-time.Nanosecond)
+		to := time.Date(tc.day.Year(), tc.day.Month(), tc.day.Day()+1, 0, 0, 0, 0, loc)
+		var got []time.Time
+		for at := sp.next(from); at.Before(to); at = sp.next(at) {
+			got = append(got, at)
+		}
+		if tc.count > 0 {
+			if len(got) != tc.count {
+				t.Errorf("%s: got %d ticks, want %d: %v", tc.desc, len(got), tc.count, got)
+			}
+			for i := 2; i < len(got); i++ {
+				if got[i].Sub(got[i-1]) != got[1].Sub(got[0]) {
+					t.Errorf("%s: ticks %v, %v, %v: uneven", tc.desc, got[i-2], got[i-1], got[i])
+				}
+			}
+			continue
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.desc, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if !got[i].Equal(tc.want[i]) {
+				t.Errorf("%s: tick %d: got %v, want %v", tc.desc, i, got[i], tc.want[i])
+			}
+		}
+	}
+}
