@@ -19,8 +19,8 @@ func TestFleetLocker(t *testing.T) {
 	for _, sc := range []scenario{
 		// A DurationJob's times start at each member's whole second.
 		{mode: "locker", job: "duration-1s", offsets: ms(0, 250, 500), window: 750 * time.Millisecond, ttl: 2 * time.Second},
-		// A cron job with seconds: every even second of each member's clock.
-		{mode: "locker", job: "cron-2s", offsets: ms(0, 500, 1000), window: 1500 * time.Millisecond, ttl: 2 * time.Second},
+		// A cron job with seconds: every second of each member's clock.
+		{mode: "locker", job: "cron-1s", offsets: ms(0, 250, 500), window: 750 * time.Millisecond, ttl: 2 * time.Second},
 	} {
 		t.Run(sc.job, func(t *testing.T) {
 			t.Parallel()
@@ -31,7 +31,8 @@ func TestFleetLocker(t *testing.T) {
 
 // TestFleetSoak runs the minute cron job, with offsets spanning a second,
 // for SYNCGUARD_GOCRON_SOAK (at least 3m), killing the member of the
-// latest run twice, with a Locker and with an Elector.
+// latest run twice, with a Locker and with an Elector; and a cron job of
+// every 2s, offsets spanning a second, with a Locker.
 func TestFleetSoak(t *testing.T) {
 	soak, _ := time.ParseDuration(os.Getenv(fleetSoakEnv))
 	if soak == 0 {
@@ -43,6 +44,11 @@ func TestFleetSoak(t *testing.T) {
 		t.Parallel()
 		sc := scenario{mode: "locker", job: "cron-1m", offsets: ms(-500, 0, 500), window: 30 * time.Second, ttl: 5 * time.Second}
 		runLockerFleet(t, sc, 2, periods/3)
+	})
+	t.Run("locker-2s", func(t *testing.T) {
+		t.Parallel()
+		sc := scenario{mode: "locker", job: "cron-2s", offsets: ms(0, 500, 1000), window: 1500 * time.Millisecond, ttl: 2 * time.Second}
+		runLockerFleet(t, sc, 2, int(soak/(6*time.Second)))
 	})
 	t.Run("elector", func(t *testing.T) {
 		t.Parallel()

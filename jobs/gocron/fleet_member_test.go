@@ -44,11 +44,12 @@ const (
 // fleetJobs are the jobs a member can run, by name, with their period.
 var fleetJobs = map[string]struct {
 	period time.Duration
-	def    func(now time.Time) gocron.JobDefinition
+	def    func() gocron.JobDefinition
 }{
-	"duration-1s": {time.Second, func(time.Time) gocron.JobDefinition { return gocron.DurationJob(time.Second) }},
-	"cron-2s":     {2 * time.Second, func(time.Time) gocron.JobDefinition { return gocron.CronJob("*/2 * * * * *", true) }},
-	"cron-1m":     {time.Minute, func(time.Time) gocron.JobDefinition { return gocron.CronJob("* * * * *", false) }},
+	"duration-1s": {time.Second, func() gocron.JobDefinition { return gocron.DurationJob(time.Second) }},
+	"cron-1s":     {time.Second, func() gocron.JobDefinition { return gocron.CronJob("* * * * * *", true) }},
+	"cron-2s":     {2 * time.Second, func() gocron.JobDefinition { return gocron.CronJob("*/2 * * * * *", true) }},
+	"cron-1m":     {time.Minute, func() gocron.JobDefinition { return gocron.CronJob("* * * * *", false) }},
 }
 
 // offsetClock is the real clock, offset: a machine whose clock is off.
@@ -102,7 +103,7 @@ func fleetMember() {
 		time.Sleep(10 * time.Millisecond) // a fast job
 	})
 	start := clock.Now().Truncate(job.period).Add(job.period)
-	if _, err := s.NewJob(job.def(start), task, gocron.WithName(fleetJob),
+	if _, err := s.NewJob(job.def(), task, gocron.WithName(fleetJob),
 		gocron.WithStartAt(gocron.WithStartDateTime(start))); err != nil {
 		fail("NewJob:", err)
 	}
