@@ -65,7 +65,7 @@ func (c offsetClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
 // fleetMember, in a member process, runs a gocron scheduler with a
 // Locker or an Elector and one fast job on a clock offset as the
 // environment says, until SIGTERM, printing a line per run:
-// "run <its clock in unix ms> <fence> <wall clock in unix ns>".
+// "run <its clock in unix ms> <fence or -> <wall clock in unix ns>".
 func fleetMember() {
 	addr := os.Getenv(fleetAddrEnv)
 	if addr == "" {
@@ -96,9 +96,12 @@ func fleetMember() {
 	}
 	var mu sync.Mutex
 	task := gocron.NewTask(func(ctx context.Context) {
-		at := clock.Now()
+		at, f := clock.Now(), fence(ctx)
+		if f == "" {
+			f = "-" // no lease: the check reports it
+		}
 		mu.Lock()
-		fmt.Printf("run %d %s %d\n", at.UnixMilli(), fence(ctx), time.Now().UnixNano())
+		fmt.Printf("run %d %s %d\n", at.UnixMilli(), f, time.Now().UnixNano())
 		mu.Unlock()
 		time.Sleep(10 * time.Millisecond) // a fast job
 	})

@@ -98,6 +98,9 @@ func (f *fleet) line(name, line string) {
 		f.t.Errorf("%s: %s", name, line)
 		return
 	}
+	if fence == "-" {
+		fence = ""
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.runs = append(f.runs, fleetRun{name, time.UnixMilli(at), lock.Fence(fence), time.Unix(0, wall)})
