@@ -44,22 +44,22 @@ func BenchmarkLocker(b *testing.B) {
 	cases := []struct {
 		name string
 		l    *gocronlock.Locker
-		job  func(i int) string
+		job  func(run string, i int) string
 		want error
 	}{
-		{"run", l, func(i int) string { return "job-" + strconv.Itoa(i) }, nil},
-		{"busy", l, func(int) string { return "running" }, lock.ErrLocked},
-		{"done", l, func(int) string { return "done" }, gocronlock.ErrDone},
-		{"no-window", newLocker(b, backend, gocronlock.WithWindow(0)), func(int) string { return "plain" }, nil},
+		{"run", l, func(run string, i int) string { return "job-" + run + "-" + strconv.Itoa(i) }, nil},
+		{"busy", l, func(string, int) string { return "running" }, lock.ErrLocked},
+		{"done", l, func(string, int) string { return "done" }, gocronlock.ErrDone},
+		{"no-window", newLocker(b, backend, gocronlock.WithWindow(0)), func(string, int) string { return "plain" }, nil},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			start := cmds.RoundTrips.Load()
-			i := 0
+			run, i := strconv.FormatInt(time.Now().UnixNano(), 36), 0 // new job names on every -count
 			for b.Loop() {
 				i++
-				r, err := c.l.Lock(ctx, c.job(i))
+				r, err := c.l.Lock(ctx, c.job(run, i))
 				if !errors.Is(err, c.want) {
 					b.Fatalf("Lock: got %v, want %v", err, c.want)
 				}
