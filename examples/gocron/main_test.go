@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/examples/internal/demorun"
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	var out bytes.Buffer
+	if err := demorun.Run(ctx, &out, "", run); err != nil { // embedded miniredis
+		t.Fatalf("run: %v\noutput:\n%s", err, &out)
+	}
+	got := out.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`instance-\d ran the \d\d:\d\d:\d\d digest \(fence \d{15}\)`),
+		regexp.MustCompile(`instance-\d skipped it: (ran within the window|running elsewhere)`),
+		regexp.MustCompile(`Scheduled times: \d+, each ran once, none missing`),
+		regexp.MustCompile(`stopping instance-\d: it hands the term over`),
+		regexp.MustCompile(`instance-\d leads \(term \d{15}\), \d+ms after the stop`),
+	} {
+		if !want.MatchString(got) {
+			t.Errorf("output lacks %q; got:\n%s", want, got)
+		}
+	}
+}
+
+// TestDemoFailsWithoutDoneMarkers: with a backend that never finds the
+// done marker, the instances whose clocks are behind run each scheduled
+// time again, and the demo says so.
+func TestDemoFailsWithoutDoneMarkers(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	var out bytes.Buffer
+	err := demorun.Run(ctx, &out, "", func(ctx context.Context, env *demorun.Env) error {
+		defer keepTime(env)()
+		runs, err := lockerPart(ctx, env, func(b lock.Backend) lock.Backend { return forgetful{b.(lock.Recorder)} })
+		if err != nil {
+			return err
+		}
+		return checkOnce(env.Out, runs)
+	})
+	if err == nil || !regexp.MustCompile(`\d\d:\d\d:\d\d ran [23] times`).MatchString(err.Error()) {
+		t.Errorf("run without done markers: %v, want a scheduled time run more than once; output:\n%s", err, &out)
+	}
+}
+
+// forgetful is a lock.Recorder that never finds a done marker.
+type forgetful struct{ lock.Recorder }
+
+func (forgetful) IsDone(context.Context, string) (bool, error) { return false, nil }
+
+// TestCheckOnceFails: a scheduled time run twice, or one missing, fails
+// the Locker part.
+func TestCheckOnceFails(t *testing.T) {
+	base := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		desc string
+		runs []jobRun
+		want string
+	}{
+		{"twice", []jobRun{{"a", base, "000000000000001"}, {"b", base, "000000000000002"}}, "09:00:00 ran 2 times"},
+		{"missing", []jobRun{{"a", base, "000000000000001"}, {"a", base.Add(2 * time.Second), "000000000000002"}}, "nothing ran from 09:00:00 to 09:00:02"},
+		{"fence", []jobRun{{"a", base, "000000000000002"}, {"a", base.Add(time.Second), "000000000000001"}}, "fence is not greater"},
+	} {
+		var out bytes.Buffer
+		if err := checkOnce(&out, tc.runs); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.desc, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package gocronlock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/go-co-op/gocron/v2"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
+)
+
+// ErrNotLeader is returned by Elector.IsLeader when this instance does
+// not lead: gocron then skips the run.
+var ErrNotLeader = errors.New("gocronlock: not the leader")
+
+// Elector is a gocron.Elector on a lock.Backend: it campaigns with
+// election.Lead on its key, and IsLeader answers from the term it holds,
+// without a call to the backend. Pass it to gocron.WithDistributedElector.
+// election.LeaderOf and election.Observe on its key tell who leads.
+//
+// An Elector is safe for concurrent use.
+type Elector struct {
+	b        lock.Backend
+	key      string
+	identity string
+	opts     []lock.Option
+
+	term atomic.Pointer[term] // nil while not leading
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // ends the campaign; nil when not started
+	done   chan struct{}      // closed when the campaign has ended
+	err    error              // the campaign's error, once done
+}
+
+// term is the lease this instance leads under and its context.
+type term struct {
+	ctx   context.Context
+	lease lock.Lease
+}
+
+var _ gocron.Elector = (*Elector)(nil)
+
+// NewElector returns an Elector that campaigns on key as identity once
+// started. opts are election.Lead's (lock.WithTTL bounds the failover
+// after a crash). It returns a *lock.Error with lock.CodeInvalidArgument,
+// without I/O, for a nil backend, a bad key, an empty or over-long
+// identity and options Lead refuses.
+func NewElector(b lock.Backend, key, identity string, opts ...lock.Option) (*Elector, error) {
+	if err := checkElector(b, key, identity, opts); err != nil {
+		return nil, err
+	}
+	return &Elector{b: b, key: key, identity: identity, opts: opts}, nil
+}
+
+// checkElector refuses what election.Lead would, before any I/O.
+func checkElector(b lock.Backend, key, identity string, opts []lock.Option) error {
+	const op = "new_elector"
+	switch {
+	case b == nil:
+		return lockdriver.InvalidArgument(op, "lock backend is nil")
+	case key == "":
+		return lockdriver.InvalidArgument(op, "key is empty")
+	case identity == "":
+		return lockdriver.InvalidArgument(op, "identity is empty")
+	case len(identity) > election.MaxIdentityBytes || !utf8.ValidString(identity):
+		return lockdriver.InvalidArgument(op, "identity must be valid UTF-8 of at most 256 bytes")
+	}
+	if _, err := lockdriver.NormalizeKey(key); err != nil {
+		return err
+	}
+	s, err := lockdriver.ResolveOptions(opts...)
+	if err != nil {
+		return err
+	}
+	interval := s.Heartbeat.Interval
+	if interval == 0 {
+		interval = s.TTL / 3
+	}
+	switch {
+	case s.Limited:
+		return lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to an election")
+	case s.TTL < election.MinTTL:
+		return lockdriver.InvalidArgument(op, "ttl must be at least 1s (election.MinTTL)")
+	case interval < 0 || interval > s.TTL/2:
+		return lockdriver.InvalidArgument(op, "heartbeat interval must be at most half the ttl")
+	}
+	return nil
+}
