@@ -199,3 +199,32 @@ func TestElectionServerPaused(t *testing.T) {
 	}
 	second.ended <- nil
 }
+
+// TestElectionPanicReleases: a panic in fn, recovered by a supervisor
+// while Lead's context lives on, releases the term and is raised again:
+// another candidate leads long before the 30 s TTL.
+func TestElectionPanicReleases(t *testing.T) {
+	srv := redistest.Shared(t)
+	bs := newBackends(t, srv, redistest.Prefix(t), 2)
+	const key = "leader:panics"
+	ttl := lock.WithTTL(30 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	recovered := make(chan any, 1)
+	go func() {
+		defer func() { recovered <- recover() }()
+		_ = election.Lead(ctx, bs[0], key, "a", func(context.Context, lock.Lease) error { panic("boom") }, ttl)
+	}()
+	select {
+	case r := <-recovered:
+		if r != "boom" {
+			t.Fatalf("recovered %v, want Lead to raise fn's panic", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fn's panic did not leave Lead")
+	}
+	terms := make(chan started, 1)
+	runCandidate(t, bs[1], key, "b", terms, ttl)
+	s := next(t, terms, 10*time.Second)
+	s.ended <- nil
+}

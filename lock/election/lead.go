@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/internal/event"
 )
 
 // Lead campaigns for key as identity and, each time this process is
@@ -57,11 +56,4 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 			return ferr
 		}
 	}
-}
-
-// runTerm runs fn for one term, as a lock.OpTerm event of b's hooks when
-// b comes from lock.WithHooks: held ends when the term is lost, and
-// carries the term's lease (lock.LeaseFrom).
-func runTerm(held context.Context, b lock.Backend, term lock.Lease, identity string, fn func(ctx context.Context, term lock.Lease) error) error {
-	return event.Term(held, b, term, identity, func(ctx context.Context) error { return fn(ctx, term) })
 }
