@@ -2,11 +2,11 @@ package election
 
 import (
 	"context"
-	"reflect"
 	"sync"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
@@ -82,7 +82,7 @@ var registry struct {
 func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 	norm, _ := lockdriver.NormalizeKey(key) // validated by the caller
 	id := watchKey{b: b, key: norm}
-	if !reflect.TypeOf(b).Comparable() {
+	if !contract.MapKey(b) {
 		id.b = new(int) // a watcher of its own
 	}
 	registry.mu.Lock()
