@@ -228,3 +228,41 @@ func TestElectionPanicReleases(t *testing.T) {
 	s := next(t, terms, 10*time.Second)
 	s.ended <- nil
 }
+
+// TestElectionStopBound: with the server stopped (SIGSTOP), a leader and a
+// queued candidate whose contexts are cancelled return within about a
+// second (stopTimeout), not after the release's and the notices' own
+// timeouts.
+func TestElectionStopBound(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	bs := newBackends(t, srv, prefix, 2)
+	const key = "leader:stopped-server"
+	ttl := lock.WithTTL(3 * time.Second)
+	terms := make(chan started, 2)
+	a := runCandidate(t, bs[0], key, "a", terms, ttl)
+	first := next(t, terms, 10*time.Second)
+	b := runCandidate(t, bs[1], key, "b", terms, ttl)
+	waitFor(t, 10*time.Second, "b queued", func() bool { return queued(t, srv, prefix, key)() == 1 })
+	time.Sleep(1200 * time.Millisecond) // an extension and its proclaim have run
+	srv.Pause(t)
+	defer srv.Resume(t)
+	for _, c := range []struct {
+		who string
+		c   *candidate
+	}{{"the leader", a}, {"the queued candidate", b}} {
+		start := time.Now()
+		c.c.cancel()
+		select {
+		case err := <-c.c.done:
+			c.c.done <- err // for the cleanup
+			t.Logf("%s's Lead returned %v after its context ended", c.who, time.Since(start))
+			if took := time.Since(start); took > 2500*time.Millisecond {
+				t.Errorf("%s's Lead returned %v after its context ended, want about 1s at most", c.who, took)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s's Lead did not return", c.who)
+		}
+	}
+	_ = first
+}
