@@ -36,6 +36,7 @@ func allCases() []costCase {
 	return []costCase{
 		backendCase("syncguard", 0),
 		backendCase("slot", 4),
+		termCase("term"),
 		scriptCase("specmin", specmin.Acquire, specmin.Release, false),
 		scriptCase("seed", seedAcquire, seedRelease, true),
 	}
@@ -65,6 +66,29 @@ func backendCase(name string, limit int) costCase {
 			}
 			l, err := bk.AcquireSlot(ctx, key, id, limit, 30*time.Second)
 			return l.ID, err
+		},
+		release: func(_ int, id string) error { return bk.Release(ctx, id) },
+	}
+}
+
+// termCase runs cycles of an election's term through a Backend: acquire,
+// the proclaim that lock/election's Lead makes at a term's start (the
+// identity "node-1", no watcher subscribed), release.
+func termCase(name string) costCase {
+	var bk *redisbackend.Backend
+	ctx := context.Background()
+	return costCase{
+		name: name,
+		setup: func(rdb *redis.Client) (err error) {
+			bk, err = redisbackend.New(rdb, &redisbackend.Options{Prefix: name})
+			return err
+		},
+		acquire: func(i int) (string, error) {
+			l, err := bk.Acquire(ctx, "k"+strconv.Itoa(i), 30*time.Second)
+			if err != nil {
+				return "", err
+			}
+			return l.ID, bk.Proclaim(ctx, l, "node-1")
 		},
 		release: func(_ int, id string) error { return bk.Release(ctx, id) },
 	}

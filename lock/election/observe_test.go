@@ -104,3 +104,28 @@ func TestObserveWaitsForTheOwner(t *testing.T) {
 	}
 	s.ended <- nil
 }
+
+// TestObserveIdentityWithNUL: an identity holding a NUL byte (valid
+// UTF-8) reaches observers intact, as LeaderOf reads it.
+func TestObserveIdentityWithNUL(t *testing.T) {
+	srv := redistest.Shared(t)
+	bs := newBackends(t, srv, redistest.Prefix(t), 2)
+	const key, who = "leader:nul", "node-1\x00zone-b"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := election.Observe(ctx, bs[1], key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch // nobody
+	terms := make(chan started, 1)
+	runCandidate(t, bs[0], key, who, terms, lock.WithTTL(10*time.Second))
+	s := next(t, terms, 10*time.Second)
+	if l := <-ch; l.Identity != who {
+		t.Errorf("Observe reported the identity %q, want %q", l.Identity, who)
+	}
+	if l, err := election.LeaderOf(ctx, bs[1], key); err != nil || l.Identity != who {
+		t.Errorf("LeaderOf = %+v, %v; want the identity %q", l, err, who)
+	}
+	s.ended <- nil
+}
