@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -183,4 +185,68 @@ func TestFleetDoubleStop(t *testing.T) {
 		leader = third
 	}
 	t.Logf("20 double stops: the third candidate led at most %v after the signals", worst)
+}
+
+// BenchmarkElectionFailover measures failovers of Lead across OS
+// processes (three candidate processes, TTL 3 s, go-redis's default
+// options, a redis-server of its own): from the signal to the next
+// leader's fn, 20 times, reported as p50 and p99 (bench/README.md has the
+// figures). kill SIGKILLs the leader's process at a random point of its
+// heartbeat: its term ends with its lease. double-stop SIGTERMs the
+// leader's process and the next candidate's together: a hand-off to the
+// third.
+//
+//	go test ./lock/election/ -run '^$' -bench ElectionFailover -benchtime 1x
+func BenchmarkElectionFailover(b *testing.B) {
+	for _, name := range []string{"kill", "double-stop"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				failovers(b, name == "kill", 20)
+			}
+		})
+	}
+}
+
+// failovers signals the leader n times (kill, or a double stop) and
+// reports the failover times' p50 and p99.
+func failovers(b *testing.B, kill bool, n int) {
+	f := newFleet(b, redistest.Start(b), "bench:failover", 3*time.Second)
+	procs := map[int]*exec.Cmd{}
+	start := func() *exec.Cmd { c := f.start(); procs[c.Process.Pid] = c; return c }
+	start()
+	lead := f.nextLead(20 * time.Second)
+	var queue []*exec.Cmd // the candidates, in queue order
+	var took []time.Duration
+	for range n {
+		for len(queue) < 2 {
+			queue = append(queue, start())
+			f.queued(int64(len(queue)))
+		}
+		time.Sleep(rand.N(time.Second)) // a random point of the heartbeat (TTL/3)
+		leader, stopped := procs[lead.pid], 0
+		signalled := time.Now()
+		if kill {
+			_ = leader.Process.Kill()
+		} else {
+			_ = leader.Process.Signal(syscall.SIGTERM)
+			_ = queue[0].Process.Signal(syscall.SIGTERM)
+			stopped = queue[0].Process.Pid
+		}
+		for lead = f.nextLead(3 * f.ttl); lead.pid == stopped; lead = f.nextLead(3 * f.ttl) {
+		}
+		took = append(took, lead.at.Sub(signalled))
+		_ = leader.Wait()
+		queue = slices.DeleteFunc(queue, func(c *exec.Cmd) bool {
+			if c.Process.Pid == stopped {
+				_ = c.Wait()
+			}
+			return c.Process.Pid == stopped || c.Process.Pid == lead.pid
+		})
+	}
+	slices.Sort(took)
+	p50, p99 := took[len(took)/2], took[(len(took)*99+99)/100-1]
+	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	b.Logf("%d failovers (TTL %v): min %v, p50 %v, p99 %v", len(took), f.ttl,
+		took[0].Round(time.Millisecond), p50.Round(time.Millisecond), p99.Round(time.Millisecond))
 }
