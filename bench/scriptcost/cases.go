@@ -34,9 +34,9 @@ type costCase struct {
 // allCases are the cases of a run, in the order they are reported.
 func allCases() []costCase {
 	return []costCase{
-		backendCase("syncguard", 0),
-		backendCase("slot", 4),
-		termCase("term"),
+		backendCase("syncguard", 0, ""),
+		backendCase("slot", 4, ""),
+		backendCase("term", 0, "node-1"),
 		scriptCase("specmin", specmin.Acquire, specmin.Release, false),
 		scriptCase("seed", seedAcquire, seedRelease, true),
 	}
@@ -45,7 +45,10 @@ func allCases() []costCase {
 // backendCase runs cycles through a redisbackend.Backend with default
 // options (but a prefix of the case's name): of a lock, or of a slot of a
 // limit of size limit (a key of its own, so uncontended) when limit > 0.
-func backendCase(name string, limit int) costCase {
+// With an identity, each lock is an election's term: its acquire is
+// followed by the proclaim that lock/election's Lead makes at a term's
+// start (no watcher subscribed).
+func backendCase(name string, limit int, identity string) costCase {
 	var bk *redisbackend.Backend
 	ctx := context.Background()
 	return costCase{
@@ -58,6 +61,9 @@ func backendCase(name string, limit int) costCase {
 			key := "k" + strconv.Itoa(i)
 			if limit == 0 {
 				l, err := bk.Acquire(ctx, key, 30*time.Second)
+				if err == nil && identity != "" {
+					err = bk.Proclaim(ctx, l, identity)
+				}
 				return l.ID, err
 			}
 			id, err := bk.NewLockID(key)
@@ -66,29 +72,6 @@ func backendCase(name string, limit int) costCase {
 			}
 			l, err := bk.AcquireSlot(ctx, key, id, limit, 30*time.Second)
 			return l.ID, err
-		},
-		release: func(_ int, id string) error { return bk.Release(ctx, id) },
-	}
-}
-
-// termCase runs cycles of an election's term through a Backend: acquire,
-// the proclaim that lock/election's Lead makes at a term's start (the
-// identity "node-1", no watcher subscribed), release.
-func termCase(name string) costCase {
-	var bk *redisbackend.Backend
-	ctx := context.Background()
-	return costCase{
-		name: name,
-		setup: func(rdb *redis.Client) (err error) {
-			bk, err = redisbackend.New(rdb, &redisbackend.Options{Prefix: name})
-			return err
-		},
-		acquire: func(i int) (string, error) {
-			l, err := bk.Acquire(ctx, "k"+strconv.Itoa(i), 30*time.Second)
-			if err != nil {
-				return "", err
-			}
-			return l.ID, bk.Proclaim(ctx, l, "node-1")
 		},
 		release: func(_ int, id string) error { return bk.Release(ctx, id) },
 	}
