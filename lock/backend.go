@@ -107,6 +107,13 @@ type IDBackend interface {
 // Waiter is one caller's place in the queue of a key (see
 // [IDBackend.Join]). Its methods may be called from one goroutine at a
 // time, except Granted's channel, which may be received from at any time.
+//
+// A Waiter may also have the method LeaveWait(ctx context.Context) error:
+// Leave(false) that does its work before it returns, under ctx, and
+// leaves to the background only what ctx's end cut short (returning
+// ctx's error). lock/election's Lead calls it, so that a process that
+// exits once its candidate gave up has handed on a term granted to it at
+// that moment.
 type Waiter interface {
 	// Attempt makes one acquisition attempt with the waiter's id, as
 	// AcquireID (or AcquireSlot) does; when the key is busy, the attempt

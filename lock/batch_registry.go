@@ -3,9 +3,10 @@ package lock
 import (
 	"container/heap"
 	"context"
-	"reflect"
 	"sync"
 	"time"
+
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
 // schedulers holds the running scheduler of each IDBackend. A
@@ -16,11 +17,10 @@ var schedulers struct {
 	m  map[IDBackend]*scheduler
 }
 
-// batchable reports whether be can key the scheduler registry (a
-// non-comparable dynamic type would panic as a map key; such a backend
-// keeps the per-lease heartbeat).
+// batchable reports whether be can key the scheduler registry (a value
+// that cannot be a map key keeps the per-lease heartbeat).
 func batchable(be IDBackend) bool {
-	return reflect.ValueOf(be).Comparable()
+	return contract.MapKey(be)
 }
 
 // keepBatched registers k with the scheduler of be and returns Keep's

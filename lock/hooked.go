@@ -230,6 +230,16 @@ func (w *hookedWaiter) Attempt(ctx context.Context) (Lease, error) {
 	return op.Lease, err
 }
 
+// LeaveWait passes the call on to the wrapped Waiter's LeaveWait (see
+// Waiter), or calls its Leave(false) when it has none.
+func (w *hookedWaiter) LeaveWait(ctx context.Context) error {
+	if lw, ok := w.Waiter.(interface{ LeaveWait(context.Context) error }); ok {
+		return lw.LeaveWait(ctx)
+	}
+	w.Waiter.Leave(false)
+	return nil
+}
+
 // recOps are the Recorder methods of a hooked backend.
 type recOps struct{ h *hooked }
 

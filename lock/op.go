@@ -38,8 +38,10 @@ const (
 	// matches ErrLeaseLost. next does nothing.
 	OpLeaseLost
 	// OpTerm is a term of lock/election's Lead, in the term's context:
-	// next runs the leader's function, so a hook's start before next is
-	// the term's start. Lease is the term's, Identity the candidate's.
+	// next starts the term's heartbeat and runs the leader's function, so
+	// a hook's start before next is the term's start, and the
+	// heartbeat's calls run under the context the hook gives next. Lease
+	// is the term's, Identity the candidate's.
 	// next returns why the term ended: an error matching ErrLeaseLost
 	// when it was lost, the cause of Lead's context when that ended, else
 	// the function's error (nil: it resigned).

@@ -25,9 +25,8 @@ const (
 	TTLKey = attribute.Key("syncguard.ttl")
 	// FenceKey is the lease's fencing token, 15 decimal digits (spans).
 	FenceKey = attribute.Key("syncguard.fence")
-	// IdentityHashKey is lockdriver.HashKey of the identity a term's
-	// leader campaigned as; the raw identity is never recorded (term
-	// spans).
+	// IdentityHashKey is IdentityHash of the identity a term's leader
+	// campaigned as; the raw identity is never recorded (term spans).
 	IdentityHashKey = attribute.Key("syncguard.identity.hash")
 	// OutcomeKey is what an operation, a wait or a term came to (spans,
 	// events, metrics); see the Outcome constants.
@@ -76,6 +75,7 @@ const (
 	OutcomeResigned = "resigned"  // term: the leader's function returned nil
 	OutcomeLost     = "lost"      // term: the lease was lost
 	OutcomeStopped  = "stopped"   // term: Lead's context ended
+	OutcomePanicked = "panicked"  // term: the leader's function panicked
 )
 
 // outcome indexes the Outcome constants, for precomputed attribute sets.

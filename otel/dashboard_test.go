@@ -23,6 +23,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -224,6 +225,14 @@ func scrapeOtellock(t *testing.T) exposition {
 	}, lock.WithTTL(900*time.Millisecond))
 	if !errors.Is(err, lock.ErrLeaseLost) {
 		t.Fatalf("Do with its key deleted: %v, want ErrLeaseLost", err)
+	}
+
+	// A term of lock/election's Lead, whose function fails.
+	stop := errors.New("stop")
+	if err := election.Lead(ctx, b, uniqueKey("dashboard-term"), "node-1", func(context.Context, lock.Lease) error {
+		return stop
+	}); !errors.Is(err, stop) {
+		t.Fatalf("Lead = %v, want fn's error", err)
 	}
 
 	rec := httptest.NewRecorder()

@@ -45,6 +45,11 @@ const (
 	// key: at most 1, but for a stalled leader that has not yet noticed
 	// its loss.
 	TermActiveMetric = "syncguard.term.active"
+	// TermDurationMetric is the duration of the terms of lock/election's
+	// Lead this process led, from the term's start to its end, by
+	// syncguard.key.hash, syncguard.outcome (resigned, lost, stopped,
+	// error, panicked) and syncguard.backend.
+	TermDurationMetric = "syncguard.term.duration"
 )
 
 // Histogram buckets, in seconds. Backend calls are round trips to a store
@@ -55,6 +60,7 @@ var (
 	operationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 	waitBuckets      = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 	heldBuckets      = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600}
+	termBuckets      = []float64{0.1, 1, 10, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 7 * 24 * 3600}
 )
 
 // instruments are the metric instruments and their precomputed attribute
@@ -68,6 +74,7 @@ type instruments struct {
 	handoff    metric.Int64Counter
 	term       metric.Int64Counter
 	termActive metric.Int64UpDownCounter
+	termTime   metric.Float64Histogram
 
 	backend attribute.KeyValue
 	// opAttrs[kind][outcome] records a measured operation's duration.
@@ -192,5 +199,11 @@ func (in *instruments) newTermInstruments(m metric.Meter) {
 		metric.WithUnit("{term}")); err != nil {
 		otel.Handle(err)
 		in.termActive = noop.Int64UpDownCounter{}
+	}
+	if in.termTime, err = m.Float64Histogram(TermDurationMetric,
+		metric.WithDescription("Duration of the terms of leadership this process led."),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(termBuckets...)); err != nil {
+		otel.Handle(err)
+		in.termTime = noop.Float64Histogram{}
 	}
 }

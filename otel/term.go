@@ -2,7 +2,10 @@ package otellock
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -12,33 +15,56 @@ import (
 )
 
 // term observes lock.OpTerm, a term of lock/election's Lead: the
-// "syncguard.term" span from the term's start to its end, with the leader's
-// work under it, and the term counter and the leading gauge (up while next
-// runs), by the key's hash.
-func (h *Hook) term(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
-	by := metric.WithAttributeSet(attribute.NewSet(KeyHashKey.String(lockdriver.HashKey(op.Key)), h.inst.backend))
+// "syncguard.term" span from the term's start to its end, with the
+// leader's work and the term's heartbeat under it; the term counter, the
+// leading gauge (up while next runs) and the term's duration, by the
+// key's hash. A panic of the leader's function ends them too.
+func (h *Hook) term(ctx context.Context, op *lock.Op, next lock.OpFunc) (err error) {
+	keyHash := KeyHashKey.String(lockdriver.HashKey(op.Key))
+	by := metric.WithAttributeSet(attribute.NewSet(keyHash, h.inst.backend))
 	h.inst.term.Add(ctx, 1, by)
 	h.inst.termActive.Add(ctx, 1, by)
-	defer h.inst.termActive.Add(ctx, -1, by)
+	began := time.Now()
 	sctx, span := h.startSpan(ctx, lock.OpTerm)
-	if span == nil {
-		return next(ctx, op)
+	if span != nil {
+		attrs := keyAttrs(make([]attribute.KeyValue, 0, 8), op.Key, h.rawKeys)
+		span.SetAttributes(append(attrs,
+			FenceKey.String(string(op.Lease.Fence)),
+			LockIDHashKey.String(lockdriver.HashKey(op.Lease.ID)),
+			IdentityHashKey.String(IdentityHash(op.Identity)),
+			h.inst.backend,
+		)...)
 	}
-	attrs := keyAttrs(make([]attribute.KeyValue, 0, 8), op.Key, h.rawKeys)
-	span.SetAttributes(append(attrs,
-		FenceKey.String(string(op.Lease.Fence)),
-		LockIDHashKey.String(lockdriver.HashKey(op.Lease.ID)),
-		IdentityHashKey.String(lockdriver.HashKey(op.Identity)),
-		h.inst.backend,
-	)...)
-	err := next(sctx, op)
-	out := termOutcome(sctx, err)
-	span.SetAttributes(OutcomeKey.String(out))
-	if out == OutcomeLost || out == OutcomeError {
-		setError(span, err)
-	}
-	span.End()
+	out := OutcomePanicked
+	defer func() {
+		h.inst.termActive.Add(ctx, -1, by)
+		h.inst.termTime.Record(ctx, seconds(time.Since(began)),
+			metric.WithAttributeSet(attribute.NewSet(keyHash, OutcomeKey.String(out), h.inst.backend)))
+		if span == nil {
+			return
+		}
+		span.SetAttributes(OutcomeKey.String(out))
+		switch out {
+		case OutcomeLost, OutcomeError:
+			setError(span, err)
+		case OutcomePanicked:
+			setError(span, errors.New("the leader's function panicked"))
+		}
+		span.End()
+	}()
+	err = next(sctx, op)
+	out = termOutcome(sctx, err)
 	return err
+}
+
+// IdentityHash is the hash of a leader's identity that term spans carry
+// (IdentityHashKey): the first 12 bytes of its SHA-256, in hex. Unlike
+// lockdriver.HashKey, it shows none of the identity's bytes; an identity
+// that can be guessed (a host name) can still be confirmed by hashing the
+// guess, which is how an operator finds the leader's span.
+func IdentityHash(identity string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return hex.EncodeToString(sum[:12])
 }
 
 // termOutcome is how a term ended: next returned err under ctx, the term's

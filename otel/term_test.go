@@ -87,7 +87,7 @@ func TestTermTelemetry(t *testing.T) {
 			"syncguard.key.hash":      keyHash,
 			"syncguard.fence":         string(l.Fence),
 			"syncguard.lock_id.hash":  lockdriver.HashKey(l.ID),
-			"syncguard.identity.hash": lockdriver.HashKey(identity),
+			"syncguard.identity.hash": otellock.IdentityHash(identity),
 			"syncguard.backend":       "redis",
 			"syncguard.outcome":       want[i].outcome,
 		}
@@ -129,13 +129,51 @@ func TestTermTelemetry(t *testing.T) {
 	if u := m[otellock.TermMetric].Unit + " " + m[otellock.TermActiveMetric].Unit; u != "{term} {term}" {
 		t.Errorf("units = %s, want {term} {term}", u)
 	}
+	durations := histCounts(t, m[otellock.TermDurationMetric])
+	for _, w := range want {
+		by := "syncguard.backend=redis,syncguard.key.hash=" + keyHash + ",syncguard.outcome=" + w.outcome
+		if durations[by] != 1 {
+			t.Errorf("%s{%s}: %d terms, want 1 (all: %v)", otellock.TermDurationMetric, by, durations[by], durations)
+		}
+	}
 
 	allSpans, metrics := dump(t, tel)
-	if !strings.Contains(allSpans, lockdriver.HashKey(identity)) {
+	if !strings.Contains(allSpans, otellock.IdentityHash(identity)) {
 		t.Fatalf("the identity's hash is not in the spans: the search below proves nothing\n%s", allSpans)
 	}
 	if strings.Contains(allSpans, identity) || strings.Contains(metrics, identity) {
 		t.Errorf("the raw identity is recorded:\n%s\n%s", allSpans, metrics)
+	}
+}
+
+// TestTermHeartbeat: the extensions of a term's lease are children of its
+// term span, in its trace; and the identity's hash shows none of its
+// bytes (a one-letter identity gave 00000041000000c3000001c7 with
+// lockdriver.HashKey).
+func TestTermHeartbeat(t *testing.T) {
+	tel := newTelemetry(t)
+	inner, _ := newRedis(t)
+	b := otellock.Wrap(inner, tel.options()...)
+	stop := errors.New("stop")
+	err := election.Lead(testCtx(t), b, uniqueKey("term"), "A", func(context.Context, lock.Lease) error {
+		time.Sleep(150 * time.Millisecond)
+		return stop
+	}, lock.WithTTL(time.Second), lock.WithHeartbeat(lock.Heartbeat{Interval: 20 * time.Millisecond}))
+	if !errors.Is(err, stop) {
+		t.Fatalf("Lead = %v, want fn's error", err)
+	}
+	terms, extends := tel.ended("syncguard.term"), tel.ended("syncguard.extend")
+	if len(terms) != 1 || len(extends) < 2 {
+		t.Fatalf("%d term spans and %d extend spans, want 1 and several", len(terms), len(extends))
+	}
+	for _, e := range extends {
+		if e.Parent().SpanID() != terms[0].SpanContext().SpanID() || e.SpanContext().TraceID() != terms[0].SpanContext().TraceID() {
+			t.Errorf("an extension's parent is %v, want the term span %v", e.Parent().SpanID(), terms[0].SpanContext().SpanID())
+		}
+	}
+	got := attrs(terms[0].Attributes())["syncguard.identity.hash"]
+	if got == "" || strings.Contains(got, "41") || got != otellock.IdentityHash("A") {
+		t.Errorf("identity hash of %q = %q, want IdentityHash's, without the identity's bytes (0x41)", "A", got)
 	}
 }
 

@@ -55,7 +55,7 @@ func TestCleanupRetriesEveryTransientAnswer(t *testing.T) {
 			t.Parallel()
 			const fails = 2 // then the call succeeds
 			calls := 0
-			new(Backend).untilAnswered(context.Background(), func(context.Context) error {
+			untilAnswered(context.Background(), func(context.Context) error {
 				calls++
 				if calls <= fails {
 					return tt.err

@@ -89,7 +89,9 @@ func (b *Backend) Announce(ctx context.Context, term lock.Lease) error {
 	if err != nil {
 		return err
 	}
-	if err := b.client.Publish(ctx, wire.LeaderChannel(b.prefix, lockKey), wire.EndNotice(term.Fence)).Err(); err != nil {
+	// Through the sender: it returns by ctx's deadline even while the
+	// server stalls.
+	if err := b.send(ctx, []any{"publish", wire.LeaderChannel(b.prefix, lockKey), wire.EndNotice(term.Fence)}).Err(); err != nil {
 		return mapError(ctx, op, err)
 	}
 	return nil

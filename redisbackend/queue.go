@@ -191,33 +191,65 @@ func (w *queueWaiter) Granted() <-chan lock.Lease { return w.ch }
 
 // Leave implements lock.Waiter.
 func (w *queueWaiter) Leave(took bool) {
+	if w.mustLeave(took) {
+		go untilLeft(context.Background(), w.ttl, w.b.leaveCall(w))
+	}
+}
+
+// LeaveWait is Leave(false) that does its work before it returns, under
+// ctx (see lock.Waiter): it returns nil once Redis answered, or ctx's
+// error when ctx ended first, and the work then goes on in the
+// background.
+func (w *queueWaiter) LeaveWait(ctx context.Context) error {
+	if !w.mustLeave(false) {
+		return nil
+	}
+	call := w.b.leaveCall(w)
+	if untilLeft(ctx, w.ttl, call) {
+		return nil
+	}
+	go untilLeft(context.Background(), w.ttl, call)
+	return ctx.Err()
+}
+
+// mustLeave marks w left and reports whether its id may hold a lease or
+// its entry may be queued: Redis must then be told.
+func (w *queueWaiter) mustLeave(took bool) bool {
 	if w.left {
-		return
+		return false
 	}
 	w.left = true
 	named := false
 	if w.registered {
 		named = w.b.notify.unregister(w)
 	}
-	if took || (!w.queued && !w.unknown && !named) {
-		return
-	}
-	go w.b.leave(w)
+	return !took && (w.queued || w.unknown || named)
 }
 
-// leave takes w's entry out of its queue and releases whatever w's id
-// holds, on a context of its own, trying for up to the lease's TTL (after
-// which a lease it was handed is gone anyway).
-func (b *Backend) leave(w *queueWaiter) {
-	ctx, cancel := context.WithTimeout(context.Background(), max(w.ttl, lockdriver.DefaultReleaseTimeout))
-	defer cancel()
+// leaveCall is the call that takes w's entry out of its queue and
+// releases whatever w's id holds. One call: its copies (and its tries)
+// share its nonce.
+func (b *Backend) leaveCall(w *queueWaiter) func(context.Context) error {
 	idKey := b.indexKey(w.id)
 	if w.entry == "" || !w.queued {
-		b.untilAnswered(ctx, func(ctx context.Context) error { return b.release(ctx, idKey, w.id).Err() })
-		return
+		return func(ctx context.Context) error { return b.release(ctx, idKey, w.id).Err() }
 	}
-	leave := b.releaseLeaveCmd(idKey, w) // one call: its copies (and these tries) share its nonce
-	b.untilAnswered(ctx, func(ctx context.Context) error { return b.run(ctx, leave).Err() })
+	leave := b.releaseLeaveCmd(idKey, w)
+	return func(ctx context.Context) error { return b.run(ctx, leave).Err() }
+}
+
+// untilLeft runs call, a waiter's leave, until Redis answers, for up to
+// the lease's TTL (after which a lease the waiter was handed is gone
+// anyway) or until ctx ends; it reports whether Redis answered.
+func untilLeft(ctx context.Context, ttl time.Duration, call func(context.Context) error) (answered bool) {
+	ctx, cancel := context.WithTimeout(ctx, max(ttl, lockdriver.DefaultReleaseTimeout))
+	defer cancel()
+	untilAnswered(ctx, func(ctx context.Context) error {
+		err := call(ctx)
+		answered = err == nil || (ctx.Err() == nil && !transient(ctx, err))
+		return err
+	})
+	return answered
 }
 
 // releaseLeaveCmd is the call of release_leave.lua for waiter w (idKey its

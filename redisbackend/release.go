@@ -145,7 +145,7 @@ func (b *Backend) releaseCmd(idKey, id string, own ownWaiters) scriptCmd {
 func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl time.Duration) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(ttl, lockdriver.DefaultReleaseTimeout))
 	defer cancel()
-	b.untilAnswered(rctx, func(ctx context.Context) error { return b.release(ctx, idKey, id).Err() })
+	untilAnswered(rctx, func(ctx context.Context) error { return b.release(ctx, idKey, id).Err() })
 }
 
 // untilAnswered runs f, a clean-up call nobody waits for, until it
@@ -153,6 +153,6 @@ func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl ti
 // retries can end before a stalled or restarting server is back. Every
 // transient answer is tried again (transient), a restarting server's
 // LOADING included.
-func (b *Backend) untilAnswered(ctx context.Context, f func(context.Context) error) {
+func untilAnswered(ctx context.Context, f func(context.Context) error) {
 	cleanup.Retry(ctx, f, func(err error) bool { return transient(ctx, err) })
 }

@@ -34,8 +34,9 @@ type costCase struct {
 // allCases are the cases of a run, in the order they are reported.
 func allCases() []costCase {
 	return []costCase{
-		backendCase("syncguard", 0),
-		backendCase("slot", 4),
+		backendCase("syncguard", 0, ""),
+		backendCase("slot", 4, ""),
+		backendCase("term", 0, "node-1"),
 		scriptCase("specmin", specmin.Acquire, specmin.Release, false),
 		scriptCase("seed", seedAcquire, seedRelease, true),
 	}
@@ -44,7 +45,10 @@ func allCases() []costCase {
 // backendCase runs cycles through a redisbackend.Backend with default
 // options (but a prefix of the case's name): of a lock, or of a slot of a
 // limit of size limit (a key of its own, so uncontended) when limit > 0.
-func backendCase(name string, limit int) costCase {
+// With an identity, each lock is an election's term: its acquire is
+// followed by the proclaim that lock/election's Lead makes at a term's
+// start (no watcher subscribed).
+func backendCase(name string, limit int, identity string) costCase {
 	var bk *redisbackend.Backend
 	ctx := context.Background()
 	return costCase{
@@ -57,6 +61,9 @@ func backendCase(name string, limit int) costCase {
 			key := "k" + strconv.Itoa(i)
 			if limit == 0 {
 				l, err := bk.Acquire(ctx, key, 30*time.Second)
+				if err == nil && identity != "" {
+					err = bk.Proclaim(ctx, l, identity)
+				}
 				return l.ID, err
 			}
 			id, err := bk.NewLockID(key)

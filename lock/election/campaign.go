@@ -87,17 +87,30 @@ func (c *candidate) join() error {
 }
 
 // leave gives the place in the queue up (releasing what the id may hold
-// when the campaign failed), or releases an id whose attempt's outcome is
-// unknown.
+// when the campaign failed: a release may have handed it the term at
+// that moment), or releases an id whose attempt's outcome is unknown. It
+// does so before it returns, for at most stopTimeout, so that a process
+// that exits once Lead returned has handed such a term on; only what the
+// bound cut short goes on in the background.
 func (c *candidate) leave(ctx context.Context, took bool) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
 	switch {
+	case c.qw != nil && took:
+		c.qw.Leave(true)
 	case c.qw != nil:
-		c.qw.Leave(took)
+		if lw, ok := c.qw.(interface{ LeaveWait(context.Context) error }); ok {
+			_ = lw.LeaveWait(lctx)
+		} else {
+			c.qw.Leave(false)
+		}
 	case !took && c.unknown && c.id != "":
-		go func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ttl)
-			defer cancel()
-			_ = c.b.Release(rctx, c.id)
-		}()
+		if err := c.b.Release(lctx, c.id); err != nil && lock.CodeOf(err).Transient() {
+			go func() {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ttl)
+				defer cancel()
+				_ = c.b.Release(rctx, c.id)
+			}()
+		}
 	}
 }

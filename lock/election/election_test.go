@@ -199,3 +199,70 @@ func TestElectionServerPaused(t *testing.T) {
 	}
 	second.ended <- nil
 }
+
+// TestElectionPanicReleases: a panic in fn, recovered by a supervisor
+// while Lead's context lives on, releases the term and is raised again:
+// another candidate leads long before the 30 s TTL.
+func TestElectionPanicReleases(t *testing.T) {
+	srv := redistest.Shared(t)
+	bs := newBackends(t, srv, redistest.Prefix(t), 2)
+	const key = "leader:panics"
+	ttl := lock.WithTTL(30 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	recovered := make(chan any, 1)
+	go func() {
+		defer func() { recovered <- recover() }()
+		_ = election.Lead(ctx, bs[0], key, "a", func(context.Context, lock.Lease) error { panic("boom") }, ttl)
+	}()
+	select {
+	case r := <-recovered:
+		if r != "boom" {
+			t.Fatalf("recovered %v, want Lead to raise fn's panic", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fn's panic did not leave Lead")
+	}
+	terms := make(chan started, 1)
+	runCandidate(t, bs[1], key, "b", terms, ttl)
+	s := next(t, terms, 10*time.Second)
+	s.ended <- nil
+}
+
+// TestElectionStopBound: with the server stopped (SIGSTOP), a leader and a
+// queued candidate whose contexts are cancelled return within about a
+// second (stopTimeout), not after the release's and the notices' own
+// timeouts.
+func TestElectionStopBound(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	bs := newBackends(t, srv, prefix, 2)
+	const key = "leader:stopped-server"
+	ttl := lock.WithTTL(3 * time.Second)
+	terms := make(chan started, 2)
+	a := runCandidate(t, bs[0], key, "a", terms, ttl)
+	first := next(t, terms, 10*time.Second)
+	b := runCandidate(t, bs[1], key, "b", terms, ttl)
+	waitFor(t, 10*time.Second, "b queued", func() bool { return queued(t, srv, prefix, key)() == 1 })
+	time.Sleep(1200 * time.Millisecond) // an extension and its proclaim have run
+	srv.Pause(t)
+	defer srv.Resume(t)
+	for _, c := range []struct {
+		who string
+		c   *candidate
+	}{{"the leader", a}, {"the queued candidate", b}} {
+		start := time.Now()
+		c.c.cancel()
+		select {
+		case err := <-c.c.done:
+			c.c.done <- err // for the cleanup
+			t.Logf("%s's Lead returned %v after its context ended", c.who, time.Since(start))
+			if took := time.Since(start); took > 2500*time.Millisecond {
+				t.Errorf("%s's Lead returned %v after its context ended, want about 1s at most", c.who, took)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s's Lead did not return", c.who)
+		}
+	}
+	_ = first
+}

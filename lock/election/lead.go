@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/internal/event"
 )
 
 // Lead campaigns for key as identity and, each time this process is
@@ -13,15 +12,18 @@ import (
 // lease of key with its own fence, kept alive by a heartbeat. opts are
 // lock's: lock.WithTTL (at least MinTTL; it bounds the failover after a
 // crash), lock.WithHeartbeat (its interval at most half the TTL), the
-// release options; the wait and retry options do not apply (a candidate
-// campaigns until ctx ends), nor does lock.WithLimit.
+// release options but WithReleaseTimeout; the wait and retry options do
+// not apply (a candidate campaigns until ctx ends), nor does
+// lock.WithLimit.
 //
 // When fn returns nil the term ends: its lease is released, which hands
 // leadership to the oldest waiting candidate, and Lead campaigns again.
 // When fn returns an error while the term is still held, the lease is
 // released and Lead returns that error. When the term is lost, Lead
-// campaigns again whatever fn returned. When ctx ends, Lead releases the
-// term at once (the next candidate leads) and returns ctx's error.
+// campaigns again whatever fn returned. When fn panics, the term is
+// released and the panic goes on. When ctx ends, Lead hands the term on,
+// or one handed to it at that moment, and returns ctx's error. It waits
+// at most a second for the backend after fn returns or ctx ends.
 //
 // Lead returns a *lock.Error with lock.CodeInvalidArgument, before any
 // I/O, for a nil backend or fn, a bad key, an empty or over-long identity
@@ -57,11 +59,4 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 			return ferr
 		}
 	}
-}
-
-// runTerm runs fn for one term, as a lock.OpTerm event of b's hooks when
-// b comes from lock.WithHooks: held ends when the term is lost, and
-// carries the term's lease (lock.LeaseFrom).
-func runTerm(held context.Context, b lock.Backend, term lock.Lease, identity string, fn func(ctx context.Context, term lock.Lease) error) error {
-	return event.Term(held, b, term, identity, func(ctx context.Context) error { return fn(ctx, term) })
 }

@@ -13,8 +13,12 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-// TestMain stops the package's shared redis-server after the tests.
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain runs a candidate process when asked (leadWorker), else the
+// tests, and stops the package's shared redis-server after them.
+func TestMain(m *testing.M) {
+	leadWorker()
+	redistest.Main(m)
+}
 
 // newBackends returns n Backends on srv, each on a client of its own
 // (default options), under one prefix.

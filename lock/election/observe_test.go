@@ -9,6 +9,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // TestElectionObserve: several observers on several Backends see every
@@ -62,4 +63,69 @@ func TestElectionObserve(t *testing.T) {
 			t.Errorf("observer %d saw %v, want %v", i, got, want)
 		}
 	}
+}
+
+// slowProclaim is a Store whose leaders proclaim their terms late.
+type slowProclaim struct {
+	*redisbackend.Backend
+	delay time.Duration
+}
+
+// Proclaim proclaims after the delay.
+func (s *slowProclaim) Proclaim(ctx context.Context, term lock.Lease, identity string) error {
+	time.Sleep(s.delay)
+	return s.Backend.Proclaim(ctx, term, identity)
+}
+
+// TestObserveWaitsForTheOwner: an observer that reads a new term before
+// its leader proclaimed it (here 500 ms late, past the observer's re-reads)
+// reports the term with its leader's identity, never without.
+func TestObserveWaitsForTheOwner(t *testing.T) {
+	srv := redistest.Shared(t)
+	bs := newBackends(t, srv, redistest.Prefix(t), 2)
+	const key = "leader:late-owner"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	terms := make(chan started, 1)
+	runCandidate(t, &slowProclaim{Backend: bs[0], delay: 500 * time.Millisecond}, key, "a", terms, lock.WithTTL(10*time.Second))
+	waitFor(t, 10*time.Second, "a's term", func() bool { ok, _ := bs[1].IsLocked(ctx, key); return ok })
+	ch, err := election.Observe(ctx, bs[1], key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := next(t, terms, 10*time.Second)
+	select {
+	case l := <-ch:
+		if l.Fence != s.term.Fence || l.Identity != "a" {
+			t.Errorf("Observe reported %+v first, want a's term %s with its identity", l, s.term.Fence)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no report")
+	}
+	s.ended <- nil
+}
+
+// TestObserveIdentityWithNUL: an identity holding a NUL byte (valid
+// UTF-8) reaches observers intact, as LeaderOf reads it.
+func TestObserveIdentityWithNUL(t *testing.T) {
+	srv := redistest.Shared(t)
+	bs := newBackends(t, srv, redistest.Prefix(t), 2)
+	const key, who = "leader:nul", "node-1\x00zone-b"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := election.Observe(ctx, bs[1], key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch // nobody
+	terms := make(chan started, 1)
+	runCandidate(t, bs[0], key, who, terms, lock.WithTTL(10*time.Second))
+	s := next(t, terms, 10*time.Second)
+	if l := <-ch; l.Identity != who {
+		t.Errorf("Observe reported the identity %q, want %q", l.Identity, who)
+	}
+	if l, err := election.LeaderOf(ctx, bs[1], key); err != nil || l.Identity != who {
+		t.Errorf("LeaderOf = %+v, %v; want the identity %q", l, err, who)
+	}
+	s.ended <- nil
 }

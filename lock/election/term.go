@@ -6,11 +6,16 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/event"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// announceTimeout bounds the notice that a term ended.
-const announceTimeout = time.Second
+// stopTimeout bounds how long Lead waits for the backend once a term's
+// fn returned or ctx ended: the term's release and the notice of its end
+// together, or the leave of a campaign. What a stalled backend cuts short
+// goes on in the background (lock.Hold's release retries), and a term it
+// leaves held ends by its TTL.
+const stopTimeout = time.Second
 
 // term is one term won by a campaign.
 type term struct {
@@ -20,11 +25,52 @@ type term struct {
 	settings lockdriver.Settings
 }
 
+// holding is a term held by lock.Hold, and its proclaimer.
+type holding struct {
+	held    context.Context
+	lease   lock.Lease // with its TTL
+	release func() error
+	stop    func() // the proclaimer's
+}
+
 // serve holds the term while fn runs (lock.Hold's heartbeat, loss and
 // release), proclaiming it at its start and after each extension, and
-// announces its end after the release. It returns fn's error, the loss
-// seen before the release (held's cause) and the release's error.
+// announces its end after the release, on return and on fn's panic
+// alike. The term is one lock.OpTerm of the hooks: the heartbeat runs
+// under it. It returns fn's error, the loss seen before the release
+// (held's cause) and the release's error.
 func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) error, opts []lock.Option) (ferr, lost, rerr error) {
+	tctx, end := context.WithCancelCause(ctx) // ends when the term is lost
+	defer end(nil)
+	var h *holding
+	defer func() {
+		if h == nil {
+			// A hook did not let the term start, or ctx ended first.
+			releaseUnused(ctx, t.b, t.lease)
+			return
+		}
+		lost, rerr = t.finish(ctx, h)
+	}()
+	ferr = event.Term(tctx, t.b, t.lease, t.identity, func(hctx context.Context) error {
+		var err error
+		if h, err = t.hold(hctx, opts); err != nil {
+			return err
+		}
+		unlink := context.AfterFunc(h.held, func() { end(context.Cause(h.held)) })
+		defer func() {
+			unlink()
+			if cause := context.Cause(h.held); cause != nil {
+				end(cause) // before the hooks' next returns
+			}
+		}()
+		return fn(h.held, h.lease)
+	})
+	return ferr, lost, rerr
+}
+
+// hold keeps the term with lock.Hold under ctx, its releases bounded by
+// stopTimeout, and starts proclaiming it.
+func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
 	store := storeOf(t.b)
 	p := &proclaimer{store: store, term: t.lease, identity: t.identity, poke: make(chan struct{}, 1)}
 	hb := t.settings.Heartbeat
@@ -35,31 +81,36 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 		}
 		p.kick() // the heartbeat's goroutine must not wait for Redis
 	}
-	all := append(append(make([]lock.Option, 0, len(opts)+2), opts...), lock.WithTTL(t.settings.TTL), lock.WithHeartbeat(hb))
+	all := append(append(make([]lock.Option, 0, len(opts)+3), opts...),
+		lock.WithTTL(t.settings.TTL), lock.WithHeartbeat(hb), lock.WithReleaseTimeout(stopTimeout))
 	held, l, release, err := lock.Hold(ctx, &granted{Backend: t.b, lease: t.lease}, t.lease.Key, all...)
 	if err != nil {
-		// Only ctx's end makes Hold fail before its one Acquire.
-		releaseUnused(ctx, t.b, t.lease)
-		return nil, nil, err
+		return nil, err // only ctx's end makes Hold fail before its one Acquire
 	}
 	p.term = l // with its TTL
-	stop := p.start(held)
-	ferr = runTerm(held, t.b, l, t.identity, fn)
-	lost = context.Cause(held)
-	rerr = release()
-	stop()
-	if store != nil {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), announceTimeout)
-		_ = store.Announce(actx, l)
+	return &holding{held: held, lease: l, release: release, stop: p.start(held)}, nil
+}
+
+// finish releases the term, stops proclaiming it and announces its end,
+// within stopTimeout; it returns the loss seen before the release and the
+// release's error.
+func (t *term) finish(ctx context.Context, h *holding) (lost, rerr error) {
+	deadline := time.Now().Add(stopTimeout)
+	lost = context.Cause(h.held)
+	rerr = h.release()
+	h.stop()
+	if store := storeOf(t.b); store != nil && time.Now().Before(deadline) {
+		actx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		_ = store.Announce(actx, h.lease)
 		cancel()
 	}
-	return ferr, lost, rerr
+	return lost, rerr
 }
 
 // releaseUnused releases a term won as ctx ended, under a context of its
-// own, so that the next candidate leads at once.
+// own bounded by stopTimeout, so that the next candidate leads at once.
 func releaseUnused(ctx context.Context, b lock.Backend, l lock.Lease) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lockdriver.DefaultReleaseTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
 	_ = b.Release(rctx, l.ID)
 }

@@ -2,11 +2,11 @@ package election
 
 import (
 	"context"
-	"reflect"
 	"sync"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
@@ -16,7 +16,8 @@ import (
 // after a notice that the term ended (settleDelay later, unless a newer
 // term was announced meanwhile), and when the Store says notices may have
 // been missed; elsewhere it reads the key at the term's expiry, or every
-// pollInterval while nobody leads.
+// pollInterval while nobody leads. On a Store, a new term read before its
+// leader stored its identity waits for it (watcher.read).
 
 const (
 	// settleDelay is how long a watcher waits, after a term ended, for
@@ -50,8 +51,9 @@ type watcher struct {
 	inbox chan struct{} // capacity 1: notices arrived
 
 	// Used by run's goroutine only.
-	watching bool       // the Store's notices arrive
-	unowned  lock.Fence // a term read without its owner, read again before it is reported
+	store    bool   // b is (or wraps) a Store: Lead's terms have owners
+	watching bool   // the Store's notices arrive
+	unowned  Leader // the first read of a new term found without its owner, held back
 
 	mu        sync.Mutex
 	cur       Leader // the term as last known; zero Fence: nobody leads
@@ -82,7 +84,7 @@ var registry struct {
 func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 	norm, _ := lockdriver.NormalizeKey(key) // validated by the caller
 	id := watchKey{b: b, key: norm}
-	if !reflect.TypeOf(b).Comparable() {
+	if !contract.MapKey(b) {
 		id.b = new(int) // a watcher of its own
 	}
 	registry.mu.Lock()

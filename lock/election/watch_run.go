@@ -12,6 +12,7 @@ import (
 // says.
 func (w *watcher) run(ctx context.Context) {
 	if s := storeOf(w.b); s != nil {
+		w.store = true
 		if unwatch, err := s.Watch(w.key, w.notify); err == nil {
 			defer unwatch()
 			w.watching = true
@@ -37,11 +38,11 @@ func (w *watcher) run(ctx context.Context) {
 			}
 		case <-timer.C:
 			ended = false
-			ok, again := w.read(ctx)
-			if !again {
-				timer.Reset(w.next(ok))
+			ok, heldBack := w.read(ctx)
+			if heldBack > 0 {
+				timer.Reset(heldBack)
 			} else {
-				timer.Reset(settleDelay)
+				timer.Reset(w.next(ok))
 			}
 		}
 	}
@@ -76,23 +77,29 @@ func (w *watcher) apply() (read, settle, moved bool) {
 }
 
 // read reads the key and makes what it finds the known term; it reports
-// whether the read succeeded. A new term found with no owner, when
-// watching, is read again once after settleDelay (again) rather than
-// reported: its leader proclaims it within a round trip or two, and its
-// notice makes the read unnecessary.
-func (w *watcher) read(ctx context.Context) (ok, again bool) {
+// whether the read succeeded. On a Store, a new term found with no owner
+// is held back rather than reported (heldBack is the wait before the next
+// read): its leader proclaims it before its fn runs and after each
+// extension, and the notice, or a later read, reports it with its owner.
+// One that a later read finds extended and still unowned is a plain
+// lock's lease: it is reported as it is.
+func (w *watcher) read(ctx context.Context) (ok bool, heldBack time.Duration) {
 	rctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	l, err := lookup(rctx, w.b, w.key)
 	if err != nil {
-		return false, false
+		return false, 0
 	}
-	if cur, _ := w.state(); w.watching && l.Identity == "" && l.Fence != "" && l.Fence != cur.Fence && l.Fence != w.unowned {
-		w.unowned = l.Fence
-		return true, true
+	if cur, _ := w.state(); w.store && l.Identity == "" && l.Fence != "" && l.Fence != cur.Fence {
+		if l.Fence != w.unowned.Fence || !l.ExpiresAt.After(w.unowned.ExpiresAt) {
+			if l.Fence != w.unowned.Fence {
+				w.unowned = l
+			}
+			return true, max(time.Until(l.ExpiresAt)+lockdriver.TimeTolerance, settleDelay)
+		}
 	}
 	w.set(l)
-	return true, false
+	return true, 0
 }
 
 // next is the wait until the next read: after the known term's expiry

@@ -20,5 +20,6 @@ if data.owner ~= ARGV[2] then
   end
   redis.call('SET', KEYS[1], value, 'PX', pttl)
 end
-redis.call('PUBLISH', ARGV[3], string.format('%s %d %s', data.fence, data.expiresAtMs, ARGV[2]))
+-- The identity is appended, not formatted: '%s' would cut it at a NUL.
+redis.call('PUBLISH', ARGV[3], string.format('%s %d ', data.fence, data.expiresAtMs) .. ARGV[2])
 return 1
