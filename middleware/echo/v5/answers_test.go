@@ -38,6 +38,9 @@ func (b failing) AcquireID(context.Context, string, string, time.Duration) (lock
 
 func (b failing) NewLockID(string) (string, error) { return lockdriver.NewLockID(), nil }
 
+// Release lets lock's clean-up of an attempt that failed go through.
+func (b failing) Release(context.Context, string) error { return nil }
+
 // Join says the waiter cannot be told of hand-offs: lock.Acquire polls.
 func (b failing) Join(string, string, int, time.Duration, time.Duration) (lock.Waiter, error) {
 	return nil, errors.ErrUnsupported
