@@ -27,6 +27,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require github.com/labstack/echo/v5 v5.4.4 // indirect
+
 require (
 	github.com/Shopify/toxiproxy/v2 v2.5.0
 	github.com/anishathalye/porcupine v1.3.1

@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/echocore"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
@@ -132,7 +133,7 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 // ToMiddleware checks c and returns the middleware. A bad configuration
 // is an InvalidArgument *lock.Error that names the field.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
-	key, err := c.key()
+	key, err := keys.Extractor(c.KeyLookup, c.KeyExtractor)
 	if err != nil {
 		return nil, err
 	}
@@ -148,15 +149,18 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.KeyExtractor = key
-	if c.Skipper == nil {
-		c.Skipper = DefaultConfig.Skipper
+	h := echocore.Hooks[echo.Context]{Skipper: c.Skipper, Before: c.BeforeFunc, Key: key, Scope: c.Scope,
+		Busy: c.BusyHandler, Error: c.ErrorHandler}
+	if c.Replay != nil {
+		h.Fingerprint = c.Replay.Fingerprint
 	}
-	if c.BusyHandler == nil {
-		c.BusyHandler = DefaultBusyHandler
+	if h.Busy == nil {
+		h.Busy = DefaultBusyHandler
 	}
-	if c.ErrorHandler == nil {
-		c.ErrorHandler = DefaultErrorHandler
+	if h.Error == nil {
+		h.Error = DefaultErrorHandler
 	}
-	return c.middleware(g), nil
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { return frame.Serve(g, &h, c, next) }
+	}, nil
 }

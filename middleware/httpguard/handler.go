@@ -29,6 +29,10 @@ func DefaultErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	WriteProblem(w, withBase(r.Context(), ErrorProblem(err)))
 }
 
+// ProblemFor returns p as the middleware in front of r answers it: its
+// type under the problem type base, when one is set.
+func ProblemFor(r *http.Request, p Problem) Problem { return withBase(r.Context(), p) }
+
 // withBase puts p's type under the problem type base the adapter set on
 // ctx, if any.
 func withBase(ctx context.Context, p Problem) Problem {

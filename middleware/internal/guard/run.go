@@ -22,6 +22,11 @@ import (
 // lock.CodeAborted). With FailOpen, a backend failure runs next without a
 // lease instead; invalid keys and cancellations never do.
 func (g *Guard) Run(ctx context.Context, key string, next func(ctx context.Context) error) (ran bool, err error) {
+	return g.run(ctx, slog.Default(), key, next)
+}
+
+// run is Run, logging to log.
+func (g *Guard) run(ctx context.Context, log *slog.Logger, key string, next func(ctx context.Context) error) (ran bool, err error) {
 	var nextErr error
 	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
 		ran = true
@@ -31,7 +36,7 @@ func (g *Guard) Run(ctx context.Context, key string, next func(ctx context.Conte
 	switch {
 	case ran:
 		if nextErr == nil && err != nil {
-			slog.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive",
+			log.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive",
 				"key_hash", lockdriver.HashKey(key), "error", err)
 		}
 		return true, nextErr

@@ -41,6 +41,17 @@ type Exchange struct {
 	// returns, Next renders it itself in replay mode (Guard.Replays), so
 	// that it is captured.
 	Next func(ctx context.Context, wrap Wrap) error
+	// Log, when not nil, receives the guard's log lines for this request
+	// (Echo v5's c.Logger()); slog's default logger otherwise.
+	Log *slog.Logger
+}
+
+// logger returns x.Log, or slog's default logger.
+func (x *Exchange) logger() *slog.Logger {
+	if x.Log != nil {
+		return x.Log
+	}
+	return slog.Default()
 }
 
 // Wrap gives the writer the handler must write to in place of w: the
@@ -112,7 +123,7 @@ func (g *Guard) Serve(x Exchange) (Outcome, error) {
 		return Refused, bodyErr
 	}
 	if g.replay == nil {
-		ran, err := g.Run(x.R.Context(), key, func(ctx context.Context) error {
+		ran, err := g.run(x.R.Context(), x.logger(), key, func(ctx context.Context) error {
 			defer g.timed(x.Route)()
 			return x.Next(ctx, identity)
 		})
@@ -182,7 +193,8 @@ func (f *firstResult) get() (tried bool, err error) {
 func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (Outcome, error) {
 	ctx := x.R.Context()
 	rp := g.replay
-	found, err := g.replayStored(ctx, x.W, key, fp)
+	log := x.logger()
+	found, err := g.replayStored(ctx, log, x.W, key, fp)
 	switch {
 	case found:
 		return Replayed, nil
@@ -210,7 +222,7 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 	err = lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
 		// While holding the key: a record written as the previous holder
 		// released is visible now.
-		found, err := g.replayStored(held, x.W, key, fp)
+		found, err := g.replayStored(held, log, x.W, key, fp)
 		if found {
 			replayed = true
 			return nil
@@ -233,7 +245,7 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 					// body past MaxBody): the response cannot be taken
 					// back, so the connection is aborted rather than let
 					// a recovering middleware's answer follow it.
-					abort(ctx, key, c.w, recover())
+					abort(ctx, log, key, c.w, recover())
 				}
 				c.discard() // a panic: nothing of the response goes out
 			}()
@@ -261,10 +273,10 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 		return Replayed, nil
 	case ran:
 		if c.w != nil {
-			c.send(g.notStoredMark(ctx, key, c, rec != nil && err == nil, &stored))
+			c.send(g.notStoredMark(ctx, log, key, c, rec != nil && err == nil, &stored))
 		}
 		if nextErr == nil && err != nil {
-			slog.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive, and its response was not stored",
+			log.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive, and its response was not stored",
 				"key_hash", lockdriver.HashKey(key), "error", err)
 		}
 		return Ran, nextErr
@@ -275,7 +287,7 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 	case errors.Is(err, lock.ErrLocked):
 		// The holder may be a request that found the record and is
 		// releasing: a record seen now is final too.
-		found, rerr := g.replayStored(ctx, x.W, key, fp)
+		found, rerr := g.replayStored(ctx, log, x.W, key, fp)
 		switch {
 		case found:
 			return Replayed, nil
@@ -292,9 +304,9 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 // after it), and panics with http.ErrAbortHandler, on which net/http
 // aborts the response without a log line, and which Echo's Recover
 // passes on.
-func abort(ctx context.Context, key string, w http.ResponseWriter, p any) {
+func abort(ctx context.Context, log *slog.Logger, key string, w http.ResponseWriter, p any) {
 	if p != http.ErrAbortHandler {
-		slog.ErrorContext(ctx, "syncguard: the handler panicked after its response started; aborting the connection",
+		log.ErrorContext(ctx, "syncguard: the handler panicked after its response started; aborting the connection",
 			"key_hash", lockdriver.HashKey(key), "panic", fmt.Sprint(p))
 	}
 	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -307,7 +319,7 @@ func abort(ctx context.Context, key string, w http.ResponseWriter, p any) {
 // when it is stored): recorded says whether a record was written at the
 // release (stored tells how its first write went), else the lease was
 // lost or the response is not one to store.
-func (g *Guard) notStoredMark(ctx context.Context, key string, c *capture, recorded bool, stored *firstResult) string {
+func (g *Guard) notStoredMark(ctx context.Context, log *slog.Logger, key string, c *capture, recorded bool, stored *firstResult) string {
 	k, mark := c.outcome(g.replay)
 	if k == storeNothing {
 		return mark
@@ -317,7 +329,7 @@ func (g *Guard) notStoredMark(ctx context.Context, key string, c *capture, recor
 	case !recorded, !tried, errors.Is(err, lock.ErrNotHeld):
 		return httpguard.NotStoredLeaseLost
 	case err != nil:
-		slog.WarnContext(ctx, "syncguard: the response record could not be stored; the release is retried in the background for the lease's remaining time, and the response goes out marked "+httpguard.HeaderNotStored+": "+httpguard.NotStoredPending,
+		log.WarnContext(ctx, "syncguard: the response record could not be stored; the release is retried in the background for the lease's remaining time, and the response goes out marked "+httpguard.HeaderNotStored+": "+httpguard.NotStoredPending,
 			"key_hash", lockdriver.HashKey(key), "error", err)
 		return httpguard.NotStoredPending
 	}
@@ -330,14 +342,14 @@ func (g *Guard) notStoredMark(ctx context.Context, key string, c *capture, recor
 // ErrNotReplayable, a record for another fingerprint ErrKeyReused, one
 // that cannot be decoded ErrBadRecord (logged once here); no record gives
 // false, nil; a backend failure its error.
-func (g *Guard) replayStored(ctx context.Context, w http.ResponseWriter, key string, fp [fingerprintSize]byte) (found bool, err error) {
+func (g *Guard) replayStored(ctx context.Context, log *slog.Logger, w http.ResponseWriter, key string, fp [fingerprintSize]byte) (found bool, err error) {
 	b, ok, err := g.replay.rec.Record(ctx, key)
 	if err != nil || !ok {
 		return false, err
 	}
 	r, err := wire.DecodeRecord(b)
 	if err != nil {
-		slog.ErrorContext(ctx, "syncguard: the value stored for this key is not a response record this version can read; answering 500, neither replaying nor running the handler, until it expires or is deleted",
+		log.ErrorContext(ctx, "syncguard: the value stored for this key is not a response record this version can read; answering 500, neither replaying nor running the handler, until it expires or is deleted",
 			"key_hash", lockdriver.HashKey(key), "bytes", len(b), "error", err)
 		return false, fmt.Errorf("%w: %w", httpguard.ErrBadRecord, err)
 	}

@@ -1,0 +1,9 @@
+// Package echolock is Echo v5 middleware that runs each request under a
+// distributed lock on a key taken from the request:
+//
+//	e.POST("/orders/:id", createOrder, echolock.New(backend, echolock.FromParam("id")))
+//
+// It is middleware/echo for Echo v5: the same Config fields on
+// *echo.Context, ToMiddleware, errors for e.HTTPErrorHandler, and the
+// guard's log lines on c.Logger(). docs/http.md has the fields.
+package echolock
