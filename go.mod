@@ -27,7 +27,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require github.com/labstack/echo/v5 v5.4.4 // indirect
+require github.com/labstack/echo/v5 v5.4.4
 
 require (
 	github.com/Shopify/toxiproxy/v2 v2.5.0
