@@ -56,6 +56,10 @@ demo:
 	@echo
 	$(GO) run ./examples/echo
 	@echo
+	$(GO) run ./examples/echov5
+	@echo
+	$(GO) run ./examples/gocron
+	@echo
 	$(GO) run ./examples/otel -tree
 	@echo
 	$(GO) run ./cmd/syncguard/internal/demo
