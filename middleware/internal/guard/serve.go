@@ -126,15 +126,21 @@ func (g *Guard) Serve(x Exchange) (Outcome, error) {
 	return g.serveReplay(x, key, fp)
 }
 
-// requestKey returns the lock key of x: its scope, when the Guard is
-// scoped, and its raw key, through [Guard.Key].
+// requestKey returns the lock key of x, through [Guard.CallKey].
 func (g *Guard) requestKey(x Exchange) (string, error) {
+	return g.CallKey(x.Route, x.Scope, x.Key)
+}
+
+// CallKey returns the lock key of a call on route: its scope (when the
+// Guard is scoped; a failing or empty scope gives ErrScope) and its raw
+// key, through [Guard.Key].
+func (g *Guard) CallKey(route string, scope, key func() (string, error)) (string, error) {
 	var principal string
 	if g.scoped {
-		if x.Scope == nil {
+		if scope == nil {
 			return "", fmt.Errorf("%w: the adapter gave no scope function", httpguard.ErrScope)
 		}
-		p, err := x.Scope()
+		p, err := scope()
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("%w: %w", httpguard.ErrScope, err)
@@ -143,14 +149,18 @@ func (g *Guard) requestKey(x Exchange) (string, error) {
 		}
 		principal = p
 	}
-	raw, err := x.Key()
-	return g.Key(x.Route, principal, raw, err)
+	raw, err := key()
+	return g.Key(route, principal, raw, err)
 }
 
 func identity(w http.ResponseWriter) http.ResponseWriter { return w }
 
 // timed starts timing a run of route; the returned func records it.
-func (g *Guard) timed(route string) func() {
+func (g *Guard) timed(route string) func() { return g.Timed(route) }
+
+// Timed starts timing a run of route, for the retry delay of
+// [Guard.RetryAfter]; the returned func records it.
+func (g *Guard) Timed(route string) func() {
 	start := time.Now()
 	return func() { g.holds.observe(route, time.Since(start)) }
 }
