@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
 

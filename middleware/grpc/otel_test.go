@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
