@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // BenchmarkInterceptor is the cost of a unary call over bufconn: the bare

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -22,7 +22,7 @@ func docGRPCLock(backend lock.Backend) *grpc.Server {
 	// README: grpc-lock
 	lockOrder, err := grpclock.UnaryServerInterceptor(backend,
 		grpclock.WithKeyFunc(grpclock.FromMetadata("x-order-id")), // or a field of the request message
-		httpguard.WithWait(2*time.Second),                        // a busy key waits, then ABORTED
+		httpguard.WithWait(2*time.Second),                         // a busy key waits, then ABORTED
 	)
 	if err != nil {
 		log.Fatal(err)
