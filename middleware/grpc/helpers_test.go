@@ -74,35 +74,43 @@ func (o *orders) desc() *grpc.ServiceDesc {
 
 // serve starts a server with opts serving o, over bufconn or, with tcp,
 // a loopback TCP listener (HTTP/2 over a real socket), and returns a
-// client connection with dial options extra.
+// client connection with dial options extra; both end with the test.
 func serve(t testing.TB, o *orders, tcp bool, opts []grpc.ServerOption, extra ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
+	conn, stop, err := listen(o, tcp, opts, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return conn
+}
+
+// listen is serve without a test: stop ends the connection and the server.
+func listen(o *orders, tcp bool, opts []grpc.ServerOption, extra ...grpc.DialOption) (conn *grpc.ClientConn, stop func(), err error) {
 	srv := grpc.NewServer(opts...)
 	srv.RegisterService(o.desc(), struct{}{})
 	var lis net.Listener
 	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	target := "passthrough:///bufnet"
 	if tcp {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+		if lis, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, nil, err
 		}
-		lis, target = l, l.Addr().String()
+		target = lis.Addr().String()
 	} else {
 		bl := bufconn.Listen(1 << 20)
 		lis = bl
 		dial = append(dial, grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return bl.DialContext(ctx) }))
 	}
 	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient(target, append(dial, extra...)...)
-	if err != nil {
-		t.Fatal(err)
+	if conn, err = grpc.NewClient(target, append(dial, extra...)...); err != nil {
+		srv.Stop()
+		return nil, nil, err
 	}
-	t.Cleanup(func() {
+	return conn, func() {
 		_ = conn.Close()
 		srv.Stop()
-	})
-	return conn
+	}, nil
 }
 
 // env is a test's backend on the shared Redis under a prefix of its own,
