@@ -140,3 +140,12 @@ func (g *Guard) Limit() int { return g.limit }
 
 // Replays reports whether replay mode is on.
 func (g *Guard) Replays() bool { return g.replay != nil }
+
+// ReplayMax returns the largest response and request bodies replay mode
+// stores and reads; zeros when it is off.
+func (g *Guard) ReplayMax() (body, requestBody int64) {
+	if g.replay == nil {
+		return 0, 0
+	}
+	return g.replay.maxBody, g.replay.maxReqBody
+}

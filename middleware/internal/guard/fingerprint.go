@@ -65,12 +65,20 @@ func (rp *replay) fingerprint(r *http.Request, route string, body []byte, extra 
 		}
 	}
 	bodySum := sha256.Sum256(body)
+	return FingerprintOf([]byte("syncguard-replay-v1"), []byte(r.Method), []byte(route),
+		[]byte(r.URL.RequestURI()), bodySum[:], []byte(x)), nil
+}
+
+// FingerprintOf is the SHA-256 of parts, each length-prefixed, so that
+// distinct lists of parts never give one input. The first part names the
+// protocol, so that two protocols' fingerprints never meet.
+func FingerprintOf(parts ...[]byte) [fingerprintSize]byte {
+	var fp [fingerprintSize]byte
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte("syncguard-replay-v1"), []byte(r.Method), []byte(route),
-		[]byte(r.URL.RequestURI()), bodySum[:], []byte(x)} {
+	for _, part := range parts {
 		_, _ = h.Write(binary.AppendUvarint(nil, uint64(len(part))))
 		_, _ = h.Write(part)
 	}
 	h.Sum(fp[:0])
-	return fp, nil
+	return fp
 }

@@ -11,12 +11,12 @@ import (
 // keepHeaders returns the allowed headers of h, for a record. A header
 // that breaks the record's limits is left out rather than the record.
 func (rp *replay) keepHeaders(h http.Header) http.Header {
-	return keepHeaders(h, func(name string) bool { return rp.headers[name] })
+	return KeepHeaders(h, func(name string) bool { return rp.headers[name] })
 }
 
-// keepHeaders returns the headers of h that allowed accepts (by canonical
+// KeepHeaders returns the headers of h that allowed accepts (by canonical
 // name) and that fit a record's limits.
-func keepHeaders(h http.Header, allowed func(string) bool) http.Header {
+func KeepHeaders(h http.Header, allowed func(string) bool) http.Header {
 	var out http.Header
 	for name, vs := range h {
 		cn := http.CanonicalHeaderKey(name)

@@ -3,7 +3,6 @@ package guard
 import (
 	"context"
 	"errors"
-	"log/slog"
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
@@ -22,11 +21,6 @@ import (
 // lock.CodeAborted). With FailOpen, a backend failure runs next without a
 // lease instead; invalid keys and cancellations never do.
 func (g *Guard) Run(ctx context.Context, key string, next func(ctx context.Context) error) (ran bool, err error) {
-	return g.run(ctx, slog.Default(), key, next)
-}
-
-// run is Run, logging to log.
-func (g *Guard) run(ctx context.Context, log *slog.Logger, key string, next func(ctx context.Context) error) (ran bool, err error) {
 	var nextErr error
 	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
 		ran = true
@@ -36,7 +30,7 @@ func (g *Guard) run(ctx context.Context, log *slog.Logger, key string, next func
 	switch {
 	case ran:
 		if nextErr == nil && err != nil {
-			log.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive",
+			logOf(ctx).WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive",
 				"key_hash", lockdriver.HashKey(key), "error", err)
 		}
 		return true, nextErr

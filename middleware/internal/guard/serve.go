@@ -2,11 +2,9 @@ package guard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
@@ -44,14 +42,6 @@ type Exchange struct {
 	// Log, when not nil, receives the guard's log lines for this request
 	// (Echo v5's c.Logger()); slog's default logger otherwise.
 	Log *slog.Logger
-}
-
-// logger returns x.Log, or slog's default logger.
-func (x *Exchange) logger() *slog.Logger {
-	if x.Log != nil {
-		return x.Log
-	}
-	return slog.Default()
 }
 
 // Wrap gives the writer the handler must write to in place of w: the
@@ -123,7 +113,7 @@ func (g *Guard) Serve(x Exchange) (Outcome, error) {
 		return Refused, bodyErr
 	}
 	if g.replay == nil {
-		ran, err := g.run(x.R.Context(), x.logger(), key, func(ctx context.Context) error {
+		ran, err := g.Run(withLog(x.R.Context(), x.Log), key, func(ctx context.Context) error {
 			defer g.timed(x.Route)()
 			return x.Next(ctx, identity)
 		})
@@ -139,15 +129,21 @@ func (g *Guard) Serve(x Exchange) (Outcome, error) {
 	return g.serveReplay(x, key, fp)
 }
 
-// requestKey returns the lock key of x: its scope, when the Guard is
-// scoped, and its raw key, through [Guard.Key].
+// requestKey returns the lock key of x, through [Guard.CallKey].
 func (g *Guard) requestKey(x Exchange) (string, error) {
+	return g.CallKey(x.Route, x.Scope, x.Key)
+}
+
+// CallKey returns the lock key of a call on route: its scope (when the
+// Guard is scoped; a failing or empty scope gives ErrScope) and its raw
+// key, through [Guard.Key].
+func (g *Guard) CallKey(route string, scope, key func() (string, error)) (string, error) {
 	var principal string
 	if g.scoped {
-		if x.Scope == nil {
+		if scope == nil {
 			return "", fmt.Errorf("%w: the adapter gave no scope function", httpguard.ErrScope)
 		}
-		p, err := x.Scope()
+		p, err := scope()
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("%w: %w", httpguard.ErrScope, err)
@@ -156,146 +152,88 @@ func (g *Guard) requestKey(x Exchange) (string, error) {
 		}
 		principal = p
 	}
-	raw, err := x.Key()
-	return g.Key(x.Route, principal, raw, err)
+	raw, err := key()
+	return g.Key(route, principal, raw, err)
 }
 
 func identity(w http.ResponseWriter) http.ResponseWriter { return w }
 
 // timed starts timing a run of route; the returned func records it.
-func (g *Guard) timed(route string) func() {
+func (g *Guard) timed(route string) func() { return g.Timed(route) }
+
+// Timed starts timing a run of route, for the retry delay of
+// [Guard.RetryAfter]; the returned func records it.
+func (g *Guard) Timed(route string) func() {
 	start := time.Now()
 	return func() { g.holds.observe(route, time.Since(start)) }
 }
 
-// firstResult keeps the result of the first call of a release function
-// that lock.Do may call again in the background.
-type firstResult struct {
-	mu    sync.Mutex
-	tried bool
-	err   error
-}
-
-func (f *firstResult) set(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.tried {
-		f.tried, f.err = true, err
-	}
-}
-
-func (f *firstResult) get() (tried bool, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.tried, f.err
-}
-
 func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (Outcome, error) {
-	ctx := x.R.Context()
-	rp := g.replay
-	log := x.logger()
-	found, err := g.replayStored(ctx, log, x.W, key, fp)
-	switch {
-	case found:
+	ctx := withLog(x.R.Context(), x.Log)
+	hr := &httpRun{g: g, x: x, key: key, fp: fp}
+	r := g.Recorded(ctx, key, fp, hr.run)
+	switch r.Outcome {
+	case Replayed:
+		g.replay.writeReplay(x.W, r.Record)
 		return Replayed, nil
-	case err != nil:
-		return Refused, err
+	case Ran:
+		if hr.c.w != nil {
+			hr.c.send(g.notStoredMark(ctx, key, hr.c, r))
+		}
+		return Ran, hr.nextErr
 	}
+	return Refused, r.Err
+}
 
-	var (
-		ran, replayed bool
-		refused       error // why the handler did not run, with the lease held
-		nextErr       error
-		c             *capture
-		rec           []byte // the record to store at release; nil: none
-		stored        firstResult
-	)
-	release := func(rctx context.Context, l lock.Lease, outcome error) error {
-		if outcome == nil && rec != nil {
-			err := rp.rec.ReleaseRecord(rctx, l, rec, rp.ttl)
-			stored.set(err)
-			return err
-		}
-		return g.b.Release(rctx, l.ID)
-	}
-	opts := append(g.opts[:len(g.opts):len(g.opts)], lock.WithReleaseFunc(release))
-	err = lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
-		// While holding the key: a record written as the previous holder
-		// released is visible now.
-		found, err := g.replayStored(held, log, x.W, key, fp)
-		if found {
-			replayed = true
-			return nil
-		}
-		if err != nil {
-			refused = err
-			return err
-		}
-		ran = true
-		c = newCapture(nil, rp)
-		func() {
-			defer g.timed(x.Route)()
-			returned := false
-			defer func() {
-				if returned || c.w == nil {
-					return
-				}
-				if c.sent {
-					// A panic after the status went out (a flush, or a
-					// body past MaxBody): the response cannot be taken
-					// back, so the connection is aborted rather than let
-					// a recovering middleware's answer follow it.
-					abort(ctx, log, key, c.w, recover())
-				}
-				c.discard() // a panic: nothing of the response goes out
-			}()
-			nextErr = x.Next(held, func(w http.ResponseWriter) http.ResponseWriter {
-				c.bind(w)
-				return c
-			})
-			returned = true
+// httpRun is the run of an HTTP request in replay mode: its handler
+// writes to a capture, whose response becomes the record.
+type httpRun struct {
+	g       *Guard
+	x       Exchange
+	key     string
+	fp      [fingerprintSize]byte
+	c       *capture
+	nextErr error
+}
+
+func (hr *httpRun) run(held context.Context, l lock.Lease) ([]byte, error) {
+	rp := hr.g.replay
+	c := newCapture(nil, rp)
+	hr.c = c
+	func() {
+		defer hr.g.timed(hr.x.Route)()
+		returned := false
+		defer func() {
+			if returned || c.w == nil {
+				return
+			}
+			if c.sent {
+				// A panic after the status went out (a flush, or a
+				// body past MaxBody): the response cannot be taken
+				// back, so the connection is aborted rather than let
+				// a recovering middleware's answer follow it.
+				abort(held, hr.key, c.w, recover())
+			}
+			c.discard() // a panic: nothing of the response goes out
 		}()
-		if c.w == nil {
-			return nil // the adapter did not write through wrap; nothing to store
-		}
-		c.ended()
-		switch k, _ := c.outcome(rp); k {
-		case storeResponse:
-			rec = (&wire.Record{Fence: l.Fence, Fingerprint: fp, Status: c.status,
-				Header: rp.keepHeaders(c.header), Trailer: rp.keepHeaders(c.trailers()), Body: c.body.Bytes()}).Encode()
-		case storeCompleted:
-			rec = (&wire.Record{Fence: l.Fence, Fingerprint: fp, Completed: true, Status: c.status}).Encode()
-		}
-		return nil
-	}, opts...)
-	switch {
-	case replayed:
-		return Replayed, nil
-	case ran:
-		if c.w != nil {
-			c.send(g.notStoredMark(ctx, log, key, c, rec != nil && err == nil, &stored))
-		}
-		if nextErr == nil && err != nil {
-			log.WarnContext(ctx, "syncguard: lease lost while the handler ran; its work may not have been exclusive, and its response was not stored",
-				"key_hash", lockdriver.HashKey(key), "error", err)
-		}
-		return Ran, nextErr
-	case refused != nil:
-		return Refused, refused
-	case err == nil:
-		return Refused, lockdriver.InvalidArgument("do", "lock.Do returned without running the handler")
-	case errors.Is(err, lock.ErrLocked):
-		// The holder may be a request that found the record and is
-		// releasing: a record seen now is final too.
-		found, rerr := g.replayStored(ctx, log, x.W, key, fp)
-		switch {
-		case found:
-			return Replayed, nil
-		case errors.Is(rerr, httpguard.ErrKeyReused), errors.Is(rerr, httpguard.ErrBadRecord), errors.Is(rerr, httpguard.ErrNotReplayable):
-			return Refused, rerr
-		}
+		hr.nextErr = hr.x.Next(held, func(w http.ResponseWriter) http.ResponseWriter {
+			c.bind(w)
+			return c
+		})
+		returned = true
+	}()
+	if c.w == nil {
+		return nil, hr.nextErr // the adapter did not write through wrap; nothing to store
 	}
-	return Refused, err
+	c.ended()
+	switch k, _ := c.outcome(rp); k {
+	case storeResponse:
+		return (&wire.Record{Fence: l.Fence, Fingerprint: hr.fp, Status: c.status,
+			Header: rp.keepHeaders(c.header), Trailer: rp.keepHeaders(c.trailers()), Body: c.body.Bytes()}).Encode(), hr.nextErr
+	case storeCompleted:
+		return (&wire.Record{Fence: l.Fence, Fingerprint: hr.fp, Completed: true, Status: c.status}).Encode(), hr.nextErr
+	}
+	return nil, hr.nextErr
 }
 
 // abort ends a handler that panicked with p after its response started
@@ -304,9 +242,9 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 // after it), and panics with http.ErrAbortHandler, on which net/http
 // aborts the response without a log line, and which Echo's Recover
 // passes on.
-func abort(ctx context.Context, log *slog.Logger, key string, w http.ResponseWriter, p any) {
+func abort(ctx context.Context, key string, w http.ResponseWriter, p any) {
 	if p != http.ErrAbortHandler {
-		log.ErrorContext(ctx, "syncguard: the handler panicked after its response started; aborting the connection",
+		logOf(ctx).ErrorContext(ctx, "syncguard: the handler panicked after its response started; aborting the connection",
 			"key_hash", lockdriver.HashKey(key), "panic", fmt.Sprint(p))
 	}
 	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -316,49 +254,11 @@ func abort(ctx context.Context, log *slog.Logger, key string, w http.ResponseWri
 }
 
 // notStoredMark returns the HeaderNotStored value of the response c (""
-// when it is stored): recorded says whether a record was written at the
-// release (stored tells how its first write went), else the lease was
-// lost or the response is not one to store.
-func (g *Guard) notStoredMark(ctx context.Context, log *slog.Logger, key string, c *capture, recorded bool, stored *firstResult) string {
+// when it is stored), from what r says of its record.
+func (g *Guard) notStoredMark(ctx context.Context, key string, c *capture, r *Recording) string {
 	k, mark := c.outcome(g.replay)
 	if k == storeNothing {
 		return mark
 	}
-	tried, err := stored.get()
-	switch {
-	case !recorded, !tried, errors.Is(err, lock.ErrNotHeld):
-		return httpguard.NotStoredLeaseLost
-	case err != nil:
-		log.WarnContext(ctx, "syncguard: the response record could not be stored; the release is retried in the background for the lease's remaining time, and the response goes out marked "+httpguard.HeaderNotStored+": "+httpguard.NotStoredPending,
-			"key_hash", lockdriver.HashKey(key), "error", err)
-		return httpguard.NotStoredPending
-	}
-	return mark
-}
-
-// replayStored looks up the record for key and, when it holds the
-// response to a request with fingerprint fp, writes it to w (found). A
-// record of a completed request without its response gives
-// ErrNotReplayable, a record for another fingerprint ErrKeyReused, one
-// that cannot be decoded ErrBadRecord (logged once here); no record gives
-// false, nil; a backend failure its error.
-func (g *Guard) replayStored(ctx context.Context, log *slog.Logger, w http.ResponseWriter, key string, fp [fingerprintSize]byte) (found bool, err error) {
-	b, ok, err := g.replay.rec.Record(ctx, key)
-	if err != nil || !ok {
-		return false, err
-	}
-	r, err := wire.DecodeRecord(b)
-	if err != nil {
-		log.ErrorContext(ctx, "syncguard: the value stored for this key is not a response record this version can read; answering 500, neither replaying nor running the handler, until it expires or is deleted",
-			"key_hash", lockdriver.HashKey(key), "bytes", len(b), "error", err)
-		return false, fmt.Errorf("%w: %w", httpguard.ErrBadRecord, err)
-	}
-	switch {
-	case r.Fingerprint != fp:
-		return false, httpguard.ErrKeyReused
-	case r.Completed:
-		return false, &httpguard.NotReplayableError{Status: r.Status}
-	}
-	g.replay.writeReplay(w, r)
-	return true, nil
+	return r.StoreMark(ctx, key, mark)
 }

@@ -49,6 +49,9 @@ type Settings struct {
 	// The adapter's functions, each of the adapter's own type; nil when
 	// not given.
 	Key, Scope, Fingerprint, Busy, Error, Skip any
+	// Stores is the adapter's own replay filter, for outcomes that are
+	// not HTTP statuses (gRPC codes); nil when not given.
+	Stores any
 }
 
 // Replay is replay mode's part of Settings.
@@ -79,6 +82,7 @@ var optionNames = map[string]string{
 	"Replay.MaxBody":        "WithReplayMaxBody",
 	"Replay.MaxRequestBody": "WithReplayMaxRequestBody",
 	"Replay.Statuses":       "WithReplayStatuses",
+	"Stores":                "WithReplayCodes",
 }
 
 // fieldNames maps a setting to its Config field, where it is not

@@ -1,0 +1,107 @@
+package grpclock
+
+import (
+	"cmp"
+	"context"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/settings"
+)
+
+// config is one interceptor's checked configuration.
+type config struct {
+	g           *guard.Guard
+	key         KeyFunc
+	scope       ScopeFunc
+	fingerprint FingerprintFunc
+	stores      func(codes.Code) bool
+	headers     map[string]bool // metadata keys replayed; nil: all
+	maxMsg      int64
+	maxReq      int64
+}
+
+// use names the constructor a configuration is for, for its checks.
+type use int
+
+const (
+	forUnary use = iota
+	forStream
+	forLimiter
+)
+
+// newConfig applies opts and checks them: guard.New's checks, then what
+// gRPC does not take. Nothing reaches b.
+func newConfig(b lock.Backend, opts []Option, u use) (*config, error) {
+	var s settings.Settings
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if err := checkGRPC(&s, u); err != nil {
+		return nil, err
+	}
+	g, err := guard.New(b, s)
+	if err != nil {
+		return nil, err
+	}
+	c := &config{g: g, stores: DefaultReplayCode}
+	c.maxMsg, c.maxReq = g.ReplayMax()
+	var errs [4]error
+	c.key, errs[0] = settings.Hook[KeyFunc](&s, "Key", s.Key)
+	c.scope, errs[1] = settings.Hook[ScopeFunc](&s, "Scope", s.Scope)
+	c.fingerprint, errs[2] = settings.Hook[FingerprintFunc](&s, "Fingerprint", s.Fingerprint)
+	if s.Stores != nil {
+		c.stores, errs[3] = settings.Hook[func(codes.Code) bool](&s, "Stores", s.Stores)
+	}
+	if err := cmp.Or(errs[:]...); err != nil {
+		return nil, err
+	}
+	if s.Replay.Headers != nil {
+		c.headers = map[string]bool{}
+		for _, n := range s.Replay.Headers {
+			c.headers[strings.ToLower(n)] = true
+		}
+	}
+	return c, nil
+}
+
+// checkGRPC refuses the settings gRPC has no use for.
+func checkGRPC(s *settings.Settings, u use) error {
+	switch {
+	case s.Busy != nil, s.Error != nil, s.Skip != nil:
+		return lockdriver.InvalidArgument("config", "WithBusyHandler, WithErrorHandler and WithSkipper are HTTP adapters' options: "+
+			"gRPC answers are statuses (docs/grpc.md), and go-grpc-middleware's selector chooses the methods")
+	case s.ProblemBase != "":
+		return s.Invalid("ProblemBase", "gRPC answers are statuses, with no problem type URI")
+	case s.Replay.Statuses != nil:
+		return s.Invalid("Replay.Statuses", "takes HTTP statuses; a gRPC call ends with a code: use grpclock.WithReplayCodes")
+	case s.ReplayOn && u == forStream:
+		return s.Invalid("Replay.TTL", "a stream's messages are not replayed: use it on UnaryServerInterceptor")
+	case u == forLimiter && s.Limit == 0:
+		return s.Invalid("Limit", "NewLimiter needs the number of calls per window")
+	case u == forLimiter && !s.Set["TTL"]:
+		return s.Invalid("TTL", "NewLimiter needs the window: at most the limit's calls start in any window of this length")
+	}
+	for _, n := range s.Replay.Headers {
+		if n = strings.ToLower(n); strings.HasPrefix(n, "grpc-") || reserved[n] {
+			return s.Invalid("Replay.Headers", "the metadata key "+n+" is gRPC's own or the replay's")
+		}
+	}
+	return nil
+}
+
+// callKey returns the lock key of a call: its route is its full method
+// name.
+func (c *config) callKey(ctx context.Context, method string, req any) (string, error) {
+	var scope func() (string, error)
+	if c.scope != nil {
+		scope = func() (string, error) { return c.scope(ctx) }
+	}
+	return c.g.CallKey(method, scope, func() (string, error) { return c.key(ctx, req) })
+}

@@ -1,0 +1,80 @@
+package grpclock
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	"github.com/syncguard-go/syncguard/lock"
+)
+
+// UnaryServerInterceptor returns an interceptor that runs each call under
+// the lock on its key in b (lock.LeaseFrom(ctx) in the handler). With
+// httpguard.WithReplay a duplicate call gets the first one's response,
+// metadata and status without running the handler. WithKeyFunc is
+// required; a bad configuration is an InvalidArgument *lock.Error naming
+// the option, and nothing reaches b. docs/grpc.md has the answers.
+func UnaryServerInterceptor(b lock.Backend, opts ...Option) (grpc.UnaryServerInterceptor, error) {
+	c, err := newConfig(b, opts, forUnary)
+	if err != nil {
+		return nil, err
+	}
+	return c.unary, nil
+}
+
+// StreamServerInterceptor returns an interceptor that holds the lock on
+// each stream's key in b for the stream's life: it is released when the
+// handler returns, also when the client cancels. The key function gets
+// no request message. Options as UnaryServerInterceptor, but no replay.
+func StreamServerInterceptor(b lock.Backend, opts ...Option) (grpc.StreamServerInterceptor, error) {
+	c, err := newConfig(b, opts, forStream)
+	if err != nil {
+		return nil, err
+	}
+	return c.stream, nil
+}
+
+func (c *config) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	key, err := c.callKey(ctx, info.FullMethod, req)
+	if err != nil {
+		return nil, c.refuse(ctx, info.FullMethod, err)
+	}
+	if c.g.Replays() {
+		return c.replay(ctx, key, req, info.FullMethod, handler)
+	}
+	var resp any
+	ran, err := c.g.Run(ctx, key, func(held context.Context) error {
+		defer c.g.Timed(info.FullMethod)()
+		var herr error
+		resp, herr = handler(held, req)
+		return herr
+	})
+	if !ran {
+		return nil, c.refuse(ctx, info.FullMethod, err)
+	}
+	return resp, err
+}
+
+func (c *config) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx := ss.Context()
+	key, err := c.callKey(ctx, info.FullMethod, nil)
+	if err != nil {
+		return c.refuse(ctx, info.FullMethod, err)
+	}
+	ran, err := c.g.Run(ctx, key, func(held context.Context) error {
+		defer c.g.Timed(info.FullMethod)()
+		return handler(srv, heldStream{ss, held})
+	})
+	if !ran {
+		return c.refuse(ctx, info.FullMethod, err)
+	}
+	return err
+}
+
+// heldStream is a stream whose context is the held one.
+type heldStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s heldStream) Context() context.Context { return s.ctx }

@@ -1,0 +1,10 @@
+package grpclock_test
+
+import (
+	"testing"
+
+	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+)
+
+// TestMain stops the package's shared redis-server after the tests.
+func TestMain(m *testing.M) { redistest.Main(m) }

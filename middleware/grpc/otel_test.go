@@ -1,0 +1,71 @@
+package grpclock_test
+
+import (
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+
+	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	otellock "github.com/syncguard-go/syncguard/otel"
+)
+
+// TestSpansUnderRPC: with otelgrpc's server handler and an otellock
+// backend, every lock span is in the RPC's trace, under its server span.
+func TestSpansUnderRPC(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	ic, err := grpclock.UnaryServerInterceptor(otellock.Wrap(e.b, otellock.WithTracerProvider(tp)),
+		grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()), grpclock.WithScope(user), httpguard.WithReplay(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := serve(t, &orders{}, false, []grpc.ServerOption{grpc.UnaryInterceptor(ic),
+		grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(tp)))})
+	for range 2 { // a run, then a replay
+		if r := call(testCtx(t), conn, "pencils", "idempotency-key", "k1", "x-user-bin", "ann"); r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	var rpcs []sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		byID[s.SpanContext().SpanID()] = s
+		if s.SpanKind() == trace.SpanKindServer {
+			rpcs = append(rpcs, s)
+		}
+	}
+	if len(rpcs) != 2 {
+		t.Fatalf("%d server spans, want 2", len(rpcs))
+	}
+	names := map[string]bool{}
+	for _, s := range spans.Ended() {
+		if s.SpanKind() == trace.SpanKindServer {
+			continue
+		}
+		names[s.Name()] = true
+		root := s
+		for root.Parent().IsValid() {
+			p, ok := byID[root.Parent().SpanID()]
+			if !ok {
+				break
+			}
+			root = p
+		}
+		if root.SpanKind() != trace.SpanKindServer || root.Name() != "test.Orders/Create" {
+			t.Errorf("span %s is under %q (%v), want the RPC's server span", s.Name(), root.Name(), root.SpanKind())
+		}
+	}
+	for _, want := range []string{"syncguard.record", "syncguard.wait", "syncguard.acquire", "syncguard.release_record"} {
+		if !names[want] {
+			t.Errorf("no %s span among %v", want, names)
+		}
+	}
+}

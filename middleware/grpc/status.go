@@ -1,0 +1,88 @@
+package grpclock
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
+)
+
+// ErrorDomain is the domain of the google.rpc.ErrorInfo in every refusal.
+const ErrorDomain = "syncguard"
+
+// PushbackKey is the trailer of a busy answer that grpc-go's retry
+// policy waits for before its next attempt.
+const PushbackKey = "grpc-retry-pushback-ms"
+
+// codeOf is the status code of each of httpguard's answers
+// (docs/grpc.md says why).
+var codeOf = map[string]codes.Code{
+	httpguard.TypeBusy:            codes.Aborted,
+	httpguard.TypeLimitReached:    codes.ResourceExhausted,
+	httpguard.TypeMisconfigured:   codes.Internal,
+	httpguard.TypeInvalidKey:      codes.InvalidArgument,
+	httpguard.TypeUnavailable:     codes.Unavailable,
+	httpguard.TypeKeyReused:       codes.FailedPrecondition,
+	httpguard.TypeRequestTooLarge: codes.InvalidArgument,
+	httpguard.TypeBadRequestBody:  codes.InvalidArgument,
+	httpguard.TypeBadRecord:       codes.Internal,
+	httpguard.TypeNotReplayable:   codes.AlreadyExists,
+	httpguard.TypeNoScope:         codes.Unauthenticated,
+}
+
+// refuse returns the status error of a call on route refused with err;
+// a busy answer also sets the pushback trailer on ctx's call.
+func (c *config) refuse(ctx context.Context, route string, err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return status.FromContextError(err).Err()
+	case errors.Is(err, lock.ErrLocked):
+		d := c.g.RetryAfter(route, err)
+		pushback(ctx, d)
+		return statusOf(httpguard.BusyProblem(d, err), d).Err()
+	}
+	return statusOf(httpguard.ErrorProblem(err), 0).Err()
+}
+
+// statusOf returns the gRPC status of one of httpguard's answers p: the
+// code docs/grpc.md gives it, p's title and detail as the message, an
+// ErrorInfo whose reason is p's type name ("LOCK_BUSY"), and a RetryInfo
+// when retry is positive.
+func statusOf(p httpguard.Problem, retry time.Duration) *status.Status {
+	code, ok := codeOf[p.Type]
+	if !ok {
+		code = codes.Unavailable
+	}
+	name := strings.TrimPrefix(p.Type, httpguard.TypeURNPrefix)
+	info := &errdetails.ErrorInfo{Reason: strings.ToUpper(strings.ReplaceAll(name, "-", "_")), Domain: ErrorDomain}
+	if p.OriginalStatus != 0 {
+		info.Metadata = map[string]string{"original_status": strconv.Itoa(p.OriginalStatus)}
+	}
+	st := status.New(code, p.Title+": "+p.Detail)
+	var err error
+	if retry > 0 {
+		st, err = st.WithDetails(info, &errdetails.RetryInfo{RetryDelay: durationpb.New(retry)})
+	} else {
+		st, err = st.WithDetails(info)
+	}
+	if err != nil { // unreachable: both details marshal
+		return status.New(code, p.Title+": "+p.Detail)
+	}
+	return st
+}
+
+// pushback sets the trailer that makes grpc-go's retry policy wait d.
+func pushback(ctx context.Context, d time.Duration) {
+	_ = grpc.SetTrailer(ctx, metadata.Pairs(PushbackKey, strconv.FormatInt(d.Milliseconds(), 10)))
+}
