@@ -14,12 +14,11 @@ import (
 
 // Attribute keys of concurrency limits.
 const (
-	// SlotKey is true on the spans of a slot of a concurrency limit
-	// (lock.WithLimit), absent on a lock's (acquire and wait spans).
+	// SlotKey is true on the acquire and wait spans of a slot of a
+	// concurrency limit.
 	SlotKey = attribute.Key("syncguard.slot")
-	// LimitKey is the n of lock.WithLimit: the limit a slot was asked for
-	// (acquire and wait spans, and the acquire, wait and contention
-	// metrics of slots), or the limit a lookup found (lookup spans).
+	// LimitKey is the n of lock.WithLimit a slot was asked for, or the
+	// limit a lookup found.
 	LimitKey = attribute.Key("syncguard.limit")
 	// HoldersKey is the number of live slots a lookup of a limit found
 	// (lookup spans).
@@ -44,8 +43,7 @@ type limitSets struct {
 	add     []metric.AddOption // the counters' (backend and limit)
 }
 
-// limitCache holds the limitSets of every n seen, built once per n: a
-// program uses a few limits, and lockdriver.MaxLimit bounds them anyway.
+// limitCache holds the limitSets of every n seen, built once per n.
 type limitCache struct {
 	m sync.Map // int -> *limitSets
 }

@@ -31,19 +31,16 @@ const (
 	// LeaseLostMetric counts leases that lock.Keep (and so lock.Do) lost
 	// while work ran under them, by syncguard.backend.
 	LeaseLostMetric = "syncguard.lease.lost"
-	// HandoffMetric counts leases that a release handed over to a waiting
-	// lock.Acquire or lock.Do through the backend's queue (a
-	// lock.IDBackend's Join) instead of an attempt of the waiter, by
-	// syncguard.backend (and syncguard.limit for slots).
+	// HandoffMetric counts leases that a release handed to a waiting
+	// lock.Acquire through the backend's queue, by syncguard.backend, and
+	// syncguard.limit for slots.
 	HandoffMetric = "syncguard.handoff"
 	// TermMetric counts the terms of lock/election's Lead this process
 	// began leading, by syncguard.key.hash and syncguard.backend.
 	TermMetric = "syncguard.term"
-	// TermActiveMetric is 1 while this process leads the key whose hash is
-	// syncguard.key.hash, 0 otherwise (an up-down counter; with
-	// syncguard.backend). Summed over processes it counts the leaders of a
-	// key: at most 1, but for a stalled leader that has not yet noticed
-	// its loss.
+	// TermActiveMetric is an up-down counter: 1 while this process leads
+	// the key of syncguard.key.hash, else 0. Summed over processes it is at
+	// most 1, but for a stalled leader that has not noticed its loss.
 	TermActiveMetric = "syncguard.term.active"
 	// TermDurationMetric is the duration of the terms of lock/election's
 	// Lead this process led, from the term's start to its end, by

@@ -19,8 +19,7 @@ var spanNames = func() (names [numKinds]string) {
 }()
 
 // measured reports whether syncguard.operation.duration measures calls of
-// kind k: every operation of a Backend and its extensions but
-// ExtendBatch, whose leases are measured one by one as extends.
+// kind k. ExtendBatch is not: its leases are measured as extends.
 func measured(k lock.OpKind) bool {
 	return k >= lock.OpAcquire && k <= lock.OpRecord && k != lock.OpExtendBatch
 }

@@ -14,11 +14,9 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// term observes lock.OpTerm, a term of lock/election's Lead: the
-// "syncguard.term" span from the term's start to its end, with the
-// leader's work and the term's heartbeat under it; the term counter, the
-// leading gauge (up while next runs) and the term's duration, by the
-// key's hash. A panic of the leader's function ends them too.
+// term observes lock.OpTerm, a term of election.Lead: the "syncguard.term"
+// span, with the leader's work under it, and the term metrics. A panic of
+// the leader's function ends them too.
 func (h *Hook) term(ctx context.Context, op *lock.Op, next lock.OpFunc) (err error) {
 	keyHash := KeyHashKey.String(lockdriver.HashKey(op.Key))
 	by := metric.WithAttributeSet(attribute.NewSet(keyHash, h.inst.backend))
@@ -57,11 +55,9 @@ func (h *Hook) term(ctx context.Context, op *lock.Op, next lock.OpFunc) (err err
 	return err
 }
 
-// IdentityHash is the hash of a leader's identity that term spans carry
-// (IdentityHashKey): the first 12 bytes of its SHA-256, in hex. Unlike
-// lockdriver.HashKey, it shows none of the identity's bytes; an identity
-// that can be guessed (a host name) can still be confirmed by hashing the
-// guess, which is how an operator finds the leader's span.
+// IdentityHash is the hash of a leader's identity that term spans carry:
+// the first 12 bytes of its SHA-256, in hex. It shows none of the
+// identity's bytes, but an operator can hash a guess to find a span.
 func IdentityHash(identity string) string {
 	sum := sha256.Sum256([]byte(identity))
 	return hex.EncodeToString(sum[:12])

@@ -9,14 +9,11 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
-// ExtendBatch implements lock.IDBackend, so that lock.Keep keeps all
-// the leases of this Backend alive from one goroutine: it runs the extend
-// script for every request in one pipeline of EVALSHA (one round trip;
-// NOSCRIPT, after a server restart or SCRIPT FLUSH, reloads the script and
-// resends those requests once; on Redis Cluster the pipeline takes one
-// round trip per master). results[i] has the meaning of Extend(ctx,
-// reqs[i].ID, reqs[i].TTL): a malformed id or TTL gets an InvalidArgument
-// error and is not sent.
+// ExtendBatch implements lock.IDBackend, so that lock.Keep keeps all the
+// leases of this Backend alive from one goroutine. It extends every lease
+// in one pipeline: one round trip, one per master on Redis Cluster.
+// results[i] means what Extend(ctx, reqs[i].ID, reqs[i].TTL) would. A
+// malformed id or TTL gets an InvalidArgument error and is not sent.
 func (b *Backend) ExtendBatch(ctx context.Context, reqs []lock.Lease) []lock.ExtendResult {
 	const op = "extend"
 	res := make([]lock.ExtendResult, len(reqs))

@@ -1,34 +1,32 @@
-// Package redisbackend implements lock.Backend on Redis through go-redis v9.
+// Package redisbackend stores locks in Redis, through go-redis v9.
 //
-// Every mutation is one Lua script (EVALSHA, and EVAL when the server lost
-// it), the plain concatenation of the files of scripts/, judged by the
-// server's clock (TIME), with an explicit ownership check, safe to run twice,
-// as go-redis does when a reply is lost; every call returns by its
-// context's deadline, even on a stalled server. The keys and values are
-// those of the TypeScript syncguard library, so Go and Node services using
-// the same prefix contend correctly on the same keys:
+// It is the lock.Backend most programs use. Give New a client, then pass
+// the Backend to lock.Do, lock.Hold or election.Lead:
 //
-//	<prefix>:<key>                 lock data, JSON {lockId, expiresAtMs, acquiredAtMs, key, fence}, PX ttl
-//	<prefix>:id:<lockId>           the lock key, for release/extend by id, PX ttl;
-//	                               after release a tombstone for Options.ResendWindow
-//	<prefix>:fence:<prefix>:<key>  the fence counter (INCR), never expires, never deleted
-//	<prefix>:done:<prefix>:<key>   done marker (ReleaseDone, optional), PX doneTTL
-//	<prefix>:record:<prefix>:<key> replay record (ReleaseRecord, optional), PX ttl
-//	<prefix>:config:backend        the configurations of the Backends on the prefix (layout,
-//	                               fence stripes), written once by New, for syncguard and admin.Check
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	backend, err := redisbackend.New(rdb, nil) // keys under the prefix "syncguard"
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	err = lock.Do(ctx, backend, "invoice:42", func(ctx context.Context, l lock.Lease) error {
+//		// ctx ends (cause lock.ErrLeaseLost) if the lease is lost.
+//		return store.UpdateInvoice(ctx, 42, paid, l.Fence) // the store refuses older fences
+//	})
 //
-// User keys beginning with "id:", "fence:", "done:", "record:" or "queue:"
-// are rejected: they would alias the internal keys. Waiters queue in Redis
-// (Join): a release hands the lock to the oldest waiter and tells only its
-// process. With lock.WithLimit(n) a key holds up to n fenced slots.
+// New takes a *redis.Client, a failover (Sentinel) client or a
+// *redis.ClusterClient. It refuses a *redis.Ring, which moves keys between
+// shards. Every change is one Lua script, judged by the server's clock and
+// safe to run twice. Every call returns by its context's deadline.
 //
-// New takes a redis.UniversalClient: a *redis.Client, a failover
-// (Sentinel) client, a *redis.ClusterClient, or a wrapper embedding one;
-// it rejects a *redis.Ring, which moves keys between shards (go-redis
-// documents Ring for caching). docs/redis-keys.md, docs/client-retries.md,
-// docs/waiting.md and docs/cluster.md have the details.
+// The keys and values are those of the TypeScript syncguard library. Go
+// and Node services on one prefix exclude each other on the same keys.
+//
+// What it does not guarantee: Redis replicates asynchronously. After a
+// failover a lock can vanish and a fence can be handed out twice, unless
+// Options.ReplicaAck waits for replicas. A jump of the server's clock
+// shortens or lengthens leases.
+//
+// The docs/ pages in the repository explain the rest: docs/redis-keys.md
+// the keys, docs/cluster.md Cluster, Sentinel and ReplicaAck,
+// docs/client-retries.md retries and deadlines, docs/waiting.md the queue.
 package redisbackend
-
-// The package comment's key layout is a table, not Go, so internal/testkit/readme
-// does not check it:
-// NOT GO: <prefix>:<key>                 lock data, JSON {lockId, expiresAtMs, acquiredAtMs, key, fence}, PX ttl

@@ -21,28 +21,24 @@ func (b *Backend) doneKey(lockKey string) (string, error) {
 	return wire.DoneKey(b.tagPrefix(lockKey), lockKey)
 }
 
-// recordKey derives the key of the record ReleaseRecord stores from the
-// lock key, as doneKey does: "<prefix>:record:<lock key>", hashed when too
-// long (in the cluster layout "<prefix>:{T}:record:<lock key>", in the
-// lock's hash slot). Records have their own namespace so that a done
-// marker (asynqlock) is never read as a record, nor a record as a done
-// marker, when both use one prefix.
+// recordKey derives the record's key from the lock key, as doneKey does:
+// "<prefix>:record:<lock key>". Records have their own namespace, so a done
+// marker is never read as a record, nor a record as a done marker.
 func (b *Backend) recordKey(lockKey string) (string, error) {
 	return wire.RecordKey(b.tagPrefix(lockKey), lockKey)
 }
 
 // ReleaseDone releases lease l and, in the same script, marks l.Key done
-// for doneTTL (the marker holds the lease's fence). It returns a
+// for doneTTL. The marker holds the lease's fence. It returns a
 // *lockdriver.NotHeldError, and writes no marker, when the lease is not held.
 func (b *Backend) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL time.Duration) error {
 	return b.releaseMarked(ctx, l, nil, doneTTL)
 }
 
 // ReleaseRecord releases lease l and, in the same script, stores record
-// for l.Key for ttl at its record key, "<prefix>:record:<lock key>" (see
-// Layout), apart from the done markers: IsDone does not report a record,
-// and Record does not read a done marker. It returns a
-// *lockdriver.NotHeldError, and stores nothing, when the lease is not held.
+// for l.Key for ttl. Records are apart from done markers: IsDone does not
+// report a record. It returns a *lockdriver.NotHeldError, and stores
+// nothing, when the lease is not held.
 func (b *Backend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
 	if record == nil {
 		record = []byte{}
@@ -50,8 +46,8 @@ func (b *Backend) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte
 	return b.releaseMarked(ctx, l, record, ttl)
 }
 
-// releaseMarked runs release_mark.lua: released and marked in one step. The marker is the done marker, holding the lease's fence,
-// when record is nil; else the record key, holding record.
+// releaseMarked runs release_mark.lua: released and marked in one step.
+// With a nil record it writes the done marker, else the record.
 func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte, ttl time.Duration) error {
 	const op = "release"
 	if err := checkCtx(op, ctx); err != nil {
@@ -87,11 +83,9 @@ func (b *Backend) releaseMarked(ctx context.Context, l lock.Lease, record []byte
 	return err
 }
 
-// releaseMarkCmd is the call of release_mark.lua for lease id on lockKey:
-// KEYS index key, the mark's key; ARGV lock id, tombstone ttl in ms, a
-// nonce of this call, the start of the queue keys, the lock key, the
-// mark's ttl in ms and, unless record is nil (a done marker, holding the
-// lease's fence), the record.
+// releaseMarkCmd is the call of release_mark.lua for lease id on lockKey.
+// KEYS: index key, mark key. ARGV: lock id, tombstone ttl ms, nonce, queue
+// key start, lock key, mark ttl ms, and the record unless it is nil.
 func (b *Backend) releaseMarkCmd(idKey, markKey, id, lockKey string, ttlMs int64, record []byte) scriptCmd {
 	if record == nil {
 		return releaseMarkScript.cmd(2, idKey, markKey, id, b.tombArg, b.nonce(), b.queueArg, lockKey, ttlMs)
@@ -99,9 +93,8 @@ func (b *Backend) releaseMarkCmd(idKey, markKey, id, lockKey string, ttlMs int64
 	return releaseMarkScript.cmd(2, idKey, markKey, id, b.tombArg, b.nonce(), b.queueArg, lockKey, ttlMs, record)
 }
 
-// Record returns the record ReleaseRecord stored for key, if any. It reads
-// only the record key: a done marker of key (ReleaseDone) is not a record.
-// Records stored at the done-marker key by earlier versions are not read.
+// Record returns the record ReleaseRecord stored for key, if any. A done
+// marker is not a record.
 func (b *Backend) Record(ctx context.Context, key string) ([]byte, bool, error) {
 	const op = "record"
 	if err := checkCtx(op, ctx); err != nil {

@@ -12,15 +12,11 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Leader elections (lock/election). A term is a lease of the key; its
-// leader's identity is the member "owner" of the lock data, which the
-// proclaim script writes (and extend.lua keeps). Each key has a channel of
-// leader notices, wire.LeaderChannel: proclaim publishes "<fence>
-// <expiresAtMs> <owner>" at a term's start and after each extension, and
-// Announce "<fence> 0" after its release. Every Backend reads the
-// channels its watchers need on its one subscription connection
-// (notify.go), so a process watching a key costs Redis nothing while the
-// leader's notices arrive.
+// Leader elections (lock/election). A term is a lease of the key, and the
+// leader's identity is the member "owner" of its lock data. Each key has a
+// channel of leader notices, wire.LeaderChannel, read on the Backend's one
+// subscription connection. docs/election.md and docs/redis-keys.md have
+// the notices' format.
 
 // proclaimScript stores a term's owner and publishes its notice.
 var proclaimScript = newScript("prelude", "proclaim")
@@ -58,7 +54,7 @@ func (b *Backend) Proclaim(ctx context.Context, term lock.Lease, identity string
 }
 
 // LookupOwner describes the live lease on key and returns the identity
-// stored with it ("" when none was); nil info when the key is free.
+// stored with it, or "". info is nil when the key is free.
 func (b *Backend) LookupOwner(ctx context.Context, key string) (identity string, info *lock.Info, err error) {
 	const op = "lookup"
 	if err := checkCtx(op, ctx); err != nil {
@@ -89,23 +85,20 @@ func (b *Backend) Announce(ctx context.Context, term lock.Lease) error {
 	if err != nil {
 		return err
 	}
-	// Through the sender: it returns by ctx's deadline even while the
-	// server stalls.
+	// Through the sender, to return by ctx's deadline on a stalled server.
 	if err := b.send(ctx, []any{"publish", wire.LeaderChannel(b.prefix, lockKey), wire.EndNotice(term.Fence)}).Err(); err != nil {
 		return mapError(ctx, op, err)
 	}
 	return nil
 }
 
-// Watch calls notify with every leader notice of key: a term's fence, its
-// expiry and its owner's identity; a zero expiresAt when the term with
-// fence ended; and an empty fence when notices may have been missed (the
-// subscription was (re-)established, or the Backend closed), when the
-// watcher must read the key. notify runs on the Backend's dispatcher
-// goroutine: it must return at once and must not call the Backend. stop
-// ends the watch. Watch returns an error matching errors.ErrUnsupported
-// when this Backend cannot subscribe (Options.DisableNotifications,
-// ReplicaAck, or closed); the caller then polls.
+// Watch calls notify with every leader notice of key: a term's fence,
+// expiry and owner. A zero expiresAt means the term ended. An empty fence
+// means notices may have been missed, and the watcher must read the key.
+// notify runs on the Backend's dispatcher goroutine: it must return at once
+// and must not call the Backend. stop ends the watch. Watch returns an
+// error matching errors.ErrUnsupported when this Backend cannot subscribe;
+// the caller then polls.
 func (b *Backend) Watch(key string, notify func(fence lock.Fence, expiresAt time.Time, identity string)) (stop func(), err error) {
 	const op = "watch"
 	if notify == nil {

@@ -26,10 +26,9 @@ const corruptPrefix = "SYNCGUARD_CORRUPT"
 // and as a limit at once (lock.ErrKindMismatch).
 const kindPrefix = "SYNCGUARD_KIND"
 
-// mapError turns a go-redis error into a *lock.Error with the syncguard
-// code for it. It classifies by Go error types and go-redis's typed error
-// predicates, falling back to the Redis error prefix (the first word of
-// the reply, which is the protocol's error kind).
+// mapError turns a go-redis error into a *lock.Error with its code. It
+// classifies by Go error types and go-redis's predicates, then by the
+// first word of the Redis error reply.
 func mapError(ctx context.Context, op string, err error) error {
 	if le := (*lock.Error)(nil); errors.As(err, &le) {
 		return err // already mapped (e.g. by runAcquire)
@@ -42,9 +41,8 @@ func mapError(ctx context.Context, op string, err error) error {
 	case code == lock.CodeAborted && !errors.Is(err, ctx.Err()):
 		err = ctx.Err()
 	case code == lock.CodeNetworkTimeout && atDeadline(ctx) && !errors.Is(err, context.DeadlineExceeded):
-		// go-redis's read deadline is the context's (ContextTimeoutEnabled):
-		// its i/o timeout can come a moment before ctx reports the
-		// deadline. It is the deadline all the same.
+		// With ContextTimeoutEnabled, go-redis's i/o timeout can come a
+		// moment before ctx reports its deadline.
 		msg = "no reply before the context's deadline; the command may have run"
 		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
@@ -131,12 +129,10 @@ func notHeld(op string, code int64) error {
 	return internal(op, "unexpected status "+strconv.FormatInt(code, 10)+" from the script")
 }
 
-// mayHaveRun reports whether a call that failed with err (mapped) may have
-// run on the server: it timed out or lost its connection. A reply from
-// Redis (an error reply: OOM, LOADING, READONLY, ...) means the script did
-// not take the lock, and an acquisition that ReplicaAck gave up has
-// released it already. It decides whether an acquisition needs a clean-up;
-// transient decides whether a clean-up tries again.
+// mayHaveRun reports whether a call that failed with the mapped err may
+// have run on the server: it timed out or lost its connection. An error
+// reply means the script took nothing. It decides whether an acquisition
+// needs a clean-up.
 func mayHaveRun(err error) bool {
 	var reply redis.Error
 	if errors.As(err, &reply) || errors.Is(err, errNotAcked) {
@@ -150,12 +146,9 @@ func mayHaveRun(err error) bool {
 }
 
 // transient reports whether a clean-up call that failed with err under ctx
-// is worth another try: the code mapError gives err is transient
-// (lock.Code.Transient, the one notion of "try again" of this module). That
-// is an unreachable server or a timeout, which may or may not have run the
-// call, and the error replies of a server that is up but not serving yet,
-// which ran nothing: LOADING while a restart reads its data, BUSY, MASTERDOWN,
-// TRYAGAIN, CLUSTERDOWN, READONLY during a failover (classifyReply).
+// is worth another try: lock.Code.Transient of mapError's code. That covers
+// an unreachable server, a timeout, and a server not serving yet, such as
+// LOADING, BUSY or READONLY during a failover.
 func transient(ctx context.Context, err error) bool {
 	return lock.CodeOf(mapError(ctx, "release", err)).Transient()
 }

@@ -11,38 +11,20 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Concurrency limits (lock.WithLimit).
-//
-// The lock key of a limit is a sorted set of its slots, lock id ->
-// expiresAtMs (server time), with a Redis TTL as long as its last slot's.
-// A slot's index key holds
+// Concurrency limits (lock.WithLimit). The lock key of a limit is a sorted
+// set of its slots, lock id -> expiresAtMs. A slot's index key holds
 //
 //	"\x01<fence> <acquiredAtMs> <n> <lock key length> <lock key><user key>"
 //
-// instead of the lock key, so Release, Extend, LookupID and ExtendBatch
-// find a slot by its id as they find a lock. Every grant takes the next
-// value of the key's fence counter (the lock's, striped or not), so a
-// key's grants strictly increase in grant order whether they are slots or
-// locks. Expired slots are removed by the scripts by the server's clock. A key is a lock or a limit, never
-// both at once: while a live lease of one kind holds it, the other kind's
-// operations fail with lock.ErrKindMismatch; an expired one is cleared by
-// the other kind's acquisition. The TypeScript library knows only locks:
-// on a key held as a limit its scripts fail with Redis's WRONGTYPE error.
-//
-// Waiters (lock.IDBackend.Join with n) share the key's queue; a release
-// hands the freed slot, and any expired ones, to the oldest waiters whose
-// n admits them, one hand-off per free slot.
+// so Release, Extend and LookupID find a slot by its id as they find a
+// lock. Slots and locks share the key's fence counter and its queue. A key
+// is a lock or a limit, never both at once. docs/limits.md has the rules.
 
-var (
-	_ lock.IDBackend = (*Backend)(nil)
-)
-
-// AcquireSlot implements lock.IDBackend: one attempt to take a slot of key
-// among n with lock id id (from NewLockID(key)) for ttl. When n live slots
-// (or more) hold the key it returns a *lock.LockedError whose ExpiresAt is
-// the earliest of their expiries. Safe to repeat like AcquireID. With
-// Options.ReplicaAck it fails with an error matching errors.ErrUnsupported:
-// slots are not acknowledged by replicas.
+// AcquireSlot implements lock.IDBackend: one attempt to take one of n
+// slots of key with lock id id for ttl. When n live slots hold the key it
+// returns a *lock.LockedError with their earliest expiry. Safe to repeat.
+// With Options.ReplicaAck it fails with an error matching
+// errors.ErrUnsupported.
 func (b *Backend) AcquireSlot(ctx context.Context, key, id string, n int, ttl time.Duration) (lock.Lease, error) {
 	if err := b.slotsUsable(n); err != nil {
 		return lock.Lease{}, err
@@ -65,8 +47,8 @@ func (b *Backend) slotsUsable(n int) error {
 	return nil
 }
 
-// LookupLimit implements lock.IDBackend: the live slots of key, or nil, nil
-// when none is held. Holders come earliest expiry first, as hashes only.
+// LookupLimit implements lock.IDBackend: the live slots of key, earliest
+// expiry first, or nil, nil when none is held.
 func (b *Backend) LookupLimit(ctx context.Context, key string) (*lock.LimitInfo, error) {
 	slots, err := b.liveSlots(ctx, "lookup", key)
 	if err != nil || len(slots) == 0 {
@@ -97,7 +79,7 @@ func (b *Backend) lookupLimitCmd(lockKey string) scriptCmd {
 }
 
 // liveSlots reads the live slots of key that have an index key, earliest
-// expiry first (lookup_limit.lua).
+// expiry first.
 func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, error) {
 	if err := checkCtx(op, ctx); err != nil {
 		return nil, err

@@ -9,31 +9,13 @@ import (
 
 // Locality: a hot lock stays in the process that holds it, within a bound.
 //
-// A waiter (queue.go) that arrives while a lease of its own Backend holds
-// the key does not queue in Redis: it parks here, behind the Backend's
-// other parked waiters of the key. Its releases name the first parked
-// waiter to release.lua (the candidate) with a bound: for
-// Options.HandOffLocality (the quantum) after the lock came to this
-// Backend, five quanta. While the oldest waiter in the key's Redis queue
-// has queued for less than the bound, the release grants the lease to the
-// Backend's own oldest queued waiter, else to the candidate, and answers
-// it in its reply: one round trip per hand-off, no message, no other
-// process woken. After the quantum the bound is 1 µs: releases hand the
-// lock on in queue order (to the candidate only when nobody waits in
-// Redis), so the processes that wait take turns (sync.Mutex's model: a waiter past a
-// bound is served in order). When the lock leaves the Backend, or the
-// release fails, every parked waiter of the key is asked for an attempt
-// at once, which queues it in Redis. A parked waiter whose fallback comes
-// first (its holder's expiry: the lease may be lost) queues in Redis by
-// its next attempt.
-//
-// The holder of a key is known only for leases of the Backend's waiters
-// (lock.Acquire and lock.Do with a wait) that waited: handed over, or taken
-// by an attempt after one found the key busy. A key held by Backend.Acquire,
-// or by a waiter that took it at once, parks nobody: a quiet key costs the
-// notifier nothing, and a hot one is tracked from its first hand-off. The
-// cluster layout does not park (its release reads the index before it
-// writes: index_read.lua).
+// A waiter that arrives while a lease of its own Backend holds the key
+// parks here instead of queueing in Redis. For Options.HandOffLocality
+// after the lock came to this Backend, its releases hand the lock to a
+// waiter of the same Backend, in the release's reply. After that, releases
+// hand it on in queue order, and the parked waiters queue in Redis. Only
+// keys that made a waiter wait are tracked. The cluster layout does not
+// park. docs/waiting.md has the rules and the figures.
 
 // DefaultHandOffLocality is Options.HandOffLocality's default.
 const DefaultHandOffLocality = 10 * time.Millisecond
@@ -73,9 +55,8 @@ func localityArg(q time.Duration) any {
 // lock only when nobody waits in Redis.
 var orderArg any = "1"
 
-// holdLocked records that lease id of a waiter holds lockKey until exp;
-// arrived when the lock came from elsewhere (not a hand-off of this
-// Backend's own release).
+// holdLocked records that lease id of a waiter holds lockKey until exp.
+// arrived tells the lock came from another process.
 func (n *notifier) holdLocked(lockKey, id string, exp time.Time, arrived bool) {
 	if n.local == nil {
 		n.local, n.localIDs = map[string]*localKey{}, map[string]string{}
@@ -166,12 +147,9 @@ func (n *notifier) dropLocked(lockKey string, lk *localKey) {
 }
 
 // candidate returns the key that lease id holds, if a waiter's; whether
-// the lock came to this Backend less than q ago (the release may keep it
-// here even though others wait); and the first waiter parked behind it,
-// taken off the parked waiters: the release names it to release.lua,
-// which grants it the lock when the lock may stay, or when nobody waits
-// in Redis. From then on its Leave releases what its id may hold (the
-// release may have granted it the lease: named).
+// the lock came to this Backend less than q ago; and the first waiter
+// parked behind it, taken off. The release names that waiter to
+// release.lua, so from then on its Leave releases what its id may hold.
 func (n *notifier) candidate(id string, q time.Duration) (string, bool, *queueWaiter) {
 	if n.tracked.Load() == 0 {
 		return "", false, nil // the release of every lock that no waiter took
@@ -196,9 +174,8 @@ func (n *notifier) candidate(id string, q time.Duration) (string, bool, *queueWa
 	return lockKey, young, c
 }
 
-// releasedID is released for a release that names no candidate and keeps
-// no lock here (ReleaseDone, ReleaseRecord): the parked waiters of lease
-// id's key, if a waiter's, are asked for an attempt.
+// releasedID is released for a release that names no candidate, such as
+// ReleaseDone: the parked waiters of lease id's key are asked to attempt.
 func (n *notifier) releasedID(id string) {
 	if n == nil || n.tracked.Load() == 0 {
 		return
@@ -212,11 +189,9 @@ func (n *notifier) releasedID(id string) {
 }
 
 // released records the end of the release of lease id on lockKey, whose
-// candidate was c (or nil): granted is the lock id the release handed
-// the lease to in its reply ("" when it did not hand it to a waiter of
-// this Backend). When the lock stays, c (if not the one granted) goes back
-// to the front of the parked waiters; when it left, every parked waiter,
-// c too, is asked for an attempt at once.
+// candidate was c. granted is the lock id the release handed the lease to
+// in its reply, or "". When the lock stays, c goes back to the front of
+// the parked waiters; when it left, every parked waiter is asked to attempt.
 func (n *notifier) released(id, lockKey, granted string, c *queueWaiter) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -230,8 +205,7 @@ func (n *notifier) released(id, lockKey, granted string, c *queueWaiter) {
 	}
 	if granted != "" && lk.holder == granted {
 		if c != nil && c.id != granted && c.registered {
-			// Not granted: back to the front, as it was (a parked waiter
-			// has made no attempt in Redis, so its id holds nothing).
+			// Not granted: back to the front. Its id holds nothing.
 			c.parked, c.named = true, false
 			lk.parked = append([]*queueWaiter{c}, lk.parked...)
 		}

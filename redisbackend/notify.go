@@ -14,31 +14,12 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Hand-off notifications.
-//
-// Each Backend has a channel of its own, "<prefix>:waiter:<random>", that
-// it subscribes to while it has waiters in a key's queue (queue.go), and
-// for subscriptionIdle after the last one left (so a hot key, whose waiters
-// come and go, keeps the subscription). A release that hands a lock to a
-// queued waiter (handoff.lua) PUBLISHes "<lock id> <fence> <expiresAtMs>"
-// on the channel of that waiter's Backend, and the dispatcher goroutine
-// passes the lease to the waiter; when the waiter is the releasing
-// Backend's own, Release passes it the lease from the script's reply and
-// nothing is published (a reply that never comes leaves the waiter to its
-// polling, as a lost message does). So a release costs at most one
-// message, to one process, however many processes share the Redis; a
-// release of a key nobody waits on costs none.
-//
-// Until Redis confirms the subscription, hand-offs to this Backend would be
-// lost: its waiters do not queue (their attempts are plain attempts) until
-// then. When the connection drops, go-redis re-subscribes on reconnecting;
-// hand-offs published meanwhile found no subscriber, and handoff.lua
-// dropped those waiters' entries (in the single layout, where PUBLISH
-// counts subscribers). The confirmation of the new subscription asks every
-// waiter for an attempt at once, which queues it again.
-//
-// Channels are not keys, so a channel name never aliases a lock key. In
-// Redis Cluster a PUBLISH reaches every node's subscribers.
+// Hand-off notifications. Each Backend subscribes to a channel of its own,
+// "<prefix>:waiter:<random>", while it has queued waiters. A release that
+// hands a lock to a waiter publishes the lease there, so it wakes one
+// process only. Until Redis confirms the subscription, waiters do not
+// queue; the confirmation asks each of them for an attempt, which queues
+// it. docs/waiting.md has the protocol.
 
 // subscriptionIdle is how long the channel stays subscribed after the last
 // waiter left.
@@ -62,8 +43,7 @@ type notifier struct {
 	sub     subscriber // nil: hand-offs off (Options), waiters poll
 	channel string     // this Backend's hand-off channel
 	// live is whether handoff.lua may drop an entry whose channel has no
-	// subscriber (PUBLISH counts them on the one server of the single
-	// layout; in Redis Cluster it counts one node's).
+	// subscriber: PUBLISH counts them only in the single layout.
 	live bool
 
 	mu         sync.Mutex
@@ -78,9 +58,8 @@ type notifier struct {
 	lastUse    time.Time            // when a waiter last registered or left
 	watches    map[string]*keyWatch // leader channels and their watchers (election.go)
 
-	// local and localIDs: the keys the leases of this Backend's waiters
-	// hold, and the waiters parked behind them (local.go); by lock key,
-	// and lock key by lease id.
+	// local and localIDs: the keys held by this Backend's waiters' leases,
+	// with the waiters parked behind them, by lock key and by lease id.
 	local    map[string]*localKey
 	localIDs map[string]string
 	tracked  atomic.Int64 // len(localIDs), read without the lock by every Release
@@ -89,9 +68,8 @@ type notifier struct {
 	pingAfter time.Duration // pingAfter, or a test's; fixed before the subscriber starts
 }
 
-// newNotifier returns the notifier of a Backend on client; it does not
-// subscribe until a waiter needs it. With disabled, Join reports
-// errors.ErrUnsupported and waiters poll.
+// newNotifier returns the notifier of a Backend on client. It subscribes
+// only when a waiter needs it. With disabled, waiters poll.
 func newNotifier(client redis.UniversalClient, prefix string, disabled, live bool) *notifier {
 	n := &notifier{
 		channel:   prefix + ":waiter:" + lockdriver.NewLockID(),
@@ -122,11 +100,9 @@ func (n *notifier) isReady() bool {
 	return n.ready && !n.closed
 }
 
-// register adds w, which is about to attempt, to the waiters hand-offs
-// (and requests for an attempt) are delivered to, and reports whether w's
-// attempt may queue: not while the subscription is unconfirmed (it is
-// then requested, and its confirmation asks w for an attempt), nor after
-// Close.
+// register adds w, which is about to attempt, to the waiters hand-offs are
+// delivered to. It reports whether w's attempt may queue: not before the
+// subscription is confirmed, nor after Close.
 func (n *notifier) register(w *queueWaiter) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -146,7 +122,7 @@ func (n *notifier) register(w *queueWaiter) bool {
 }
 
 // unregister removes w, and reports whether a release named it as its
-// candidate (local.go): its id may hold the lease that release granted.
+// candidate: its id may hold the lease that release granted.
 func (n *notifier) unregister(w *queueWaiter) (named bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -180,11 +156,9 @@ func (n *notifier) startLocked() {
 	}
 }
 
-// Close stops the hand-off subscription and its dispatcher goroutine, and
-// asks the current waiters for an attempt at once (they then poll); later
-// waits poll. It does not close the Redis client, and the Backend keeps
-// working otherwise. It is idempotent and safe to call concurrently with
-// anything else; it returns the error of closing the subscription.
+// Close stops the hand-off subscription; waiters then poll. It does not
+// close the Redis client, and the Backend keeps working. It is idempotent
+// and safe to call concurrently. It returns the subscription's close error.
 func (b *Backend) Close() error {
 	if b.notify == nil {
 		return nil
@@ -217,18 +191,13 @@ func (n *notifier) close() error {
 	return err
 }
 
-// run starts the subscriber and runs the dispatcher: it passes every
+// run starts the subscriber and runs the dispatcher. It passes every
 // hand-off to its waiter, and asks every waiter for an attempt when Redis
-// confirms the subscription (the first, and those after a reconnect).
+// confirms a subscription.
 //
-// It reads the subscription connection itself (PubSub.Receive) rather
-// than through go-redis's PubSub.Channel, whose reader goroutine forwards
-// every message through a channel and pokes a health-check goroutine: two
-// more goroutine wake-ups on the path of every hand-off, which is the
-// critical path of a hot key. It keeps what Channel does: a PING when the
-// connection was silent for pingAfter (subscribe sends it; a ping that
-// fails makes go-redis reconnect, and go-redis re-subscribes on
-// reconnecting) and a pause between failed reads.
+// It reads with PubSub.Receive, not PubSub.Channel, to spare two goroutine
+// wake-ups per hand-off on a hot key. Like Channel, it PINGs a silent
+// connection and pauses between failed reads.
 func (n *notifier) run() {
 	var wg sync.WaitGroup
 	wg.Go(n.subscribe)
@@ -291,20 +260,13 @@ func (n *notifier) deliver(payload string) {
 	n.handOver(id, fence, exp, false)
 }
 
-// handOver passes the lease a release handed to waiter id (fence,
-// expiring at exp, server ms) to that waiter: from a message (deliver), or
-// from the reply of this Backend's own Release (release.lua tells it,
-// instead of publishing, when the waiter is its own). A lease for a waiter
-// that has left (it lost the race with the release; its Leave releases
-// the lease) or that cannot be described is dropped: the waiter's next
-// attempt reports it.
-//
-// fromReply tells the lease came from this Backend's own release: the
-// lock stayed in the process (local.go).
+// handOver passes the lease a release handed to waiter id to that waiter.
+// The lease comes from a message, or from the reply of this Backend's own
+// Release (fromReply: the lock stayed in the process). A lease for a waiter
+// that left is dropped; the waiter's Leave releases it.
 func (n *notifier) handOver(id, fence string, exp int64, fromReply bool) {
-	// Every send on w.ch is made under n.mu without blocking (this, and
-	// pokeAllLocked's), and the waiter only receives: after taking a
-	// pending request for an attempt out, the send cannot block.
+	// Every send on w.ch is made under n.mu, and the waiter only receives:
+	// once a pending request is taken out, the send cannot block.
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	w := n.waiters[id]
@@ -337,9 +299,8 @@ func (n *notifier) pokeAllLocked() {
 	}
 }
 
-// subscribe sends the SUBSCRIBE when asked; and every subscriptionIdle a
-// PING when the connection was silent for pingAfter, and the UNSUBSCRIBE
-// when no waiter was registered for subscriptionIdle; until Close.
+// subscribe sends SUBSCRIBE when asked, PING on a silent connection, and
+// UNSUBSCRIBE when no waiter was registered for subscriptionIdle.
 func (n *notifier) subscribe() {
 	ticker := time.NewTicker(subscriptionIdle)
 	defer ticker.Stop()

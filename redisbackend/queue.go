@@ -12,34 +12,16 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Waiter queues.
-//
-// Each lock key has a queue of waiters, the sorted set "<prefix>:queue:<lock
-// key>" (in the lock key's hash slot in the cluster layout: its first hash
-// tag is the lock key's). An entry is one waiting lock.Acquire call:
+// Waiter queues. Each lock key has a sorted set of waiters,
+// "<prefix>:queue:<lock key>", scored by when each first queued. An entry
+// is one waiting lock.Acquire call:
 //
 //	"<lock id> <ttl ms> <wait ms> <l|n><s|k>[m<n>] <channel length> <channel><fence key>"
 //
-// scored by the server time at which it first queued, in microseconds.
-// acquire.lua queues an entry when the key is busy (ZADD NX: an entry
-// keeps its place across attempts) and takes it out when its attempt gets
-// the lock; a release (handoff.lua) pops the oldest live entry (or, for a while, one of the releasing
-// Backend: local.go) and hands the lock to it: a new lease for the
-// entry's lock id, fenced from the entry's fence key ("s": striped), for
-// the entry's TTL, announced on the entry's channel (notify.go). An entry
-// is live until its score plus its wait, and ("l") while its channel has a
-// subscriber. A waiter for a slot among n (limit.go) has "m<n>" after its
-// flags: a release of a slot grants free slots to the oldest entries whose
-// n admits them. A waiter that gives up takes its entry out and releases what
-// its id may have been handed (release_leave.lua), so a hand-off that
-// crossed its departure is handed on, not orphaned. The queue expires when
-// nobody queued for max(wait, queueMinTTL).
-//
-// Clients that do not queue (the TypeScript library, Backend.Acquire, a
-// lock.Acquire without a wait) take the lock whenever it is free and never
-// touch the queue; so does a queued waiter whose polling attempt finds the
-// lock free (its holder let the lease expire, or released it without
-// handing it on).
+// acquire.lua queues an entry when the key is busy. A release
+// (handoff.lua) grants the lock to the oldest live entry and announces it
+// on the entry's channel. Clients that do not queue never touch the queue.
+// docs/waiting.md has the protocol.
 
 // queueMinTTL is the least TTL of a queue key.
 const queueMinTTL = time.Minute
@@ -71,12 +53,9 @@ type queueWaiter struct {
 }
 
 // Join implements lock.IDBackend: the waiter for the lock when n is 0,
-// for one of n slots otherwise. It does no I/O; the waiter queues on its
-// first attempt that finds the key busy once the Backend's hand-off
-// subscription is confirmed (until then its attempts are plain ones). It
-// returns an error matching errors.ErrUnsupported when hand-offs are off:
-// Options.DisableNotifications, Options.ReplicaAck (a handed-off lease
-// would skip the replicas' acknowledgement), or a closed Backend.
+// for one of n slots otherwise. It does no I/O. It returns an error
+// matching errors.ErrUnsupported when hand-offs are off: with
+// Options.DisableNotifications, with Options.ReplicaAck, or after Close.
 func (b *Backend) Join(key, id string, n int, ttl, wait time.Duration) (lock.Waiter, error) {
 	if n != 0 {
 		if err := b.slotsUsable(n); err != nil {
@@ -89,19 +68,15 @@ func (b *Backend) Join(key, id string, n int, ttl, wait time.Duration) (lock.Wai
 	return &queueWaiter{b: b, key: key, id: id, n: n, ttl: ttl, wait: wait, ch: make(chan lock.Lease, 1)}, nil
 }
 
-// Attempt implements lock.Waiter. While the key has not been found busy
-// and this Backend has no confirmed subscription (a process that is not
-// waiting on anything), it is a plain attempt: an uncontended acquisition
-// pays for no queue and starts no subscription. The first contention
-// registers the waiter (subscribing if need be) and, when the subscription
-// is already up, queues it at once; otherwise its confirmation asks the
-// waiter for the attempt that queues it.
+// Attempt implements lock.Waiter. Until the key is found busy it is a
+// plain attempt, so an uncontended acquisition starts no subscription.
+// The first contention registers the waiter, which queues once the
+// subscription is confirmed.
 func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 	n := w.b.notify
 	if !w.parkedOnce && w.n == 0 && w.b.quantum > 0 && w.prepare() {
 		// The first attempt of a waiter whose Backend holds the key parks
-		// it there (local.go); a later one (its fallback, or asked for by
-		// a release that let the lock go) goes to Redis.
+		// it in the process; a later one goes to Redis.
 		w.parkedOnce = true
 		if exp, ok := n.park(w); ok {
 			w.waited = true
@@ -127,9 +102,8 @@ func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 	case errors.Is(err, lock.ErrLocked):
 		w.waited = true
 	case err == nil && w.waited && w.n == 0 && w.b.quantum > 0 && w.lockKey != "":
-		// A key that made a waiter wait is hot: its holder is known
-		// (local.go). An acquisition that did not wait is not tracked, so
-		// a lock.Do on a quiet key costs the notifier nothing.
+		// Only a key that made a waiter wait is tracked, so a quiet key
+		// costs the notifier nothing.
 		n.hold(w.lockKey, w.id, l.ExpiresAt)
 	}
 	if err != nil && !errors.Is(err, lock.ErrLocked) && mayHaveRun(err) {
@@ -196,10 +170,8 @@ func (w *queueWaiter) Leave(took bool) {
 	}
 }
 
-// LeaveWait is Leave(false) that does its work before it returns, under
-// ctx (see lock.Waiter): it returns nil once Redis answered, or ctx's
-// error when ctx ended first, and the work then goes on in the
-// background.
+// LeaveWait is Leave(false) that waits for Redis's answer under ctx. It
+// returns ctx's error if ctx ends first; the work then goes on.
 func (w *queueWaiter) LeaveWait(ctx context.Context) error {
 	if !w.mustLeave(false) {
 		return nil
@@ -226,9 +198,8 @@ func (w *queueWaiter) mustLeave(took bool) bool {
 	return !took && (w.queued || w.unknown || named)
 }
 
-// leaveCall is the call that takes w's entry out of its queue and
-// releases whatever w's id holds. One call: its copies (and its tries)
-// share its nonce.
+// leaveCall takes w's entry out of its queue and releases whatever w's id
+// holds. Its tries share one nonce.
 func (b *Backend) leaveCall(w *queueWaiter) func(context.Context) error {
 	idKey := b.indexKey(w.id)
 	if w.entry == "" || !w.queued {
@@ -238,9 +209,8 @@ func (b *Backend) leaveCall(w *queueWaiter) func(context.Context) error {
 	return func(ctx context.Context) error { return b.run(ctx, leave).Err() }
 }
 
-// untilLeft runs call, a waiter's leave, until Redis answers, for up to
-// the lease's TTL (after which a lease the waiter was handed is gone
-// anyway) or until ctx ends; it reports whether Redis answered.
+// untilLeft runs call, a waiter's leave, until Redis answers, ctx ends or
+// the lease's TTL passes. It reports whether Redis answered.
 func untilLeft(ctx context.Context, ttl time.Duration, call func(context.Context) error) (answered bool) {
 	ctx, cancel := context.WithTimeout(ctx, max(ttl, lockdriver.DefaultReleaseTimeout))
 	defer cancel()

@@ -13,47 +13,21 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
-// ReplicaAck makes Acquire wait until N replicas of the primary that took
-// the lock have acknowledged it (Redis WAIT N Timeout) before returning the
-// lease. The zero value turns it off.
+// ReplicaAck makes Acquire wait until N replicas have acknowledged the
+// lock, with Redis's WAIT, before it returns the lease. The zero value
+// turns it off.
 //
-// What it buys: on a failover (Sentinel, or a Redis Cluster master dying),
-// Redis promotes a replica. Replication is asynchronous, so without the
-// acknowledgement a replica may be promoted before it received the last
-// INCR of a fence counter, and the new primary hands out that fence a second
-// time (and a lock that was just granted may vanish). With N >= 1, and with
-// every replica that can be promoted among the N (N = the number of
-// replicas, or Sentinel/cluster settings that only promote up-to-date
-// replicas), a fence that Acquire returned is on the promoted replica, so
-// fences handed out after the failover are strictly greater.
-//
-// What it does not buy: WAIT is not consensus. A lock whose acquire was
-// acknowledged can still be lost in a failover if the acknowledging replica
-// is not the one promoted, and a partitioned old primary keeps accepting
-// writes until it notices (min-replicas-to-write limits that). Fences, not
-// the lock alone, are what protect a resource.
-//
-// What it costs: one more command in the same round trip (EVALSHA and WAIT
-// are pipelined on one connection, because WAIT only waits for the writes
-// of its own connection), plus the replication delay, which is the extra
-// latency of every Acquire; throughput per connection drops accordingly.
+// It keeps fences growing across a failover, if an acknowledging replica
+// is promoted. It does not keep the lock itself: WAIT is not consensus.
 // When fewer than N replicas acknowledge within Timeout, Acquire releases
-// the lock it just took and fails with lock.CodeServiceUnavailable (the
-// fence counter still advanced, which is harmless: fences only need to grow).
-//
-// It needs a client that can pipeline to one node: a *redis.Client
-// (including redis.NewFailoverClient and a single-node UniversalClient) or
-// a *redis.ClusterClient (the pipeline goes to the master of the lock's
-// slot; a MOVED reply reloads the slot map and retries once). New rejects
-// it for other clients (e.g. *redis.Ring). Timeout must be positive and
-// below the client's ReadTimeout, since the pipeline reads WAIT's reply
-// within that.
+// the lock and fails with lock.CodeServiceUnavailable. It needs a
+// *redis.Client, a failover client or a *redis.ClusterClient.
+// docs/cluster.md has what it buys and costs.
 type ReplicaAck struct {
-	// N is how many replicas must acknowledge the acquire (WAIT's
-	// numreplicas); at least 1 when ReplicaAck is on.
+	// N is how many replicas must acknowledge the acquire: at least 1.
 	N int
-	// Timeout is how long Acquire waits for the N acknowledgements (WAIT's
-	// timeout): positive, and below the client's ReadTimeout.
+	// Timeout is how long Acquire waits for them: positive, and below the
+	// client's ReadTimeout.
 	Timeout time.Duration
 }
 
@@ -124,10 +98,9 @@ func (b *Backend) acquireAcked(ctx context.Context, c acquireCall, acq scriptCmd
 		Msg: fmt.Sprintf("only %d of %d replicas acknowledged the acquire within %v; the lock was released", acked, b.ack.N, b.ack.Timeout), Err: err})
 }
 
-// sendAcked sends the acquire command args and a WAIT in one pipeline to
-// the master of lockKey, loading the script on NOSCRIPT and following a
-// MOVED (each at most twice). err is an error before the pipeline ran;
-// the script's own error is ev's.
+// sendAcked sends the acquire command and a WAIT in one pipeline to the
+// master of lockKey. It loads the script on NOSCRIPT and follows a MOVED,
+// each at most twice. err is an error before the pipeline ran.
 func (b *Backend) sendAcked(ctx context.Context, lockKey string, args []any) (ev, w *redis.Cmd, err error) {
 	cc, isCluster := b.client.(*redis.ClusterClient)
 	for try := 0; ; try++ {

@@ -8,47 +8,16 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Striped fence counters (Options.FenceStripes).
-//
-// With per-key counters (the default, and the TypeScript library's
-// layout) every distinct lock key leaves one counter in Redis forever: the
-// spec forbids deleting a fence counter or giving it a TTL, since a key's
-// fences would then start again. A key space without bound (an
-// Idempotency-Key per request, a hash of each job's payload) then grows
-// Redis without bound. With N stripes every key takes its fences from one
-// of N counters, chosen by a hash of "<prefix>:<key>", so Redis holds at
-// most N counters whatever the number of keys.
-//
-// A stripe's counter moves to max(counter+1, server time in ms) at every
-// grant on it (acquire.lua). So:
-//   - a key's fences strictly increase, in grant order, as every grant on
-//     its stripe takes a larger value than all before it;
-//   - they are not consecutive, and not comparable with the fences a
-//     TypeScript client (per-key counter) hands out for the same key;
-//   - they keep increasing across a change of N or a restart that lost the
-//     counters (no persistence, eviction), as long as the server's clock
-//     went forward and the old stripe did not run ahead of it: a stripe
-//     runs ahead of the clock only while it takes more than 1,000 grants
-//     per second, and falls back behind it once the rate drops;
-//   - the values are about 1.8e12 today (milliseconds since 1970), far
-//     from wire.FenceWarn (9e13, in the year 4821) and wire.FenceMax (9e14);
-//     a stripe running ahead of the clock at r grants/s reaches FenceMax
-//     after (9e14 - 1.8e12) / r seconds: 285 years at 100,000 grants/s on
-//     one stripe.
-//
-// In the cluster layout the stripe also picks the lock's hash tag (one of N
-// tags instead of one of 2^18), so a stripe's counter lives in the slot of
-// all its locks; the lock keys' names then depend on N, so every instance
-// on a prefix must use the same FenceStripes there (in the single layout
-// the lock keys' names do not depend on it).
+// Striped fence counters (Options.FenceStripes) bound the number of fence
+// counters in Redis: every key takes its fences from one of N counters.
+// docs/redis-keys.md says what the fences keep and lose.
 
 // MaxFenceStripes is the largest accepted Options.FenceStripes.
 const MaxFenceStripes = 1 << 16
 
-// DefaultFenceStripes is the number of stripes the adapters' documentation
-// recommends for unbounded key spaces: so few counters take little Redis
-// memory (memory_bench_test.go measures it), and in the cluster layout as
-// many hash tags spread the locks over every master.
+// DefaultFenceStripes is the number of stripes recommended for unbounded
+// key spaces. So few counters take little memory, and in the cluster
+// layout as many hash tags spread the locks over every master.
 const DefaultFenceStripes = 1024
 
 // validStripes checks Options.FenceStripes.

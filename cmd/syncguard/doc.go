@@ -1,5 +1,5 @@
-// Syncguard is the operator's command for syncguard-go locks on Redis: it
-// lists the live locks and concurrency limits, shows one key in full, watches the lock traffic,
+// Syncguard is the operator's command for syncguard-go locks on Redis. It
+// lists the live locks, shows one key in full, watches the lock traffic,
 // checks what the server does for fences, and force-releases a stuck key.
 //
 //	go install github.com/syncguard-go/syncguard/cmd/syncguard@latest
@@ -22,24 +22,13 @@
 //	--layout L         auto, single or cluster: its Options.Layout (auto: as recorded)
 //	--fence-stripes N  its Options.FenceStripes (default: as recorded)
 //
-// Every Backend records its layout and fence stripes under its prefix
-// ("<prefix>:config:backend"), and the command names the keys as the newest
-// record says; --layout and --fence-stripes override it. KEY is the key as
-// the application locks it, as ls prints it; for a key of the HTTP
-// middleware add --route, --scope and --key-prefix. Raw keys appear in the
-// output, lock ids never (a holder is the hash of its id). Times are the
-// Redis server's.
+// The command names the keys as the application's backends recorded
+// their configuration under the prefix. KEY is the key as the application
+// locks it. Raw keys appear in the output, lock ids never.
 //
-// ls lists locks, limits and leader elections, a page at a time; show
-// prints one key in full (a limit's slots, an election's leader, a stored
-// response); watch samples the traffic and counts grants and terms;
-// release --force evicts a holder (the fence counter stays, waiters are
-// woken); doctor checks the recorded configurations and the fence
-// counters. docs/operating.md has a session of each.
-//
-// Errors are one line on stderr. Exit status: 0 ok, 1 failure (Redis
-// unreachable, credentials refused, not syncguard data, nothing to
-// release), 2 usage error, 3 doctor found a severe finding.
+// Errors are one line on stderr. Exit status: 0 ok, 1 failure, 2 usage
+// error, 3 doctor found a severe finding. docs/operating.md in the
+// repository has a session of each command.
 package main
 
 // The package comment's blocks are shell commands and usage, not Go:

@@ -1,40 +1,21 @@
 // Asynq shows asynqlock on asynq jobs, in three parts:
 //
 //  1. Duplicate jobs: "send invoice" tasks are enqueued several times each
-//     and run through an asynqlock.Guard (policy Requeue, done TTL one
-//     minute), and every invoice is sent exactly once. Duplicates that
-//     arrive while an invoice is being sent are requeued; those that
-//     arrive after it was sent are dropped.
-//  2. A limit: a batch of report jobs runs on more workers than it may
-//     use. A Guard with WithLimit(2) lets at most 2 report jobs run at
-//     once (the key is the task type); the others wait for a slot
-//     (WithLimitWait) and are handed one as soon as it frees, so this part
-//     runs with asynq's default check intervals, at which a requeued job
-//     would come back only every 5s. It prints the peak concurrency it
-//     saw.
-//  3. A scheduler in every replica: three asynqlock.Schedulers, each with
-//     Redis clients of its own, run an "@every 1s" entry; the leader's
-//     context is cancelled after 3 ticks and another replica takes over
-//     at once. It prints the tasks in the queue per scheduled time: one
-//     each, none missing.
+//     and run through an asynqlock.Guard. Every invoice is sent exactly
+//     once: duplicates that arrive while it is sent are requeued, those
+//     that arrive after are dropped.
+//  2. A limit: WithLimit(2) lets at most 2 report jobs run at once. The
+//     others wait for a slot and get one as soon as it frees. It prints
+//     the peak concurrency it saw.
+//  3. A scheduler in every replica: three asynqlock.Schedulers run an
+//     "@every 1s" entry. The leader stops after 3 ticks and another
+//     replica takes over at once. Each scheduled time is enqueued once.
 //
-// It needs no set-up: by default it runs asynq and the locks on an
-// embedded Redis (miniredis).
+// It runs on an embedded Redis by default, or on REDIS_URL under random
+// queues and prefixes. It exits non-zero when the library misbehaves.
 //
 //	make demo        # or: go run ./examples/asynq
-//
-// To use a real Redis server instead, set REDIS_URL. Each part uses a
-// queue and a lock prefix of its own (random), deletes the queue at the
-// end, and leaves only what expires by itself plus the fence counters
-// (syncguard never deletes them; with striped counters there are at most
-// redisbackend.DefaultFenceStripes of them per prefix, however many
-// invoices).
-//
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/asynq
-//
-// It exits non-zero when an invoice is sent more or less than once, when a
-// report does not run, when more than 2 reports ran at once, or when a
-// tick is enqueued more than once or is missing.
 package main
 
 import (

@@ -1,49 +1,23 @@
 // Echo shows echolock guarding Echo v4 routes: plain locks on the order
-// id in the path (parts 1 and 2), and replay mode on the Idempotency-Key
-// of the user who sends it (part 3).
+// id in the path, and replay mode on the Idempotency-Key of the user who
+// sends it. The user comes from the authentication middleware,
+// demohttp.Authenticate, never from a header the client chooses. Every
+// request is alice's unless said otherwise.
 //
-// Every route is behind the authentication middleware, which establishes
-// the principal: demohttp.Authenticate, a net/http stand-in that accepts
-// "Authorization: Bearer <user>" (a real one, such as echo-jwt, verifies a
-// token), plugged in with echo.WrapMiddleware. Part 3's Config.Scope reads
-// the user it put in the request's context (demohttp.User), never a header
-// the client chooses, such as X-User, nor a path parameter. Every request
-// is alice's unless said otherwise.
+//  1. No wait, on POST /orders/:id/pay: of 10 identical requests at once,
+//     one is served and 9 get 409 Conflict with Retry-After. Then 3 more,
+//     one after the other, are served under strictly higher fences.
+//  2. Waiting, on PATCH /orders/:id with Config.Wait: 5 concurrent
+//     requests are all served, one at a time, under increasing fences.
+//  3. Replay, on POST /orders: the first request runs (201), 3 retries
+//     get its response back, and the same key with another body gets 422.
+//     bob's request with alice's key runs as his own.
 //
-//  1. No wait, on POST /orders/:id/pay (echolock.FromParam("id")): 10
-//     identical requests fire at the same moment. One is served (200,
-//     with its lease's fence); the other 9 are turned away at once with
-//     409 Conflict and a Retry-After header. Then 3 more, one after the
-//     other, are each served under a strictly higher fence.
-//  2. Waiting, on PATCH /orders/:id (KeyLookup "param:id", Config.Wait =
-//     3s): 5 concurrent requests on one order wait their turn and are all
-//     served, one at a time, under strictly increasing fences.
-//  3. Replay, on POST /orders (KeyLookup "idempotency:Idempotency-Key",
-//     the IETF draft's syntax; Config.Scope, the authenticated user; and
-//     Config.Replay): the first request runs (201); 3 retries get its
-//     response back (Idempotent-Replayed: true) without running the
-//     handler; the same key with another body is answered 422. Then
-//     another user, bob, sends alice's key and body: the key is his own,
-//     so his order runs (201, for bob) rather than being served alice's
-//     response, and his retry replays his.
-//
-// It needs no set-up: by default it runs on an embedded Redis (miniredis).
+// It runs on an embedded Redis by default, or on REDIS_URL under a random
+// prefix. It exits non-zero when the library misbehaves.
 //
 //	make demo        # or: go run ./examples/echo
-//
-// To use a real Redis server instead, set REDIS_URL. The lock keys go under
-// a random prefix (echolock-demo:<hex>) and expire on their own; nothing
-// else on the server is touched (the fence counters stay, as fence
-// counters must).
-//
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/echo
-//
-// It exits non-zero when the library misbehaves: any tally other than
-// exactly one 200 and nine 409s in the burst, a waiting request not
-// served, two handlers of one order overlapping, fences that do not
-// increase, a retry that is not a replay, a reused key not answered 422,
-// bob served alice's response (or his retry not a replay of his own), or
-// a replayed handler that ran other than once per user.
 package main
 
 import (

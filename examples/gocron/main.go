@@ -1,27 +1,18 @@
 // Gocron shows gocronlock on gocron v2 schedulers, in two parts:
 //
-//  1. A Locker: three instances of a service, each a gocron scheduler on
-//     a Redis client of its own, with clocks 0, 200 and 400 ms apart, run
-//     a job every second that takes a few milliseconds. Each scheduled
-//     time runs once, on one instance, with a fence; the other instances
-//     skip it (it runs elsewhere, or ran within the window).
-//  2. An Elector: three instances campaign on one key and only the leader
-//     runs the jobs; the leader is stopped after a few runs and hands its
-//     term to the next at once.
+//  1. A Locker: three instances with clocks 0, 200 and 400 ms apart run a
+//     job every second. Each scheduled time runs once, on one instance,
+//     with a fence; the others skip it.
+//  2. An Elector: three instances campaign on one key, and only the leader
+//     runs the jobs. The leader stops after a few runs and hands its term
+//     to the next at once.
 //
-// It needs no set-up: by default it runs on an embedded Redis
-// (miniredis).
+// It runs on an embedded Redis by default, or on REDIS_URL under a random
+// prefix. It exits non-zero when a scheduled time runs twice or is
+// missing, or when a job runs on an instance that does not lead.
 //
 //	make demo        # or: go run ./examples/gocron
-//
-// To use a real Redis server instead, set REDIS_URL. The keys go under a
-// prefix of their own (random) and expire by themselves, but for the
-// fence counters (syncguard never deletes them).
-//
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/gocron
-//
-// It exits non-zero when a scheduled time runs more than once or is
-// missing, or when a job runs on an instance that does not lead.
 package main
 
 import (

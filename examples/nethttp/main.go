@@ -1,63 +1,32 @@
-// Nethttp shows httplock in replay mode guarding a net/http route: POST
-// /orders/{id}/pay is locked on the Idempotency-Key header of the user who
-// sends it, and its first response is stored, so a payment runs once
-// however many times the client (or a retrying proxy) sends it, at once or
-// later, and a user is only ever served their own responses.
+// Nethttp shows httplock in replay mode guarding a net/http route. POST
+// /orders/{id}/pay is locked on the Idempotency-Key of the user who sends
+// it, and its first response is stored. So a payment runs once however
+// many times the client sends it, and a user is only served their own
+// responses.
 //
-// The principal, the user whose keys they are, comes from the
-// authentication middleware in front of the routes: demohttp.Authenticate,
-// a stand-in that accepts "Authorization: Bearer <user>" (a real one
-// verifies a token) and puts the user in the request's context, where
-// demohttp.User reads it for httplock.WithScope (replay) and
-// httplock.WithKeyFunc (the limit). It is never taken from a header the
-// client chooses, such as X-User, nor from the path. The Idempotency-Key is
-// read by httplock.FromIdempotencyKey, in the IETF draft's syntax (the
-// requests send the structured-field string "pay-42-attempt-1"). Every
-// request is alice's unless said otherwise.
+// The user comes from the authentication middleware in front of the
+// routes, demohttp.Authenticate, never from a header the client chooses.
+// Every request is alice's unless said otherwise.
 //
-//  1. A burst: 10 identical requests fire at the same moment. One runs
-//     (201, with its lease's fence); the other 9 are turned away at once
-//     with 409 Conflict and a Retry-After header.
+//  1. A burst: 10 identical requests at once. One runs (201); the other 9
+//     get 409 Conflict with Retry-After.
 //  2. Three retries, one after the other: each gets the first response
-//     back (201, the same fence, Idempotent-Replayed: true) without
-//     running the handler.
-//  3. The same key with a different body: 422, the handler does not run.
-//     Then another user, bob, sends alice's key and body: the key is his
-//     own, so his payment runs (201, for bob) rather than being served
-//     alice's response, and his retry replays his.
-//  4. At most 3 exports per user (httplock.WithLimit(3) on POST
-//     /exports, keyed by the authenticated user): 10 exports of alice fire
-//     at once; 3 run, the other 7 are answered 429 Too Many Requests with
-//     Retry-After, and the peak number of exports running at once is
-//     printed.
-//  5. The same burst on a route that waits for a slot (WithWait): all 10
-//     are served, never more than 3 at once.
+//     back, Idempotent-Replayed, without running the handler.
+//  3. The same key with another body: 422. Then bob sends alice's key and
+//     body: the key is his own, so his payment runs.
+//  4. At most 3 exports per user, with httplock.WithLimit(3): of 10 at
+//     once, 3 run and 7 get 429 Too Many Requests.
+//  5. The same burst on a route that waits for a slot: all 10 are served,
+//     never more than 3 at once.
 //
 // An Idempotency-Key per request makes the key space unbounded, so the
-// backend has striped fence counters (redisbackend.Options.FenceStripes):
-// a per-key counter would stay in Redis forever for every key, while N
-// stripes bound Redis to N counters and still give each key strictly
-// increasing fences (not consecutive ones: they start near the server's
-// clock in milliseconds).
+// backend has striped fence counters.
 //
-// It needs no set-up: by default it runs on an embedded Redis (miniredis).
+// It runs on an embedded Redis by default, or on REDIS_URL under a random
+// prefix. It exits non-zero when the library misbehaves.
 //
 //	make demo        # or: go run ./examples/nethttp
-//
-// To use a real Redis server instead, set REDIS_URL. The lock keys and
-// stored responses go under a random prefix (httplock-demo:<hex>) and
-// expire on their own; nothing else on the server is touched (a striped
-// fence counter stays, as fence counters must).
-//
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/nethttp
-//
-// It exits non-zero when the library misbehaves: any tally other than
-// exactly one 201 and nine 409s in the burst, a retry that is not a
-// replay of the first response, a reused key not answered 422, bob served
-// alice's response (or his retry not a replay of his own), or a handler
-// that ran other than once per user; more than 3 exports of a user running
-// at once, an answer other than 200 or 429 to an export (a 429 without
-// Retry-After), or a waiting export not served.
 package main
 
 import (
@@ -86,7 +55,7 @@ const (
 	work      = 200 * time.Millisecond // how long the handler takes
 	ttl       = 10 * time.Second       // lease TTL, kept alive while the handler runs
 	replayTTL = time.Hour              // how long the first response is replayed
-	idemKey   = `"pay-42-attempt-1"`   // the Idempotency-Key of every request (an sf-string, as the IETF draft has it)
+	idemKey   = `"pay-42-attempt-1"`   // the Idempotency-Key of every request, an sf-string
 	body      = `{"amount":"12.50"}`   // the payment every request asks for
 	user      = "alice"                // who sends every request, unless said otherwise
 	other     = "bob"                  // who sends alice's key and body in part 3
@@ -122,8 +91,7 @@ type run struct {
 // export routes, all on one backend.
 func demo(ctx context.Context, env *demorun.Env) error {
 	// Idempotency keys are unbounded: striped fence counters keep Redis's
-	// memory bounded (DefaultFenceStripes counters, whatever the number of
-	// keys), and a key's fences still strictly increase.
+	// memory bounded, and a key's fences still strictly increase.
 	backend, err := env.BackendWith("httplock-demo", redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		return err
@@ -154,14 +122,10 @@ type payServer struct {
 
 // newPayServer starts the payment route on a local server.
 func newPayServer(backend lock.Backend) (*payServer, error) {
-	// One request at a time per user and Idempotency-Key (and route: keys
-	// include "POST /orders/{id}/pay"), and the first response stored for
-	// an hour and replayed to that user's retries. The scope is the user
-	// demohttp.Authenticate established: alice's key "pay-42-attempt-1" and
-	// bob's are two keys, two locks and two stored responses. To lock per
-	// order instead, use httplock.FromPathValue("id") (the {id} wildcard),
-	// or both with httplock.Compose(httplock.FromPathValue("id"),
-	// httplock.FromIdempotencyKey()).
+	// One request at a time per route, user and Idempotency-Key; the first
+	// response is replayed to that user's retries for an hour. alice's and
+	// bob's "pay-42-attempt-1" are two keys. To lock per order instead, use
+	// httplock.FromPathValue("id").
 	mw, err := httplock.New(backend,
 		httplock.WithKeyFunc(httplock.FromIdempotencyKey()), // the IETF draft's Idempotency-Key syntax
 		httplock.WithScope(demohttp.User),                   // the authenticated user, never a header the client chooses

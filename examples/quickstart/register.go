@@ -15,20 +15,13 @@ import (
 var ErrStaleFence = errors.New("stale fence")
 
 // Register is a fenced key-value store: the resource side of a lock with
-// fencing tokens. It stands in for the database, file store or API that
-// the lock protects.
+// fencing tokens, standing in for a database. Every write carries the
+// writer's lock.Fence. The Register keeps the highest fence it accepted per
+// key and refuses anything not higher. So a holder that paused past its
+// lease is refused, whatever the timing.
 //
-// A lock alone cannot stop a holder that paused (GC, a slow disk, a
-// suspended VM) past its lease's expiry from writing after the next holder
-// did. The fix lives in the resource: every write carries the writer's
-// [lock.Fence], and the resource remembers, per key, the highest fence it
-// has accepted and refuses anything not higher. Because fences strictly
-// increase with every grant of a key, the newest holder always wins and an
-// expired one is always refused, whatever the timing.
-//
-// In a real store, the check and the write must be one atomic step, such
-// as a conditional UPDATE ... WHERE fence < $1, a compare-and-set, or a
-// Lua script; here a mutex does that job.
+// In a real store the check and the write must be one atomic step, such as
+// UPDATE ... WHERE fence < $1; here a mutex does that job.
 //
 // Register is safe for concurrent use.
 type Register struct {

@@ -1,11 +1,5 @@
-// Package cleanup runs the clean-up calls that nobody waits for: the
-// release of a lock id whose acquisition had no reply (it may have taken
-// the lock), or of a waiter that left its queue. Such a call is made once
-// the caller has gone, on a context of its own, and must not give up while
-// the server is merely unreachable: go-redis stops after its own few
-// retries (about 12 s with its defaults), which a stall or a restart can
-// outlast, and a lock left behind would then block its key for the
-// lease's whole TTL.
+// Package cleanup retries the clean-up calls nobody waits for while the
+// server is unreachable: a lock left behind blocks its key for its TTL.
 package cleanup
 
 import (
@@ -19,9 +13,8 @@ const (
 	Max   = time.Second
 )
 
-// Retry calls f until it returns an error that transient does not accept
-// (nil included) or ctx ends, sleeping between tries (First, doubling up
-// to Max); f gets ctx.
+// Retry calls f with ctx until f returns nil, an error transient does not
+// accept, or ctx ends. The pause between tries grows from First to Max.
 func Retry(ctx context.Context, f func(context.Context) error, transient func(error) bool) {
 	wait := First
 	for {

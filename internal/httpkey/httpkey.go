@@ -1,23 +1,11 @@
-// Package httpkey builds the lock keys of the HTTP middleware (httplock,
-// echolock) from their parts. The middleware and the syncguard command both
-// use it, so that the command names the keys the middleware locks.
-//
+// Package httpkey builds the lock keys of the HTTP middleware from their
+// parts, so that the syncguard command names the keys the middleware locks.
 // A key is
 //
 //	<prefix><route>:<scope>:<key>
 //
-// where the prefix is the middleware's namespace (verbatim), the route is
-// the method, a space and the route pattern, the scope is the principal,
-// and the key is the key function's result. The route and the scope are
-// empty when absent, and escaped when present ('\' and ':' get a '\' in
-// front), so the ':' after each ends it. Every part reaches the key
-// byte for byte: a part that Unicode normalisation (NFC, which the
-// backend applies to every key) could change, or that is not UTF-8, is
-// written as `\=` and the base64url of its bytes instead, and a route
-// longer than MaxRouteBytes escaped as `\#` and a hash of it. Escaping
-// never puts '=' or '#' after a '\', and a key written as is never begins
-// with '\', so no two (route, scope, key) triples give one name, before
-// or after normalisation.
+// The route and the scope are escaped, so no two triples share a name.
+// docs/redis-keys.md has the escaping rules.
 package httpkey
 
 import (
@@ -31,9 +19,8 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// MaxRouteBytes bounds the route part of a key: a longer route (an escaped
-// request path, when no pattern matched) is replaced by a hash, so that it
-// does not use up the key's 512 bytes.
+// MaxRouteBytes bounds the route part of a key: a longer route is replaced
+// by a hash, so that it does not use up the key's 512 bytes.
 const MaxRouteBytes = 96
 
 // Markers after a '\' that escaping never writes.
@@ -78,9 +65,8 @@ func Unescape(s string) (string, bool) {
 
 // Stable reports whether p goes into a key as written: Unicode
 // normalisation leaves it, and anything after it, unchanged. It is ASCII,
-// or valid UTF-8 in NFC, of code points assigned in Go's tables (so that
-// JavaScript normalises it alike, see lockdriver.AllAssigned), starting at a
-// normalisation boundary (so it cannot combine with what precedes it).
+// or NFC text of assigned code points that starts at a normalisation
+// boundary.
 func Stable(p string) bool {
 	if isASCII(p) {
 		return true

@@ -1,14 +1,9 @@
 // Package wire is syncguard's storage format, defined once for
-// redisbackend, the HTTP middleware and the syncguard command, and
-// compatible with the TypeScript syncguard library where it shares keys:
-// key normalisation and storage keys, the names of a lock's other keys
-// (index, fence, stripe, done marker, record, queue, configuration
-// record), lock ids, lock data and the grant read from it, fence
-// thresholds and the liveness rule, index values (slot indexes,
-// tombstones), done markers and replay records. The Lua scripts write the
-// same bytes; the tests here pin them. Applications use package lock; what
-// every backend must do whatever its store (key normalisation, lock ids,
-// fence formatting) is in lock/lockdriver.
+// redisbackend, the HTTP middleware and the syncguard command. It names a
+// lock's keys, and reads and writes lock data, fences, index values, done
+// markers and records, as the TypeScript syncguard library does where they
+// share keys. The Lua scripts write the same bytes; the tests here pin
+// them. docs/redis-keys.md describes the format.
 package wire
 
 import "github.com/syncguard-go/syncguard/lock"

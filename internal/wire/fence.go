@@ -16,10 +16,9 @@ const (
 	FenceMax lock.Fence = "900000000000000"
 )
 
-// CheckFence validates a fence returned by a backend: it must be
-// well-formed and at most FenceMax. warn reports that it is past FenceWarn,
-// when callers should log (without the raw key) and plan a key rotation.
-// Backends use it so the thresholds live in one place.
+// CheckFence validates a fence returned by a backend: well-formed and at
+// most FenceMax. warn reports that it is past FenceWarn, when callers
+// should log without the raw key.
 func CheckFence(s string) (f lock.Fence, warn bool, err error) {
 	f, err = lockdriver.ParseFence(s)
 	if err != nil {

@@ -9,10 +9,8 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// The segments that name a lock's other keys after the prefix:
-// "<prefix>:id:<lock id>", "<prefix>:fence:<lock key>" and so on. A user
-// key may not begin with one of them followed by ':' (ReservedKey), so no
-// lock key can alias another key.
+// The segments that name a lock's other keys after the prefix. A user key
+// may not begin with one of them and ':', so no lock key aliases them.
 const (
 	SegID     = "id"     // a lease's index: its lock key, or a slot's index
 	SegFence  = "fence"  // a key's fence counter; "fence::<i>" a stripe's
@@ -36,8 +34,7 @@ func ReservedKey(key string) bool {
 }
 
 // The first byte of an index key's value tells what it holds: a slot's
-// index (SlotIndexMark), a release's tombstone (TombstoneMark), or else a
-// lock's index, the lock key itself.
+// index, a release's tombstone, or else the lock key itself.
 const (
 	SlotIndexMark = "\x01"
 	TombstoneMark = "\x00"
@@ -47,10 +44,9 @@ const (
 // tombstone ("\x00<result>:<nonce>"), kept for the resend window.
 func IsTombstone(v string) bool { return strings.HasPrefix(v, TombstoneMark) }
 
-// Tombstone is a release's tombstone, "\x00<result>:<nonce>": the result
-// the release returned ("1" released, "-1" no such lease, "-2" found
-// expired), kept with the call's nonce so that a resent copy of the call
-// gets the same answer.
+// Tombstone is a release's tombstone, "\x00<result>:<nonce>". It keeps the
+// release's result with the call's nonce, so a resent call gets the same
+// answer.
 type Tombstone struct {
 	Result, Nonce string
 }
@@ -70,8 +66,7 @@ func DecodeTombstone(v string) (t Tombstone, ok bool) {
 }
 
 // EndedGrant reports whether the tombstone ends a lease that was granted:
-// released or found expired. A release of a lock id with no lease leaves
-// a tombstone of its own ("-1").
+// released or found expired.
 func (t Tombstone) EndedGrant() bool { return t.Result == "1" || t.Result == "-2" }
 
 // SlotIndex is the value of a concurrency-limit slot's index key:

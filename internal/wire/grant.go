@@ -3,12 +3,8 @@ package wire
 import "strings"
 
 // DecodeGrant reads the fence and expiresAtMs of the lock data an acquire
-// script answers a grant with (the data it wrote, or the live lease of the
-// same lock id), as the scripts read them: '"expiresAtMs":' and '"fence":"'
-// outside a JSON string are those members, wherever a writer put them
-// (inside a string every '"' is escaped). The fence is a substring of
-// data, not a copy; the rest of the data is not checked (DecodeLockData
-// does that).
+// script answers a grant with, as the scripts read them. The fence is a
+// substring of data. The rest of the data is not checked.
 func DecodeGrant(data string) (fence string, expiresAtMs int64, ok bool) {
 	i := strings.Index(data, `"expiresAtMs":`)
 	j := strings.Index(data, `"fence":"`)

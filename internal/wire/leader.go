@@ -10,23 +10,19 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// SegLeader names the channels of leader notices (lock/election):
-// "<prefix>:leader:<hash>". Channels are not keys, so the name never
-// aliases a lock key.
+// SegLeader names the channels of leader notices: "<prefix>:leader:<hash>".
+// Channels are not keys, so the name never aliases a lock key.
 const SegLeader = "leader"
 
-// LeaderChannel is the channel of the leader notices of the lock key
-// lockKey: "<prefix>:leader:" and the first 22 characters of the unpadded
-// base64url SHA-256 of lockKey. The hash is a cryptographic one so that no
-// chosen key shares another key's channel.
+// LeaderChannel is the channel of the leader notices of lockKey. Its hash
+// is a cryptographic one, so no chosen key shares another key's channel.
 func LeaderChannel(prefix, lockKey string) string {
 	sum := sha256.Sum256([]byte(lockKey))
 	return prefix + ":" + SegLeader + ":" + base64.RawURLEncoding.EncodeToString(sum[:])[:22]
 }
 
-// A leader notice is "<fence> <expiresAtMs> <owner>" for a live term (the
-// proclaim script publishes it at the term's start and at each extension)
-// and "<fence> 0" for a term that ended (published after its release).
+// A leader notice is "<fence> <expiresAtMs> <owner>" for a live term, and
+// "<fence> 0" for a term that ended.
 
 // EndNotice is the notice that the term with fence ended.
 func EndNotice(fence lock.Fence) string { return string(fence) + " 0" }

@@ -6,27 +6,23 @@ import (
 	"strings"
 )
 
-// The storage key budget shared with syncguard's Redis backend: a storage
-// key is at most KeyBudget bytes, and MakeStorageKey keeps KeyReserve of
-// them for the longest name derived from a lock key (":id:" and a lock id).
+// The storage key budget: a storage key is at most KeyBudget bytes, and
+// MakeStorageKey keeps KeyReserve of them for the longest derived name.
 const (
 	KeyBudget  = 1000
 	KeyReserve = 26
 )
 
-// TagLen is the length of a cluster hash tag: in the cluster layout every
-// key of a lock begins with "<prefix>:{T}" (TagPrefix), and so does its
-// lock id.
+// TagLen is the length of a cluster hash tag T. In the cluster layout every
+// key of a lock begins with "<prefix>:{T}", and its lock id with T.
 const TagLen = 3
 
 // ConfigKeyName follows "<prefix>:" in the name of the backends'
-// configuration record (the same in both layouts); the user key of that
-// name is refused, so no lock key can take it.
+// configuration record. The user key of that name is refused.
 const ConfigKeyName = SegConfig + ":backend"
 
 // ReservedPrefixSegment reports whether seg may not be a ':'-separated
-// segment of a key prefix: a reserved segment or SegConfig, so that no lock
-// key of the prefix can overlap another key's name.
+// segment of a key prefix, so that no lock key overlaps another key's name.
 func ReservedPrefixSegment(seg string) bool {
 	return seg == SegConfig || slices.Contains(ReservedSegments, seg)
 }
@@ -45,45 +41,38 @@ func CutTagPrefix(prefix, name string) (tagPrefix, rest string, ok bool) {
 	return name[:len(prefix)+TagLen+3], rest[TagLen+3:], true
 }
 
-// IndexPrefix returns the start of the index keys under tagPrefix (the
-// prefix, or a cluster-layout TagPrefix): "<tag prefix>:id:".
+// IndexPrefix returns the start of the index keys under tagPrefix:
+// "<tag prefix>:id:".
 func IndexPrefix(tagPrefix string) string { return tagPrefix + ":" + SegID + ":" }
 
-// IndexKey returns a lease's index key, "<tag prefix>:id:<lock id>": it
-// holds the lock key, a slot's index (DecodeSlotIndex) or, after the
-// lease, a release's tombstone (DecodeTombstone).
+// IndexKey returns a lease's index key, "<tag prefix>:id:<lock id>".
 func IndexKey(tagPrefix, lockID string) string { return tagPrefix + ":" + SegID + ":" + lockID }
 
-// ClusterIndexKey returns the index key of a lock id in the cluster layout,
-// where a lock id begins with its lock's hash tag, so that the id alone
-// names the index key in the lock's slot: "<prefix>:{T}:id:<lock id>".
+// ClusterIndexKey returns the index key of a lock id in the cluster
+// layout, where the id begins with its lock's hash tag.
 func ClusterIndexKey(prefix, lockID string) string {
 	return prefix + ":{" + lockID[:TagLen] + "}:" + SegID + ":" + lockID
 }
 
-// FenceKey returns the fence counter of the lock key lockKey, derived in
-// two steps as syncguard does: "<tag prefix>:fence:<lock key>", or its
-// hash when that is over the budget (MakeStorageKey).
+// FenceKey returns the fence counter of the lock key lockKey,
+// "<tag prefix>:fence:<lock key>", hashed when over the budget.
 func FenceKey(tagPrefix, lockKey string) (string, error) {
 	if len(tagPrefix)+len(SegFence)+2+len(lockKey) <= KeyBudget-KeyReserve {
-		// What MakeStorageKey returns when no hashing is needed, in one
-		// allocation instead of two.
+		// MakeStorageKey's result without hashing, in one allocation.
 		return tagPrefix + ":" + SegFence + ":" + lockKey, nil
 	}
 	return MakeStorageKey(tagPrefix, SegFence+":"+lockKey, KeyBudget, KeyReserve)
 }
 
 // StripeKey returns the counter of fence stripe i, "<tag prefix>:fence::<i>".
-// No other key can take that name: a per-key fence key
-// "<tag prefix>:fence:<lock key>" would need a lock key ":<digits>", and
-// every lock key begins with the prefix.
+// No per-key fence key can take that name: every lock key begins with the
+// prefix, never with ':'.
 func StripeKey(tagPrefix string, i int) string {
 	return tagPrefix + ":" + SegFence + "::" + strconv.Itoa(i)
 }
 
-// IsStripe reports whether the part of a fence key's name after its tag
-// prefix and ':' names a stripe's counter ("fence::<i>") rather than a
-// key's own.
+// IsStripe reports whether a fence key's name after its tag prefix and ':'
+// names a stripe's counter rather than a key's own.
 func IsStripe(rest string) bool { return strings.HasPrefix(rest, SegFence+"::") }
 
 // DoneKey returns the done marker's key of the lock key lockKey,
@@ -99,8 +88,7 @@ func RecordKey(tagPrefix, lockKey string) (string, error) {
 }
 
 // QueuePrefix returns the start of the waiter queues' names under prefix,
-// "<prefix>:queue:", in both layouts (the lock key, which carries the
-// cluster tag, follows).
+// "<prefix>:queue:", in both layouts.
 func QueuePrefix(prefix string) string { return prefix + ":" + SegQueue + ":" }
 
 // QueueKey returns the waiter queue of the lock key lockKey,

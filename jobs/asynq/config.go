@@ -16,9 +16,9 @@ const (
 	// DefaultPrefix namespaces every key unless WithPrefix says otherwise,
 	// so job locks never share keys with other users of the backend.
 	DefaultPrefix = "asynq:"
-	// DefaultTTL is the lease duration when WithTTL is not given. The
-	// lease is kept alive while the handler runs, so it bounds how long a
-	// crashed worker blocks the key, not how long a task may take.
+	// DefaultTTL is the lease duration when WithTTL is not given. It
+	// bounds how long a crashed worker blocks the key, not how long a task
+	// may take.
 	DefaultTTL = lockdriver.DefaultTTL
 	// MinTTL is the shortest lease accepted: the backend counts in
 	// milliseconds and the heartbeat runs every TTL/3.
@@ -26,18 +26,14 @@ const (
 	// MaxPrefixBytes is the longest prefix accepted. It leaves the default
 	// key function room for its hashed form within lockdriver.MaxKeyBytes.
 	MaxPrefixBytes = 256
-	// ReleaseTimeout bounds the release after the handler returns; the
-	// release runs under a context of its own, so a cancelled task still
-	// frees its key at once.
+	// ReleaseTimeout bounds the release after the handler returns. The
+	// release has a context of its own, so a cancelled task frees its key.
 	ReleaseTimeout = lockdriver.DefaultReleaseTimeout
 )
 
-// KeyFunc derives the lock key of a task. ctx is the task's context, as
-// asynq gives it to handlers (asynq.GetQueueName, asynq.GetTaskID ...).
-// The key is prefixed (see WithPrefix) and must then be a valid lock key:
-// non-empty UTF-8 of at most lockdriver.MaxKeyBytes bytes after NFC
-// normalisation. An error, or an invalid key, fails the task with an error
-// matching ErrInvalidKey and asynq.SkipRetry, without a backend call.
+// KeyFunc derives the lock key of a task from the task and its context.
+// The prefixed key must be a valid lock key. An error, or an invalid key,
+// fails the task with ErrInvalidKey and asynq.SkipRetry.
 type KeyFunc func(ctx context.Context, t *asynq.Task) (string, error)
 
 // Policy says what happens to a task whose key is busy.
@@ -45,13 +41,11 @@ type Policy int
 
 // The policies.
 const (
-	// Requeue fails the task with a *DuplicateError, so asynq retries it
-	// later (the default). Wire IsFailure and RetryDelay into the server's
-	// asynq.Config so that the retry is not counted as a failure and comes
-	// when the holder's lease ends.
+	// Requeue, the default, fails the task with a *DuplicateError, so
+	// asynq retries it. Set IsFailure and RetryDelay in asynq.Config, so
+	// the retry is no failure and comes when the holder's lease ends.
 	Requeue Policy = iota
-	// Drop removes the task: the *DuplicateError also matches
-	// asynq.RevokeTask, which asynq neither retries nor archives.
+	// Drop removes the task: its error also matches asynq.RevokeTask.
 	Drop
 )
 
@@ -90,57 +84,49 @@ type config struct {
 	lockOpts  []lock.Option
 }
 
-// WithKeyFunc sets how the lock key is derived from a task (default:
-// DefaultKey, the queue, type and payload hash; with WithLimit, TypeKey).
-// Tasks with the same key never run at once (more than n with WithLimit);
-// a key that leaves the queue out makes tasks of different queues exclude
-// each other too.
+// WithKeyFunc sets how the lock key is derived from a task. The default
+// is DefaultKey, or TypeKey with WithLimit. Tasks with the same key never
+// run at once, or never more than n with WithLimit.
 func WithKeyFunc(f KeyFunc) Option {
 	return optionFunc(func(c *config) { c.keyFunc = f })
 }
 
-// WithPrefix sets the namespace prepended verbatim to every key (default
-// DefaultPrefix, "asynq:", or DefaultLimitPrefix, "asynq-limit:", with
-// WithLimit; "" for none). The prefix counts toward the
-// lockdriver.MaxKeyBytes key limit and may be at most MaxPrefixBytes long.
+// WithPrefix sets the namespace prepended to every key: DefaultPrefix by
+// default, DefaultLimitPrefix with WithLimit, "" for none. It may be at
+// most MaxPrefixBytes long.
 func WithPrefix(ns string) Option {
 	return optionFunc(func(c *config) { c.prefix, c.prefixSet = ns, true })
 }
 
-// WithTTL sets the lease duration (default DefaultTTL, 30s; at least
-// MinTTL, so 0 is an InvalidArgument error from New, as with lock.WithTTL).
-// The lease is extended every TTL/3 while the handler runs.
+// WithTTL sets the lease duration, DefaultTTL by default and at least
+// MinTTL. The lease is extended every TTL/3 while the handler runs.
 func WithTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.ttl = d })
 }
 
-// WithPolicy sets what happens to a task whose key is busy (default
-// Requeue).
+// WithPolicy sets what happens to a task whose key is busy: Requeue by
+// default.
 func WithPolicy(p Policy) Option {
 	return optionFunc(func(c *config) { c.policy = p })
 }
 
 // WithDoneTTL marks a key done for d after a successful run, atomically
-// with the release, and drops a task with the same key arriving within d
-// (a *DuplicateError with Done, matching asynq.RevokeTask). 0 (the
-// default) turns it off; otherwise at least a millisecond, and the backend
-// must be a lock.Recorder. See docs/asynq.md.
+// with the release. A task with the same key arriving within d is dropped.
+// 0, the default, turns it off. The backend must be a lock.Recorder.
 func WithDoneTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.doneTTL = d })
 }
 
-// WithReleaseErrorHandler sets the function told about a failed release
-// after the handler returned, as lock.WithReleaseErrorHandler does for
-// lock.Do (nil ignores them; the default logs a warning with the key's
-// hash). The lease then ends at its TTL, with no done marker.
+// WithReleaseErrorHandler sets the function told about a failed release,
+// as lock.WithReleaseErrorHandler does. The lease then ends at its TTL,
+// with no done marker.
 func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 	return optionFunc(func(c *config) { c.onRelease = f })
 }
 
 // WithLockOptions passes options to lock.Do, such as lock.WithWait to wait
 // for a busy key instead of applying the policy at once. The Guard's own
-// settings win: its TTL, release error handler, limit and wait, and the
-// release that writes the done marker; see docs/asynq.md.
+// settings win over the same ones given here.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }

@@ -1,7 +1,7 @@
-// Package asynqlock makes asynq tasks run at most once at a time per key
-// (or at most once per time window, or at most n at a time), with the
-// locks of package lock on any lock.Backend; and enqueues periodic tasks
-// from every replica of a service, once per tick.
+// Package asynqlock runs asynq tasks at most once at a time per key. It
+// can also run them at most once per time window, or at most n at a time,
+// on any lock.Backend. Its Scheduler enqueues periodic tasks from every
+// replica of a service, once per tick.
 //
 // asynq's Unique option only guards enqueueing; a Guard holds a lease with
 // a fencing token for as long as the handler runs:
@@ -28,14 +28,15 @@
 //	})
 //	return srv.Run(mux)
 //
-// A task's key is its queue, type and payload hash (DefaultKey). A
-// duplicate of a running task fails with a *DuplicateError (requeued, or
-// deleted under policy Drop); one of a task marked done (WithDoneTTL) is
-// deleted without running. With WithLimit(n) a task takes one of n slots
-// instead, and fails with a *LimitError when none frees in time.
+// A task's key is its queue, type and payload hash. A duplicate of a
+// running task fails with a *DuplicateError: it is requeued, or deleted
+// under policy Drop. With WithDoneTTL a repeat of a finished task is
+// deleted without running. With WithLimit a task takes one of n slots.
 //
-// A Scheduler (NewScheduler) is an asynq.Scheduler for a fleet: every
-// replica runs it, the leader elected on its key enqueues, and each tick
-// goes out once, under a task id of its own (TickID). docs/asynq.md has
-// every outcome, the scheduler's guarantees, and the limits.
+// What it does not guarantee: a worker that stalls past its lease may
+// still run when a duplicate starts. The handler's context ends when the
+// lease is lost; pass the lease's fence to what it writes.
+//
+// A Scheduler is an asynq.Scheduler for a fleet. docs/asynq.md in the
+// repository has every outcome, the scheduler's guarantees and the limits.
 package asynqlock

@@ -34,16 +34,14 @@ type Guard struct {
 }
 
 // untilLimitWaitEnds is the retry schedule of a limit's wait: attempts
-// until the wait ends (it is bounded by time, not by a count of attempts),
-// at most lockdriver.QueuedPollInterval apart.
+// until the wait ends, at most lockdriver.QueuedPollInterval apart.
 var untilLimitWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, MaxDelay: lockdriver.QueuedPollInterval}
 
-// New returns a Guard that locks tasks on b. It returns an *lock.Error with
-// lock.CodeInvalidArgument (Op "config") for a nil backend or a bad option,
-// including WithDoneTTL on a backend that does not implement
-// lock.Recorder, WithLimit on one that does not implement lock.IDBackend
-// (the error then also matches errors.ErrUnsupported), and WithLimit with
-// WithDoneTTL.
+// New returns a Guard that locks tasks on b. It returns a *lock.Error with
+// lock.CodeInvalidArgument for a nil backend or a bad option. That includes
+// WithDoneTTL on a backend that is not a lock.Recorder, WithLimit on one
+// that is not a lock.IDBackend (also matching errors.ErrUnsupported), and
+// WithLimit with WithDoneTTL.
 func New(b lock.Backend, opts ...Option) (*Guard, error) {
 	c, recorder, err := newConfig(b, opts)
 	if err != nil {
@@ -69,9 +67,7 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 	}
 	g.do = []lock.Option{
 		// One attempt: a busy key is the policy's business, not a wait
-		// that would hold an asynq worker (a lock.WithWait given with
-		// WithLockOptions asks for one). A limit's tasks wait for a slot
-		// instead (see waitFor), by time, not by a count of attempts.
+		// that would hold a worker. A limit's tasks wait for a slot by time.
 		lock.WithWait(0),
 		lock.WithReleaseTimeout(ReleaseTimeout),
 	}
@@ -91,34 +87,15 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 // (*asynq.ServeMux).Use.
 func (g *Guard) Middleware() asynq.MiddlewareFunc { return g.Wrap }
 
-// Wrap returns a handler that runs h under the lock on the task's key:
-//
-//   - The key comes from the KeyFunc and the prefix. A key that cannot be
-//     derived or is invalid fails the task with an error matching
-//     ErrInvalidKey and asynq.SkipRetry (archived), without a backend call.
-//   - A busy key fails the task with a *DuplicateError (with WithLimit:
-//     every slot taken, and none freed within WithLimitWait's wait, a
-//     *LimitError): retried under policy Requeue,
-//     removed (asynq.RevokeTask) under Drop. asynq logs a warning for
-//     every task removed so, unless its Config.Logger comes from the
-//     Guard's Logger method.
-//   - A key held as the other kind (a lock where the Guard wants a limit,
-//     or the reverse: lock.ErrKindMismatch), or a backend that turns out
-//     to have no limits, fails the task with asynq.SkipRetry (archived).
-//   - With WithDoneTTL, a key marked done is removed likewise without
-//     running h, and a successful run marks its key done as it releases.
-//   - Any other backend failure returns a retryable error wrapping the
-//     backend's (see lock.CodeOf); h never runs without the lock.
-//   - While h runs the lease is kept alive (lock.Keep); its context carries
-//     the lease (lock.LeaseFrom) and is cancelled with a cause matching
-//     lock.ErrLeaseLost when the lease is lost. The task then fails with an
-//     error matching lock.ErrLeaseLost (and h's error, if any), so asynq
-//     retries it, even if h returned nil.
-//   - The lease is released when h returns or panics (the panic goes on to
-//     asynq), under a context of its own bounded by ReleaseTimeout.
-//
-// Otherwise the task's result is h's error unchanged. Wrap panics if h is
-// nil.
+// Wrap returns a handler that runs h under the lock on the task's key. h
+// never runs without the lock. Its context carries the lease
+// (lock.LeaseFrom), kept alive while h runs, and ends, with cause
+// lock.ErrLeaseLost, if the lease is lost; the task then fails so that
+// asynq retries it. A busy key fails the task with a *DuplicateError, or a
+// *LimitError with WithLimit, handled by the Guard's Policy. An invalid key
+// fails it with ErrInvalidKey and asynq.SkipRetry. Otherwise the task's
+// result is h's error. Wrap panics if h is nil. docs/asynq.md lists every
+// outcome.
 func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 	if h == nil {
 		panic("asynqlock: Wrap of a nil handler")
@@ -130,9 +107,8 @@ func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 	})
 }
 
-// process runs h through lock.Do: one acquisition attempt, the done check
-// while holding, and a release that marks the key done after a successful
-// run (ReleaseDone, in the same script as the release).
+// process runs h through lock.Do: one attempt, the done check while
+// holding, and a release that marks the key done after a successful run.
 func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) error {
 	key, err := g.key(ctx, t)
 	if err != nil {
@@ -175,11 +151,9 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 	return err
 }
 
-// waitFor returns how long a task with context ctx waits for a slot of
-// its full limit: the limit's wait, but at most half the time left before
-// ctx's deadline (asynq's deadline of the task), so that the work keeps
-// the other half; 0 (a single attempt) without a limit, or when less than
-// a millisecond would be left to wait.
+// waitFor returns how long a task with context ctx waits for a slot: the
+// limit's wait, but at most half the time left before ctx's deadline, so
+// that the work keeps the other half. 0 means a single attempt.
 func (g *Guard) waitFor(ctx context.Context) time.Duration {
 	w := g.limitWait
 	if dl, ok := ctx.Deadline(); ok && w > 0 {
@@ -206,10 +180,9 @@ func (g *Guard) notAcquired(ctx context.Context, key string, err error, waited t
 	var le *lock.LockedError
 	switch {
 	case errors.As(err, &le):
-		// A busy key with a live done marker is held by another duplicate
-		// on its way out: drop this one too rather than requeue it. (A
-		// marker seen without holding the key is still proof of a
-		// successful run; only its absence needs the lock to be sure.)
+		// A busy key with a live done marker is held by a duplicate on its
+		// way out: drop this one too. A marker is proof of a successful run
+		// even without the lock; only its absence needs the lock.
 		if g.recorder != nil && g.policy == Requeue {
 			if done, derr := g.recorder.IsDone(ctx, key); derr == nil && done {
 				return &DuplicateError{Done: true, Dropped: true}
@@ -224,14 +197,11 @@ func (g *Guard) notAcquired(ctx context.Context, key string, err error, waited t
 		}
 		return &DuplicateError{ExpiresAt: exp, Dropped: g.policy == Drop}
 	case errors.Is(err, lock.ErrKindMismatch), errors.Is(err, errors.ErrUnsupported):
-		// A key used both as a lock and as a limit (a deduplicating and a
-		// limiting Guard given the same prefix and key), or a decorating
-		// backend whose backend has no limits: a mistake in the program,
-		// not in the task's key, and not one a retry mends.
+		// A key used both as a lock and as a limit, or a backend without
+		// limits: a mistake in the program that no retry mends.
 		return fmt.Errorf("asynqlock: acquire: %w: %w", err, asynq.SkipRetry)
 	case lock.CodeOf(err) == lock.CodeInvalidArgument:
-		// The backend's own key rules (such as reserved prefixes), checked
-		// before any I/O: retrying cannot help.
+		// The backend's own key rules, checked before any I/O.
 		return invalidKey(err)
 	}
 	return fmt.Errorf("asynqlock: acquire: %w", err)

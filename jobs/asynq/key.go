@@ -17,9 +17,8 @@ const (
 	// keyBudget is the length of a default key at most, so that it is
 	// valid under any prefix that New accepts.
 	keyBudget = lockdriver.MaxKeyBytes - MaxPrefixBytes
-	// maxReadableQueue is the longest queue name kept readable: a readable
-	// queue then leaves room for a hashed type ("h:" and 64 hex digits)
-	// and the payload's 64 hex digits (64+1+66+1+64 <= 256).
+	// maxReadableQueue is the longest queue name kept readable, leaving
+	// room for a hashed type and the payload's hash: 64+1+66+1+64 <= 256.
 	maxReadableQueue = 64
 )
 
@@ -28,10 +27,9 @@ const (
 const defaultQueue = "default"
 
 // DefaultKey is the default KeyFunc: DefaultKeyIn of the queue the task
-// was taken from (asynq.GetQueueName of ctx), or of "default", asynq's
-// default queue, when ctx names none (a handler called outside an asynq
-// server). Like asynq's own Unique option, it tells apart tasks of one type
-// and payload in different queues. It never fails.
+// was taken from, or of asynq's "default" queue when ctx names none. Like
+// asynq's Unique option, it tells apart tasks of one type and payload in
+// different queues. It never fails.
 func DefaultKey(ctx context.Context, t *asynq.Task) (string, error) {
 	q, ok := asynq.GetQueueName(ctx)
 	if !ok {
@@ -40,26 +38,11 @@ func DefaultKey(ctx context.Context, t *asynq.Task) (string, error) {
 	return DefaultKeyIn(q, t), nil
 }
 
-// DefaultKeyIn returns the default key of t in queue: the queue, ':', the
-// task type, ':' and the hex SHA-256 of the payload, so identical tasks of
-// one queue share a key and tasks differing in queue, type or payload do
-// not ("default:email:send:ba7816bf..."; asynq's Unique key is queue, type
-// and payload too).
-//
-// The queue is kept readable only when it is valid UTF-8 already in NFC,
-// at most 64 bytes long, without ':' and not "h"; the type only when it is
-// valid UTF-8 already in NFC, does not begin with "h:" and the whole key
-// then has at most lockdriver.MaxKeyBytes-MaxPrefixBytes bytes. Any other queue
-// or type is hashed: "h:" and the hex SHA-256 of it. Distinct (queue, type,
-// payload) triples therefore never share a key (short of a SHA-256
-// collision): a readable queue has no ':' and a hashed one a fixed length,
-// so the queue part ends unambiguously; the payload part has a fixed length
-// (64 hex digits), so it cannot absorb a ':' of the type; only hashed parts
-// begin with "h:" (a readable queue "h" would look like one, hence the
-// exception); and no part is replaced by its normal form (NFC would merge
-// "cafe\u0301" with "café", which asynq routes apart). The key has at most
-// lockdriver.MaxKeyBytes-MaxPrefixBytes bytes, so it is valid under any prefix
-// that New accepts.
+// DefaultKeyIn returns the default key of t in queue: the queue, the task
+// type and the hex SHA-256 of the payload, joined by ':'. Identical tasks
+// of one queue share a key; tasks differing in queue, type or payload do
+// not. A queue or type that is not plain NFC text is hashed. The key is
+// valid under any prefix New accepts. docs/asynq.md has the exact rules.
 func DefaultKeyIn(queue string, t *asynq.Task) string {
 	sum := sha256.Sum256(t.Payload())
 	payload := hex.EncodeToString(sum[:])

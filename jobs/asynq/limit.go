@@ -11,18 +11,16 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// DefaultLimitPrefix namespaces every key of a Guard built with WithLimit
-// unless WithPrefix says otherwise. It differs from DefaultPrefix so that a
-// limit key (a task type, by default) never meets the lock key of a
-// deduplicating Guard on the same backend: a key is used either as a lock
-// or as a limit (see lock.ErrKindMismatch).
+// DefaultLimitPrefix namespaces the keys of a Guard built with WithLimit,
+// unless WithPrefix says otherwise. It differs from DefaultPrefix, so a
+// limit's key never meets a deduplicating Guard's lock key.
 const DefaultLimitPrefix = "asynq-limit:"
 
 // WithLimit makes the Guard a concurrency limit: at most n tasks with the
-// same key (the task type, unless WithKeyFunc) run at once, each under a
-// fenced slot (lock.WithLimit); a task that finds every slot taken waits
-// (WithLimitWait), then its policy applies (*LimitError). n is 1 to 10000,
-// the backend a lock.IDBackend, and not with WithDoneTTL; see docs/asynq.md.
+// same key run at once, each under a fenced slot. The key is the task type
+// unless WithKeyFunc says otherwise. A task that finds every slot taken
+// waits, then its policy applies. n is 1 to 10000; the backend must be a
+// lock.IDBackend. It does not go with WithDoneTTL.
 func WithLimit(n int) Option {
 	return optionFunc(func(c *config) { c.limit, c.limitSet = n, true })
 }
@@ -31,22 +29,17 @@ func WithLimit(n int) Option {
 // when WithLimitWait is not given.
 const DefaultLimitWait = 5 * time.Second
 
-// WithLimitWait sets how long a task whose limit is full waits for a slot
-// (default DefaultLimitWait; 0: none), in the backend's queue, so a freed
-// slot goes straight to the oldest waiting task; at most half the time left
-// before the task's deadline. d must not be negative, and needs WithLimit;
-// docs/asynq.md says why waiting beats asynq's retries.
+// WithLimitWait sets how long a task whose limit is full waits for a slot,
+// DefaultLimitWait by default. A freed slot goes straight to the oldest
+// waiting task. A task waits at most half the time left before its
+// deadline. d must not be negative, and needs WithLimit.
 func WithLimitWait(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.limitWait, c.waitSet = d, true })
 }
 
 // TypeKey is the default KeyFunc of a Guard built with WithLimit: the task
-// type, so that the limit counts the running tasks of each type. A type
-// that is not valid UTF-8 already in NFC, begins with "h:" or is longer
-// than lockdriver.MaxKeyBytes-MaxPrefixBytes bytes is hashed ("h:" and its hex
-// SHA-256), as DefaultKeyIn does, so that distinct types never share a
-// limit and the key is valid under any prefix that New accepts. It never
-// fails.
+// type, hashed as DefaultKeyIn hashes it. The limit then counts the
+// running tasks of each type. It never fails.
 func TypeKey(_ context.Context, t *asynq.Task) (string, error) {
 	typ := t.Type()
 	if len(typ) <= keyBudget && !strings.HasPrefix(typ, "h:") && isNFC(typ) {

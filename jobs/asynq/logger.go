@@ -13,37 +13,22 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// revokeLine is how asynq's processor begins the warning it logs for every
-// task whose handler returned an error matching asynq.RevokeTask
-// ("revoke task id=%s", asynq v0.26). TestLoggerQuietsDrops fails if a new
-// asynq words it otherwise; the lines are then logged as before.
+// revokeLine begins asynq's warning for a revoked task. If a new asynq
+// words it otherwise, the lines are logged as before.
 const revokeLine = "revoke task id="
 
-// Logger returns an asynq.Logger for asynq.Config.Logger that passes every
-// line to base, except asynq's "revoke task id=<id>" warning for a task
-// that this Guard dropped (a duplicate under policy Drop or with a done key
-// and WithDoneTTL, or a task over its limit under policy Drop with
-// WithLimit), which it leaves out: asynq logs one such warning per
-// dropped task, so a burst of duplicates floods the worker's log with an
-// outcome that is normal for a deduplicating queue. The drop itself is
-// unchanged: the task still fails with a *DuplicateError (or *LimitError)
-// matching asynq.RevokeTask, asynq deletes it, and the ErrorHandler still
-// sees it (IsDuplicate, IsLimited), so count drops there. Tasks revoked by the handler
-// itself, and every other line, are logged as before.
-//
-// A nil base writes to standard error in the format of asynq's default
-// logger. asynq.Config.LogLevel still applies: asynq filters lines before
-// they reach the Logger.
+// Logger returns an asynq.Logger for asynq.Config.Logger. It passes every
+// line to base, except asynq's "revoke task" warning for a task this Guard
+// dropped: asynq logs one per dropped task, so a burst of duplicates would
+// flood the log. The drop itself is unchanged, and the ErrorHandler still
+// sees it. A nil base writes to standard error as asynq's default logger
+// does. docs/asynq.md has the details.
 //
 //	srv := asynq.NewServer(redisOpt, asynq.Config{
 //		Logger:         guard.Logger(nil), // no warning per dropped duplicate
 //		IsFailure:      asynqlock.IsFailure,
 //		RetryDelayFunc: asynqlock.RetryDelay(nil),
 //	})
-//
-// Once Logger has been called the Guard remembers the id of every task it
-// drops until asynq logs its revocation; ids never logged (a Guard shared
-// with a server that uses another logger) are forgotten after a minute.
 func (g *Guard) Logger(base asynq.Logger) asynq.Logger {
 	if base == nil {
 		base = newStdLogger()
@@ -71,9 +56,8 @@ func (l *quietLogger) Warn(args ...any) {
 	l.Logger.Warn(args...)
 }
 
-// dropLog remembers the ids of the tasks a Guard dropped, from the
-// handler's return until asynq logs their revocation (right after, in the
-// same worker goroutine).
+// dropLog remembers the ids of the tasks a Guard dropped, until asynq
+// logs their revocation.
 type dropLog struct {
 	on atomic.Bool // set by Logger; nothing is recorded before
 
@@ -89,8 +73,7 @@ const (
 	dropLogSweep = 1024
 )
 
-// add records the task of ctx when err drops it (a *DuplicateError or a
-// *LimitError with Dropped) and Logger is in use.
+// add records the task of ctx when err drops it and Logger is in use.
 func (d *dropLog) add(ctx context.Context, err error) {
 	if !d.on.Load() || !dropped(err) {
 		return
@@ -125,8 +108,7 @@ func (d *dropLog) take(id string) bool {
 	return ok
 }
 
-// stdLogger writes lines as asynq's default logger does: to standard
-// error, prefixed with "asynq: pid=<pid> ", the UTC time and the level.
+// stdLogger writes lines to standard error as asynq's default logger does.
 type stdLogger struct{ l *stdlog.Logger }
 
 func newStdLogger() *stdLogger {

@@ -16,14 +16,11 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Scheduler enqueues periodic asynq tasks from every replica of a service
-// while only one of them, the leader elected on its key, does the
-// enqueueing. Its methods are shaped like asynq.Scheduler's.
+// Scheduler enqueues periodic asynq tasks. Every replica of a service runs
+// it, and only the leader elected on its key enqueues. Its methods are
+// shaped like asynq.Scheduler's.
 //
-// Each scheduled time of an entry is enqueued at most once: the leader
-// enqueues a tick only after the last tick in the entry's record, which
-// it reads and writes under a lease of the entry's own key, and each
-// tick's task carries a TaskID (TickID) that asynq refuses twice. After a
+// Each scheduled time of an entry is enqueued at most once. After a
 // failover the new leader enqueues the latest tick missed within the
 // entry's catch-up window. docs/asynq.md has the guarantees and limits.
 //
@@ -45,14 +42,11 @@ type Scheduler struct {
 	changed chan struct{} // a registration changed: the term re-reads entries
 }
 
-// NewScheduler returns a Scheduler that campaigns on key as identity with
-// client enqueueing the tasks. b must be a lock.Recorder (redisbackend's
-// Backend is, also under lock.WithHooks). opts are those of election.Lead
-// (lock.WithTTL sets the term's TTL, which bounds the failover time). It
-// returns a *lock.Error with lock.CodeInvalidArgument, without I/O, for
-// what election.Lead would refuse (a bad key, identity or option, a TTL
-// under election.MinTTL, lock.WithLimit) and for a nil client or a
-// backend that is not a lock.Recorder.
+// NewScheduler returns a Scheduler that campaigns on key as identity, with
+// client enqueueing the tasks. b must be a lock.Recorder, as redisbackend's
+// Backend is. opts are those of election.Lead; lock.WithTTL bounds the
+// failover time. It returns lock.CodeInvalidArgument, without I/O, for what
+// election.Lead would refuse, a nil client, or a b that is no Recorder.
 func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, opts ...lock.Option) (*Scheduler, error) {
 	const op = "new_scheduler"
 	switch {
@@ -116,18 +110,13 @@ func validateCandidate(op, identity string, opts []lock.Option) (time.Duration, 
 
 // Register adds an entry that enqueues task with opts at every tick of
 // cronspec, and returns its id. cronspec is parsed as asynq.Scheduler
-// parses it (five fields, or descriptors such as "@daily" and "@every
-// 30s"), in UTC unless it starts with CRON_TZ=; "@every d" ticks at the
-// multiples of d since the Unix epoch. Local times that daylight saving
-// time skips or repeats follow ISC cron (docs/asynq.md).
+// parses it, in UTC unless it starts with CRON_TZ=. "@every d" ticks at
+// the multiples of d since the Unix epoch.
 //
-// The id is the EntryName given in opts, else a hash of cronspec and the
-// task's type and payload: the same on every replica, whatever the other
-// options and their order. Registering the same entry again returns its
-// id; another entry with the same id is an error. Bad input (nil task or
-// option, empty type, a cronspec that is not valid or never fires,
-// asynq.TaskID, asynq.Unique, a bad EntryName or CatchUp) is a
-// *lock.Error with lock.CodeInvalidArgument.
+// The id is the EntryName given in opts, else a hash of cronspec, type and
+// payload, the same on every replica. Registering the same entry again
+// returns its id; another entry with the same id is an error. Bad input,
+// asynq.TaskID and asynq.Unique among it, is lock.CodeInvalidArgument.
 func (s *Scheduler) Register(cronspec string, task *asynq.Task, opts ...asynq.Option) (entryID string, err error) {
 	e, err := newEntry(cronspec, task, opts)
 	if err != nil {
@@ -163,9 +152,9 @@ func (s *Scheduler) Unregister(entryID string) error {
 }
 
 // OnTick sets a function called with every tick this replica tries to
-// enqueue while it leads, and with every difference found between its
-// entries and the leader's, from the goroutine that enqueues (keep it
-// short; a panic in it is logged and recovered); nil removes it.
+// enqueue while it leads, and with every difference between its entries
+// and the leader's. It runs on the goroutine that enqueues: keep it short.
+// A panic in it is logged and recovered. nil removes it.
 func (s *Scheduler) OnTick(f func(Tick)) {
 	s.mu.Lock()
 	s.onTick = f
@@ -173,10 +162,10 @@ func (s *Scheduler) OnTick(f func(Tick)) {
 }
 
 // Run campaigns for the key and, while this replica leads, enqueues the
-// entries' ticks; when a term is lost it campaigns again. It returns nil
+// entries' ticks. When a term is lost it campaigns again. It returns nil
 // when ctx ends, releasing a term it holds so the next candidate leads at
-// once, and an error when it is already running or the campaign cannot
-// go on (an error of election.Lead that is not ctx's).
+// once. It returns an error when already running, or when the campaign
+// cannot go on.
 func (s *Scheduler) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.running {

@@ -37,26 +37,23 @@ type config struct {
 	lockOpts []lock.Option
 }
 
-// WithWindow sets the done window (default DefaultWindow): a run of a job
-// keeps every other run of it off for d from its start, on every
-// instance. Pick d longer than the spread of the instances' clocks and
-// shorter than the job's period (docs/gocron.md). 0 turns it off: the key
-// is then held only while the job runs. A window needs a backend that
-// implements lock.Recorder.
+// WithWindow sets the done window, DefaultWindow by default: a run of a job
+// keeps every other run of it off for d from its start, on every instance.
+// Pick d longer than the spread of the clocks and shorter than the job's
+// period. 0 turns it off. A window needs a lock.Recorder backend.
 func WithWindow(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.window = d })
 }
 
-// WithPrefix sets the namespace prepended verbatim to every job's name
-// (default DefaultPrefix; "" for none), at most MaxPrefixBytes long.
+// WithPrefix sets the namespace prepended to every job's name:
+// DefaultPrefix by default, "" for none. It is at most MaxPrefixBytes long.
 func WithPrefix(ns string) Option {
 	return optionFunc(func(c *config) { c.prefix = ns })
 }
 
-// WithLockOptions passes options to lock.Hold, such as lock.WithTTL (how
-// long a crashed instance blocks the job) or lock.WithReleaseErrorHandler.
-// The Locker's own settings win: one attempt, and the release that writes
-// the done marker. lock.WithLimit does not apply.
+// WithLockOptions passes options to lock.Hold, such as lock.WithTTL. The
+// Locker's own settings win: one attempt, and the release that writes the
+// done marker. lock.WithLimit does not apply.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }

@@ -1,8 +1,7 @@
 // Package gocronlock shares gocron v2's jobs among the instances of a
-// service, with the locks of package lock on any lock.Backend: a Locker
-// (gocron.WithDistributedLocker) runs each scheduled time of a job once
-// across the instances, and an Elector (gocron.WithDistributedElector)
-// runs the jobs on the elected leader only.
+// service, on any lock.Backend. A Locker runs each scheduled time of a job
+// once across the instances. An Elector runs the jobs on the elected
+// leader only.
 //
 //	locker, err := gocronlock.NewLocker(backend, gocronlock.WithWindow(30*time.Second))
 //	if err != nil {
@@ -17,8 +16,9 @@
 //		return report(ctx, lease.Fence)
 //	}), gocron.WithName("report"))
 //
-// A run holds a fenced lease on the job's name and, released, leaves a
-// done marker for the rest of the window (WithWindow), so an instance
-// whose clock is behind skips the scheduled time that already ran.
-// docs/gocron.md has the guarantees and where they end.
+// A run holds a fenced lease on the job's name. Its release leaves a done
+// marker for the rest of the window, so an instance whose clock is behind
+// skips the scheduled time that already ran. What it does not guarantee:
+// a clock that differs by more than the window can run a time twice.
+// docs/gocron.md in the repository has the guarantees and their limits.
 package gocronlock

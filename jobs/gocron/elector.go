@@ -20,8 +20,7 @@ var ErrNotLeader = errors.New("gocronlock: not the leader")
 
 // Elector is a gocron.Elector on a lock.Backend: it campaigns with
 // election.Lead on its key, and IsLeader answers from the term it holds,
-// without a call to the backend. Pass it to gocron.WithDistributedElector.
-// election.LeaderOf and election.Observe on its key tell who leads.
+// without a backend call. Pass it to gocron.WithDistributedElector.
 //
 // An Elector is safe for concurrent use.
 type Elector struct {

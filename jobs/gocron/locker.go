@@ -16,10 +16,9 @@ import (
 // within the window (WithWindow): this scheduled time has run already.
 var ErrDone = errors.New("gocronlock: the job ran within its window")
 
-// Locker is a gocron.Locker on a lock.Backend: a run of a job holds a
-// fenced lease on its name, and leaves a done marker for the rest of the
-// window, so one run per scheduled time happens across instances. Pass it
-// to gocron.WithDistributedLocker or gocron.WithDistributedJobLocker.
+// Locker is a gocron.Locker on a lock.Backend: one run per scheduled time
+// happens across instances. Pass it to gocron.WithDistributedLocker or
+// gocron.WithDistributedJobLocker.
 //
 // A Locker is safe for concurrent use.
 type Locker struct {
@@ -79,10 +78,8 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 }
 
 // Held returns the context of the run under way for the job whose gocron
-// context is ctx: it carries the run's lease (lock.LeaseFrom) and ends
-// when the lease is lost. It returns ctx itself when no run of this
-// Locker holds it, such as for a job with a context of its own in its
-// parameters.
+// context is ctx. It carries the run's lease and ends when the lease is
+// lost. It returns ctx itself when no run of this Locker holds it.
 func (l *Locker) Held(ctx context.Context) context.Context {
 	if !keyable(ctx) {
 		return ctx

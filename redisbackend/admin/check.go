@@ -26,16 +26,14 @@ const (
 	SeverityOK Severity = iota
 	// SeverityInfo is worth knowing but costs no fence.
 	SeverityInfo
-	// SeverityUnknown means the server would not tell (CONFIG or INFO is
-	// forbidden or unsupported, as on managed Redis): check the setting
-	// with the provider.
+	// SeverityUnknown means the server would not tell, as managed Redis
+	// often will not: check the setting with the provider.
 	SeverityUnknown
-	// SeverityWarning means a fence can be granted twice after a failure
-	// (a crash of the host, a failover), or acquires fail, until the
-	// setting changes.
+	// SeverityWarning means a fence can be granted twice after a crash or
+	// a failover, or acquires fail, until the setting changes.
 	SeverityWarning
-	// SeveritySevere means fences go back after an ordinary event (a
-	// restart, an eviction), or no acquire can work.
+	// SeveritySevere means fences go back after a restart or an eviction,
+	// or no acquire can work.
 	SeveritySevere
 )
 
@@ -80,13 +78,10 @@ const (
 
 // Finding is one result of Check.
 type Finding struct {
-	// Name is one of CheckVersion, CheckPersistence, CheckEviction,
-	// CheckReplication and CheckCluster (and CheckConfig, see
-	// CheckRecordedConfig): stable, for programs.
+	// Name is one of the Check names, or CheckConfig: stable, for programs.
 	Name string `json:"name"`
-	// Node is the address of the cluster master the finding is about, and
-	// empty for a client that talks to one server (a failover client: its
-	// current primary).
+	// Node is the address of the cluster master the finding is about, or
+	// empty for a client that talks to one server.
 	Node string `json:"node,omitempty"`
 	// Severity grades the finding.
 	Severity Severity `json:"severity"`
@@ -149,34 +144,22 @@ type masterLister interface {
 	ForEachMaster(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error
 }
 
-// Check reads the settings of the Redis server behind b (CONFIG GET
-// appendonly, appendfsync, save, maxmemory and maxmemory-policy; INFO
-// server, persistence, replication, memory and cluster) and reports what
-// they mean for fences: whether a fence survives a restart (persistence),
-// an eviction (eviction) and a failover (replication, with
-// Options.ReplicaAck), and whether the scripts can run at all (version,
-// cluster). On a *redis.ClusterClient it checks every master and tags each
-// finding with the master's address (a master that does not answer gets
-// SeverityUnknown findings saying so); on a failover client, the primary
-// it talks to.
+// Check reads the settings of the Redis server behind b and reports what
+// they mean for fences. It says whether a fence survives a restart, an
+// eviction and a failover, and whether the scripts can run at all. On a
+// *redis.ClusterClient it checks every master.
 //
-// A server that refuses or lacks CONFIG or INFO (managed Redis often
-// renames CONFIG; miniredis has neither) gives findings with
-// SeverityUnknown, not an error. The error is for a server Check cannot
-// use at all (for a cluster: no master answers): unreachable
-// (lock.CodeServiceUnavailable), rejecting the
-// credentials (lock.CodeAuthFailed), or ctx done (lock.CodeAborted), as
-// the Backend's methods map them. Check writes nothing; it costs one pipelined
-// round trip per node, and one HGETALL of the configuration record (see
-// CheckRecordedConfig): when instances on the prefix recorded a
-// configuration (Options.Layout, Options.FenceStripes) other than b's,
-// the report ends with that finding, named CheckConfig, without a Node.
+// A server that refuses CONFIG or INFO gives SeverityUnknown findings, not
+// an error. The error is for a server Check cannot use at all: unreachable,
+// refusing the credentials, or ctx done. Check writes nothing. When other
+// instances on the prefix recorded another configuration, the report ends
+// with a CheckConfig finding. docs/fences.md describes the findings.
 func Check(ctx context.Context, b *redisbackend.Backend) (Report, error) {
 	const op = "check"
 	if err := operator.CheckCtx(op, ctx); err != nil {
 		return Report{}, err
 	}
-	// Like every call, Check returns by ctx's deadline (transport.Bounded).
+	// Like every call, Check returns by ctx's deadline.
 	var (
 		r   Report
 		err error

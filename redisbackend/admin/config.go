@@ -65,18 +65,15 @@ func parseConfig(s string) (redisbackend.Config, bool) {
 // ConfigRecord is a configuration recorded under a prefix.
 type ConfigRecord struct {
 	redisbackend.Config
-	// RecordedAt is when a Backend with this configuration last recorded
-	// it (its New), by that host's clock; zero when the record does not
-	// say.
+	// RecordedAt is when a Backend last recorded it, by its host's clock,
+	// or zero.
 	RecordedAt time.Time `json:"recordedAt"`
 }
 
 // RecordedConfigs reads the configurations that Backends on prefix
-// recorded (see redisbackend.Config), newest first: none when no Backend recorded one
-// (versions before the record, the TypeScript library, or every New with
-// Options.DisableConfigRecord). client is any client New accepts. It
-// writes nothing, and returns by ctx's deadline. Errors are *lock.Error values as the lock operations'
-// (lock.CodeInternal when the key holds something that is not a record).
+// recorded, newest first. client is any client New accepts. It writes
+// nothing. Errors are *lock.Error values, with lock.CodeInternal when the
+// key holds something that is not a record.
 func RecordedConfigs(ctx context.Context, client redis.UniversalClient, prefix string) ([]ConfigRecord, error) {
 	const op = "config"
 	key, err := redisbackend.ConfigKey(prefix)
@@ -122,22 +119,11 @@ func RecordedConfigs(ctx context.Context, client redis.UniversalClient, prefix s
 }
 
 // CheckRecordedConfig compares b's configuration with those recorded under
-// its prefix (see redisbackend.Config) and returns one Finding named CheckConfig:
-//
-//   - SeverityOK: every record is b's configuration;
-//   - SeverityInfo: nothing is recorded (instances of versions before the
-//     record, the TypeScript library, or a New that could not reach Redis);
-//   - SeverityWarning: another configuration is recorded that names the
-//     same keys but takes fences from other stripes (two stripe counts in
-//     the single layout: fences still increase, by the server's clock);
-//   - SeveritySevere: another configuration is recorded whose lock keys
-//     differ from b's (another layout, or other stripes in the cluster
-//     layout: one key can then be held twice at once) or whose fences can
-//     go back against b's (a counter per key next to striped counters).
-//
-// A record stays until deleted: when no instance runs a configuration
-// any more, the finding's advice says how to delete its record. It
-// writes nothing. Errors are as RecordedConfigs'.
+// its prefix and returns one Finding named CheckConfig. It is severe when
+// another instance names lock keys differently, or takes fences that can
+// go back against b's. It warns for two stripe counts in the single
+// layout. It writes nothing. Errors are as RecordedConfigs'.
+// docs/operating.md describes the finding.
 func CheckRecordedConfig(ctx context.Context, b *redisbackend.Backend) (Finding, error) {
 	recs, err := RecordedConfigs(ctx, operator.View(b).Client(), b.Prefix())
 	if err != nil {

@@ -23,14 +23,18 @@ func ExampleCheck() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// README: admin-check
 	report, err := admin.Check(ctx, b)
 	if err != nil {
 		log.Fatal(err) // Redis cannot be reached, or rejects the credentials
 	}
+	// END README
 	for _, f := range report.Findings {
 		fmt.Println(f) // e.g. "severe persistence: no persistence (appendonly no, save "") ..."
 	}
+	// README: admin-check
 	if report.Worst() == admin.SeveritySevere {
-		log.Fatal("this Redis cannot keep fences; see the findings above")
+		log.Fatal("this Redis cannot keep fences")
 	}
+	// END README
 }

@@ -23,33 +23,29 @@ type Keys struct {
 	Record string
 }
 
-// StorageKeys returns the names of the Redis keys of key in b's layout,
-// for operator tools that read them directly. It does no I/O, and returns
-// a *lock.Error with lock.CodeInvalidArgument for a key that no lock can
+// StorageKeys returns the names of the Redis keys of key in b's layout. It
+// does no I/O. It returns lock.CodeInvalidArgument for a key no lock can
 // have.
 func StorageKeys(b *redisbackend.Backend, key string) (Keys, error) {
 	k, err := operator.View(b).StorageKeys(key)
 	return Keys(k), err
 }
 
-// ForceRelease releases whatever live lease holds key, without its lock
-// id, as its holder would (the fence counter stays, waiters are woken), and
-// returns it as an Info of hashes. It is for operators freeing a key whose
-// holder is stuck (syncguard release --force): the evicted holder is not
-// told, and its fence is now stale. It returns an error matching
-// lock.ErrNotHeld when key holds no live lease, lock.ErrKindMismatch on a
-// limit's key (ForceReleaseSlots), and lock.CodeInternal, deleting
-// nothing, for a lock key whose data or index key is not syncguard's.
+// ForceRelease releases whatever live lease holds key, as its holder
+// would, and returns it. It is for operators freeing a key whose holder is
+// stuck. The evicted holder is not told, and its fence is now stale. It
+// returns an error matching lock.ErrNotHeld when no lease is live,
+// lock.ErrKindMismatch on a limit's key, and lock.CodeInternal, deleting
+// nothing, for data that is not syncguard's.
 func ForceRelease(ctx context.Context, b *redisbackend.Backend, key string) (lock.Info, error) {
 	return operator.View(b).ForceRelease(ctx, key)
 }
 
-// ForceReleaseSlots is ForceRelease for a concurrency limit's key: it
+// ForceReleaseSlots is ForceRelease for a concurrency limit's key. It
 // releases every live slot, or only the one with fence when fence is set,
-// each as its holder would (a freed slot goes to the oldest waiter whose n
-// admits it), and returns them, earliest expiry first. It returns an error
-// matching lock.ErrNotHeld when no such slot is live, lock.ErrKindMismatch
-// on a lock's key, and on another failure the slots released so far.
+// and returns them, earliest expiry first. It returns an error matching
+// lock.ErrNotHeld when no such slot is live, lock.ErrKindMismatch on a
+// lock's key, and on another failure the slots released so far.
 func ForceReleaseSlots(ctx context.Context, b *redisbackend.Backend, key string, fence lock.Fence) ([]lock.Info, error) {
 	return operator.View(b).ForceReleaseSlots(ctx, key, fence)
 }

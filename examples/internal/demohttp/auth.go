@@ -11,17 +11,13 @@ import (
 // userKey is the context key under which Authenticate puts the user.
 type userKey struct{}
 
-// Authenticate stands in for the application's authentication middleware:
-// it accepts "Authorization: Bearer <user>" (a real one verifies a token,
-// a session cookie or a client certificate, and finds whose it is) and
-// puts the user in the request's context, where User reads it. A request
-// without it is answered 401 and goes no further.
+// Authenticate stands in for the application's authentication middleware.
+// It accepts "Authorization: Bearer <user>" and puts the user in the
+// request's context, where User reads it. A request without it gets 401.
 //
-// The user it establishes is the principal of the locks behind it: the
-// scope of replay mode (httplock.WithScope, echolock Config.Scope), so that
-// one user is never served another's stored response, and the key of a
-// per-user limit. Never take the principal from a header the client
-// chooses (such as X-User) or from a path parameter: any client could name
+// The user is the principal of the locks behind it: the scope of replay
+// mode and the key of a per-user limit. Never take the principal from a
+// header the client chooses, or from the path: any client could name
 // another user there.
 func Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

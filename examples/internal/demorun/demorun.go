@@ -1,12 +1,10 @@
-// Package demorun is the part every example program shares: main's signal
-// handling, the Redis to run on (REDIS_URL, or an embedded miniredis, with
-// Check's findings printed; see demoredis), a key prefix of its own per
-// run, timing, and a non-zero exit when the demo fails. An example's main
-// is one call:
+// Package demorun is the part every example program shares: signal
+// handling, the Redis to run on, a key prefix per run, timing, and a
+// non-zero exit when the demo fails. An example's main is one call:
 //
 //	func main() { demorun.Main("quickstart", demo) }
 //
-// and its tests call [Run] with an empty url (embedded miniredis).
+// and its tests call Run with an empty url, for an embedded Redis.
 package demorun
 
 import (
@@ -44,16 +42,13 @@ type Env struct {
 }
 
 // Backend returns a redisbackend on e.Redis whose keys go under a prefix
-// no other run shares (name:<12 hex digits>), and prints the prefix. It is
-// BackendWith(name, redisbackend.Options{}): one fence counter per key.
+// of this run's own, and prints the prefix. It counts fences per key.
 func (e *Env) Backend(name string) (lock.Backend, error) {
 	return e.BackendWith(name, redisbackend.Options{})
 }
 
-// BackendWith is Backend with the options o, such as FenceStripes for a
-// demo whose keys are unbounded (an Idempotency-Key per request); the
-// prefix is always the run's own, whatever o.Prefix says. It prints the
-// number of striped fence counters when o has them.
+// BackendWith is Backend with the options o, such as FenceStripes. The
+// prefix is always the run's own, whatever o.Prefix says.
 func (e *Env) BackendWith(name string, o redisbackend.Options) (lock.Backend, error) {
 	o.Prefix = demoredis.Prefix(name)
 	b, err := redisbackend.New(e.Redis, &o)
@@ -70,10 +65,9 @@ func (e *Env) BackendWith(name string, o redisbackend.Options) (lock.Backend, er
 	return b, nil
 }
 
-// Expire returns once a lease of ttl granted now has expired: at once on
-// the embedded server, whose clock it moves (miniredis never expires keys
-// on its own), else after ttl plus lockdriver.TimeTolerance (a lease stays live
-// that long past its expiry) or when ctx ends.
+// Expire returns once a lease of ttl granted now has expired. On the
+// embedded server it moves the clock; else it waits ttl plus
+// lockdriver.TimeTolerance, or until ctx ends.
 func (e *Env) Expire(ctx context.Context, ttl time.Duration) {
 	if e.Mini != nil {
 		e.Mini.FastForward(ttl + 2*time.Second)
@@ -85,11 +79,9 @@ func (e *Env) Expire(ctx context.Context, ttl time.Duration) {
 	}
 }
 
-// Main runs demo as an example's program: on the server at REDIS_URL, or
-// an embedded miniredis when it is unset, until the demo ends or the
-// process gets SIGINT or SIGTERM. It prints how long the demo took, and
-// exits 1 with "<name> FAILED" and the error when the demo fails (130 when
-// interrupted).
+// Main runs demo as an example's program, on REDIS_URL or on an embedded
+// Redis, until it ends or the process gets SIGINT or SIGTERM. It exits 1
+// with "<name> FAILED" when the demo fails, and 130 when interrupted.
 func Main(name string, demo Func) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	start := time.Now()
@@ -114,9 +106,8 @@ func Run(ctx context.Context, w io.Writer, url string, demo Func) error {
 	return run(ctx, &Env{Out: w}, url, demo)
 }
 
-// RunBroken is Run on an embedded miniredis with every backend of
-// Env.Backend wrapped by wrap: tests use it to check that a demo fails,
-// and so `make demo` exits non-zero, when the lock is broken.
+// RunBroken is Run on an embedded Redis with every backend wrapped by wrap.
+// Tests use it to check that a demo fails when the lock is broken.
 func RunBroken(ctx context.Context, w io.Writer, wrap func(lock.Backend) lock.Backend, demo Func) error {
 	return run(ctx, &Env{Out: w, wrap: wrap}, "", demo)
 }
