@@ -60,6 +60,8 @@ demo:
 	@echo
 	$(GO) run ./examples/gocron
 	@echo
+	$(GO) run ./examples/grpc
+	@echo
 	$(GO) run ./examples/otel -tree
 	@echo
 	$(GO) run ./cmd/syncguard/internal/demo
