@@ -43,6 +43,11 @@ type Exchange struct {
 	Next func(ctx context.Context, wrap Wrap) error
 }
 
+// ErrUnanswered is what Exchange.Next returns in replay mode when the
+// handler wrote nothing and left its errors to a middleware in front
+// (gin's c.Errors): nothing is stored or sent, and a retry runs again.
+var ErrUnanswered = errors.New("guard: the handler left its answer to a middleware in front")
+
 // Wrap gives the writer the handler must write to in place of w: the
 // capture of replay mode, or w itself.
 type Wrap = func(w http.ResponseWriter) http.ResponseWriter
@@ -243,8 +248,8 @@ func (g *Guard) serveReplay(x Exchange, key string, fp [fingerprintSize]byte) (O
 			})
 			returned = true
 		}()
-		if c.w == nil {
-			return nil // the adapter did not write through wrap; nothing to store
+		if c.w == nil || errors.Is(nextErr, ErrUnanswered) && c.status == 0 {
+			return nil // nothing written through wrap; nothing to store
 		}
 		c.ended()
 		switch k, _ := c.outcome(rp); k {
