@@ -2,6 +2,9 @@
 // distributed lock on a key taken from the request:
 //
 //	mw, err := ginlock.New(backend, ginlock.WithKeyFunc(ginlock.FromParam("id")))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	r.POST("/orders/:id", mw, createOrder)
 //
 // Refusals abort the context and go on c.Errors. The options, errors,

@@ -96,3 +96,16 @@ func TestChiReplay(t *testing.T) {
 		t.Errorf("%d runs, bodies %q; want one run replayed", runs, bodies)
 	}
 }
+
+// docs/http.md's chi snippet.
+func readmeChi(mw func(http.Handler) http.Handler, createOrder, createInvoice http.HandlerFunc) *chi.Mux {
+	// README: chi
+	r := chi.NewRouter()
+	r.With(mw).Post("/orders/{id}", createOrder) // runs after routing: the route is "POST /orders/{id}"
+	r.Group(func(r chi.Router) {
+		r.Use(mw) // a Group's middleware runs after routing too
+		r.Post("/invoices/{id}", createInvoice)
+	})
+	// END README
+	return r
+}

@@ -13,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
@@ -148,4 +149,22 @@ func checkConnectError(t *testing.T, desc string, err error, code connect.Code, 
 	case header != "" && ce.Meta().Get(header) == "":
 		t.Errorf("%s: no %s in %v", desc, header, ce.Meta())
 	}
+}
+
+// docs/http.md's Connect snippet.
+func readmeConnect(backend lock.Backend, userID httplock.ScopeFunc, mux *http.ServeMux,
+	create func(context.Context, *connect.Request[wrapperspb.StringValue]) (*connect.Response[wrapperspb.StringValue], error)) error {
+	// README: connect
+	mw, err := httplock.New(backend,
+		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+		httplock.WithScope(userID),
+		httplock.WithReplay(httpguard.DefaultReplayTTL),
+		httplock.WithBusyHandler(connectBusy),
+		httplock.WithErrorHandler(connectError))
+	if err != nil {
+		return err
+	}
+	mux.Handle(createOrder, mw(connect.NewUnaryHandler(createOrder, create)))
+	// END README
+	return nil
 }
