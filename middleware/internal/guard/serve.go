@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -43,6 +44,11 @@ type Exchange struct {
 	// (Echo v5's c.Logger()); slog's default logger otherwise.
 	Log *slog.Logger
 }
+
+// ErrUnanswered is what Exchange.Next returns in replay mode when the
+// handler wrote nothing and left its errors to a middleware in front
+// (gin's c.Errors): nothing is stored or sent, and a retry runs again.
+var ErrUnanswered = errors.New("guard: the handler left its answer to a middleware in front")
 
 // Wrap gives the writer the handler must write to in place of w: the
 // capture of replay mode, or w itself.
@@ -222,8 +228,8 @@ func (hr *httpRun) run(held context.Context, l lock.Lease) ([]byte, error) {
 		})
 		returned = true
 	}()
-	if c.w == nil {
-		return nil, hr.nextErr // the adapter did not write through wrap; nothing to store
+	if c.w == nil || errors.Is(hr.nextErr, ErrUnanswered) && c.status == 0 {
+		return nil, hr.nextErr // nothing written through wrap; nothing to store
 	}
 	c.ended()
 	switch k, _ := c.outcome(rp); k {

@@ -120,6 +120,10 @@ type Adapter struct {
 	// into a 500 response (Echo with its Recover middleware); otherwise
 	// the panic must reach the caller of ServeHTTP.
 	RecoversPanics bool
+	// StatusAtFirstWrite is true when the framework's writer sends the
+	// status at the first write or when the chain ends, not at
+	// WriteHeader (gin's), so headers set after WriteHeader still go out.
+	StatusAtFirstWrite bool
 
 	proto protocol                                 // set by Run
 	raw   func(t *testing.T, s Setup) http.Handler // Build as the adapter gave it

@@ -28,6 +28,12 @@ type trailerIdiom struct {
 	dropped bool
 }
 
+// noWrite is the idiom whose WriteHeader no write follows: a framework
+// whose writer sends the status only at the first write or when the
+// chain ends (gin) sends its trailers' values as headers, with or
+// without the middleware.
+const noWrite = "declared, no body"
+
 // secretTrailer is set by every idiom and left off the allow-list: the
 // first response sends it (net/http would), a replay never does.
 const secretTrailer = "X-Session-Token"
@@ -67,7 +73,7 @@ var trailerIdioms = []trailerIdiom{
 		w.Header().Set("X-Checksum", "c0ffee")
 		w.Header().Set(secretTrailer, "secret")
 	}, http.Header{"X-Checksum": {"c0ffee"}}, false},
-	{"declared, no body", func(w http.ResponseWriter) {
+	{noWrite, func(w http.ResponseWriter) {
 		w.Header().Set("Trailer", "X-Checksum, "+secretTrailer)
 		w.WriteHeader(http.StatusCreated)
 		w.Header().Set("X-Checksum", "c0ffee")
@@ -137,6 +143,9 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 	allowed := append(httpguard.DefaultReplayHeaders(), "X-Checksum", "X-Twice")
 	for _, idiom := range trailerIdioms {
 		t.Run(idiom.desc, func(t *testing.T) {
+			if idiom.desc == noWrite && a.StatusAtFirstWrite {
+				t.Skip("the framework's writer sends the status at the first write or when the chain ends, so headers set after WriteHeader go out as headers, as without the middleware")
+			}
 			bare := a.server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { idiom.write(w) }))
 			prefix := ns + t.Name() + ":"
 			srv := a.server(t, a.Build(t, Setup{Backend: e.b, Prefix: prefix, Routes: []string{"/orders"}, Scope: Principal,

@@ -1,0 +1,161 @@
+package ginlock
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"runtime"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/settings"
+)
+
+// New returns gin middleware that runs each request under the lock on
+// its key in b. opts are this package's and httpguard's options;
+// WithKeyFunc is required. A bad configuration is an InvalidArgument
+// *lock.Error that names the option, and nothing reaches b.
+func New(b lock.Backend, opts ...Option) (gin.HandlerFunc, error) {
+	var s settings.Settings
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	g, err := guard.New(b, s)
+	if err != nil {
+		return nil, err
+	}
+	m := &middleware{g: g, busy: DefaultBusyHandler, onError: DefaultErrorHandler}
+	var errs [6]error
+	m.key, errs[0] = settings.Hook[KeyFunc](&s, "Key", s.Key)
+	m.scope, errs[1] = settings.Hook[ScopeFunc](&s, "Scope", s.Scope)
+	m.fingerprint, errs[2] = settings.Hook[FingerprintFunc](&s, "Fingerprint", s.Fingerprint)
+	m.skip, errs[3] = settings.Hook[func(*gin.Context) bool](&s, "Skipper", s.Skip)
+	if s.Busy != nil {
+		m.busy, errs[4] = settings.Hook[BusyHandler](&s, "BusyHandler", s.Busy)
+	}
+	if s.Error != nil {
+		m.onError, errs[5] = settings.Hook[ErrorHandler](&s, "ErrorHandler", s.Error)
+	}
+	if err := cmp.Or(errs[:]...); err != nil {
+		return nil, err
+	}
+	return m.handle, nil
+}
+
+// Must is like New but panics on a bad configuration.
+func Must(b lock.Backend, opts ...Option) gin.HandlerFunc {
+	mw, err := New(b, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}
+
+type middleware struct {
+	g           *guard.Guard
+	key         KeyFunc
+	scope       ScopeFunc
+	fingerprint FingerprintFunc
+	busy        BusyHandler
+	onError     ErrorHandler
+	skip        func(*gin.Context) bool
+}
+
+// handle locks the request's key around the rest of the chain, or
+// replays, or aborts c with the refusal's answer.
+func (m *middleware) handle(c *gin.Context) {
+	if m.skip != nil && m.skip(c) {
+		return
+	}
+	req := c.Request
+	run := &run{m: m, c: c}
+	x := guard.Exchange{R: req, Route: guard.Route(req.Method, c.FullPath(), req.URL.EscapedPath()),
+		Key: func() (string, error) { return m.key(c) }, Next: run.next}
+	if m.g.Replays() {
+		x.W = eager{c.Writer}
+		defer run.abort()
+	}
+	if m.scope != nil {
+		x.Scope = func() (string, error) { return m.scope(c) }
+	}
+	if m.fingerprint != nil {
+		x.Fingerprint = func() (string, error) { return m.fingerprint(c) }
+	}
+	out, err := m.g.Serve(x)
+	run.returned = true
+	switch {
+	case out == guard.Replayed:
+		c.Abort()
+	case out == guard.Ran:
+	case errors.Is(err, lock.ErrLocked):
+		_ = c.Error(err)
+		c.Request = m.g.Refusal(req)
+		m.busy(c, m.g.RetryAfter(x.Route, err), err)
+		c.Abort()
+	default:
+		_ = c.Error(err)
+		c.Request = m.g.Refusal(req)
+		m.onError(c, err)
+		c.Abort()
+	}
+}
+
+// run is one request's pass through the rest of the chain.
+type run struct {
+	m        *middleware
+	c        *gin.Context
+	w        *writer // replay mode's writer, once the chain runs
+	returned bool    // Serve returned
+}
+
+// next runs the rest of the chain with the held context and, in replay
+// mode, a writer over the guard's capture; both are restored after it.
+// A chain that wrote nothing and left errors on c.Errors is left to the
+// middleware in front (guard.ErrUnanswered).
+func (r *run) next(ctx context.Context, wrap guard.Wrap) error {
+	c := r.c
+	req, orig := c.Request, c.Writer
+	defer func() { c.Request, c.Writer = req, orig }()
+	c.Request = req.WithContext(ctx)
+	if !r.m.g.Replays() {
+		c.Next()
+		return nil
+	}
+	r.w = &writer{ResponseWriter: orig, cw: wrap(eager{orig}), status: orig.Status(), size: -1}
+	c.Writer = r.w
+	errs := len(c.Errors)
+	c.Next()
+	if !r.w.Written() {
+		if len(c.Errors) > errs {
+			return guard.ErrUnanswered
+		}
+		r.w.WriteHeaderNow() // as gin does after the last handler
+	}
+	return nil
+}
+
+// abort ends the goroutine when the guard aborts a response that had
+// started (a panic after a flush): gin's Recovery would swallow the
+// http.ErrAbortHandler panic and let the cut response end as if whole;
+// runtime.Goexit makes net/http close the connection or reset the
+// HTTP/2 stream.
+func (r *run) abort() {
+	if r.returned || r.w == nil || !guard.Sent(r.w.cw) {
+		return
+	}
+	if v := recover(); v != http.ErrAbortHandler {
+		panic(v)
+	}
+	runtime.Goexit()
+}
+
+// LeaseFrom returns the lease held for c's request (lock.LeaseFrom of
+// its context); false when none is held.
+func LeaseFrom(c *gin.Context) (lock.Lease, bool) {
+	return lock.LeaseFrom(c.Request.Context())
+}

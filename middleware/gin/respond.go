@@ -1,0 +1,23 @@
+package ginlock
+
+import (
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
+)
+
+// DefaultBusyHandler answers httpguard.DefaultBusyHandler's problem
+// (409, or 429 for a limit, with Retry-After) and aborts c.
+func DefaultBusyHandler(c *gin.Context, retryAfter time.Duration, err error) {
+	httpguard.DefaultBusyHandler(c.Writer, c.Request, retryAfter, err)
+	c.Abort()
+}
+
+// DefaultErrorHandler answers httpguard.DefaultErrorHandler's problem
+// and aborts c.
+func DefaultErrorHandler(c *gin.Context, err error) {
+	httpguard.DefaultErrorHandler(c.Writer, c.Request, err)
+	c.Abort()
+}
