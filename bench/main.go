@@ -125,9 +125,11 @@ func run(args []string) error {
 	fs.IntVar(&cfg.poolSize, "pool", cfg.poolSize, "go-redis PoolSize, the same for every library (0: go-redis's default, 10 per GOMAXPROCS)")
 	fs.IntVar(&cfg.limitG, "limit-goroutines", cfg.limitG, "goroutines of the slot cycles in the limit workloads")
 	fs.DurationVar(&cfg.limitHold, "limit-hold", cfg.limitHold, "hold per acquisition on the hot limit")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of each distinct-keys cell (the bench process: client and harness) to <this>.<library>.g<goroutines>.<context>.<round>.pprof")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	var err error
 	cfg.conc = nil
 	for _, f := range strings.Split(*conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -136,7 +138,6 @@ func run(args []string) error {
 		}
 		cfg.conc = append(cfg.conc, n)
 	}
-	var err error
 	if cfg.kinds, err = parseKinds(*kinds); err != nil {
 		return err
 	}

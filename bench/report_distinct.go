@@ -59,6 +59,29 @@ func (r *results) distinctTables(b *strings.Builder) {
 		}
 	}
 	p("")
+	p("Client CPU µs per cycle (the bench process's user+sys time over the cell, by getrusage: the library's client and the harness's loop) of syncguard-go, and each other row's ratio to it:")
+	p("")
+	p("| goroutines | context | %s | %s |", libSyncguard, strings.Join(others, " | "))
+	p("|---:|---|---:|%s", strings.Repeat("---:|", len(others)))
+	for _, g := range c.conc {
+		for _, k := range c.kinds {
+			ref, ok := r.findK(g, k, libSyncguard)
+			if !ok {
+				continue
+			}
+			cells := []string{fmt.Sprintf("%.1f", ref.ClientUs())}
+			for _, lib := range others {
+				d, ok := r.findK(g, k, lib)
+				if !ok {
+					cells = append(cells, "–")
+					continue
+				}
+				cells = append(cells, ratio(d.ClientUs(), ref.ClientUs()))
+			}
+			p("| %d | %s | %s |", g, k, strings.Join(cells, " | "))
+		}
+	}
+	p("")
 	p("Redis command µs / Redis CPU µs per cycle:")
 	p("")
 	p("| goroutines | context | %s |", strings.Join(ran, " | "))

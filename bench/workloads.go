@@ -38,6 +38,10 @@ type config struct {
 	poolSize    int
 	limitG      int           // limit workloads: goroutines of the slot cycles
 	limitHold   time.Duration // ... hold on the hot limit
+	// cpuProfile, when set, is the start of the paths of CPU profiles of
+	// the distinct-keys cells, one per library, goroutine count and round
+	// (profile.go).
+	cpuProfile string
 }
 
 // env is a running server and the libraries under test.
@@ -221,6 +225,9 @@ type distinctResult struct {
 	Seconds    float64
 	P50, P99   time.Duration
 	Redis      redisCost
+	// ClientCPU is the bench process's user+sys CPU (getrusage) over the
+	// cell: the library's client side, and the harness's own loop.
+	ClientCPU time.Duration
 }
 
 func (r distinctResult) Rate() float64 { return float64(r.Cycles) / r.Seconds }
@@ -232,6 +239,11 @@ func (r distinctResult) CmdUs() float64 { return perCycle(float64(r.Redis.Usec),
 
 // CPUUs is Redis's CPU per cycle, µs.
 func (r distinctResult) CPUUs() float64 { return perCycle(r.Redis.CPU*1e6, r.Cycles) }
+
+// ClientUs is the bench process's CPU per cycle, µs.
+func (r distinctResult) ClientUs() float64 {
+	return perCycle(float64(r.ClientCPU.Nanoseconds())/1e3, r.Cycles)
+}
 
 // CmdsPer is Redis commands per cycle (those run by scripts included).
 func (r distinctResult) CmdsPer() float64 { return perCycle(float64(r.Redis.Calls), r.Cycles) }
@@ -296,7 +308,9 @@ func (e *env) runDistinct(ctx context.Context) ([]distinctResult, error) {
 						_ = inst.close()
 						return nil, err
 					}
+					stopProf := e.cellProfile(l.name, g, kind, round)
 					r, ls := distinctCell(ctx, inst, g, kind, e.cfg.cell/time.Duration(e.cfg.rounds), tag)
+					stopProf()
 					cost, err := meter.stop(ctx)
 					_ = inst.close()
 					if err != nil {
@@ -312,6 +326,7 @@ func (e *env) runDistinct(ctx context.Context) ([]distinctResult, error) {
 					a.Errors += r.Errors
 					a.Seconds += r.Seconds
 					a.Redis.add(cost)
+					a.ClientCPU += r.ClientCPU
 					lat[k] = append(lat[k], ls...)
 				}
 			}
@@ -326,8 +341,8 @@ func (e *env) runDistinct(ctx context.Context) ([]distinctResult, error) {
 				ls := lat[k]
 				slices.Sort(ls)
 				a.P50, a.P99 = percentile(ls, 0.50), percentile(ls, 0.99)
-				e.log("distinct g=%-3d %-12s %-20s %9.0f cycles/s  p50 %-9v p99 %-9v  Redis %5.1f µs cmd %5.1f µs CPU %5.2f cmds /cycle  errors %d",
-					g, kind, l.name, a.Rate(), a.P50, a.P99, a.CmdUs(), a.CPUUs(), a.CmdsPer(), a.Errors)
+				e.log("distinct g=%-3d %-12s %-20s %9.0f cycles/s  p50 %-9v p99 %-9v  Redis %5.1f µs cmd %5.1f µs CPU %5.2f cmds /cycle  client %5.1f µs CPU /cycle  errors %d",
+					g, kind, l.name, a.Rate(), a.P50, a.P99, a.CmdUs(), a.CPUUs(), a.CmdsPer(), a.ClientUs(), a.Errors)
 				out = append(out, *a)
 			}
 		}
@@ -339,6 +354,7 @@ func distinctCell(ctx context.Context, inst *instance, g int, kind ctxKind, d ti
 	var cycles, errs atomic.Int64
 	lats := make([][]time.Duration, g)
 	var wg sync.WaitGroup
+	cpu0 := cpuTime()
 	start := time.Now()
 	end := start.Add(d)
 	for i := 0; i < g; i++ {
@@ -363,11 +379,12 @@ func distinctCell(ctx context.Context, inst *instance, g int, kind ctxKind, d ti
 		}(i)
 	}
 	wg.Wait()
+	secs, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
 	var all []time.Duration
 	for _, ls := range lats {
 		all = append(all, ls...)
 	}
-	return distinctResult{Goroutines: g, Ctx: kind, Cycles: cycles.Load(), Errors: errs.Load(), Seconds: time.Since(start).Seconds()}, all
+	return distinctResult{Goroutines: g, Ctx: kind, Cycles: cycles.Load(), Errors: errs.Load(), Seconds: secs, ClientCPU: cpu}, all
 }
 
 // runAllocs counts heap allocations per acquire+release cycle in a serial

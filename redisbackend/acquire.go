@@ -130,11 +130,28 @@ func (b *Backend) acquireCmd(c acquireCall, q *queueWaiter) scriptCmd {
 	switch {
 	case q != nil:
 		return acquireScript.cmd(4, c.lockKey, idKey, c.fenceKey, q.queueKey,
-			c.id, c.ttlMs, text, b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL)
+			c.id, b.ttlBox(c.ttlMs), text, b.stripedArg, q.entry, boolArg(q.queued), q.queueTTL)
 	case b.stripes > 0:
-		return acquireScript.cmd(3, c.lockKey, idKey, c.fenceKey, c.id, c.ttlMs, text, b.stripedArg)
+		return acquireScript.cmd(3, c.lockKey, idKey, c.fenceKey, c.id, b.ttlBox(c.ttlMs), text, b.stripedArg)
 	}
-	return acquireScript.cmd(3, c.lockKey, idKey, c.fenceKey, c.id, c.ttlMs, text)
+	return acquireScript.cmd(3, c.lockKey, idKey, c.fenceKey, c.id, b.ttlBox(c.ttlMs), text)
+}
+
+// boxedMs is a TTL in ms and the same boxed for a script's arguments.
+type boxedMs struct {
+	ms  int64
+	arg any
+}
+
+// ttlBox returns ms boxed, without allocating when it is the TTL of the
+// previous acquisition: a program's TTLs are mostly one constant.
+func (b *Backend) ttlBox(ms int64) any {
+	if t := b.ttlArg.Load(); t != nil && t.ms == ms {
+		return t.arg
+	}
+	t := &boxedMs{ms: ms, arg: ms}
+	b.ttlArg.Store(t)
+	return t.arg
 }
 
 // acquireSlotCmd is the call of acquire_slot.lua for c, a slot among n:

@@ -70,7 +70,7 @@ type Options struct {
 	// DisableCoalescing sends every script call on a round trip of its
 	// own. By default the calls of concurrent goroutines share pipelines
 	// (one write and one read for many calls, on both sides): a call that
-	// finds four round trips under way queues and goes out with the next
+	// finds two round trips under way queues and goes out with the next
 	// one. A lone call goes out at once, with its own context, so a tracing
 	// hook (redisotel) sees it as usual; a shared pipeline is traced as one
 	// span under the context of the caller that sent it. An Acquire with
@@ -142,6 +142,11 @@ type Backend struct {
 	// nonceBase and calls make the release calls' nonces (nonce.go).
 	nonceBase string
 	calls     atomic.Uint64
+	// channelArg is the notifier's hand-off channel, boxed once for the
+	// release script (release.go).
+	channelArg any
+	// ttlArg is the last TTL in ms an acquisition sent, boxed (ttlBox).
+	ttlArg atomic.Pointer[boxedMs]
 	// stripes is Options.FenceStripes (stripes.go); stripedArg its flag
 	// for acquire.lua.
 	stripes    int
@@ -232,6 +237,7 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 		quantum:     localQuantum(o.HandOffLocality, layout),
 		localityArg: localityArg(quantum(o.HandOffLocality)),
 	}
+	b.channelArg = b.notify.channel
 	return b, nil
 }
 

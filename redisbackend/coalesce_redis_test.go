@@ -16,7 +16,7 @@ import (
 )
 
 // TestCoalescing holds the server still (SIGSTOP) while 16 goroutines
-// acquire distinct keys: four calls go out alone and the other twelve
+// acquire distinct keys: two calls go out alone and the other fourteen
 // queue (the test waits until they have), then share one pipeline. With DisableCoalescing every call is a
 // round trip of its own. Either way every caller gets its own lease.
 func TestCoalescing(t *testing.T) {
@@ -26,7 +26,7 @@ func TestCoalescing(t *testing.T) {
 		disable bool
 		trips   int64
 	}{
-		{desc: "coalesced", trips: 5}, // 4 in flight alone + 1 pipeline of 12
+		{desc: "coalesced", trips: 3}, // 2 in flight alone + 1 pipeline of 14
 		{desc: "disabled", disable: true, trips: callers},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestCoalescing(t *testing.T) {
 			// Every caller is on the wire or queued before the server wakes.
 			want := 0
 			if !tc.disable {
-				want = callers - 4
+				want = callers - 2 // two round trips in flight (transport's maxInFlight)
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for redisbackend.QueuedCalls(b) != want && time.Now().Before(deadline) {

@@ -32,5 +32,7 @@ func newNonceBase() string {
 // nonce returns a string unique to one release call, the same in every
 // copy of its command that go-redis sends.
 func (b *Backend) nonce() string {
-	return b.nonceBase + strconv.FormatUint(b.calls.Add(1), 36)
+	var buf [32]byte // one allocation: the string
+	n := strconv.AppendUint(append(buf[:0], b.nonceBase...), b.calls.Add(1), 36)
+	return string(n)
 }

@@ -31,7 +31,7 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 		// told from the reply, with no message (handoff.lua). Only this
 		// Backend's waiters queue under its channel; one closed since
 		// still hands its registered waiters what it is told.
-		own.channel = b.notify.channel
+		own.channel = b.channelArg
 		if b.quantum > 0 {
 			// Locality (local.go): the bound, and the first waiter parked
 			// behind this lease.

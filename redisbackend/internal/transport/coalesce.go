@@ -36,9 +36,10 @@ import (
 
 // maxInFlight is how many round trips the coalescer lets run at once. One
 // in flight keeps pipelines deepest but leaves Redis idle while the client
-// reads replies; a few in flight overlap the two. BenchmarkCycle compares
-// the choices, and bench/README.md has its measurements.
-const maxInFlight = 4
+// reads replies; two overlap the two. More send more calls alone, each
+// with its own write and read: at 8 goroutines, four in flight cost the
+// client more CPU per call than two (bench/README.md has the figures).
+const maxInFlight = 2
 
 // maxBatch caps the commands of one pipeline. go-redis reads all the
 // replies of a pipeline under one read deadline (ReadTimeout), and retries
