@@ -58,6 +58,8 @@ demo:
 	@echo
 	$(GO) run ./examples/echov5
 	@echo
+	$(GO) run ./examples/gin
+	@echo
 	$(GO) run ./examples/gocron
 	@echo
 	$(GO) run ./examples/grpc
