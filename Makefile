@@ -46,27 +46,15 @@ fuzz:
 	done
 
 ## demo: the showcase on embedded Redis (set REDIS_URL to use a real server), ending with
-## `syncguard ls` on an embedded Redis of its own
+## `syncguard ls` on an embedded Redis of its own. One go build for every program (they share
+## their compiled packages), then each runs in turn.
+DEMOS = quickstart asynq nethttp echo echov5 gin gocron grpc otel
 demo:
-	$(GO) run ./examples/quickstart
-	@echo
-	$(GO) run ./examples/asynq
-	@echo
-	$(GO) run ./examples/nethttp
-	@echo
-	$(GO) run ./examples/echo
-	@echo
-	$(GO) run ./examples/echov5
-	@echo
-	$(GO) run ./examples/gin
-	@echo
-	$(GO) run ./examples/gocron
-	@echo
-	$(GO) run ./examples/grpc
-	@echo
-	$(GO) run ./examples/otel -tree
-	@echo
-	$(GO) run ./cmd/syncguard/internal/demo
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	$(GO) build -o "$$dir/" $(addprefix ./examples/,$(DEMOS)) ./cmd/syncguard/internal/demo && \
+	for d in $(DEMOS); do \
+	  if [ $$d = otel ]; then "$$dir/$$d" -tree || exit 1; else "$$dir/$$d" || exit 1; fi; echo; \
+	done && "$$dir/demo"
 
 ## bench: syncguard-go vs bsm/redislock, redsync and raw SET NX PX + DEL on one redis-server
 ## (the bench/ module, < 5 min); writes bench/RESULTS.md and bench/chart-*.png
