@@ -28,6 +28,7 @@ func conformanceBackends(client redis.UniversalClient) func(t *testing.T) lock.B
 }
 
 func TestConformanceRedis(t *testing.T) {
+	t.Parallel()
 	client := redistest.Shared(t).Client(t)
 	locktest.Run(t, conformanceBackends(client))
 }
@@ -40,6 +41,7 @@ func TestConformanceRedis(t *testing.T) {
 type hidden struct{ redis.UniversalClient }
 
 func TestConformanceHiddenClient(t *testing.T) {
+	t.Parallel()
 	locktest.Run(t, conformanceBackends(hidden{redistest.Shared(t).Client(t)}))
 }
 
@@ -47,6 +49,7 @@ func TestConformanceHiddenClient(t *testing.T) {
 // expires keys by itself: the suite's expiry waits fast-forward it. Its
 // TIME follows the wall clock, which the scripts' liveness check uses.
 func TestConformanceMiniredis(t *testing.T) {
+	t.Parallel()
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
@@ -109,6 +112,7 @@ func TestValidationBeforeIO(t *testing.T) {
 // a cluster, striped fence counters (both layouts) and miniredis.
 
 func TestLimitConformanceRedis(t *testing.T) {
+	t.Parallel()
 	client := redistest.Shared(t).Client(t)
 	locktest.RunLimit(t, conformanceBackends(client))
 }
@@ -120,6 +124,7 @@ func TestLimitConformanceCluster(t *testing.T) {
 }
 
 func TestLimitConformanceStriped(t *testing.T) {
+	t.Parallel()
 	client := redistest.Shared(t).Client(t)
 	for _, layout := range []redisbackend.Layout{redisbackend.LayoutSingle, redisbackend.LayoutCluster} {
 		t.Run(layout.String(), func(t *testing.T) {
@@ -134,6 +139,7 @@ func TestLimitConformanceStriped(t *testing.T) {
 // expiry wait fast-forwards the keys' TTLs and also sleeps: a slot lapses
 // by the TIME the scripts read, which on miniredis is the wall clock.
 func TestLimitConformanceMiniredis(t *testing.T) {
+	t.Parallel()
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
