@@ -112,7 +112,6 @@ func TestValidationBeforeIO(t *testing.T) {
 // a cluster, striped fence counters (both layouts) and miniredis.
 
 func TestLimitConformanceRedis(t *testing.T) {
-	t.Parallel()
 	client := redistest.Shared(t).Client(t)
 	locktest.RunLimit(t, conformanceBackends(client))
 }
@@ -124,7 +123,6 @@ func TestLimitConformanceCluster(t *testing.T) {
 }
 
 func TestLimitConformanceStriped(t *testing.T) {
-	t.Parallel()
 	client := redistest.Shared(t).Client(t)
 	for _, layout := range []redisbackend.Layout{redisbackend.LayoutSingle, redisbackend.LayoutCluster} {
 		t.Run(layout.String(), func(t *testing.T) {
@@ -139,7 +137,6 @@ func TestLimitConformanceStriped(t *testing.T) {
 // expiry wait fast-forwards the keys' TTLs and also sleeps: a slot lapses
 // by the TIME the scripts read, which on miniredis is the wall clock.
 func TestLimitConformanceMiniredis(t *testing.T) {
-	t.Parallel()
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
