@@ -9,9 +9,15 @@ FUZZTIME ?= 5000x
 
 all: test
 
-## test: gofmt check, go vet, every test with -race on real Redis (a line per package), then a
-## short run of each fuzz target (a line each)
-test: fmt-check vet unit fuzz
+## test: gofmt check, then every test with -race on real Redis (a line per package) while
+## go vet runs beside it at low priority: vet with -race reuses the test build's compiled
+## packages and mostly runs while the tests wait on their redis-servers. Its findings, if any,
+## come after the tests. The fuzz targets' seed corpora run as unit tests; `make fuzz` fuzzes.
+test: fmt-check
+	@vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race ./... >"$$vetlog" 2>&1 & vetpid=$$!; \
+	$(MAKE) --no-print-directory unit; unit=$$?; \
+	if wait $$vetpid; then echo "ok    go vet ./..."; else echo "FAIL  go vet ./..."; cat "$$vetlog"; unit=1; fi; \
+	rm -f "$$vetlog"; exit $$unit
 
 fmt-check:
 	@out="$$(gofmt -l $$(find . -name '*.go' -not -path './bench/*'))"; \
@@ -28,7 +34,9 @@ vet:
 ## mostly wait on their redis-servers, so three packages at a time keep both cores busy.
 TESTJSON  ?=
 TESTFLAGS ?=
-SLOWFIRST  = ./redisbackend ./otel ./internal/testkit/redistest ./lock ./internal/testkit/chaos
+SLOWFIRST  = ./redisbackend ./jobs/asynq ./cmd/syncguard/internal/cli ./internal/testkit/chaos ./middleware/echo \
+             ./middleware/gin ./middleware/echo/v5 ./jobs/gocron \
+             ./lock/election ./middleware/nethttp ./lock ./internal/testkit/redistest ./otel
 unit:
 	$(GO) run ./internal/testkit/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
 	  -race -count=1 -timeout 8m -p 3 $(TESTFLAGS) $(SLOWFIRST) ./...

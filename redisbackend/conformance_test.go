@@ -28,6 +28,7 @@ func conformanceBackends(client redis.UniversalClient) func(t *testing.T) lock.B
 }
 
 func TestConformanceRedis(t *testing.T) {
+	t.Parallel()
 	client := redistest.Shared(t).Client(t)
 	locktest.Run(t, conformanceBackends(client))
 }
@@ -40,6 +41,7 @@ func TestConformanceRedis(t *testing.T) {
 type hidden struct{ redis.UniversalClient }
 
 func TestConformanceHiddenClient(t *testing.T) {
+	t.Parallel()
 	locktest.Run(t, conformanceBackends(hidden{redistest.Shared(t).Client(t)}))
 }
 
@@ -47,6 +49,7 @@ func TestConformanceHiddenClient(t *testing.T) {
 // expires keys by itself: the suite's expiry waits fast-forward it. Its
 // TIME follows the wall clock, which the scripts' liveness check uses.
 func TestConformanceMiniredis(t *testing.T) {
+	t.Parallel()
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = client.Close() })

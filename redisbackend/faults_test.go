@@ -33,6 +33,7 @@ func wantCode(t *testing.T, what string, err error, want lock.Code) {
 }
 
 func TestFaultServerDown(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t, func(o *redis.Options) {
 		o.MaxRetries = -1
@@ -236,6 +237,7 @@ func TestFaultFenceWarning(t *testing.T) {
 
 // TestFaultBadPrefix covers configuration validation.
 func TestFaultBadPrefix(t *testing.T) {
+	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
 	t.Cleanup(func() { rdb.Close() })
 	for _, p := range []string{":::", "app:fence", "fence", "id", "a:id:b", "done", "x:done", strings.Repeat("p", 257), "bad\xff"} {

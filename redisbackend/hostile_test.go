@@ -179,6 +179,7 @@ func TestHostileOOM(t *testing.T) {
 // key or lock id in err.Error() (nor %v / %+v): invalid input, corrupt data
 // at the lock key, and a server that is down.
 func TestHostileNoRawKeyInErrors(t *testing.T) {
+	t.Parallel()
 	const secret = "customer-4711@example.com"
 	srv := redistest.Start(t)
 	rdb := srv.Client(t, func(o *redis.Options) {

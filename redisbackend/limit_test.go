@@ -93,6 +93,7 @@ func TestLimitSlots(t *testing.T) {
 
 // TestLimitExpiryBySeverClock: an expired slot is free again.
 func TestLimitExpiryByServerClock(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Shared(t)
 	b := newQueueBackend(t, srv.Client(t), Options{})
 	if _, err := slot(t, b, "k", 1, 100*time.Millisecond); err != nil {
@@ -232,6 +233,7 @@ func TestLimitHandOff(t *testing.T) {
 // the caller itself, and the attempt returns that slot rather than
 // contention.
 func TestLimitQueuedWaiterTakesExpiredSlot(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Shared(t)
 	rdb := srv.Client(t)
 	b := newQueueBackend(t, srv.Client(t), Options{})

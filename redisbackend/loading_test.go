@@ -24,6 +24,7 @@ import (
 // Backend.Acquire (it releases the abandoned id); and a lock.Do whose
 // release fails as Redis dies (the release is retried).
 func TestCleanupThroughLoading(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		desc string
 		// leave leaves k locked with its caller gone, killing Redis (crash)

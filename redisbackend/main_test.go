@@ -1,7 +1,6 @@
 package redisbackend_test
 
 import (
-	"flag"
 	"testing"
 
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
@@ -15,11 +14,6 @@ import (
 // says otherwise.
 func TestMain(m *testing.M) {
 	fleetWorker()
-	flag.Parse()
-	parallelSet := false
-	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
-	if !parallelSet {
-		_ = flag.Set("test.parallel", "4")
-	}
+	redistest.DefaultParallel(4)
 	redistest.Main(m)
 }

@@ -19,6 +19,7 @@ import (
 // could change) gives the two languages different fence counters for one
 // lock. New refuses such prefixes before any I/O.
 func TestPrefixUnicode(t *testing.T) {
+	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
 	t.Cleanup(func() { rdb.Close() })
 	tests := []struct {

@@ -567,6 +567,7 @@ func TestOwnWaiterHandedOverFromTheReply(t *testing.T) {
 // silent for pingAfter is PINGed (a dead connection then fails the ping,
 // and go-redis reconnects), as go-redis's PubSub.Channel does.
 func TestSilentSubscriptionPinged(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	b := newQueueBackend(t, srv.Client(t), Options{})

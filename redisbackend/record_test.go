@@ -139,6 +139,7 @@ func testRecordsApart(t *testing.T, rdb redis.Cmdable, b *redisbackend.Backend) 
 // "<prefix>:{T}:record:<lock key>", hashed by wire.MakeStorageKey with the
 // same (tagged) prefix when too long, as the done marker's.
 func TestRecordKeyNames(t *testing.T) {
+	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
 	t.Cleanup(func() { rdb.Close() })
 

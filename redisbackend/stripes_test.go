@@ -25,6 +25,7 @@ func stripedBackend(t testing.TB, client redis.UniversalClient, prefix string, n
 }
 
 func TestConformanceStriped(t *testing.T) {
+	t.Parallel()
 	client := redistest.Shared(t).Client(t)
 	for _, layout := range []redisbackend.Layout{redisbackend.LayoutSingle, redisbackend.LayoutCluster} {
 		t.Run(layout.String(), func(t *testing.T) {
