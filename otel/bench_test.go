@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/syncguard-go/syncguard/internal/testkit/benchkit"
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
@@ -56,12 +56,8 @@ func variants(b *testing.B, bare lock.Backend) []struct {
 // on distinct keys (where the wrapper's CPU cost competes with the client
 // and the server for the cores).
 func BenchmarkAcquireRelease(b *testing.B) {
-	srv := redistest.Start(b)
-	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
-	bare, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	rdb := benchkit.Client(b)
+	bare := benchkit.Backend(b, rdb, redisbackend.Options{})
 	ctx := context.Background()
 	const ttl = 30 * time.Second
 	var seq atomic.Int64
@@ -148,12 +144,8 @@ func BenchmarkWrapper(b *testing.B) {
 // (ns/cycle) and the wrapped variants' overhead over the bare backend's
 // median (overhead-%).
 func BenchmarkOverhead(b *testing.B) {
-	srv := redistest.Start(b)
-	rdb := srv.Client(b)
-	bare, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	rdb := redistest.Start(b).Client(b)
+	bare := benchkit.Backend(b, rdb, redisbackend.Options{})
 	ctx := context.Background()
 	vs := variants(b, bare)
 	samples := make([][]time.Duration, len(vs))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/testkit/benchkit"
 	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
@@ -24,8 +25,7 @@ import (
 // settings, the raw baseline a lock without fencing, server time or the
 // reverse index would cost: SET key val NX PX + DEL.
 func BenchmarkCycle(b *testing.B) {
-	srv := redistest.Start(b)
-	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
+	rdb := benchkit.Client(b)
 	ctx := context.Background()
 	const ttl = 30 * time.Second
 	var seq atomic.Int64
@@ -34,10 +34,7 @@ func BenchmarkCycle(b *testing.B) {
 	}
 
 	cycle := func(b *testing.B, ctx context.Context, limit int) {
-		bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
+		bk := benchkit.Backend(b, rdb, redisbackend.Options{})
 		b.ReportAllocs()
 		b.SetParallelism(16)
 		usec := scriptUsec(b, rdb)
@@ -141,12 +138,8 @@ func BenchmarkSerialCycle(b *testing.B) {
 // BenchmarkDo measures lock.Do around an empty function (acquire, start
 // and stop the heartbeat, release) on distinct keys.
 func BenchmarkDo(b *testing.B) {
-	srv := redistest.Start(b)
-	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
-	bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	rdb := benchkit.Client(b)
+	bk := benchkit.Backend(b, rdb, redisbackend.Options{})
 	ctx := context.Background()
 	var seq atomic.Int64
 	noop := func(context.Context, lock.Lease) error { return nil }
@@ -176,8 +169,7 @@ func BenchmarkDo(b *testing.B) {
 // default backoff) and "poll-fixed-10ms" (DisableNotifications, a fixed
 // 10ms retry without jitter: the redislock-like baseline).
 func BenchmarkHotKey(b *testing.B) {
-	srv := redistest.Start(b)
-	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
+	rdb := benchkit.Client(b)
 	counter := redistest.Count(rdb)
 	// The last WithRetry wins as a whole, so each case gives one schedule.
 	long := func(r lock.Retry) []lock.Option {
@@ -196,10 +188,7 @@ func BenchmarkHotKey(b *testing.B) {
 	var run atomic.Int64
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench", DisableNotifications: tc.disable})
-			if err != nil {
-				b.Fatal(err)
-			}
+			bk := benchkit.Backend(b, rdb, redisbackend.Options{DisableNotifications: tc.disable})
 			defer bk.Close()
 			key := "hot" + strconv.FormatInt(run.Add(1), 10)
 			ctx := context.Background()

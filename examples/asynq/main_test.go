@@ -10,17 +10,12 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
+	"github.com/syncguard-go/syncguard/examples/internal/demotest"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
 func TestDemo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	var out bytes.Buffer
-	if err := demorun.Run(ctx, &out, "", run); err != nil { // embedded miniredis
-		t.Fatalf("run: %v\noutput:\n%s", err, &out)
-	}
-	got := out.String()
+	got := demotest.Run(t, 30*time.Second, run)
 	// Striped fence counters start near the server's time in ms.
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`sending invoice 42 \(fence \d{15}\)`),
@@ -50,8 +45,7 @@ func TestDemo(t *testing.T) {
 // TestReportsFailOverTheLimit: with a backend that grants more slots than
 // asked for, more than 2 reports run at once and the demo says so.
 func TestReportsFailOverTheLimit(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 30*time.Second)
 	var out bytes.Buffer
 	err := demorun.RunBroken(ctx, &out, func(b lock.Backend) lock.Backend { return loose{b.(lock.IDBackend)} },
 		func(ctx context.Context, env *demorun.Env) error {

@@ -2,23 +2,16 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
-	"github.com/syncguard-go/syncguard/examples/internal/demorun"
+	"github.com/syncguard-go/syncguard/examples/internal/demotest"
 )
 
 func TestDemo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	var out bytes.Buffer
-	if err := demorun.Run(ctx, &out, "", demo); err != nil { // embedded miniredis
-		t.Fatalf("run: %v\noutput:\n%s", err, &out)
-	}
-	got := out.String()
+	got := demotest.Run(t, 10*time.Second, demo)
 	part1, part2, ok := strings.Cut(got, "== Part 2")
 	if !ok {
 		t.Fatalf("output lacks part 2; got:\n%s", got)
@@ -70,8 +63,7 @@ func TestDemo(t *testing.T) {
 // The demo must fail loudly when the replay serves one user another's
 // response.
 func TestDemoFailsWhenUsersMixedUp(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 10*time.Second)
 	var out bytes.Buffer
 	err := demohttp.RunMixedUsers(ctx, &out, other, user, demo)
 	if err == nil || !strings.Contains(err.Error(), "bob was served alice's response") {
@@ -82,8 +74,7 @@ func TestDemoFailsWhenUsersMixedUp(t *testing.T) {
 // The demo must fail loudly (make demo exits non-zero) when the lock lets
 // duplicates through.
 func TestDemoFailsWhenLockLeaks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 10*time.Second)
 	var out bytes.Buffer
 	err := demohttp.RunLeaky(ctx, &out, demo)
 	if err == nil || !strings.Contains(err.Error(), `burst: tally "200: 10", want "200: 1, 409: 9"`) {

@@ -2,22 +2,16 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
-	"github.com/syncguard-go/syncguard/examples/internal/demorun"
+	"github.com/syncguard-go/syncguard/examples/internal/demotest"
 )
 
 func TestDemo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	var out bytes.Buffer
-	if err := demorun.Run(ctx, &out, "", demo); err != nil { // embedded miniredis
-		t.Fatalf("run: %v\noutput:\n%s", err, &out)
-	}
+	got := demotest.Run(t, 10*time.Second, demo)
 	for _, want := range []string{
 		"tally: 200: 1, 409: 9",
 		"retry  3: 201 Created, fence 000000000000001, for alice, replayed\n",
@@ -26,8 +20,8 @@ func TestDemo(t *testing.T) {
 		"Handler ran for [alice bob]\n",
 		"OK: ",
 	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q; got:\n%s", want, &out)
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q; got:\n%s", want, got)
 		}
 	}
 }
@@ -35,8 +29,7 @@ func TestDemo(t *testing.T) {
 // The demo must fail loudly when the lock lets duplicates through, or
 // when one user is served another's response.
 func TestDemoFailsWhenBroken(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 10*time.Second)
 	var out bytes.Buffer
 	if err := demohttp.RunLeaky(ctx, &out, demo); err == nil || !strings.Contains(err.Error(), `tally "200: 10", want "200: 1, 409: 9"`) {
 		t.Errorf("leaky lock: error %v, want the burst's tally mismatch", err)

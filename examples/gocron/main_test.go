@@ -9,18 +9,13 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
+	"github.com/syncguard-go/syncguard/examples/internal/demotest"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
 func TestDemo(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	var out bytes.Buffer
-	if err := demorun.Run(ctx, &out, "", run); err != nil { // embedded miniredis
-		t.Fatalf("run: %v\noutput:\n%s", err, &out)
-	}
-	got := out.String()
+	got := demotest.Run(t, 30*time.Second, run)
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`instance-\d ran the \d\d:\d\d:\d\d digest \(fence \d{15}\)`),
 		regexp.MustCompile(`instance-\d skipped it: (ran within the window|running elsewhere)`),
@@ -39,8 +34,7 @@ func TestDemo(t *testing.T) {
 // time again, and the demo says so.
 func TestDemoFailsWithoutDoneMarkers(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 30*time.Second)
 	var out bytes.Buffer
 	err := demorun.Run(ctx, &out, "", func(ctx context.Context, env *demorun.Env) error {
 		defer keepTime(env)()

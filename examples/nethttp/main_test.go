@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,17 +9,11 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demohttp"
-	"github.com/syncguard-go/syncguard/examples/internal/demorun"
+	"github.com/syncguard-go/syncguard/examples/internal/demotest"
 )
 
 func TestDemo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	var out bytes.Buffer
-	if err := demorun.Run(ctx, &out, "", demo); err != nil { // embedded miniredis
-		t.Fatalf("run: %v\noutput:\n%s", err, &out)
-	}
-	got := out.String()
+	got := demotest.Run(t, 10*time.Second, demo)
 	// Striped fence counters: the fences start near the server's clock in
 	// milliseconds, so they are matched by pattern.
 	fence := `(\d{15})`
@@ -97,8 +90,7 @@ func checkLimits(t *testing.T, got string) {
 // The demo must fail loudly when the limit lets more exports in than it
 // should.
 func TestDemoFailsWhenLimitLeaks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 10*time.Second)
 	var out bytes.Buffer
 	err := demohttp.RunLeakyLimits(ctx, &out, demo)
 	if err == nil || !strings.Contains(err.Error(), "limit: peak concurrency") {
@@ -109,8 +101,7 @@ func TestDemoFailsWhenLimitLeaks(t *testing.T) {
 // The demo must fail loudly when the replay serves one user another's
 // response.
 func TestDemoFailsWhenUsersMixedUp(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 10*time.Second)
 	var out bytes.Buffer
 	err := demohttp.RunMixedUsers(ctx, &out, other, user, demo)
 	if err == nil || !strings.Contains(err.Error(), "bob was served alice's response") {
@@ -121,8 +112,7 @@ func TestDemoFailsWhenUsersMixedUp(t *testing.T) {
 // The demo must fail loudly (make demo exits non-zero) when the lock lets
 // duplicates through.
 func TestDemoFailsWhenLockLeaks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 10*time.Second)
 	var out bytes.Buffer
 	err := demohttp.RunLeaky(ctx, &out, demo)
 	if err == nil || !strings.Contains(err.Error(), `burst: tally "201: 10", want "201: 1, 409: 9"`) {

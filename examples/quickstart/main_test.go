@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
+	"github.com/syncguard-go/syncguard/examples/internal/demotest"
 	"github.com/syncguard-go/syncguard/lock"
 )
 
 func TestDemo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
+	ctx := demotest.Context(t, 10*time.Second)
 	var out bytes.Buffer
 	var reg *Register
 	err := demorun.Run(ctx, &out, "", func(ctx context.Context, env *demorun.Env) error { // embedded miniredis

@@ -1,7 +1,6 @@
 package echolock_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -16,43 +15,8 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
-
-// stubBackend answers every Acquire with err.
-type stubBackend struct {
-	lock.Backend
-	err error
-}
-
-func (b stubBackend) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {
-	return lock.Lease{}, b.err
-}
-
-// stubLimiter answers every acquisition, of a slot or with a lock id,
-// with err.
-type stubLimiter struct {
-	stubBackend
-	lock.IDBackend
-}
-
-func (b stubLimiter) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	return b.stubBackend.Acquire(ctx, key, ttl)
-}
-
-func (b stubLimiter) NewLockID(string) (string, error) { return lockdriver.NewLockID(), nil }
-
-func (b stubLimiter) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
-	return lock.Lease{}, b.err
-}
-
-func (b stubLimiter) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
-	return lock.Lease{}, b.err
-}
-
-// Join says the waiter cannot be told of hand-offs: lock.Acquire polls.
-func (b stubLimiter) Join(string, string, int, time.Duration, time.Duration) (lock.Waiter, error) {
-	return nil, errors.ErrUnsupported
-}
 
 // TestDefaultAnswersReachHTTPErrorHandler checks that the default answers
 // to a busy key, a bad key and a failing backend are *echo.HTTPError
@@ -61,9 +25,9 @@ func (b stubLimiter) Join(string, string, int, time.Duration, time.Duration) (lo
 // and that Echo's default HTTPErrorHandler renders them.
 func TestDefaultAnswersReachHTTPErrorHandler(t *testing.T) {
 	const secret = "the-key-itself"
-	busy := stubBackend{err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}
-	down := stubBackend{err: &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}}
-	full := stubLimiter{stubBackend: stubBackend{err: &lock.LockedError{ExpiresAt: time.Now().Add(7 * time.Second)}}}
+	busy := guardtest.Failing{Err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}
+	down := guardtest.Failing{Err: &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}}
+	full := guardtest.FailingIDs{Err: &lock.LockedError{ExpiresAt: time.Now().Add(7 * time.Second)}}
 	tests := []struct {
 		desc       string
 		b          lock.Backend
@@ -148,7 +112,7 @@ func TestDefaultAnswersReachHTTPErrorHandler(t *testing.T) {
 // TestFailOpenDefault checks that with FailOpen a failing backend runs the
 // handler without a lease and reaches no HTTPErrorHandler.
 func TestFailOpenDefault(t *testing.T) {
-	down := stubBackend{err: &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}}
+	down := guardtest.Failing{Err: &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}}
 	mw := echolock.NewWithConfig(echolock.Config{Backend: down, KeyLookup: "header:K", FailOpen: true})
 	e := newEcho("/", mw, func(c echo.Context) error {
 		if _, ok := echolock.LeaseFrom(c); ok {
@@ -171,9 +135,9 @@ func TestFailOpenDefault(t *testing.T) {
 // return nil, so no HTTPErrorHandler runs. (TestScenarios runs the whole
 // suite with them.)
 func TestProblemHandlers(t *testing.T) {
-	busy := stubBackend{err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}
-	down := stubBackend{err: &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}}
-	full := stubLimiter{stubBackend: stubBackend{err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}}
+	busy := guardtest.Failing{Err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}
+	down := guardtest.Failing{Err: &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}}
+	full := guardtest.FailingIDs{Err: &lock.LockedError{ExpiresAt: time.Now().Add(10 * time.Second)}}
 	tests := []struct {
 		desc       string
 		b          lock.Backend

@@ -11,35 +11,16 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
-	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
-
-// nopBackend is a non-nil lock.Backend for configuration tests; it is
-// never called.
-type nopBackend struct{ lock.Backend }
-
-// recorder is a lock.Recorder (not a lock.IDBackend) for configuration
-// tests; it is never called.
-type recorder struct{ lock.Recorder }
-
-// limiter is a lock.IDBackend and a lock.Recorder for configuration tests;
-// it is never called.
-type limiter struct{ fullBackend }
-
-// fullBackend is a backend with both extensions.
-type fullBackend interface {
-	lock.IDBackend
-	lock.Recorder
-}
 
 func TestToMiddlewareErrors(t *testing.T) {
 	valid := echolock.DefaultConfig
-	valid.Backend = nopBackend{}
+	valid.Backend = guardtest.NopBackend{}
 	valid.KeyExtractor = echolock.FromHeader("Idempotency-Key")
 	tests := []struct {
 		desc   string
@@ -52,26 +33,26 @@ func TestToMiddlewareErrors(t *testing.T) {
 		{"prefix not UTF-8", func(c *echolock.Config) { c.Prefix = "\xff" }},
 		{"replay on a backend that is not a lock.Recorder", func(c *echolock.Config) { c.Replay = &echolock.ReplayConfig{} }},
 		{"negative replay TTL", func(c *echolock.Config) {
-			c.Backend = recorder{}
+			c.Backend = guardtest.NopRecorder{}
 			c.Replay = &echolock.ReplayConfig{TTL: -time.Second}
 		}},
 		{"replay header Transfer-Encoding", func(c *echolock.Config) {
-			c.Backend = recorder{}
+			c.Backend = guardtest.NopRecorder{}
 			c.Replay = &echolock.ReplayConfig{Headers: []string{"Transfer-Encoding"}}
 		}},
-		{"negative limit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, -1 }},
-		{"limit over lockdriver.MaxLimit", func(c *echolock.Config) { c.Backend, c.Limit = limiter{}, lockdriver.MaxLimit+1 }},
-		{"limit on a backend that is not a lock.IDBackend", func(c *echolock.Config) { c.Backend, c.Limit = recorder{}, 3 }},
+		{"negative limit", func(c *echolock.Config) { c.Backend, c.Limit = guardtest.NopLimiter{}, -1 }},
+		{"limit over lockdriver.MaxLimit", func(c *echolock.Config) { c.Backend, c.Limit = guardtest.NopLimiter{}, lockdriver.MaxLimit+1 }},
+		{"limit on a backend that is not a lock.IDBackend", func(c *echolock.Config) { c.Backend, c.Limit = guardtest.NopRecorder{}, 3 }},
 		{"limit with replay", func(c *echolock.Config) {
-			c.Backend, c.Limit = limiter{}, 3
+			c.Backend, c.Limit = guardtest.NopLimiter{}, 3
 			c.Replay = &echolock.ReplayConfig{}
 		}},
 		{"replay without a scope", func(c *echolock.Config) {
-			c.Backend = recorder{}
+			c.Backend = guardtest.NopRecorder{}
 			c.Replay = &echolock.ReplayConfig{}
 		}},
 		{"replay with fail-open", func(c *echolock.Config) {
-			c.Backend, c.FailOpen, c.Unscoped = recorder{}, true, true
+			c.Backend, c.FailOpen, c.Unscoped = guardtest.NopRecorder{}, true, true
 			c.Replay = &echolock.ReplayConfig{}
 		}},
 		{"a scope and Unscoped", func(c *echolock.Config) {
@@ -93,7 +74,7 @@ func TestToMiddlewareErrors(t *testing.T) {
 		})
 	}
 	mustPanic(t, "New(nil, ...)", func() { echolock.New(nil, echolock.FromParam("id")) })
-	mustPanic(t, "New(b, nil)", func() { echolock.New(nopBackend{}, nil) })
+	mustPanic(t, "New(b, nil)", func() { echolock.New(guardtest.NopBackend{}, nil) })
 	t.Run("replay needs a lock.Recorder, and says so", func(t *testing.T) {
 		c := valid
 		c.Replay = &echolock.ReplayConfig{}
@@ -102,7 +83,7 @@ func TestToMiddlewareErrors(t *testing.T) {
 		if _, err := c.ToMiddleware(); err == nil || !strings.Contains(err.Error(), "lock.Recorder") {
 			t.Errorf("ToMiddleware = %v, want an error naming lock.Recorder", err)
 		}
-		c.Backend = recorder{}
+		c.Backend = guardtest.NopRecorder{}
 		if _, err := c.ToMiddleware(); err != nil {
 			t.Errorf("ToMiddleware on a Recorder: %v", err)
 		}
@@ -110,14 +91,14 @@ func TestToMiddlewareErrors(t *testing.T) {
 	t.Run("limits 1 and lockdriver.MaxLimit on a lock.IDBackend", func(t *testing.T) {
 		for _, n := range []int{1, lockdriver.MaxLimit} {
 			c := valid
-			c.Backend, c.Limit = limiter{}, n
+			c.Backend, c.Limit = guardtest.NopLimiter{}, n
 			if _, err := c.ToMiddleware(); err != nil {
 				t.Errorf("ToMiddleware with Limit %d: %v", n, err)
 			}
 		}
 	})
 	t.Run("zero config fields take defaults", func(t *testing.T) {
-		if _, err := (echolock.Config{Backend: nopBackend{}, KeyExtractor: echolock.FromParam("id")}).ToMiddleware(); err != nil {
+		if _, err := (echolock.Config{Backend: guardtest.NopBackend{}, KeyExtractor: echolock.FromParam("id")}).ToMiddleware(); err != nil {
 			t.Errorf("ToMiddleware: %v", err)
 		}
 	})
@@ -141,20 +122,11 @@ func TestDefaultConfig(t *testing.T) {
 	}
 }
 
-func newBackend(t *testing.T) *redisbackend.Backend {
-	t.Helper()
-	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestHandlerErrorIsNotALockError checks that a handler's error, even one
 // that looks like contention, is returned unchanged and the handler runs
 // once.
 func TestHandlerErrorIsNotALockError(t *testing.T) {
-	b := newBackend(t)
+	b := guardtest.NewBackend(t)
 	tests := []struct {
 		desc       string
 		err        error
@@ -200,7 +172,7 @@ func TestHandlerErrorIsNotALockError(t *testing.T) {
 func TestExtractorsAndHooks(t *testing.T) {
 	const route = "/:tenant/orders/:id"
 	const scope = `orders:POST /\:tenant/orders/\:id::` // the prefix, the route (escaped), no scope
-	b := newBackend(t)
+	b := guardtest.NewBackend(t)
 	tests := []struct {
 		desc   string
 		key    echolock.KeyExtractor
@@ -276,7 +248,7 @@ func TestExtractorsAndHooks(t *testing.T) {
 func TestErrorHandlerError(t *testing.T) {
 	errCustom := echo.NewHTTPError(http.StatusUnauthorized, "no key, no entry")
 	var got error
-	c := echolock.Config{Backend: nopBackend{}, KeyExtractor: echolock.FromHeader("K"),
+	c := echolock.Config{Backend: guardtest.NopBackend{}, KeyExtractor: echolock.FromHeader("K"),
 		ErrorHandler: func(_ echo.Context, err error) error {
 			got = err
 			return errCustom

@@ -1,31 +1,18 @@
 package echolock_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
-
-// keyRecorder records the key of each Acquire and fails it, so no lease
-// is taken.
-type keyRecorder struct {
-	lock.Backend
-	keys []string
-}
-
-func (b *keyRecorder) Acquire(_ context.Context, key string, _ time.Duration) (lock.Lease, error) {
-	b.keys = append(b.keys, key)
-	return lock.Lease{}, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}
-}
 
 // TestKeyLookup checks the keys that KeyLookup strings read from one
 // request: a single part as is, several joined and escaped by Compose.
@@ -64,7 +51,7 @@ func TestKeyLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			b := &keyRecorder{Backend: nopBackend{}}
+			b := &guardtest.KeyRecorder{Backend: guardtest.NopBackend{}}
 			var seen error
 			// Unscoped: the key is what the lookup read.
 			mw, err := echolock.Config{Backend: b, KeyLookup: tt.lookup, RouteScope: echolock.RouteScopeOff}.ToMiddleware()
@@ -82,13 +69,13 @@ func TestKeyLookup(t *testing.T) {
 			req.AddCookie(&http.Cookie{Name: "session", Value: "s9"})
 			e.ServeHTTP(httptest.NewRecorder(), req)
 			if tt.want == "" {
-				if len(b.keys) != 0 || lock.CodeOf(seen) != lock.CodeInvalidArgument {
-					t.Errorf("Acquire keys %q, error %v; want none and an InvalidArgument error (400)", b.keys, seen)
+				if len(b.Keys) != 0 || lock.CodeOf(seen) != lock.CodeInvalidArgument {
+					t.Errorf("Acquire keys %q, error %v; want none and an InvalidArgument error (400)", b.Keys, seen)
 				}
 				return
 			}
-			if len(b.keys) != 1 || b.keys[0] != "::"+tt.want {
-				t.Errorf("Acquire keys %q, want [%q]", b.keys, "::"+tt.want)
+			if len(b.Keys) != 1 || b.Keys[0] != "::"+tt.want {
+				t.Errorf("Acquire keys %q, want [%q]", b.Keys, "::"+tt.want)
 			}
 		})
 	}
@@ -119,14 +106,14 @@ func TestKeyLookupErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			mw, err := echolock.Config{Backend: nopBackend{}, KeyLookup: tt.lookup}.ToMiddleware()
+			mw, err := echolock.Config{Backend: guardtest.NopBackend{}, KeyLookup: tt.lookup}.ToMiddleware()
 			if mw != nil || lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Errorf("ToMiddleware = %v, %v; want nil and an InvalidArgument error containing %q", mw != nil, err, tt.wantMsg)
 			}
 		})
 	}
 	t.Run("KeyLookup and KeyExtractor", func(t *testing.T) {
-		c := echolock.Config{Backend: nopBackend{}, KeyLookup: "param:id", KeyExtractor: echolock.FromParam("id")}
+		c := echolock.Config{Backend: guardtest.NopBackend{}, KeyLookup: "param:id", KeyExtractor: echolock.FromParam("id")}
 		if mw, err := c.ToMiddleware(); mw != nil || lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), "both") {
 			t.Errorf("ToMiddleware = %v, %v; want nil and an InvalidArgument error saying both are set", mw != nil, err)
 		}
@@ -141,7 +128,7 @@ func FuzzKeyLookup(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, lookup string) {
-		mw, err := echolock.Config{Backend: nopBackend{}, KeyLookup: lookup}.ToMiddleware()
+		mw, err := echolock.Config{Backend: guardtest.NopBackend{}, KeyLookup: lookup}.ToMiddleware()
 		if (mw == nil) == (err == nil) {
 			t.Fatalf("ToMiddleware(%q) = %v, %v: want exactly one of them", lookup, mw != nil, err)
 		}

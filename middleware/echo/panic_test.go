@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
 // TestPanicAfterStartStaysCommitted: a handler that panics once its
@@ -23,7 +24,7 @@ import (
 // partial body and an error body appended to it.
 func TestPanicAfterStartStaysCommitted(t *testing.T) {
 	var committed atomic.Bool
-	mw := echolock.NewWithConfig(echolock.Config{Backend: newBackend(t), KeyLookup: "header:Idempotency-Key",
+	mw := echolock.NewWithConfig(echolock.Config{Backend: guardtest.NewBackend(t), KeyLookup: "header:Idempotency-Key",
 		Unscoped: true, Replay: &echolock.ReplayConfig{MaxBody: 16}})
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

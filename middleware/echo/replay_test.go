@@ -11,6 +11,7 @@ import (
 
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
 // TestReplayHandlerErrors: in replay mode a handler's error is rendered
@@ -33,7 +34,7 @@ func TestReplayHandlerErrors(t *testing.T) {
 		t.Run(tt.desc, func(t *testing.T) {
 			var runs atomic.Int32
 			var returned []error
-			mw := echolock.NewWithConfig(echolock.Config{Backend: newBackend(t), KeyLookup: "header:Idempotency-Key",
+			mw := echolock.NewWithConfig(echolock.Config{Backend: guardtest.NewBackend(t), KeyLookup: "header:Idempotency-Key",
 				Unscoped: true, Replay: &echolock.ReplayConfig{}})
 			e := newEcho("/orders", mw, func(c echo.Context) error {
 				runs.Add(1)

@@ -14,13 +14,14 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	ginlock "github.com/syncguard-go/syncguard/middleware/gin"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
 // TestRefusalsAbortWithErrors: a busy key and a missing key abort the
 // context with httpguard's problem, put the refusal on c.Errors, and
 // leave gin's writer reporting the answer, for the middleware in front.
 func TestRefusalsAbortWithErrors(t *testing.T) {
-	b := newBackend(t)
+	b := guardtest.NewBackend(t)
 	l, err := b.Acquire(context.Background(), "busy:POST /orders::k", time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func TestRefusalsAbortWithErrors(t *testing.T) {
 
 // TestCustomBusyHandler: a busy handler written the gin way answers.
 func TestCustomBusyHandler(t *testing.T) {
-	b := newBackend(t)
+	b := guardtest.NewBackend(t)
 	l, err := b.Acquire(context.Background(), "POST /orders::k", time.Minute)
 	if err != nil {
 		t.Fatal(err)

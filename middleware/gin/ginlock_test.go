@@ -9,27 +9,17 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	ginlock "github.com/syncguard-go/syncguard/middleware/gin"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
-	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
-
-func newBackend(t *testing.T) *redisbackend.Backend {
-	t.Helper()
-	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // replayMW is ginlock in replay mode, keyed by Idempotency-Key, public.
 func replayMW(t *testing.T, opts ...ginlock.Option) gin.HandlerFunc {
 	t.Helper()
 	opts = append([]ginlock.Option{ginlock.WithKeyFunc(ginlock.FromIdempotencyKey()),
 		httpguard.Unscoped(), httpguard.WithReplay(httpguard.DefaultReplayTTL)}, opts...)
-	mw, err := ginlock.New(newBackend(t), opts...)
+	mw, err := ginlock.New(guardtest.NewBackend(t), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/internal/testkit/benchkit"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
@@ -26,27 +24,20 @@ import (
 // httplock/lock-do is the middleware's own cost; lock-do/raw-setnx-del is
 // that of fencing, server time, ownership checks and the heartbeat.
 func BenchmarkThroughput(b *testing.B) {
-	srv := redistest.Start(b)
-	rdb := srv.Client(b, func(o *redis.Options) { o.PoolSize = 64 })
+	rdb := benchkit.Client(b)
 	const ttl = 30 * time.Second
 	noop := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	var seq atomic.Int64
 
 	b.Run("httplock", func(b *testing.B) {
-		bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
+		bk := benchkit.Backend(b, rdb, redisbackend.Options{})
 		mw := httplock.Must(bk, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")), httplock.WithTTL(ttl))
 		run(b, mw(noop), &seq)
 	})
 
 	// The same lock without the middleware: what lock.Do costs on its own.
 	b.Run("lock-do", func(b *testing.B) {
-		bk, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
+		bk := benchkit.Backend(b, rdb, redisbackend.Options{})
 		do := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			err := lock.Do(r.Context(), bk, r.Header.Get("Idempotency-Key"), func(ctx context.Context, _ lock.Lease) error {
 				noop.ServeHTTP(w, r.WithContext(ctx))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
 
@@ -19,7 +20,7 @@ import (
 // root router, which has not routed yet, the request path, and there are
 // no path values yet.
 func TestChiRoutePattern(t *testing.T) {
-	b := newBackend(t)
+	b := guardtest.NewBackend(t)
 	byHeader, err := httplock.New(b, httplock.WithKeyFunc(httplock.FromHeader("X-Key")))
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestChiRoutePattern(t *testing.T) {
 
 // TestChiReplay: replay mode behind chi, keyed by Idempotency-Key.
 func TestChiReplay(t *testing.T) {
-	mw, err := httplock.New(newBackend(t), httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+	mw, err := httplock.New(guardtest.NewBackend(t), httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
 		httplock.Unscoped(), httplock.WithReplay(httpguard.DefaultReplayTTL))
 	if err != nil {
 		t.Fatal(err)

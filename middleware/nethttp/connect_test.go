@@ -15,6 +15,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
 
@@ -112,7 +113,7 @@ func TestConnectUnary(t *testing.T) {
 // connectMux serves svc behind httplock in replay mode with the Connect
 // answers, on a ServeMux (Connect's own registration).
 func connectMux(t *testing.T, svc http.Handler) *http.ServeMux {
-	mw, err := httplock.New(newBackend(t),
+	mw, err := httplock.New(guardtest.NewBackend(t),
 		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
 		httplock.Unscoped(), // a test: a real service scopes keys to the caller
 		httplock.WithReplay(httpguard.DefaultReplayTTL),

@@ -9,38 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
-	"github.com/syncguard-go/syncguard/redisbackend"
 )
-
-// nopBackend is a non-nil lock.Backend for configuration tests; it is
-// never called.
-type nopBackend struct{ lock.Backend }
-
-// recorder is a lock.Recorder (not a lock.IDBackend) for configuration
-// tests; it is never called.
-type recorder struct{ lock.Recorder }
-
-// limiter is a lock.IDBackend and a lock.Recorder for configuration tests;
-// it is never called.
-type limiter struct{ fullBackend }
-
-// fullBackend is a backend with both extensions.
-type fullBackend interface {
-	lock.IDBackend
-	lock.Recorder
-}
 
 // TestReplayNeedsRecorder: the error names what is missing.
 func TestReplayNeedsRecorder(t *testing.T) {
-	_, err := httplock.New(nopBackend{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour), httplock.Unscoped())
+	_, err := httplock.New(guardtest.NopBackend{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour), httplock.Unscoped())
 	if err == nil || !strings.Contains(err.Error(), "lock.Recorder") {
 		t.Errorf("New = %v, want an error naming lock.Recorder", err)
 	}
-	if _, err := httplock.New(recorder{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour),
+	if _, err := httplock.New(guardtest.NopRecorder{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour),
 		httplock.WithScope(func(*http.Request) (string, error) { return "u", nil }),
 		httplock.WithReplayStatuses(func(int) bool { return true }), httplock.WithProblemTypeBase("https://example.com/problems/"),
 		httplock.WithReplayHeaders("X-Order"), httplock.WithReplayMaxBody(10), httplock.WithReplayMaxRequestBody(10),
@@ -57,27 +38,27 @@ func TestNewConfigErrors(t *testing.T) {
 		opts []httplock.Option
 	}{
 		{desc: "nil backend", opts: []httplock.Option{key}},
-		{desc: "no key function", b: nopBackend{}},
-		{desc: "nil key function", b: nopBackend{}, opts: []httplock.Option{httplock.WithKeyFunc(nil)}},
-		{desc: "negative TTL", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(-time.Second)}},
-		{desc: "zero TTL", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(0)}},
-		{desc: "negative wait", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithWait(-time.Second)}},
-		{desc: "prefix not UTF-8", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithPrefix("\xff")}},
-		{desc: "replay on a backend that is not a lock.Recorder", b: nopBackend{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
-		{desc: "replay TTL 0", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(0)}},
-		{desc: "replay header Content-Length", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.WithReplayHeaders("Content-Length")}},
-		{desc: "replay option without WithReplay", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplayMaxBody(10)}},
-		{desc: "limit 0", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(0)}},
-		{desc: "negative limit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(-1)}},
-		{desc: "limit over lockdriver.MaxLimit", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(lockdriver.MaxLimit + 1)}},
-		{desc: "limit on a backend that is not a lock.IDBackend", b: recorder{}, opts: []httplock.Option{key, httplock.WithLimit(3)}},
-		{desc: "limit with replay", b: limiter{}, opts: []httplock.Option{key, httplock.WithLimit(3), httplock.WithReplay(time.Hour)}},
-		{desc: "replay without a scope", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
-		{desc: "replay with fail-open", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(), httplock.WithFailOpen(true)}},
-		{desc: "a scope and Unscoped", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(),
+		{desc: "no key function", b: guardtest.NopBackend{}},
+		{desc: "nil key function", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithKeyFunc(nil)}},
+		{desc: "negative TTL", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(-time.Second)}},
+		{desc: "zero TTL", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(0)}},
+		{desc: "negative wait", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithWait(-time.Second)}},
+		{desc: "prefix not UTF-8", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithPrefix("\xff")}},
+		{desc: "replay on a backend that is not a lock.Recorder", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
+		{desc: "replay TTL 0", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(0)}},
+		{desc: "replay header Content-Length", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.WithReplayHeaders("Content-Length")}},
+		{desc: "replay option without WithReplay", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplayMaxBody(10)}},
+		{desc: "limit 0", b: guardtest.NopLimiter{}, opts: []httplock.Option{key, httplock.WithLimit(0)}},
+		{desc: "negative limit", b: guardtest.NopLimiter{}, opts: []httplock.Option{key, httplock.WithLimit(-1)}},
+		{desc: "limit over lockdriver.MaxLimit", b: guardtest.NopLimiter{}, opts: []httplock.Option{key, httplock.WithLimit(lockdriver.MaxLimit + 1)}},
+		{desc: "limit on a backend that is not a lock.IDBackend", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithLimit(3)}},
+		{desc: "limit with replay", b: guardtest.NopLimiter{}, opts: []httplock.Option{key, httplock.WithLimit(3), httplock.WithReplay(time.Hour)}},
+		{desc: "replay without a scope", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
+		{desc: "replay with fail-open", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(), httplock.WithFailOpen(true)}},
+		{desc: "a scope and Unscoped", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(),
 			httplock.WithScope(func(*http.Request) (string, error) { return "u", nil })}},
-		{desc: "replay statuses without WithReplay", b: recorder{}, opts: []httplock.Option{key, httplock.WithReplayStatuses(func(int) bool { return true })}},
-		{desc: "problem type base not a URI", b: recorder{}, opts: []httplock.Option{key, httplock.WithProblemTypeBase("problems/")}},
+		{desc: "replay statuses without WithReplay", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplayStatuses(func(int) bool { return true })}},
+		{desc: "problem type base not a URI", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithProblemTypeBase("problems/")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -95,32 +76,23 @@ func TestNewConfigErrors(t *testing.T) {
 	}
 	t.Run("limits 1 and lockdriver.MaxLimit on a lock.IDBackend", func(t *testing.T) {
 		for _, n := range []int{1, lockdriver.MaxLimit} {
-			if _, err := httplock.New(limiter{}, key, httplock.WithLimit(n)); err != nil {
+			if _, err := httplock.New(guardtest.NopLimiter{}, key, httplock.WithLimit(n)); err != nil {
 				t.Errorf("New with WithLimit(%d): %v", n, err)
 			}
 		}
 	})
 	t.Run("nil options are ignored", func(t *testing.T) {
-		if _, err := httplock.New(nopBackend{}, nil, key, nil); err != nil {
+		if _, err := httplock.New(guardtest.NopBackend{}, nil, key, nil); err != nil {
 			t.Errorf("New: %v", err)
 		}
 	})
-}
-
-func newBackend(t *testing.T) *redisbackend.Backend {
-	t.Helper()
-	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestKeyFuncs routes requests through a Go 1.22 ServeMux and checks the
 // key each KeyFunc locks: the prefix, the route, ':' and the key.
 func TestKeyFuncs(t *testing.T) {
 	const scope = "orders:POST /{tenant}/orders/{id}::" // the prefix, the route, no scope
-	b := newBackend(t)
+	b := guardtest.NewBackend(t)
 	tests := []struct {
 		desc    string
 		keyFunc httplock.KeyFunc
@@ -176,7 +148,7 @@ func TestLeaseFromOutsideMiddleware(t *testing.T) {
 // backend's error, so callers can tell an outage from a bad key.
 func TestErrorHandlerSeesBackendError(t *testing.T) {
 	var got error
-	mw := httplock.Must(failing{}, httplock.WithKeyFunc(httplock.FromHeader("K")),
+	mw := httplock.Must(guardtest.Failing{Err: &lock.Error{Code: lock.CodeAuthFailed, Op: "acquire"}}, httplock.WithKeyFunc(httplock.FromHeader("K")),
 		httplock.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
 			got = err
 			w.WriteHeader(http.StatusBadGateway)
@@ -190,17 +162,10 @@ func TestErrorHandlerSeesBackendError(t *testing.T) {
 	}
 }
 
-// failing is a backend whose Acquire always fails with AuthFailed.
-type failing struct{ lock.Backend }
-
-func (failing) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {
-	return lock.Lease{}, &lock.Error{Code: lock.CodeAuthFailed, Op: "acquire"}
-}
-
 // TestProblemTypeBase: WithProblemTypeBase turns the default answers'
 // URN types into links under the base.
 func TestProblemTypeBase(t *testing.T) {
-	mw := httplock.Must(nopBackend{}, httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+	mw := httplock.Must(guardtest.NopBackend{}, httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
 		httplock.WithProblemTypeBase("https://example.com/problems/"))
 	rec := httptest.NewRecorder()
 	mw(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/orders", nil))

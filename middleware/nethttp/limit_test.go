@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
-	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // TestLimitWrappingServeMux: middleware in front of a ServeMux sees no
@@ -21,10 +20,7 @@ import (
 // user's 2 slots.
 func TestLimitWrappingServeMux(t *testing.T) {
 	const n, limit = 10, 2
-	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := guardtest.NewBackend(t)
 	mw, err := httplock.New(b, httplock.WithKeyFunc(httplock.FromHeader("X-Test-User")), httplock.WithLimit(limit))
 	if err != nil {
 		t.Fatal(err)

@@ -167,6 +167,17 @@ type Linearizability struct {
 // CheckLinearizable checks the recorded calls against the semaphore model
 // described above (a mutex for locks), within timeout.
 func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Linearizability {
+	h := modelHistory(ops, grants)
+	lin := Linearizability{Ops: len(h), Result: porcupine.CheckOperationsTimeout(mutexModel, h, timeout)}
+	if lin.Result == porcupine.Illegal {
+		lin.explain(h, timeout)
+	}
+	return lin
+}
+
+// modelHistory is the history as the model's operations: the calls that
+// tell something about the holders, and each grant's expiry.
+func modelHistory(ops []Op, grants []Grant) []porcupine.Operation {
 	fenceNum := func(f lock.Fence) uint64 { n, _ := f.Uint64(); return n }
 	slots := map[string]int{} // key -> its limit; absent: a lock
 	for _, g := range grants {
@@ -175,25 +186,7 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 		}
 	}
 	slotsOf := func(key string) int { return max(slots[key], 1) }
-	var end int64
-	for _, op := range ops {
-		end = max(end, op.ReturnNs)
-	}
-	end++
-	// On a lock key, the next grant's return bounds when an earlier lease
-	// can still end. A slot of a limit can outlive later grants (they took
-	// other slots): only the end of the history bounds it.
-	nextReturn := map[string]int64{} // key + fence -> return of the next grant by fence
-	for key, gs := range byKey(grants) {
-		sort.Slice(gs, func(i, j int) bool { return gs[i].Fence < gs[j].Fence })
-		for i, g := range gs {
-			bound := end
-			if i+1 < len(gs) && g.Limit == 0 {
-				bound = gs[i+1].ReturnNs
-			}
-			nextReturn[key+"\x00"+string(g.Fence)] = bound
-		}
-	}
+	nextReturn := nextReturns(ops, grants)
 	var h []porcupine.Operation
 	for _, op := range ops {
 		if op.Kind == Lookup || op.Kind == Acquire && op.Outcome != OK || op.Kind == Extend && op.Outcome == Ambiguous {
@@ -226,21 +219,47 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 			Metadata: g.Key,
 		})
 	}
-	lin := Linearizability{Ops: len(h), Result: porcupine.CheckOperationsTimeout(mutexModel, h, timeout)}
-	if lin.Result == porcupine.Illegal {
-		for _, part := range mutexModel.Partition(h) {
-			res, info := porcupine.CheckOperationsVerbose(mutexModel, part, timeout)
-			if res != porcupine.Illegal {
-				continue
+	return h
+}
+
+// nextReturns bounds, by key and fence, when each lease can still end. On
+// a lock key, the next grant's return bounds when an earlier lease can
+// still end. A slot of a limit can outlive later grants (they took other
+// slots): only the end of the history bounds it.
+func nextReturns(ops []Op, grants []Grant) map[string]int64 {
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.ReturnNs)
+	}
+	end++
+	nextReturn := map[string]int64{} // key + fence -> return of the next grant by fence
+	for key, gs := range byKey(grants) {
+		sort.Slice(gs, func(i, j int) bool { return gs[i].Fence < gs[j].Fence })
+		for i, g := range gs {
+			bound := end
+			if i+1 < len(gs) && g.Limit == 0 {
+				bound = gs[i+1].ReturnNs
 			}
-			lin.IllegalKeys = append(lin.IllegalKeys, lockdriver.HashKey(part[0].Metadata.(string)))
-			if lin.Visualization == nil {
-				var buf bytes.Buffer
-				if porcupine.Visualize(mutexModel, info, &buf) == nil {
-					lin.Visualization = buf.Bytes()
-				}
+			nextReturn[key+"\x00"+string(g.Fence)] = bound
+		}
+	}
+	return nextReturn
+}
+
+// explain names the keys whose part of the illegal history h no order
+// explains, and draws the first.
+func (lin *Linearizability) explain(h []porcupine.Operation, timeout time.Duration) {
+	for _, part := range mutexModel.Partition(h) {
+		res, info := porcupine.CheckOperationsVerbose(mutexModel, part, timeout)
+		if res != porcupine.Illegal {
+			continue
+		}
+		lin.IllegalKeys = append(lin.IllegalKeys, lockdriver.HashKey(part[0].Metadata.(string)))
+		if lin.Visualization == nil {
+			var buf bytes.Buffer
+			if porcupine.Visualize(mutexModel, info, &buf) == nil {
+				lin.Visualization = buf.Bytes()
 			}
 		}
 	}
-	return lin
 }

@@ -98,43 +98,9 @@ func isScript(cmd redis.Cmder) bool {
 // key), so the check does not depend on the order of the script's
 // arguments.
 func (p *probe) checkBusy(cmd redis.Cmder, sent time.Time) {
-	if !isScript(cmd) || cmd.Err() != nil {
-		return
-	}
-	args := cmd.Args()
-	if len(args) < 4 {
-		return
-	}
-	nkeys, err := strconv.Atoi(fmt.Sprint(args[2]))
-	if err != nil || nkeys < 2 || len(args) < 3+nkeys {
-		return
-	}
-	var lockKey, id string
-	isAcquire := false
-	for _, a := range args[3 : 3+nkeys] {
-		k := fmt.Sprint(a)
-		switch {
-		case strings.HasPrefix(k, p.prefix+"fence:"):
-			isAcquire = true
-		case strings.HasPrefix(k, p.prefix+"id:"):
-			id = strings.TrimPrefix(k, p.prefix+"id:")
-		case lockKey == "":
-			lockKey = k
-		}
-	}
-	if !isAcquire || lockKey == "" || lockdriver.ValidateLockID(id) != nil {
-		return
-	}
-	c, ok := cmd.(*redis.Cmd)
+	lockKey, id, reply, ok := p.busyAcquire(cmd)
 	if !ok {
 		return
-	}
-	reply, _ := c.Val().([]interface{})
-	if len(reply) == 0 {
-		return
-	}
-	if status, _ := reply[0].(int64); status != 0 {
-		return // granted, or not a contention answer
 	}
 	answered := time.Now()
 	p.stats.busy.Add(1)
@@ -153,6 +119,55 @@ func (p *probe) checkBusy(cmd redis.Cmder, sent time.Time) {
 		p.stats.unchecked.Add(1)
 		return
 	}
+	p.checkLockBusy(raw, reply, lockKey, id, sent, answered)
+}
+
+// busyAcquire reports whether cmd is an acquire script answered busy, and
+// returns its lock key, its lock id and the reply.
+func (p *probe) busyAcquire(cmd redis.Cmder) (lockKey, id string, reply []interface{}, ok bool) {
+	if !isScript(cmd) || cmd.Err() != nil {
+		return "", "", nil, false
+	}
+	args := cmd.Args()
+	if len(args) < 4 {
+		return "", "", nil, false
+	}
+	nkeys, err := strconv.Atoi(fmt.Sprint(args[2]))
+	if err != nil || nkeys < 2 || len(args) < 3+nkeys {
+		return "", "", nil, false
+	}
+	isAcquire := false
+	for _, a := range args[3 : 3+nkeys] {
+		k := fmt.Sprint(a)
+		switch {
+		case strings.HasPrefix(k, p.prefix+"fence:"):
+			isAcquire = true
+		case strings.HasPrefix(k, p.prefix+"id:"):
+			id = strings.TrimPrefix(k, p.prefix+"id:")
+		case lockKey == "":
+			lockKey = k
+		}
+	}
+	if !isAcquire || lockKey == "" || lockdriver.ValidateLockID(id) != nil {
+		return "", "", nil, false
+	}
+	c, ok := cmd.(*redis.Cmd)
+	if !ok {
+		return "", "", nil, false
+	}
+	reply, _ = c.Val().([]interface{})
+	if len(reply) == 0 {
+		return "", "", nil, false
+	}
+	if status, _ := reply[0].(int64); status != 0 {
+		return "", "", nil, false // granted, or not a contention answer
+	}
+	return lockKey, id, reply, true
+}
+
+// checkLockBusy is checkBusy for a lock, whose data raw the observer read
+// after the busy reply.
+func (p *probe) checkLockBusy(raw string, reply []interface{}, lockKey, id string, sent, answered time.Time) {
 	var data struct {
 		LockID       string `json:"lockId"`
 		AcquiredAtMs int64  `json:"acquiredAtMs"`

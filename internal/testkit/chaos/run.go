@@ -65,50 +65,7 @@ func Run(t testing.TB, cfg Config) *Report {
 		t.Fatalf("chaos: %d workers do not split into clients of %d", cfg.Workers, cfg.PerClient)
 	}
 	redis.SetLogger(quietLogger{})
-	srv := redistest.Start(t, redistest.WithAOF())
-
-	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	clients := cfg.Workers / cfg.PerClient
-	proxies := make([]*toxiproxy.Proxy, clients)
-	backends := make([]lock.Backend, cfg.Workers)
-	gates := make([]*gate, cfg.Workers)
-	probes := make([]*probe, clients)
-	hist := NewHistory()
-	// The observer reads the server directly (no proxy, no faults of its
-	// own) for the checks that need the server's view. It is the harness's
-	// client, not a worker's: it fails fast rather than retry.
-	observer := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1,
-		DialTimeout: 250 * time.Millisecond, ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond})
-	t.Cleanup(func() { _ = observer.Close() })
-	var pstats probeStats
-	for i := range proxies {
-		p := toxiproxy.NewProxy(api, fmt.Sprintf("worker%d", i), "127.0.0.1:0", srv.Addr())
-		if err := p.Start(); err != nil {
-			t.Fatalf("chaos: starting proxy: %v", err)
-		}
-		t.Cleanup(p.Stop)
-		proxies[i] = p
-		// What users run: go-redis's default options (MaxRetries 3, so a
-		// command whose reply is lost is sent again; no context timeouts,
-		// so a call is bounded only by what the backend does with its
-		// context; 5 s dial and 3 s read/write timeouts). The hooks only
-		// observe, and inject the client half of the lost-reply fault.
-		rdb := redis.NewClient(&redis.Options{Addr: p.Listen})
-		probes[i] = &probe{worker: i, prefix: chaosPrefix + ":", observer: observer, hist: hist, stats: &pstats}
-		rdb.AddHook(probes[i])
-		t.Cleanup(func() { _ = rdb.Close() })
-		b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: chaosPrefix, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatalf("chaos: %v", err)
-		}
-		for j := range cfg.PerClient {
-			w := i*cfg.PerClient + j
-			gates[w] = &gate{}
-			// The gate holds an extension back before it is recorded, as
-			// in a paused process it would not have been sent yet.
-			backends[w] = lock.WithHooks(b, gates[w], hist.Hook(w))
-		}
-	}
+	r := newRig(t, cfg)
 
 	rep := &Report{Config: cfg, Faults: map[string]int{}, Do: map[string]int{}}
 	reg := NewRegister()
@@ -121,27 +78,96 @@ func Run(t testing.TB, cfg Config) *Report {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runWorker(ctx, w, cfg, backends[w], gates[w], reg, hist, &stats)
+			runWorker(ctx, w, cfg, r.backends[w], r.gates[w], reg, r.hist, &stats)
 		}()
 	}
 
-	inj := &injector{t: t, srv: srv, proxies: proxies, probes: probes, ttl: cfg.TTL, rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17))}
+	inj := &injector{t: t, srv: r.srv, proxies: r.proxies, probes: r.probes, ttl: cfg.TTL, rng: rand.New(rand.NewPCG(cfg.Seed, 0xfa17))}
 	inj.inject(faults, cfg.Gap, start.Add(cfg.Duration), rep.Faults)
 	stop()
 	wg.Wait()
 	rep.Elapsed = time.Since(start)
+	r.report(t, rep, &stats, reg)
+	return rep
+}
 
+// rig is what a run's workers run against: the server, and per client a
+// proxy, a probe and a Backend, which each of the client's workers wraps
+// with a gate and the history's hook.
+type rig struct {
+	srv      *redistest.Server
+	observer *redis.Client // the harness's: reads the server directly
+	proxies  []*toxiproxy.Proxy
+	probes   []*probe
+	backends []lock.Backend // by worker
+	gates    []*gate        // by worker
+	hist     *History
+	pstats   probeStats
+}
+
+// newRig starts the server, the observer and the clients of cfg.
+func newRig(t testing.TB, cfg Config) *rig {
+	clients := cfg.Workers / cfg.PerClient
+	r := &rig{srv: redistest.Start(t, redistest.WithAOF()), proxies: make([]*toxiproxy.Proxy, clients),
+		probes: make([]*probe, clients), backends: make([]lock.Backend, cfg.Workers),
+		gates: make([]*gate, cfg.Workers), hist: NewHistory()}
+	// The observer reads the server directly (no proxy, no faults of its
+	// own) for the checks that need the server's view. It is the harness's
+	// client, not a worker's: it fails fast rather than retry.
+	r.observer = redis.NewClient(&redis.Options{Addr: r.srv.Addr(), MaxRetries: -1,
+		DialTimeout: 250 * time.Millisecond, ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond})
+	t.Cleanup(func() { _ = r.observer.Close() })
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	for i := range clients {
+		r.addClient(t, api, i, cfg.PerClient)
+	}
+	return r
+}
+
+// addClient starts client i: its proxy, its go-redis client with its
+// probe, its Backend, and the Backends of its perClient workers.
+func (r *rig) addClient(t testing.TB, api *toxiproxy.ApiServer, i, perClient int) {
+	p := toxiproxy.NewProxy(api, fmt.Sprintf("worker%d", i), "127.0.0.1:0", r.srv.Addr())
+	if err := p.Start(); err != nil {
+		t.Fatalf("chaos: starting proxy: %v", err)
+	}
+	t.Cleanup(p.Stop)
+	r.proxies[i] = p
+	// What users run: go-redis's default options (MaxRetries 3, so a
+	// command whose reply is lost is sent again; no context timeouts,
+	// so a call is bounded only by what the backend does with its
+	// context; 5 s dial and 3 s read/write timeouts). The hooks only
+	// observe, and inject the client half of the lost-reply fault.
+	rdb := redis.NewClient(&redis.Options{Addr: p.Listen})
+	r.probes[i] = &probe{worker: i, prefix: chaosPrefix + ":", observer: r.observer, hist: r.hist, stats: &r.pstats}
+	rdb.AddHook(r.probes[i])
+	t.Cleanup(func() { _ = rdb.Close() })
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: chaosPrefix, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("chaos: %v", err)
+	}
+	for j := range perClient {
+		w := i*perClient + j
+		r.gates[w] = &gate{}
+		// The gate holds an extension back before it is recorded, as
+		// in a paused process it would not have been sent yet.
+		r.backends[w] = lock.WithHooks(b, r.gates[w], r.hist.Hook(w))
+	}
+}
+
+// report fills rep from what the workers, the probes, the history and the
+// register saw, and checks the history.
+func (r *rig) report(t testing.TB, rep *Report, stats *workerStats, reg *Register) {
 	stats.into(rep)
 	rep.Faults["worker paused past its TTL while holding"] = int(stats.pauses.Load())
-	rep.ScriptCalls, rep.ScriptWrites = int(pstats.calls.Load()), int(pstats.written.Load())
-	rep.RepliesDropped = int(pstats.dropped.Load())
-	rep.BusyChecked, rep.BusyUnchecked = int(pstats.busy.Load()), int(pstats.unchecked.Load())
-	ops, grants, writes := hist.Ops(), hist.Grants(), reg.Log()
-	rep.HiddenGrants, rep.Fences = hiddenGrants(t, observer, cfg.keys(), grants)
-	rep.Violations = append(rep.Violations, hist.Found()...)
-	rep.OrphanReleases, rep.UnknownIDExtends = hist.OrphanReleases()
-	rep.fill(ops, grants, writes, hist.Errors(), hist.Dos())
-	return rep
+	rep.ScriptCalls, rep.ScriptWrites = int(r.pstats.calls.Load()), int(r.pstats.written.Load())
+	rep.RepliesDropped = int(r.pstats.dropped.Load())
+	rep.BusyChecked, rep.BusyUnchecked = int(r.pstats.busy.Load()), int(r.pstats.unchecked.Load())
+	ops, grants, writes := r.hist.Ops(), r.hist.Grants(), reg.Log()
+	rep.HiddenGrants, rep.Fences = hiddenGrants(t, r.observer, rep.Config.keys(), grants)
+	rep.Violations = append(rep.Violations, r.hist.Found()...)
+	rep.OrphanReleases, rep.UnknownIDExtends = r.hist.OrphanReleases()
+	rep.fill(ops, grants, writes, r.hist.Errors(), r.hist.Dos())
 }
 
 // chaosPrefix is the backends' key prefix.
@@ -213,69 +239,105 @@ func hiddenGrants(t testing.TB, observer *redis.Client, keys []string, grants []
 // (4 TTLs). Do must return by it (or, once fn ran, by fn's return plus the
 // release timeout); [CheckDeadlines] checks that from the recorded calls.
 func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, reg *Register, hist *History, st *workerStats) {
-	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)))
-	first := true
+	wk := &worker{id: w, cfg: cfg, b: b, g: g, reg: reg, hist: hist, st: st, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(w)))}
 	keys := cfg.keys()
-	for ctx.Err() == nil {
-		key := keys[rng.IntN(len(keys))]
-		var limit []lock.Option
-		if key == LimitKey {
-			limit = []lock.Option{lock.WithLimit(cfg.Limit)}
-		}
-		work := time.Duration(5+rng.IntN(40)) * time.Millisecond
-		if rng.IntN(10) == 0 {
-			// A long job: the heartbeat must carry it through faults, or
-			// cancel it when the lease is lost.
-			work = cfg.TTL/2 + time.Duration(rng.Int64N(int64(3*cfg.TTL/2)))
-		}
-		// Worker 0's first grant always pauses, so every run has one.
-		pause := cfg.PauseEvery > 0 && (rng.IntN(cfg.PauseEvery) == 0 || w == 0 && first)
-		first = false
-		goneAtRelease := false
-		dctx, cancel := context.WithTimeout(ctx, 4*cfg.TTL)
-		call := DoCall{Worker: w, Key: key, CallNs: time.Now().UnixNano(), DeadlineNs: deadlineNs(dctx), ReleaseTimeout: cfg.TTL}
-		err := lock.Do(dctx, b, key, func(held context.Context, l lock.Lease) error {
-			defer func() { call.FnReturnNs = time.Now().UnixNano() }()
-			write := func() {
-				if limit != nil {
-					return
-				}
-				lost := held.Err() != nil && errors.Is(context.Cause(held), lock.ErrLeaseLost)
-				st.write(reg.Write(key, l.Fence, w, lost), lost)
-			}
-			write()
-			if pause {
-				st.pauses.Add(1)
-				d := 2 * cfg.TTL
-				g.freeze(d)
-				time.Sleep(d) // ignores held: the whole process is stopped
-			} else {
-				select {
-				case <-held.Done():
-				case <-time.After(work):
-				}
-			}
-			write()
-			return nil
-		}, append([]lock.Option{lock.WithTTL(cfg.TTL), lock.WithWait(2 * cfg.TTL),
-			lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond}), lock.WithReleaseTimeout(cfg.TTL),
-			lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) {
-				st.releaseErrors.Add(1)
-				goneAtRelease = errors.Is(err, lock.ErrNotHeld)
-			})}, limit...)...)
-		call.ReturnNs = time.Now().UnixNano()
-		cancel()
-		hist.RecordDo(call)
-		st.do(ctx, limit != nil, err)
+	for first := true; ctx.Err() == nil; first = false {
+		j := wk.next(keys, first)
+		goneAtRelease, err := wk.do(ctx, j)
+		st.do(ctx, j.limit != nil, err)
 		if err == nil && goneAtRelease {
 			st.silentLoss.Add(1)
 		}
 		if lock.CodeOf(err) != "" && ctx.Err() == nil {
 			// Redis is down or unreachable: back off as a real client would,
 			// so the history is not flooded with refused connections.
-			time.Sleep(time.Duration(10+rng.IntN(20)) * time.Millisecond)
+			time.Sleep(time.Duration(10+wk.rng.IntN(20)) * time.Millisecond)
 		}
 	}
+}
+
+// worker is one worker of runWorker, with its random choices.
+type worker struct {
+	id   int
+	cfg  Config
+	b    lock.Backend
+	g    *gate
+	reg  *Register
+	hist *History
+	st   *workerStats
+	rng  *rand.Rand
+}
+
+// job is one lock.Do of a worker: its key, and what it does holding it.
+type job struct {
+	key   string
+	limit []lock.Option // lock.WithLimit for the limit key
+	work  time.Duration
+	pause bool // past the TTL, instead of the work
+}
+
+// next picks the worker's next job among keys.
+func (wk *worker) next(keys []string, first bool) job {
+	j := job{key: keys[wk.rng.IntN(len(keys))]}
+	if j.key == LimitKey {
+		j.limit = []lock.Option{lock.WithLimit(wk.cfg.Limit)}
+	}
+	j.work = time.Duration(5+wk.rng.IntN(40)) * time.Millisecond
+	if wk.rng.IntN(10) == 0 {
+		// A long job: the heartbeat must carry it through faults, or
+		// cancel it when the lease is lost.
+		j.work = wk.cfg.TTL/2 + time.Duration(wk.rng.Int64N(int64(3*wk.cfg.TTL/2)))
+	}
+	// Worker 0's first grant always pauses, so every run has one.
+	j.pause = wk.cfg.PauseEvery > 0 && (wk.rng.IntN(wk.cfg.PauseEvery) == 0 || wk.id == 0 && first)
+	return j
+}
+
+// do runs j in lock.Do and records the call. goneAtRelease says the
+// release found the lease gone.
+func (wk *worker) do(ctx context.Context, j job) (goneAtRelease bool, err error) {
+	ttl := wk.cfg.TTL
+	dctx, cancel := context.WithTimeout(ctx, 4*ttl)
+	call := DoCall{Worker: wk.id, Key: j.key, CallNs: time.Now().UnixNano(), DeadlineNs: deadlineNs(dctx), ReleaseTimeout: ttl}
+	err = lock.Do(dctx, wk.b, j.key, func(held context.Context, l lock.Lease) error {
+		defer func() { call.FnReturnNs = time.Now().UnixNano() }()
+		return wk.hold(held, l, j)
+	}, append([]lock.Option{lock.WithTTL(ttl), lock.WithWait(2 * ttl),
+		lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond}), lock.WithReleaseTimeout(ttl),
+		lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) {
+			wk.st.releaseErrors.Add(1)
+			goneAtRelease = errors.Is(err, lock.ErrNotHeld)
+		})}, j.limit...)...)
+	call.ReturnNs = time.Now().UnixNano()
+	cancel()
+	wk.hist.RecordDo(call)
+	return goneAtRelease, err
+}
+
+// hold is j's work under the lease l: a write to the register, the work or
+// a pause, and a write again.
+func (wk *worker) hold(held context.Context, l lock.Lease, j job) error {
+	write := func() {
+		if j.limit != nil {
+			return
+		}
+		lost := held.Err() != nil && errors.Is(context.Cause(held), lock.ErrLeaseLost)
+		wk.st.write(wk.reg.Write(j.key, l.Fence, wk.id, lost), lost)
+	}
+	write()
+	if j.pause {
+		wk.st.pauses.Add(1)
+		d := 2 * wk.cfg.TTL
+		wk.g.freeze(d)
+		time.Sleep(d) // ignores held: the whole process is stopped
+	} else {
+		select {
+		case <-held.Done():
+		case <-time.After(j.work):
+		}
+	}
+	write()
+	return nil
 }
 
 // gate freezes a worker's heartbeat: while frozen, Extend and ExtendBatch

@@ -45,4 +45,7 @@
 // the package clause. A NOT GO line that matches the first line of no block
 // fails the test, and a block whose first line changes is checked again, so
 // no Go snippet is skipped without a marker that names it.
+//
+// TestFunctionsAreShort holds every function of the module's non-test Go
+// files to MaxFuncLines lines (LongFuncs), over the same files.
 package readme

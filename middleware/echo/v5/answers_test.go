@@ -1,7 +1,6 @@
 package echolock_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -13,38 +12,10 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo/v5"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
-
-// failing answers every acquisition, of a key or a slot, with err.
-type failing struct {
-	lock.IDBackend
-	err error
-}
-
-func (b failing) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {
-	return lock.Lease{}, b.err
-}
-
-func (b failing) AcquireSlot(context.Context, string, string, int, time.Duration) (lock.Lease, error) {
-	return lock.Lease{}, b.err
-}
-
-func (b failing) AcquireID(context.Context, string, string, time.Duration) (lock.Lease, error) {
-	return lock.Lease{}, b.err
-}
-
-func (b failing) NewLockID(string) (string, error) { return lockdriver.NewLockID(), nil }
-
-// Release lets lock's clean-up of an attempt that failed go through.
-func (b failing) Release(context.Context, string) error { return nil }
-
-// Join says the waiter cannot be told of hand-offs: lock.Acquire polls.
-func (b failing) Join(string, string, int, time.Duration, time.Duration) (lock.Waiter, error) {
-	return nil, errors.ErrUnsupported
-}
 
 // refusals are the requests TestDefaultAnswers and TestProblemHandlers
 // send, with the answer each must get.
@@ -81,7 +52,7 @@ func refuse(e *echo.Echo, header string) *httptest.ResponseRecorder {
 // ProblemTypeBase.
 func TestDefaultAnswers(t *testing.T) {
 	for _, tt := range refusals {
-		c := echolock.Config{Backend: failing{err: tt.err}, KeyLookup: "header:Idempotency-Key", Limit: tt.limit,
+		c := echolock.Config{Backend: guardtest.FailingIDs{Err: tt.err}, KeyLookup: "header:Idempotency-Key", Limit: tt.limit,
 			ProblemTypeBase: "https://example.com/problems/"}
 		handler := func(*echo.Context) error { t.Error("the handler ran"); return nil }
 		t.Run(tt.desc+": custom HTTPErrorHandler", func(t *testing.T) {
@@ -124,7 +95,7 @@ func TestDefaultAnswers(t *testing.T) {
 func TestProblemHandlers(t *testing.T) {
 	for _, tt := range refusals {
 		t.Run(tt.desc, func(t *testing.T) {
-			mw := echolock.NewWithConfig(echolock.Config{Backend: failing{err: tt.err}, KeyLookup: "header:Idempotency-Key",
+			mw := echolock.NewWithConfig(echolock.Config{Backend: guardtest.FailingIDs{Err: tt.err}, KeyLookup: "header:Idempotency-Key",
 				Limit: tt.limit, BusyHandler: echolock.ProblemBusyHandler, ErrorHandler: echolock.ProblemErrorHandler})
 			e := newEcho("/orders", mw, func(*echo.Context) error { t.Error("the handler ran"); return nil })
 			e.HTTPErrorHandler = func(_ *echo.Context, err error) { t.Errorf("HTTPErrorHandler got %v", err) }

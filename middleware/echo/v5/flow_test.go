@@ -15,21 +15,11 @@ import (
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo/v5"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
-	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
-
-func newBackend(t *testing.T) *redisbackend.Backend {
-	t.Helper()
-	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // post sends POST target with Idempotency-Key k to e.
 func post(e http.Handler, target, k string) *httptest.ResponseRecorder {
@@ -42,7 +32,7 @@ func post(e http.Handler, target, k string) *httptest.ResponseRecorder {
 
 // replayed returns a middleware in replay mode, without a scope.
 func replayed(t *testing.T, r *echolock.ReplayConfig) echo.MiddlewareFunc {
-	return echolock.NewWithConfig(echolock.Config{Backend: newBackend(t), KeyLookup: "header:Idempotency-Key", Unscoped: true, Replay: r})
+	return echolock.NewWithConfig(echolock.Config{Backend: guardtest.NewBackend(t), KeyLookup: "header:Idempotency-Key", Unscoped: true, Replay: r})
 }
 
 // TestSkipperBeforeFuncLeaseFrom: a skipped request runs without a
@@ -51,7 +41,7 @@ func replayed(t *testing.T, r *echolock.ReplayConfig) echo.MiddlewareFunc {
 // after the middleware are the ones before it.
 func TestSkipperBeforeFuncLeaseFrom(t *testing.T) {
 	var before atomic.Int32
-	mw := echolock.NewWithConfig(echolock.Config{Backend: newBackend(t), KeyLookup: "param:id",
+	mw := echolock.NewWithConfig(echolock.Config{Backend: guardtest.NewBackend(t), KeyLookup: "param:id",
 		Skipper:    func(c *echo.Context) bool { return c.QueryParam("skip") != "" },
 		BeforeFunc: func(*echo.Context) { before.Add(1) }})
 	e := newEcho("/orders/:id", mw, func(c *echo.Context) error {
@@ -103,7 +93,7 @@ func TestHandlerErrorFlow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			mw := echolock.New(newBackend(t), echolock.FromHeader("Idempotency-Key"))
+			mw := echolock.New(guardtest.NewBackend(t), echolock.FromHeader("Idempotency-Key"))
 			if tt.replay {
 				mw = replayed(t, &echolock.ReplayConfig{})
 			}

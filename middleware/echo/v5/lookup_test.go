@@ -1,7 +1,6 @@
 package echolock_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,18 +12,8 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo/v5"
+	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
-
-// keyRecorder records the key of each Acquire and fails it.
-type keyRecorder struct {
-	lock.Backend
-	keys []string
-}
-
-func (b *keyRecorder) Acquire(_ context.Context, key string, _ time.Duration) (lock.Lease, error) {
-	b.keys = append(b.keys, key)
-	return lock.Lease{}, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}
-}
 
 // TestKeys checks the keys that KeyLookup strings and the extractors
 // read from one request, and that a missing part is a 400 without a
@@ -53,7 +42,7 @@ func TestKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			b := &keyRecorder{}
+			b := &guardtest.KeyRecorder{}
 			mw, err := echolock.Config{Backend: b, KeyLookup: tt.lookup, KeyExtractor: tt.key, RouteScope: echolock.RouteScopeOff}.ToMiddleware()
 			if err != nil {
 				t.Fatalf("ToMiddleware: %v", err)
@@ -68,13 +57,13 @@ func TestKeys(t *testing.T) {
 			req.AddCookie(&http.Cookie{Name: "session", Value: "s9"})
 			e.ServeHTTP(httptest.NewRecorder(), req)
 			if tt.want == "" {
-				if len(b.keys) != 0 || lock.CodeOf(seen) != lock.CodeInvalidArgument {
-					t.Errorf("keys %q, error %v; want none and InvalidArgument (400)", b.keys, seen)
+				if len(b.Keys) != 0 || lock.CodeOf(seen) != lock.CodeInvalidArgument {
+					t.Errorf("keys %q, error %v; want none and InvalidArgument (400)", b.Keys, seen)
 				}
 				return
 			}
-			if len(b.keys) != 1 || b.keys[0] != "::"+tt.want {
-				t.Errorf("keys %q, want [%q]", b.keys, "::"+tt.want)
+			if len(b.Keys) != 1 || b.Keys[0] != "::"+tt.want {
+				t.Errorf("keys %q, want [%q]", b.Keys, "::"+tt.want)
 			}
 		})
 	}
@@ -83,7 +72,7 @@ func TestKeys(t *testing.T) {
 // TestConfigErrors: a bad configuration is an InvalidArgument error
 // naming the Config field, and NewWithConfig panics with it.
 func TestConfigErrors(t *testing.T) {
-	b := &keyRecorder{}
+	b := &guardtest.KeyRecorder{}
 	tests := []struct {
 		desc string
 		c    echolock.Config

@@ -54,67 +54,98 @@ func checkLimitProblem(t *testing.T, rec *httptest.ResponseRecorder, k string) {
 
 func limitNoWait(t *testing.T, a Adapter) {
 	e := newEnv(t)
-	var gA, gB maxGauge
-	bothB := newCloseOnce() // every request of user B is in its handler
-	release := newCloseOnce()
-	var mu sync.Mutex
-	fences := map[string]bool{} // user and fence: each key has its own counter
-	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Limit: limit, Handler: func(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool) {
-		if !ok {
-			t.Error("no lease in the handler")
-		}
-		mu.Lock()
-		fences[r.Header.Get(Header)+" "+string(l.Fence)] = true
-		mu.Unlock()
-		if r.Header.Get(Header) == userB {
-			if gB.enter() == limit {
-				bothB.close()
-			}
-			defer gB.leave()
-			if !wait(bothB.ch, 5*time.Second) {
-				t.Errorf("user B's %d requests were not in their handlers at once within 5s, with user A's slots full", limit)
-			}
-			ok2(w)
-			return
-		}
-		gA.enter()
-		defer gA.leave()
-		// Hold the slot until every other request of user A has been
-		// answered and user B has been served.
-		if !wait(release.ch, 10*time.Second) {
-			t.Error("not released within 10s")
-		}
-		ok2(w)
-	}})
-
-	var (
-		rejected    int
-		allRejected = newCloseOnce()
-		recsA       []*httptest.ResponseRecorder
-		doneA       = make(chan struct{})
-	)
+	s := &noWait{t: t, bothB: newCloseOnce(), release: newCloseOnce(), allRejected: newCloseOnce(), fences: map[string]bool{}}
+	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Limit: limit, Handler: s.handle})
+	var recsA []*httptest.ResponseRecorder
+	doneA := make(chan struct{})
 	go func() {
 		defer close(doneA)
-		recsA = fire(burstOf, func() *httptest.ResponseRecorder {
-			rec := serve(h, ptr(userA))
-			if rec.Code != http.StatusOK {
-				mu.Lock()
-				defer mu.Unlock()
-				if rejected++; rejected == burstOf-limit {
-					allRejected.close()
-				}
-			}
-			return rec
-		})
+		recsA = s.burstA(h)
 	}()
-	if !wait(allRejected.ch, 10*time.Second) {
+	if !wait(s.allRejected.ch, 10*time.Second) {
 		t.Errorf("%d requests of user A were not all turned away within 10s", burstOf-limit)
 	}
 	// User A holds all its slots: user B's requests run, all at once.
 	recsB := fire(limit, func() *httptest.ResponseRecorder { return serve(h, ptr(userB)) })
-	release.close()
+	s.release.close()
 	<-doneA
+	s.checkA(recsA)
+	for i, rec := range recsB {
+		if rec.Code != http.StatusOK {
+			t.Errorf("user B request %d: status %d, want 200 (body %q)", i, rec.Code, rec.Body.String())
+		}
+	}
+	if p := s.gB.peak.Load(); p != limit {
+		t.Errorf("user B: peak concurrency = %d, want %d", p, limit)
+	}
+	if len(s.fences) != 2*limit {
+		t.Errorf("handlers saw %d distinct fences, want %d", len(s.fences), 2*limit)
+	}
+	e.free(t, limitKey(userA))
+	e.free(t, limitKey(userB))
+}
 
+// noWait is limitNoWait's run: user A's burst fills its slots, which it
+// holds until user B's requests were all in their handlers at once.
+type noWait struct {
+	t           *testing.T
+	gA, gB      maxGauge
+	bothB       *closeOnce // every request of user B is in its handler
+	release     *closeOnce // user A's holders may answer
+	allRejected *closeOnce // user A's requests beyond its slots were answered
+	mu          sync.Mutex
+	fences      map[string]bool // user and fence: each key has its own counter
+	rejectedA   int
+}
+
+// handle is the handler of both users' requests.
+func (s *noWait) handle(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool) {
+	if !ok {
+		s.t.Error("no lease in the handler")
+	}
+	s.mu.Lock()
+	s.fences[r.Header.Get(Header)+" "+string(l.Fence)] = true
+	s.mu.Unlock()
+	if r.Header.Get(Header) == userB {
+		if s.gB.enter() == limit {
+			s.bothB.close()
+		}
+		defer s.gB.leave()
+		if !wait(s.bothB.ch, 5*time.Second) {
+			s.t.Errorf("user B's %d requests were not in their handlers at once within 5s, with user A's slots full", limit)
+		}
+		ok2(w)
+		return
+	}
+	s.gA.enter()
+	defer s.gA.leave()
+	// Hold the slot until every other request of user A has been
+	// answered and user B has been served.
+	if !wait(s.release.ch, 10*time.Second) {
+		s.t.Error("not released within 10s")
+	}
+	ok2(w)
+}
+
+// burstA serves user A's burst, closing allRejected once every request
+// beyond its slots was turned away.
+func (s *noWait) burstA(h http.Handler) []*httptest.ResponseRecorder {
+	return fire(burstOf, func() *httptest.ResponseRecorder {
+		rec := serve(h, ptr(userA))
+		if rec.Code != http.StatusOK {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.rejectedA++; s.rejectedA == burstOf-limit {
+				s.allRejected.close()
+			}
+		}
+		return rec
+	})
+}
+
+// checkA checks user A's answers: limit of them served, the rest 429.
+func (s *noWait) checkA(recsA []*httptest.ResponseRecorder) {
+	t := s.t
 	okA := 0
 	for _, rec := range recsA {
 		if rec.Code == http.StatusOK {
@@ -124,25 +155,12 @@ func limitNoWait(t *testing.T, a Adapter) {
 		checkLimitProblem(t, rec, userA)
 		checkRetryAfter(t, rec, 1, int(httpguard.DefaultTTL/time.Second))
 	}
-	if okA != limit || rejected != burstOf-limit {
-		t.Errorf("user A: %d x 200 and %d rejected, want %d and %d", okA, rejected, limit, burstOf-limit)
+	if okA != limit || s.rejectedA != burstOf-limit {
+		t.Errorf("user A: %d x 200 and %d rejected, want %d and %d", okA, s.rejectedA, limit, burstOf-limit)
 	}
-	if p := gA.peak.Load(); p != limit {
+	if p := s.gA.peak.Load(); p != limit {
 		t.Errorf("user A: peak concurrency = %d, want %d", p, limit)
 	}
-	for i, rec := range recsB {
-		if rec.Code != http.StatusOK {
-			t.Errorf("user B request %d: status %d, want 200 (body %q)", i, rec.Code, rec.Body.String())
-		}
-	}
-	if p := gB.peak.Load(); p != limit {
-		t.Errorf("user B: peak concurrency = %d, want %d", p, limit)
-	}
-	if len(fences) != 2*limit {
-		t.Errorf("handlers saw %d distinct fences, want %d", len(fences), 2*limit)
-	}
-	e.free(t, limitKey(userA))
-	e.free(t, limitKey(userB))
 }
 
 // ok2 is ok under a name that does not shadow the handler's ok.

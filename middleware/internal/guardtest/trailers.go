@@ -170,26 +170,7 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 					t.Errorf("first response: header %s = %q, want net/http's %q", name, got, w)
 				}
 			}
-			wantFirst := idiom.want.Clone()
-			wantFirst.Set(secretTrailer, "secret")
-			wantBare := wantFirst
-			if idiom.dropped {
-				wantBare = http.Header{}
-			}
-			if a.proto.h2 {
-				// HTTP/2 sends TrailerPrefix trailers whatever the body,
-				// and one value of a name declared both ways: the bare
-				// server's answer is the reference.
-				wantFirst = want.trailer
-			} else if !equalHeader(want.trailer, wantBare) {
-				t.Fatalf("bare net/http: trailers %v, want %v (the test's idea of net/http is wrong)", want.trailer, wantBare)
-			}
-			if !equalHeader(first.trailer, wantFirst) {
-				t.Errorf("first response: trailers %v, want %v", first.trailer, wantFirst)
-			}
-			if !equalHeader(replay.trailer, idiom.want) {
-				t.Errorf("replay: trailers %v, want %v (the first's, allow-listed)", replay.trailer, idiom.want)
-			}
+			checkTrailers(t, a, idiom, want, first, replay)
 			// Off the allow-list is not stored either.
 			b, ok, err := e.b.Record(context.Background(), prefix+"POST /orders:"+DefaultPrincipal+":"+key)
 			if !ok || err != nil {
@@ -199,6 +180,33 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 				t.Errorf("stored trailers %v (%v), want %v", r.Trailer, err, idiom.want)
 			}
 		})
+	}
+}
+
+// checkTrailers checks the trailers of the first answer through the
+// middleware against net/http's (want), and the replay's against the
+// idiom's allow-listed ones.
+func checkTrailers(t *testing.T, a Adapter, idiom trailerIdiom, want, first, replay answer) {
+	t.Helper()
+	wantFirst := idiom.want.Clone()
+	wantFirst.Set(secretTrailer, "secret")
+	wantBare := wantFirst
+	if idiom.dropped {
+		wantBare = http.Header{}
+	}
+	if a.proto.h2 {
+		// HTTP/2 sends TrailerPrefix trailers whatever the body,
+		// and one value of a name declared both ways: the bare
+		// server's answer is the reference.
+		wantFirst = want.trailer
+	} else if !equalHeader(want.trailer, wantBare) {
+		t.Fatalf("bare net/http: trailers %v, want %v (the test's idea of net/http is wrong)", want.trailer, wantBare)
+	}
+	if !equalHeader(first.trailer, wantFirst) {
+		t.Errorf("first response: trailers %v, want %v", first.trailer, wantFirst)
+	}
+	if !equalHeader(replay.trailer, idiom.want) {
+		t.Errorf("replay: trailers %v, want %v (the first's, allow-listed)", replay.trailer, idiom.want)
 	}
 }
 

@@ -54,6 +54,36 @@ func (s *session) close() {
 // a cluster node. It checks the connection with PING, so that an
 // unreachable server or refused credentials fail here with one clear line.
 func connect(ctx context.Context, o *options, env Env) (*session, error) {
+	opts, defaulted, err := parseURLs(o, env)
+	if err != nil {
+		return nil, err
+	}
+	bopts, err := backendOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	s := &session{where: opts[0].Addr, defaulted: defaulted, env: env}
+	if err := s.dial(ctx, pctx, opts); err != nil {
+		return nil, err
+	}
+	s.configure(pctx, o, bopts)
+	b, err := redisbackend.New(s.client, bopts)
+	if err != nil {
+		_ = s.client.Close()
+		return nil, usageErrorf("%s", message(err))
+	}
+	s.backend = b
+	s.seed = maphash.MakeSeed()
+	s.names = namer{prefix: b.Prefix(), cluster: b.Layout() == redisbackend.LayoutCluster}
+	s.noteConfig(o)
+	return s, nil
+}
+
+// parseURLs parses o.urls, else REDIS_URL's comma-separated list, else
+// the default URL, which it reports as defaulted.
+func parseURLs(o *options, env Env) (opts []*redis.Options, defaulted bool, err error) {
 	urls := []string(o.urls)
 	if len(urls) == 0 {
 		for _, u := range strings.Split(env.Getenv("REDIS_URL"), ",") {
@@ -62,23 +92,29 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 			}
 		}
 	}
-	defaulted := len(urls) == 0
+	defaulted = len(urls) == 0
 	if defaulted {
 		urls = []string{cmp.Or(env.defaultURL, defaultURL)}
 	}
-	opts := make([]*redis.Options, len(urls))
+	opts = make([]*redis.Options, len(urls))
 	for i, u := range urls {
 		opt, err := redis.ParseURL(u)
 		var uerr *url.Error
 		switch {
 		case errors.As(err, &uerr):
 			// Its message quotes the URL, which may hold a password.
-			return nil, usageErrorf("--redis: not a valid URL: %v", uerr.Err)
+			return nil, false, usageErrorf("--redis: not a valid URL: %v", uerr.Err)
 		case err != nil:
-			return nil, usageErrorf("--redis %s: %s", redact(u), strings.TrimPrefix(err.Error(), "redis: "))
+			return nil, false, usageErrorf("--redis %s: %s", redact(u), strings.TrimPrefix(err.Error(), "redis: "))
 		}
 		opts[i] = opt
 	}
+	return opts, defaulted, nil
+}
+
+// backendOptions returns the Backend's options that the flags give,
+// refusing a bad layout, stripe count or prefix before any I/O.
+func backendOptions(o *options) (*redisbackend.Options, error) {
 	layout, err := parseLayout(o.layout)
 	if err != nil {
 		return nil, err
@@ -103,59 +139,53 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 	if err != nil {
 		return nil, usageErrorf("--prefix %q: %s", o.prefix, message(err))
 	}
-	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	defer cancel()
-	s := &session{where: opts[0].Addr, defaulted: defaulted, env: env}
+	return bopts, nil
+}
+
+// dial sets s.client (and s.cluster for a cluster) and pings every
+// server within pctx; ctx tells the caller's cancellation from a timeout.
+func (s *session) dial(ctx, pctx context.Context, opts []*redis.Options) error {
 	if len(opts) == 1 {
 		c := redis.NewClient(opts[0])
 		if err := c.Ping(pctx).Err(); err != nil {
 			_ = c.Close()
-			return nil, tlsHint(opts[0], connError(ctx, opts[0].Addr, err))
+			return tlsHint(opts[0], connError(ctx, opts[0].Addr, err))
 		}
 		if !isClusterNode(pctx, c) {
 			s.client = c
-		} else {
-			_ = c.Close()
-			s.cluster = redis.NewClusterClient(clusterOptions(opts))
-			s.client = s.cluster
+			return nil
 		}
+		_ = c.Close()
 	} else {
 		for _, opt := range opts {
 			if opt.DB != 0 {
-				return nil, usageErrorf("--redis %s: a Redis Cluster has only database 0", opt.Addr)
+				return usageErrorf("--redis %s: a Redis Cluster has only database 0", opt.Addr)
 			}
 		}
-		s.cluster = redis.NewClusterClient(clusterOptions(opts))
-		s.client = s.cluster
 	}
-	if s.cluster != nil {
-		err := s.cluster.ForEachMaster(pctx, func(ctx context.Context, n *redis.Client) error {
-			if err := n.Ping(ctx).Err(); err != nil {
-				return &nodeError{addr: n.Options().Addr, err: err}
-			}
-			return nil
-		})
-		if err != nil {
-			_ = s.client.Close()
-			addr := opts[0].Addr
-			var ne *nodeError
-			if errors.As(err, &ne) {
-				addr, err = ne.addr, ne.err
-			}
-			return nil, connError(ctx, addr, err)
+	s.cluster = redis.NewClusterClient(clusterOptions(opts))
+	s.client = s.cluster
+	return s.pingMasters(ctx, pctx, opts[0].Addr)
+}
+
+// pingMasters pings every master of the cluster, naming the first that
+// fails (else addr) in the error.
+func (s *session) pingMasters(ctx, pctx context.Context, addr string) error {
+	err := s.cluster.ForEachMaster(pctx, func(ctx context.Context, n *redis.Client) error {
+		if err := n.Ping(ctx).Err(); err != nil {
+			return &nodeError{addr: n.Options().Addr, err: err}
 		}
+		return nil
+	})
+	if err == nil {
+		return nil
 	}
-	s.configure(pctx, o, bopts)
-	b, err := redisbackend.New(s.client, bopts)
-	if err != nil {
-		_ = s.client.Close()
-		return nil, usageErrorf("%s", message(err))
+	_ = s.client.Close()
+	var ne *nodeError
+	if errors.As(err, &ne) {
+		addr, err = ne.addr, ne.err
 	}
-	s.backend = b
-	s.seed = maphash.MakeSeed()
-	s.names = namer{prefix: b.Prefix(), cluster: b.Layout() == redisbackend.LayoutCluster}
-	s.noteConfig(o)
-	return s, nil
+	return connError(ctx, addr, err)
 }
 
 // configure reads the configuration the application's backends recorded

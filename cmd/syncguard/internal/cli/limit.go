@@ -107,88 +107,116 @@ func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys 
 // which a slot was released between the two pipelines.
 func (s *session) readLimitsOnce(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) (reads []limitRead, changed []int, err error) {
 	addr := node.Options().Addr
-	cutoff := "(" + strconv.FormatInt(nowMs-wire.TimeToleranceMs, 10)
-	pipe := node.Pipeline()
-	live := make([]*redis.ZSliceCmd, len(redisKeys))
-	first := make([]*redis.StringSliceCmd, len(redisKeys))
-	queues := make([]*redis.IntCmd, len(redisKeys))
-	for i, k := range redisKeys {
-		// No more than lockdriver.MaxLimit slots are ever live: a set with more
-		// is not a limit.
-		live[i] = pipe.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: cutoff, Max: "+inf", Count: lockdriver.MaxLimit + 1})
-		first[i] = pipe.ZRange(ctx, k, 0, 0)
-		queues[i] = pipe.ZCard(ctx, s.names.queueKey(k))
-	}
-	_, _ = pipe.Exec(ctx) // each command's error is read below
+	sets := s.readLimitSets(ctx, node, redisKeys, nowMs)
 	reads = make([]limitRead, len(redisKeys))
 	indexes := make([][]*redis.StringCmd, len(redisKeys))
-	pipe = node.Pipeline()
+	pipe := node.Pipeline()
 	for i, k := range redisKeys {
-		members, err := live[i].Result()
-		switch {
-		case err != nil && !isReply(err):
+		reads[i], indexes[i], err = s.limitSlots(ctx, pipe, k, sets[i])
+		if err != nil {
 			return nil, nil, redisError(ctx, addr, err)
-		case err != nil || len(members) > lockdriver.MaxLimit: // WRONGTYPE: a hash, a set...
-			reads[i].state = limitOther
-			continue
-		case len(members) == 0:
-			reads[i].state = limitExpired
-			if f := first[i].Val(); len(f) == 0 {
-				reads[i].state = limitGone
-			} else if lockdriver.ValidateLockID(f[0]) != nil {
-				reads[i].state = limitOther
-			}
-			continue
-		}
-		tagPrefix, _, ok := s.names.split(k)
-		if !ok {
-			reads[i].state = limitOther
-			continue
-		}
-		reads[i].limit.waiters = queues[i].Val() // 0 without a queue
-		for _, m := range members {
-			id, _ := m.Member.(string)
-			if lockdriver.ValidateLockID(id) != nil {
-				reads[i].state = limitOther
-				break
-			}
-			reads[i].limit.slots = append(reads[i].limit.slots, slotData{lockID: id, expiresAtMs: int64(m.Score)})
-			indexes[i] = append(indexes[i], pipe.Get(ctx, wire.IndexKey(tagPrefix, id)))
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !isReply(err) {
 		return nil, nil, redisError(ctx, addr, err)
 	}
 	for i, k := range redisKeys {
-		r := &reads[i]
-		if r.state != limitLive {
-			continue
-		}
-		slots, foreign := r.limit.slots[:0], false
-		for j, s := range r.limit.slots {
-			raw, err := indexes[i][j].Result()
-			if err != nil || wire.IsTombstone(raw) {
-				if wire.IsTombstone(raw) && (len(changed) == 0 || changed[len(changed)-1] != i) {
-					changed = append(changed, i) // released since the read
-				}
-				continue // (or its index evicted)
-			}
-			ix, err := wire.DecodeSlotIndex(raw)
-			if err != nil || ix.LockKey != k || (r.limit.key != "" && ix.UserKey != r.limit.key) {
-				foreign = true
-				break
-			}
-			r.limit.key = ix.UserKey
-			s.fence, s.acquiredAtMs, s.n = ix.Fence, ix.AcquiredAtMs, ix.N
-			slots = append(slots, s)
-		}
-		r.limit.slots = slots
-		switch {
-		case foreign || (len(slots) > 0 && !s.names.isLockOf(k, r.limit.key)):
-			r.state = limitOther
-		case len(slots) == 0:
-			r.state = limitGone
+		if reads[i].state == limitLive && s.indexSlots(k, &reads[i], indexes[i]) {
+			changed = append(changed, i)
 		}
 	}
 	return reads, changed, nil
+}
+
+// limitSet is what the first pipeline of readLimitsOnce asks of one key.
+type limitSet struct {
+	live  *redis.ZSliceCmd      // the live members and their expiry
+	first *redis.StringSliceCmd // the first member, live or not
+	queue *redis.IntCmd         // the length of the key's waiter queue
+}
+
+// readLimitSets reads, in one pipeline, the live members of the sorted
+// sets at redisKeys by nowMs, their first member and their queues' length.
+// The commands' errors are left in them.
+func (s *session) readLimitSets(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) []limitSet {
+	cutoff := "(" + strconv.FormatInt(nowMs-wire.TimeToleranceMs, 10)
+	pipe := node.Pipeline()
+	sets := make([]limitSet, len(redisKeys))
+	for i, k := range redisKeys {
+		// No more than lockdriver.MaxLimit slots are ever live: a set with more
+		// is not a limit.
+		sets[i].live = pipe.ZRangeByScoreWithScores(ctx, k, &redis.ZRangeBy{Min: cutoff, Max: "+inf", Count: lockdriver.MaxLimit + 1})
+		sets[i].first = pipe.ZRange(ctx, k, 0, 0)
+		sets[i].queue = pipe.ZCard(ctx, s.names.queueKey(k))
+	}
+	_, _ = pipe.Exec(ctx) // each command's error is read by the caller
+	return sets
+}
+
+// limitSlots tells from set what the key k holds. For a live limit it
+// returns the slots by lock id and expiry, and queues on pipe a GET of
+// each slot's index key. The error is one of a failure to get an answer.
+func (s *session) limitSlots(ctx context.Context, pipe redis.Pipeliner, k string, set limitSet) (limitRead, []*redis.StringCmd, error) {
+	var r limitRead
+	members, err := set.live.Result()
+	switch {
+	case err != nil && !isReply(err):
+		return r, nil, err
+	case err != nil || len(members) > lockdriver.MaxLimit: // WRONGTYPE: a hash, a set...
+		return limitRead{state: limitOther}, nil, nil
+	case len(members) == 0:
+		r.state = limitExpired
+		if f := set.first.Val(); len(f) == 0 {
+			r.state = limitGone
+		} else if lockdriver.ValidateLockID(f[0]) != nil {
+			r.state = limitOther
+		}
+		return r, nil, nil
+	}
+	tagPrefix, _, ok := s.names.split(k)
+	if !ok {
+		return limitRead{state: limitOther}, nil, nil
+	}
+	r.limit.waiters = set.queue.Val() // 0 without a queue
+	var indexes []*redis.StringCmd
+	for _, m := range members {
+		id, _ := m.Member.(string)
+		if lockdriver.ValidateLockID(id) != nil {
+			r.state = limitOther
+			break
+		}
+		r.limit.slots = append(r.limit.slots, slotData{lockID: id, expiresAtMs: int64(m.Score)})
+		indexes = append(indexes, pipe.Get(ctx, wire.IndexKey(tagPrefix, id)))
+	}
+	return r, indexes, nil
+}
+
+// indexSlots completes the live limit r at k from its slots' index keys:
+// its user key, and each slot's fence, grant time and limit. It drops the
+// slots released since they were read and reports whether there were any.
+func (s *session) indexSlots(k string, r *limitRead, indexes []*redis.StringCmd) (released bool) {
+	slots, foreign := r.limit.slots[:0], false
+	for j, sl := range r.limit.slots {
+		raw, err := indexes[j].Result()
+		if err != nil || wire.IsTombstone(raw) {
+			released = released || wire.IsTombstone(raw) // released since the read
+			continue                                     // (or its index evicted)
+		}
+		ix, err := wire.DecodeSlotIndex(raw)
+		if err != nil || ix.LockKey != k || (r.limit.key != "" && ix.UserKey != r.limit.key) {
+			foreign = true
+			break
+		}
+		r.limit.key = ix.UserKey
+		sl.fence, sl.acquiredAtMs, sl.n = ix.Fence, ix.AcquiredAtMs, ix.N
+		slots = append(slots, sl)
+	}
+	r.limit.slots = slots
+	switch {
+	case foreign || (len(slots) > 0 && !s.names.isLockOf(k, r.limit.key)):
+		r.state = limitOther
+	case len(slots) == 0:
+		r.state = limitGone
+	}
+	return released
 }

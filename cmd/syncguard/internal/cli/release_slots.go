@@ -14,34 +14,11 @@ import (
 // slots --all or --slot names (redisbackend.Backend.ForceReleaseSlots),
 // and never more than the operator saw and confirmed.
 func releaseSlots(ctx context.Context, s *session, o *options, st *state) error {
-	lim := st.Limit
-	if !o.all && o.slot == "" {
-		return usageErrorf("%s is a concurrency limit with %d of %d slots held: add --all to release every slot, "+
-			"or --slot FENCE for one (syncguard show %s lists them)", display(st.Key), len(lim.Holders), lim.N, display(st.Key))
+	fence, picked, err := pickSlots(o, st)
+	if err != nil {
+		return err
 	}
-	var fence lock.Fence
-	picked := lim.Holders
-	if o.slot != "" {
-		fence, _ = parseSlotFence(o.slot) // checked before any I/O
-		picked = nil
-		for _, h := range lim.Holders {
-			if h.Fence == fence {
-				picked = append(picked, h)
-			}
-		}
-		if len(picked) == 0 {
-			return failf("no live slot of %s has fence %s: nothing released (syncguard show %s lists them)",
-				display(st.Key), fence, display(st.Key))
-		}
-	}
-	var q strings.Builder
-	fmt.Fprintf(&q, "%s is a concurrency limit with %d of %d slots held. Release %s:\n",
-		display(st.Key), len(lim.Holders), lim.N, count(int64(len(picked)), "slot"))
-	for _, h := range picked {
-		fmt.Fprintf(&q, "  fence %s, holder %s, for %s, %s left\n", h.Fence, h.Holder, duration(ms(h.AgeMs)), duration(ms(h.TTLMs)))
-	}
-	q.WriteString("Their holders are not told and may go on writing with stale fences. [y/N] ")
-	if err := s.confirm(o, q.String()); err != nil {
+	if err := s.confirm(o, slotsQuestion(st, picked)); err != nil {
 		return err
 	}
 	infos, err := admin.ForceReleaseSlots(ctx, s.backend, st.Key, fence)
@@ -54,23 +31,72 @@ func releaseSlots(ctx context.Context, s *session, o *options, st *state) error 
 	w := s.env.Stdout
 	fmt.Fprintf(w, "released %s of %s\n", count(int64(len(infos)), "slot"), display(st.Key))
 	st.printRequest(w)
-	var highest lock.Fence
 	for _, info := range infos {
 		fmt.Fprintf(w, "  removed  slot fence %s (holder %s, acquired %s) and its index key\n",
 			info.Fence, info.IDHash, timestamp(info.AcquiredAt))
-	}
-	for _, h := range lim.Holders {
-		if h.Fence.Compare(highest) > 0 {
-			highest = h.Fence
-		}
 	}
 	s.printKept(ctx, st.FenceKey)
 	if err != nil { // a release failed after others succeeded
 		return failf("%s: released %d of %d slots, then: %s", display(st.Key), len(infos), len(picked), message(err))
 	}
-	// A release hands its slot to the oldest waiter whose n admits it:
-	// say how many were granted since the read.
-	after, err := s.read(ctx, st.Key)
+	s.printSlotsNow(ctx, st.Key, highestFence(st.Limit.Holders))
+	return nil
+}
+
+// pickSlots returns the slots of st's limit that --all or --slot names,
+// and the fence of --slot (zero with --all).
+func pickSlots(o *options, st *state) (lock.Fence, []slotRow, error) {
+	lim := st.Limit
+	if !o.all && o.slot == "" {
+		return "", nil, usageErrorf("%s is a concurrency limit with %d of %d slots held: add --all to release every slot, "+
+			"or --slot FENCE for one (syncguard show %s lists them)", display(st.Key), len(lim.Holders), lim.N, display(st.Key))
+	}
+	if o.slot == "" {
+		return "", lim.Holders, nil
+	}
+	fence, _ := parseSlotFence(o.slot) // checked before any I/O
+	var picked []slotRow
+	for _, h := range lim.Holders {
+		if h.Fence == fence {
+			picked = append(picked, h)
+		}
+	}
+	if len(picked) == 0 {
+		return fence, nil, failf("no live slot of %s has fence %s: nothing released (syncguard show %s lists them)",
+			display(st.Key), fence, display(st.Key))
+	}
+	return fence, picked, nil
+}
+
+// slotsQuestion asks the operator to confirm the release of picked.
+func slotsQuestion(st *state, picked []slotRow) string {
+	var q strings.Builder
+	fmt.Fprintf(&q, "%s is a concurrency limit with %d of %d slots held. Release %s:\n",
+		display(st.Key), len(st.Limit.Holders), st.Limit.N, count(int64(len(picked)), "slot"))
+	for _, h := range picked {
+		fmt.Fprintf(&q, "  fence %s, holder %s, for %s, %s left\n", h.Fence, h.Holder, duration(ms(h.AgeMs)), duration(ms(h.TTLMs)))
+	}
+	q.WriteString("Their holders are not told and may go on writing with stale fences. [y/N] ")
+	return q.String()
+}
+
+// highestFence is the highest fence of the slots.
+func highestFence(slots []slotRow) lock.Fence {
+	var highest lock.Fence
+	for _, h := range slots {
+		if h.Fence.Compare(highest) > 0 {
+			highest = h.Fence
+		}
+	}
+	return highest
+}
+
+// printSlotsNow reads the limit at key again and says how many slots are
+// held, and how many were granted since the fence highest: a release
+// hands its slot to the oldest waiter whose n admits it.
+func (s *session) printSlotsNow(ctx context.Context, key string, highest lock.Fence) {
+	w := s.env.Stdout
+	after, err := s.read(ctx, key)
 	switch {
 	case err != nil:
 		fmt.Fprintf(w, "  now      unknown: %s\n", message(err))
@@ -89,5 +115,4 @@ func releaseSlots(ctx context.Context, s *session, o *options, st *state) error 
 		}
 		fmt.Fprintln(w)
 	}
-	return nil
 }

@@ -132,8 +132,26 @@ func (s *session) scanLocks(ctx context.Context, glob string, t *tally, fn func(
 // that may match glob.
 func (s *session) readPage(ctx context.Context, node *redis.Client, keys []string, glob string, t *tally) (page, error) {
 	t.Scanned += int64(len(keys))
-	candidates := keys[:0:0]
-	var index []string
+	candidates, index := s.classifyPage(keys, glob, t)
+	gets, nowMs, err := getWithTime(ctx, node, candidates)
+	if err != nil {
+		return page{}, err
+	}
+	p := page{node: node, nowMs: nowMs, index: index}
+	others, err := s.addLocks(ctx, &p, candidates, gets, glob, t)
+	if err == nil && len(others) > 0 {
+		err = s.addLimits(ctx, &p, others, glob, t)
+	}
+	if err != nil {
+		return page{}, err
+	}
+	return p, nil
+}
+
+// classifyPage counts keys by what their names say and returns the lock
+// keys that may match glob (the candidates) and the index keys.
+func (s *session) classifyPage(keys []string, glob string, t *tally) (candidates, index []string) {
+	candidates = keys[:0:0]
 	for _, k := range keys {
 		switch s.names.classify(k) {
 		case kindLock:
@@ -157,25 +175,37 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 			t.Queue++
 		}
 	}
+	return candidates, index
+}
+
+// getWithTime reads keys with GET and the node's TIME in one pipeline; the
+// GETs' errors are left in their commands.
+func getWithTime(ctx context.Context, node *redis.Client, keys []string) ([]*redis.StringCmd, int64, error) {
 	pipe := node.Pipeline()
-	gets := make([]*redis.StringCmd, len(candidates))
-	for i, k := range candidates {
+	gets := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
 		gets[i] = pipe.Get(ctx, k)
 	}
 	now := pipe.Time(ctx)
-	_, _ = pipe.Exec(ctx) // each command's error is read below
+	_, _ = pipe.Exec(ctx) // each command's error is read by the caller
 	if err := now.Err(); err != nil {
-		return page{}, redisError(ctx, node.Options().Addr, err)
+		return nil, 0, redisError(ctx, node.Options().Addr, err)
 	}
-	p := page{node: node, nowMs: now.Val().UnixMilli(), index: index}
-	var others []string // not strings: limits (sorted sets), or foreign
+	return gets, now.Val().UnixMilli(), nil
+}
+
+// addLocks adds to p the live locks among the candidates that match glob,
+// counting the rest, and returns the keys that hold no string: limits
+// (sorted sets), or foreign keys.
+func (s *session) addLocks(ctx context.Context, p *page, candidates []string, gets []*redis.StringCmd, glob string, t *tally) ([]string, error) {
+	var others []string
 	for i, k := range candidates {
 		raw, err := gets[i].Result()
 		switch {
 		case errors.Is(err, redis.Nil):
 			continue // expired or deleted since the SCAN
 		case err != nil && !isReply(err):
-			return page{}, redisError(ctx, node.Options().Addr, err)
+			return nil, redisError(ctx, p.node.Options().Addr, err)
 		case err != nil: // WRONGTYPE: a limit's sorted set, a hash, a set...
 			others = append(others, k)
 			continue
@@ -199,12 +229,15 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 		}
 		p.locks = append(p.locks, found{redisKey: k, data: d})
 	}
-	if len(others) == 0 {
-		return p, nil
-	}
-	reads, err := s.readLimits(ctx, node, others, p.nowMs)
+	return others, nil
+}
+
+// addLimits reads the keys that may be limits and adds to p the live ones
+// that match glob, counting the rest.
+func (s *session) addLimits(ctx context.Context, p *page, keys []string, glob string, t *tally) error {
+	reads, err := s.readLimits(ctx, p.node, keys, p.nowMs)
 	if err != nil {
-		return page{}, err
+		return err
 	}
 	for i, r := range reads {
 		if r.state == limitLive && glob != "*" && !globMatch(glob, r.limit.key) {
@@ -215,14 +248,14 @@ func (s *session) readPage(ctx context.Context, node *redis.Client, keys []strin
 		case limitLive:
 			t.Limits++
 			t.Slots += int64(len(r.limit.slots))
-			p.limits = append(p.limits, foundLimit{redisKey: others[i], data: r.limit})
+			p.limits = append(p.limits, foundLimit{redisKey: keys[i], data: r.limit})
 		case limitExpired:
 			t.Expired++
 		case limitOther:
 			t.Other++
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // isReply reports whether err is the server's answer to one command (such

@@ -163,66 +163,102 @@ func (s *session) read(ctx context.Context, key string) (*state, error) {
 	norm, _ := lockdriver.NormalizeKey(key) // StorageKeys accepted it
 	st := &state{Key: norm, LockKey: keys.Lock, FenceKey: keys.Fence, DoneKey: keys.Done, RecordKey: keys.Record,
 		Striped: s.names.isStripe(keys.Fence)}
-	pipe := node.Pipeline()
-	get := pipe.Get(ctx, keys.Lock)
-	typ := pipe.Type(ctx, keys.Lock)
-	counter := pipe.Get(ctx, keys.Fence)
-	done := pipe.Get(ctx, keys.Done)
-	doneTTL := pipe.PTTL(ctx, keys.Done)
-	record := pipe.Get(ctx, keys.Record)
-	recordTTL := pipe.PTTL(ctx, keys.Record)
-	waiters := pipe.ZCard(ctx, s.names.queueKey(keys.Lock))
-	now := pipe.Time(ctx)
-	_, _ = pipe.Exec(ctx)
+	c := readShowCmds(ctx, node, keys, s.names.queueKey(keys.Lock))
 	addr := node.Options().Addr
-	if err := now.Err(); err != nil {
+	if err := c.now.Err(); err != nil {
 		return nil, redisError(ctx, addr, err)
 	}
-	st.nowMs = now.Val().UnixMilli()
-	raw, err := get.Result()
+	st.nowMs = c.now.Val().UnixMilli()
+	if err := s.readLockKey(ctx, node, st, c); err != nil {
+		return nil, err
+	}
+	if err := st.readOthers(ctx, addr, c); err != nil {
+		return nil, err
+	}
+	if st.Schedule, err = s.readSchedule(ctx, norm); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// showCmds is the pipeline of show's read, a command per thing it shows.
+type showCmds struct {
+	get, counter, done, record *redis.StringCmd
+	typ                        *redis.StatusCmd
+	doneTTL, recordTTL         *redis.DurationCmd
+	waiters                    *redis.IntCmd
+	now                        *redis.TimeCmd
+}
+
+// readShowCmds reads, in one pipeline to node, the lock key and its type,
+// the fence counter, the done marker and the record with their time left,
+// the waiter queue's length and the server's TIME. The commands' errors
+// are left in them.
+func readShowCmds(ctx context.Context, node *redis.Client, keys admin.Keys, queueKey string) showCmds {
+	pipe := node.Pipeline()
+	c := showCmds{
+		get:       pipe.Get(ctx, keys.Lock),
+		typ:       pipe.Type(ctx, keys.Lock),
+		counter:   pipe.Get(ctx, keys.Fence),
+		done:      pipe.Get(ctx, keys.Done),
+		doneTTL:   pipe.PTTL(ctx, keys.Done),
+		record:    pipe.Get(ctx, keys.Record),
+		recordTTL: pipe.PTTL(ctx, keys.Record),
+		waiters:   pipe.ZCard(ctx, queueKey),
+		now:       pipe.Time(ctx),
+	}
+	_, _ = pipe.Exec(ctx)
+	return c
+}
+
+// readLockKey sets in st the lock or limit that c read at the lock key,
+// failing when it holds something else.
+func (s *session) readLockKey(ctx context.Context, node *redis.Client, st *state, c showCmds) error {
+	raw, err := c.get.Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-	case err != nil && isReply(err) && typ.Val() == "zset":
-		if err := s.readLimit(ctx, node, st); err != nil {
-			return nil, err
-		}
+	case err != nil && isReply(err) && c.typ.Val() == "zset":
+		return s.readLimit(ctx, node, st)
 	case err != nil && isReply(err):
-		return nil, failf("%s holds a %s, not syncguard lock data", display(keys.Lock), typ.Val())
+		return failf("%s holds a %s, not syncguard lock data", display(st.LockKey), c.typ.Val())
 	case err != nil:
-		return nil, redisError(ctx, addr, err)
+		return redisError(ctx, node.Options().Addr, err)
 	default:
 		d, err := wire.DecodeLockData(raw)
-		if err != nil || d.Key != norm {
-			return nil, failf("%s holds a value that is not syncguard lock data for this key", display(keys.Lock))
+		if err != nil || d.Key != st.Key {
+			return failf("%s holds a value that is not syncguard lock data for this key", display(st.LockKey))
 		}
 		if d.Live(st.nowMs) {
-			row := lockRow(keys.Lock, d, st.nowMs)
+			row := lockRow(st.LockKey, d, st.nowMs)
 			st.Locked, st.Lock = true, &row
 		} else {
 			st.Expired = true
 		}
 	}
-	if v, err := counter.Result(); err == nil {
+	return nil
+}
+
+// readOthers sets in st the fence counter, done marker, record and
+// waiters that c read from the server at addr.
+func (st *state) readOthers(ctx context.Context, addr string, c showCmds) error {
+	if v, err := c.counter.Result(); err == nil {
 		st.Counter = v
 	} else if !errors.Is(err, redis.Nil) && !isReply(err) {
-		return nil, redisError(ctx, addr, err)
+		return redisError(ctx, addr, err)
 	}
-	if v, err := done.Result(); err == nil {
+	if v, err := c.done.Result(); err == nil {
 		st.Done = &v
-		st.DoneTTLMs = doneTTL.Val().Milliseconds()
+		st.DoneTTLMs = c.doneTTL.Val().Milliseconds()
 	}
-	if v, err := record.Result(); err == nil {
+	if v, err := c.record.Result(); err == nil {
 		st.HasRecord, st.RecordBytes = true, len(v)
-		st.RecordTTLMs = recordTTL.Val().Milliseconds()
+		st.RecordTTLMs = c.recordTTL.Val().Milliseconds()
 		if st.Response = newResponseShow([]byte(v)); st.Response == nil {
 			st.Record = &v
 		}
 	}
-	st.Waiters = waiters.Val() // 0 when there is no queue (or it is not a sorted set)
-	if st.Schedule, err = s.readSchedule(ctx, norm); err != nil {
-		return nil, err
-	}
-	return st, nil
+	st.Waiters = c.waiters.Val() // 0 when there is no queue (or it is not a sorted set)
+	return nil
 }
 
 // readLimit reads the sorted set at st.LockKey into st as a limit of
@@ -255,6 +291,10 @@ func (s *session) nodeOf(ctx context.Context, key string) (*redis.Client, error)
 	return n, nil
 }
 
+// printRow prints one row of show: a name, then the formatted value.
+type printRow func(name, format string, args ...any)
+
+// print prints st as show does without --json, a row a line.
 func (st *state) print(w io.Writer) {
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "%-14s %s\n", name, fmt.Sprintf(format, args...))
@@ -264,6 +304,19 @@ func (st *state) print(w io.Writer) {
 		st.Request.print(row)
 	}
 	row("lock key", "%s", display(st.LockKey))
+	st.printState(row)
+	st.printCounter(row)
+	st.printDone(row)
+	st.printRecord(row)
+	row("waiters", "%d", st.Waiters)
+	if st.Schedule != nil {
+		st.Schedule.print(row)
+	}
+}
+
+// printState prints the key's state: an election's term, a lock, a
+// limit's slots, or free.
+func (st *state) printState(row printRow) {
 	switch {
 	case st.Locked && st.Lock.Election != nil:
 		l := st.Lock
@@ -293,6 +346,10 @@ func (st *state) print(w io.Writer) {
 	default:
 		row("state", "free")
 	}
+}
+
+// printCounter prints the fence counter, or that it is missing.
+func (st *state) printCounter(row printRow) {
 	switch {
 	case st.Counter != "" && st.Striped:
 		row("fence counter", "%s = %s (a stripe's counter, shared by every key hashed to it: not this key's history)", display(st.FenceKey), st.Counter)
@@ -303,6 +360,10 @@ func (st *state) print(w io.Writer) {
 	default:
 		row("fence counter", "%s: none yet", display(st.FenceKey))
 	}
+}
+
+// printDone prints the done marker.
+func (st *state) printDone(row printRow) {
 	if st.Done == nil {
 		row("done marker", "none")
 	} else if f, err := wire.DecodeDone(*st.Done); err == nil {
@@ -314,6 +375,10 @@ func (st *state) print(w io.Writer) {
 		row("done marker", "%s: not a fence (%d bytes, for %s more; a record of an older version?): %s",
 			display(st.DoneKey), len(*st.Done), duration(ms(st.DoneTTLMs)), preview(*st.Done))
 	}
+}
+
+// printRecord prints the stored record and, when it reads it, its response.
+func (st *state) printRecord(row printRow) {
 	switch r := st.Response; {
 	case !st.HasRecord:
 		row("record", "%s: none", display(st.RecordKey))
@@ -327,10 +392,6 @@ func (st *state) print(w io.Writer) {
 		row("record", "%s: %d bytes, for %s more: status %d, stored by fence %s", display(st.RecordKey), st.RecordBytes,
 			duration(ms(st.RecordTTLMs)), r.Status, r.Fence)
 		r.print(row)
-	}
-	row("waiters", "%d", st.Waiters)
-	if st.Schedule != nil {
-		st.Schedule.print(row)
 	}
 }
 

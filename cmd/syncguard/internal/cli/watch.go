@@ -225,58 +225,7 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 		ids: make(map[uint64]struct{}, len(prev.ids)), byLock: map[string]idGrants{}, idsCounted: prev.ids != nil}
 	var t tally
 	err := s.scanLocks(ctx, glob, &t, func(p page) error {
-		cur.nowMs = max(cur.nowMs, p.nowMs)
-		pipe := p.node.Pipeline()
-		cards := make([]*redis.IntCmd, len(p.locks))
-		for i, l := range p.locks {
-			cards[i] = pipe.ZCard(ctx, s.names.queueKey(l.redisKey))
-		}
-		// The index keys: a name the previous sample did not see is a
-		// lock id granted since; its value tells which lock (or that the
-		// lease ended already, a tombstone).
-		var fresh []*redis.StringCmd
-		for _, k := range p.index {
-			fp := maphash.String(s.seed, k)
-			cur.ids[fp] = struct{}{}
-			if _, seen := prev.ids[fp]; !seen && cur.idsCounted {
-				fresh = append(fresh, pipe.Get(ctx, k))
-			}
-		}
-		if len(cards) > 0 || len(fresh) > 0 {
-			_, err := pipe.Exec(ctx) // no queue, or not a sorted set: 0 waiters
-			if err != nil && !errors.Is(err, redis.Nil) && !isReply(err) {
-				return redisError(ctx, p.node.Options().Addr, err)
-			}
-		}
-		for i, l := range p.locks {
-			n := cards[i].Val()
-			cur.waiters += n
-			cur.locks[l.redisKey] = held{key: l.data.Key, fence: l.data.Fence, waiters: n, election: l.data.Election()}
-		}
-		for _, l := range p.limits {
-			cur.waiters += l.data.waiters
-			cur.limits[l.redisKey] = newHeldLimit(l.data)
-		}
-		for _, cmd := range fresh {
-			v, err := cmd.Result()
-			if err != nil {
-				continue // gone since the SCAN (a lease that expired, most likely): not counted
-			}
-			lockKey, key, granted := s.names.indexValue(v)
-			switch {
-			case !granted:
-			case lockKey == "":
-				cur.unattributed++
-			default:
-				g := cur.byLock[lockKey]
-				g.n++
-				if key != "" {
-					g.key = key
-				}
-				cur.byLock[lockKey] = g
-			}
-		}
-		return nil
+		return s.addPage(ctx, prev, &cur, p)
 	})
 	if err != nil {
 		return sample{}, err
@@ -288,17 +237,88 @@ func (s *session) sample(ctx context.Context, glob string, prev sample, perKey b
 		}
 	}
 	if cur.nowMs == 0 { // no keys: the time from the first node
-		nodes, err := s.nodes(ctx)
-		if err != nil {
+		if cur.nowMs, err = s.serverTime(ctx); err != nil {
 			return sample{}, err
 		}
-		now, err := nodes[0].Time(ctx).Result()
-		if err != nil {
-			return sample{}, redisError(ctx, nodes[0].Options().Addr, err)
-		}
-		cur.nowMs = now.UnixMilli()
 	}
 	return cur, nil
+}
+
+// addPage adds to cur the locks and limits of a page with their waiters,
+// and the grants that its index keys unseen in prev tell, reading both in
+// one pipeline.
+func (s *session) addPage(ctx context.Context, prev sample, cur *sample, p page) error {
+	cur.nowMs = max(cur.nowMs, p.nowMs)
+	pipe := p.node.Pipeline()
+	cards := make([]*redis.IntCmd, len(p.locks))
+	for i, l := range p.locks {
+		cards[i] = pipe.ZCard(ctx, s.names.queueKey(l.redisKey))
+	}
+	// The index keys: a name the previous sample did not see is a
+	// lock id granted since; its value tells which lock (or that the
+	// lease ended already, a tombstone).
+	var fresh []*redis.StringCmd
+	for _, k := range p.index {
+		fp := maphash.String(s.seed, k)
+		cur.ids[fp] = struct{}{}
+		if _, seen := prev.ids[fp]; !seen && cur.idsCounted {
+			fresh = append(fresh, pipe.Get(ctx, k))
+		}
+	}
+	if len(cards) > 0 || len(fresh) > 0 {
+		_, err := pipe.Exec(ctx) // no queue, or not a sorted set: 0 waiters
+		if err != nil && !errors.Is(err, redis.Nil) && !isReply(err) {
+			return redisError(ctx, p.node.Options().Addr, err)
+		}
+	}
+	for i, l := range p.locks {
+		n := cards[i].Val()
+		cur.waiters += n
+		cur.locks[l.redisKey] = held{key: l.data.Key, fence: l.data.Fence, waiters: n, election: l.data.Election()}
+	}
+	for _, l := range p.limits {
+		cur.waiters += l.data.waiters
+		cur.limits[l.redisKey] = newHeldLimit(l.data)
+	}
+	cur.countGrants(fresh, s.names)
+	return nil
+}
+
+// countGrants counts the grants of the new index keys read by fresh: by
+// lock key, or unattributed when the value names none.
+func (cur *sample) countGrants(fresh []*redis.StringCmd, names namer) {
+	for _, cmd := range fresh {
+		v, err := cmd.Result()
+		if err != nil {
+			continue // gone since the SCAN (a lease that expired, most likely): not counted
+		}
+		lockKey, key, granted := names.indexValue(v)
+		switch {
+		case !granted:
+		case lockKey == "":
+			cur.unattributed++
+		default:
+			g := cur.byLock[lockKey]
+			g.n++
+			if key != "" {
+				g.key = key
+			}
+			cur.byLock[lockKey] = g
+		}
+	}
+}
+
+// serverTime returns the first node's TIME in Unix milliseconds.
+func (s *session) serverTime(ctx context.Context) (int64, error) {
+	nodes, err := s.nodes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now, err := nodes[0].Time(ctx).Result()
+	if err != nil {
+		return 0, redisError(ctx, nodes[0].Options().Addr, err)
+	}
+	return now.UnixMilli(), nil
 }
 
 // attribute names the user key of every lock key whose new lock ids the
@@ -397,61 +417,16 @@ func compare(prev, cur sample, perKey bool) (acquired, released int64, busy []ac
 // samples on keys whose fences do not tell (striped counters, or keys no
 // recent sample saw held).
 func compareAll(prev, cur sample, perKey bool) (acquired, released int64, busy []activity, unattributed int64) {
-	grants := func(to, from lock.Fence) int64 { // grants after the one of fence from, up to to
-		if !perKey {
-			return 1
-		}
-		a, ok1 := to.Uint64()
-		b, ok2 := from.Uint64()
-		if !ok1 || !ok2 || a <= b {
-			return 1
-		}
-		return int64(a - b)
-	}
-	per := map[string]*activity{} // by lock key
-	add := func(lockKey, key string, n, waiters int64) {
-		a := per[lockKey]
-		if a == nil {
-			a = &activity{key: key}
-			per[lockKey] = a
-		}
-		a.acquired = max(a.acquired, n)
-		a.waiters = max(a.waiters, waiters)
-		a.election = a.election || cur.locks[lockKey].election || prev.locks[lockKey].election ||
-			cur.gone[lockKey].election
-	}
-	for k, c := range cur.locks {
-		var n int64
-		if p, was := prev.locks[k]; was {
-			if p.fence != c.fence {
-				n = grants(c.fence, p.fence)
-			}
-		} else if g, ok := prev.gone[k]; ok && perKey {
-			n = grants(c.fence, g.counter)
-		} else {
-			n = 1
-		}
-		add(k, c.key, n, c.waiters)
-	}
-	for k, g := range cur.gone {
-		var n int64
-		if p, was := prev.locks[k]; was {
-			if g.counter != p.fence {
-				n = grants(g.counter, p.fence)
-			}
-		} else if pg, ok := prev.gone[k]; ok && pg.counter != g.counter {
-			n = grants(g.counter, pg.counter)
-		}
-		add(k, g.key, n, 0)
-	}
+	as := activities{prev: prev, cur: cur, per: map[string]*activity{}}
+	as.addFences(perKey)
 	for k, a := range limitActivity(prev, cur) {
-		add(k, a.key, a.acquired, a.waiters)
+		as.add(k, a.key, a.acquired, a.waiters)
 	}
 	for k, g := range cur.byLock {
-		add(k, g.key, g.n, 0)
+		as.add(k, g.key, g.n, 0)
 	}
 	var perKeySum int64
-	for _, a := range per {
+	for _, a := range as.per {
 		perKeySum += a.acquired
 		if a.acquired > 0 || a.waiters > 0 {
 			busy = append(busy, *a)
@@ -464,6 +439,76 @@ func compareAll(prev, cur sample, perKey bool) (acquired, released int64, busy [
 	unattributed = acquired - perKeySum
 	held := func(s sample) int64 { return int64(len(s.locks) + s.slotCount()) }
 	released = max(held(prev)+acquired-held(cur), 0)
+	sortBusy(busy)
+	return acquired, released, busy, unattributed
+}
+
+// activities gathers, by lock key, what changed between two samples.
+type activities struct {
+	prev, cur sample
+	per       map[string]*activity
+}
+
+// add counts n grants and waiters on lockKey, keeping the larger count of
+// the ways compare counts them.
+func (as *activities) add(lockKey, key string, n, waiters int64) {
+	a := as.per[lockKey]
+	if a == nil {
+		a = &activity{key: key}
+		as.per[lockKey] = a
+	}
+	a.acquired = max(a.acquired, n)
+	a.waiters = max(a.waiters, waiters)
+	a.election = a.election || as.cur.locks[lockKey].election || as.prev.locks[lockKey].election ||
+		as.cur.gone[lockKey].election
+}
+
+// addFences counts the grants that the fences of the locks and the fence
+// counters of the keys gone free tell.
+func (as *activities) addFences(perKey bool) {
+	prev, cur := as.prev, as.cur
+	for k, c := range cur.locks {
+		var n int64
+		if p, was := prev.locks[k]; was {
+			if p.fence != c.fence {
+				n = fenceGrants(c.fence, p.fence, perKey)
+			}
+		} else if g, ok := prev.gone[k]; ok && perKey {
+			n = fenceGrants(c.fence, g.counter, perKey)
+		} else {
+			n = 1
+		}
+		as.add(k, c.key, n, c.waiters)
+	}
+	for k, g := range cur.gone {
+		var n int64
+		if p, was := prev.locks[k]; was {
+			if g.counter != p.fence {
+				n = fenceGrants(g.counter, p.fence, perKey)
+			}
+		} else if pg, ok := prev.gone[k]; ok && pg.counter != g.counter {
+			n = fenceGrants(g.counter, pg.counter, perKey)
+		}
+		as.add(k, g.key, n, 0)
+	}
+}
+
+// fenceGrants counts the grants after the one of fence from, up to to: their
+// difference with a counter per key, else (or when they do not tell) one.
+func fenceGrants(to, from lock.Fence, perKey bool) int64 {
+	if !perKey {
+		return 1
+	}
+	a, ok1 := to.Uint64()
+	b, ok2 := from.Uint64()
+	if !ok1 || !ok2 || a <= b {
+		return 1
+	}
+	return int64(a - b)
+}
+
+// sortBusy sorts the busiest keys first: by grants, then waiters, then key.
+func sortBusy(busy []activity) {
 	sort.Slice(busy, func(i, j int) bool {
 		a, b := busy[i], busy[j]
 		if a.acquired != b.acquired {
@@ -474,7 +519,6 @@ func compareAll(prev, cur sample, perKey bool) (acquired, released int64, busy [
 		}
 		return a.key < b.key
 	})
-	return acquired, released, busy, unattributed
 }
 
 // newWatchRow is what changed from prev to cur, with the top busiest keys.
