@@ -73,7 +73,7 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (Lease, err
 // waitOp runs acquire, a whole acquisition, as the OpWait op through b's
 // hooks and returns the lease it got.
 func waitOp(ctx context.Context, b Backend, op *Op, acquire func(context.Context) (Lease, error)) (Lease, error) {
-	err := emit(ctx, b, op, func(ctx context.Context, op *Op) (err error) {
+	err := Emit(ctx, b, op, func(ctx context.Context, op *Op) (err error) {
 		op.Lease, err = acquire(ctx)
 		return err
 	})
@@ -238,7 +238,7 @@ func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, 
 			if a.c.limitSet {
 				op.Limit = a.c.limit
 			}
-			_ = emit(ctx, a.b, op, nil)
+			_ = Emit(ctx, a.b, op, nil)
 		}
 		return g, nil
 	case <-ctx.Done():
@@ -280,7 +280,7 @@ func (a *acquisition) schedule(err error) time.Duration {
 // observe tells b's hooks, if any, of a failed attempt (OpRetry).
 func (a *acquisition) observe(ctx context.Context, attempt int, err error, wait time.Duration) {
 	if a.hooked {
-		_ = emit(ctx, a.b, &Op{Kind: OpRetry, Key: a.key, ID: a.id, Attempt: attempt, Err: err, Wait: wait}, nil)
+		_ = Emit(ctx, a.b, &Op{Kind: OpRetry, Key: a.key, ID: a.id, Attempt: attempt, Err: err, Wait: wait}, nil)
 	}
 }
 

@@ -23,7 +23,8 @@ type OpFunc func(ctx context.Context, op *Op) error
 // events of Acquire, Do, Hold, Keep and lock/election's Lead on it (the
 // OpKind constants from OpWait on); the first hook is the outermost, as
 // with go-redis's AddHook. The result has exactly b's extensions
-// ([IDBackend], [Recorder]); wrapping again nests the new hooks outside.
+// ([IDBackend], [Recorder]) and an Unwrap method returning b; wrapping
+// again nests the new hooks outside.
 // b must not be nil, nor any hook.
 func WithHooks(b Backend, hooks ...Hook) Backend {
 	if b == nil {
@@ -53,9 +54,10 @@ func WithHooks(b Backend, hooks ...Hook) Backend {
 // hookChain is what every backend WithHooks returns has.
 type hookChain interface{ chain() *hooked }
 
-// emit passes the event op through b's hooks, if any, and then runs its
-// body (which may be nil).
-func emit(ctx context.Context, b Backend, op *Op, body OpFunc) error {
+// Emit runs the event op through the hooks of b when b comes from
+// WithHooks, then body (which may be nil). Packages built on lock emit
+// their events with it, as lock/election does a term (OpTerm).
+func Emit(ctx context.Context, b Backend, op *Op, body OpFunc) error {
 	op.body = body
 	if hc, ok := b.(hookChain); ok {
 		return hc.chain().run(ctx, op)

@@ -36,6 +36,9 @@ type hookedAll struct {
 
 func (h *hooked) chain() *hooked { return h }
 
+// Unwrap returns the backend the hooks wrap.
+func (h *hooked) Unwrap() Backend { return h.b }
+
 // terminal runs op on the wrapped backend (or its body), the end of the
 // chain.
 func (h *hooked) terminal(ctx context.Context, op *Op) error {

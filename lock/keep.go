@@ -175,6 +175,6 @@ func (k *keeper) lose(err error) {
 	k.lost = fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	k.cancel(k.lost)
 	if _, ok := k.b.(hookChain); ok {
-		_ = emit(k.ctx, k.b, &Op{Kind: OpLeaseLost, Key: k.lease.Key, ID: k.lease.ID, TTL: k.lease.TTL, Lease: k.lease, Err: k.lost}, nil)
+		_ = Emit(k.ctx, k.b, &Op{Kind: OpLeaseLost, Key: k.lease.Key, ID: k.lease.ID, TTL: k.lease.TTL, Lease: k.lease, Err: k.lost}, nil)
 	}
 }

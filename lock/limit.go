@@ -11,19 +11,6 @@ func WithLimit(n int) Option {
 	return optionFunc(func(c *config) { c.limit, c.limitSet = n, true })
 }
 
-// validateLimit is lockdriver.ValidateLimit.
-func validateLimit(b Backend, n int) error {
-	if _, err := newConfig([]Option{WithLimit(n)}); err != nil {
-		return err
-	}
-	if _, ok := b.(IDBackend); !ok && b != nil {
-		e := errNoLimits()
-		e.Op = "config"
-		return e
-	}
-	return nil
-}
-
 // limiter returns b as an IDBackend when the call asks for a limit, nil
 // when it does not, or the error for a backend without limits.
 func (c *config) limiter(b Backend) (IDBackend, error) {

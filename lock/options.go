@@ -30,17 +30,6 @@ type config struct {
 	limitSet       bool // WithLimit was given
 }
 
-func init() {
-	contract.ValidateOptions = func(opts any) error {
-		_, err := newConfig(opts.([]Option))
-		return err
-	}
-	contract.ValidateLimit = func(b any, n int) error {
-		be, _ := b.(Backend)
-		return validateLimit(be, n)
-	}
-}
-
 func newConfig(opts []Option) (config, error) {
 	c := config{
 		ttl:            contract.DefaultTTL,

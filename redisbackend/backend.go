@@ -16,6 +16,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/errmap"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
@@ -325,15 +326,8 @@ func validTTL(op string, ttl time.Duration) (int64, error) {
 	return ms, nil
 }
 
-func checkCtx(op string, ctx context.Context) error {
-	if ctx == nil {
-		return lockdriver.InvalidArgument(op, "nil context")
-	}
-	if err := ctx.Err(); err != nil {
-		return &lock.Error{Code: lock.CodeAborted, Op: op, Msg: "context done", Err: err}
-	}
-	return nil
-}
+// checkCtx is errmap.CheckCtx.
+func checkCtx(op string, ctx context.Context) error { return errmap.CheckCtx(op, ctx) }
 
 // withOp sets the Op of a validation error from package lock.
 func withOp(err error, op string) error {

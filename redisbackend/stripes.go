@@ -2,10 +2,9 @@ package redisbackend
 
 import (
 	"hash/fnv"
-	"strconv"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 )
 
 // Striped fence counters (Options.FenceStripes).
@@ -42,8 +41,8 @@ import (
 // on a prefix must use the same FenceStripes there (in the single layout
 // the lock keys' names do not depend on it).
 
-// MaxFenceStripes is the largest accepted Options.FenceStripes.
-const MaxFenceStripes = 1 << 16
+// MaxFenceStripes is the largest accepted Options.FenceStripes: 65536.
+const MaxFenceStripes = operator.MaxFenceStripes
 
 // DefaultFenceStripes is the number of stripes the adapters' documentation
 // recommends for unbounded key spaces: so few counters take little Redis
@@ -52,12 +51,7 @@ const MaxFenceStripes = 1 << 16
 const DefaultFenceStripes = 1024
 
 // validStripes checks Options.FenceStripes.
-func validStripes(n int) error {
-	if n < 0 || n > MaxFenceStripes {
-		return lockdriver.InvalidArgument("config", "FenceStripes must be between 0 (one counter per key) and "+strconv.Itoa(MaxFenceStripes))
-	}
-	return nil
-}
+func validStripes(n int) error { return operator.ValidStripes(n) }
 
 // stripe returns the stripe of a normalised key (stripes > 0).
 func (b *Backend) stripe(norm string) int {

@@ -95,7 +95,7 @@ func validateCandidate(op, identity string, opts []lock.Option) (time.Duration, 
 	case len(identity) > election.MaxIdentityBytes || !utf8.ValidString(identity):
 		return 0, lockdriver.InvalidArgument(op, "identity must be valid UTF-8 of at most 256 bytes (election.MaxIdentityBytes)")
 	}
-	s, err := lockdriver.ResolveOptions(opts...)
+	s, err := lock.Resolve(nil, opts...)
 	if err != nil {
 		return 0, err
 	}
@@ -104,7 +104,7 @@ func validateCandidate(op, identity string, opts []lock.Option) (time.Duration, 
 		interval = s.TTL / 3
 	}
 	switch {
-	case s.Limited:
+	case s.Limit > 0:
 		return 0, lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to an election: a term has one leader")
 	case s.TTL < election.MinTTL:
 		return 0, lockdriver.InvalidArgument(op, "ttl must be at least 1s (election.MinTTL): a shorter term cannot be kept alive")

@@ -74,7 +74,7 @@ func checkElector(b lock.Backend, key, identity string, opts []lock.Option) erro
 	if _, err := lockdriver.NormalizeKey(key); err != nil {
 		return err
 	}
-	s, err := lockdriver.ResolveOptions(opts...)
+	s, err := lock.Resolve(nil, opts...)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func checkElector(b lock.Backend, key, identity string, opts []lock.Option) erro
 		interval = s.TTL / 3
 	}
 	switch {
-	case s.Limited:
+	case s.Limit > 0:
 		return lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to an election")
 	case s.TTL < election.MinTTL:
 		return lockdriver.InvalidArgument(op, "ttl must be at least 1s (election.MinTTL)")

@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/internal/event"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
@@ -70,7 +69,11 @@ func storeOf(b lock.Backend) Store {
 		if s, ok := b.(Store); ok {
 			return s
 		}
-		b = event.Wrapped(b)
+		u, ok := b.(interface{ Unwrap() lock.Backend })
+		if !ok {
+			return nil
+		}
+		b = u.Unwrap()
 	}
 	return nil
 }
@@ -93,20 +96,20 @@ func validate(op string, ctx context.Context, b lock.Backend, key string) error 
 
 // validateLead checks Lead's arguments before any I/O and returns the
 // settings of opts.
-func validateLead(ctx context.Context, b lock.Backend, key, identity string, fn func(context.Context, lock.Lease) error, opts []lock.Option) (lockdriver.Settings, error) {
+func validateLead(ctx context.Context, b lock.Backend, key, identity string, fn func(context.Context, lock.Lease) error, opts []lock.Option) (lock.Settings, error) {
 	const op = "lead"
 	if err := validate(op, ctx, b, key); err != nil {
-		return lockdriver.Settings{}, err
+		return lock.Settings{}, err
 	}
 	switch {
 	case identity == "":
-		return lockdriver.Settings{}, lockdriver.InvalidArgument(op, "identity is empty")
+		return lock.Settings{}, lockdriver.InvalidArgument(op, "identity is empty")
 	case len(identity) > MaxIdentityBytes || !utf8.ValidString(identity):
-		return lockdriver.Settings{}, lockdriver.InvalidArgument(op, "identity must be valid UTF-8 of at most 256 bytes")
+		return lock.Settings{}, lockdriver.InvalidArgument(op, "identity must be valid UTF-8 of at most 256 bytes")
 	case fn == nil:
-		return lockdriver.Settings{}, lockdriver.InvalidArgument(op, "fn is nil")
+		return lock.Settings{}, lockdriver.InvalidArgument(op, "fn is nil")
 	}
-	s, err := lockdriver.ResolveOptions(opts...)
+	s, err := lock.Resolve(nil, opts...)
 	if err != nil {
 		return s, err
 	}
@@ -115,7 +118,7 @@ func validateLead(ctx context.Context, b lock.Backend, key, identity string, fn 
 		interval = s.TTL / 3
 	}
 	switch {
-	case s.Limited:
+	case s.Limit > 0:
 		return s, lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to an election: a term has one leader")
 	case s.TTL < MinTTL:
 		return s, lockdriver.InvalidArgument(op, "ttl must be at least 1s (election.MinTTL): a shorter term cannot be kept alive")

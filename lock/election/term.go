@@ -7,7 +7,6 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/internal/event"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // stopTimeout bounds how long Lead waits for the backend once a term's
@@ -22,7 +21,7 @@ type term struct {
 	b        lock.Backend
 	lease    lock.Lease
 	identity string
-	settings lockdriver.Settings
+	settings lock.Settings
 }
 
 // holding is a term held by lock.Hold, and its proclaimer.

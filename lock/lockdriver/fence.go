@@ -7,7 +7,7 @@ import (
 
 // FenceDigits is the width of a lock.Fence: zero-padded decimal digits,
 // so that plain string comparison orders fences.
-const FenceDigits = 15
+const FenceDigits = contract.FenceDigits // 15
 
 // ParseFence checks that s is a well-formed fence (exactly FenceDigits
 // ASCII digits) and returns it, or an error with [lock.CodeInvalidArgument].

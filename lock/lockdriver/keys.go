@@ -6,11 +6,13 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
 // MaxKeyBytes is the longest user key accepted, in UTF-8 bytes after NFC
 // normalisation.
-const MaxKeyBytes = 512
+const MaxKeyBytes = contract.MaxKeyBytes // 512
 
 // NormalizeKey validates a user key and returns its NFC form. The key must
 // be non-empty valid UTF-8 of at most MaxKeyBytes bytes after normalisation;

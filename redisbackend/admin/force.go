@@ -5,7 +5,6 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
-	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 )
 
 // Keys names the Redis keys that hold the state of one lock key.
@@ -28,7 +27,7 @@ type Keys struct {
 // a *lock.Error with lock.CodeInvalidArgument for a key that no lock can
 // have.
 func StorageKeys(b *redisbackend.Backend, key string) (Keys, error) {
-	k, err := operator.View(b).StorageKeys(key)
+	k, err := b.Operator().StorageKeys(key)
 	return Keys(k), err
 }
 
@@ -41,7 +40,7 @@ func StorageKeys(b *redisbackend.Backend, key string) (Keys, error) {
 // limit's key (ForceReleaseSlots), and lock.CodeInternal, deleting
 // nothing, for a lock key whose data or index key is not syncguard's.
 func ForceRelease(ctx context.Context, b *redisbackend.Backend, key string) (lock.Info, error) {
-	return operator.View(b).ForceRelease(ctx, key)
+	return b.Operator().ForceRelease(ctx, key)
 }
 
 // ForceReleaseSlots is ForceRelease for a concurrency limit's key: it
@@ -51,5 +50,5 @@ func ForceRelease(ctx context.Context, b *redisbackend.Backend, key string) (loc
 // matching lock.ErrNotHeld when no such slot is live, lock.ErrKindMismatch
 // on a lock's key, and on another failure the slots released so far.
 func ForceReleaseSlots(ctx context.Context, b *redisbackend.Backend, key string, fence lock.Fence) ([]lock.Info, error) {
-	return operator.View(b).ForceReleaseSlots(ctx, key, fence)
+	return b.Operator().ForceReleaseSlots(ctx, key, fence)
 }
