@@ -36,6 +36,9 @@ type hookedAll struct {
 
 func (h *hooked) chain() *hooked { return h }
 
+// Locals returns the Locals of the backend the hooks wrap, or nil.
+func (h *hooked) Locals() *Locals { return localsOf(h.b) }
+
 // Unwrap returns the backend the hooks wrap.
 func (h *hooked) Unwrap() Backend { return h.b }
 

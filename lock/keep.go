@@ -69,8 +69,10 @@ func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat) (held context.C
 	if !l.ExpiresAt.IsZero() && l.ExpiresAt.Before(k.deadline) {
 		k.deadline = l.ExpiresAt
 	}
-	if be, ok := b.(IDBackend); ok && batchable(be) {
-		return held, keepBatched(ctx, be, k)
+	if be, ok := b.(IDBackend); ok {
+		if slot := slotOf(be); slot != nil {
+			return held, keepBatched(ctx, be, slot, k)
+		}
 	}
 	loopCtx, loopCancel := context.WithCancel(held)
 	done := make(chan struct{})

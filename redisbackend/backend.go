@@ -126,6 +126,7 @@ type Options struct {
 // poll (see Join); Close ends the subscription that this
 // opens.
 type Backend struct {
+	locals   lock.Locals // the keep-alive scheduler and election watchers of this Backend
 	client   redis.UniversalClient
 	prefix   string
 	idPrefix string // prefix + ":id:"

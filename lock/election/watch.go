@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/internal/contract"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
@@ -44,8 +43,9 @@ type follower struct {
 type watcher struct {
 	b     lock.Backend
 	key   string
-	id    watchKey
-	refs  int // under registry.mu
+	norm  string    // key, normalised: its name in reg
+	reg   *watchers // where it is registered
+	refs  int       // under set.mu
 	stop  context.CancelFunc
 	done  chan struct{} // closed when run returns
 	inbox chan struct{} // capacity 1: notices arrived
@@ -69,35 +69,40 @@ type notice struct {
 	identity string
 }
 
-type watchKey struct {
-	b   any
-	key string
+// watchers are the watchers of one Backend, by normalised key.
+type watchers struct {
+	mu sync.Mutex
+	m  map[string]*watcher
 }
 
-var registry struct {
-	mu sync.Mutex
-	m  map[watchKey]*watcher
+// watchersKey names the watchers in a Backend's lock.Locals.
+type watchersKey struct{}
+
+// watchersOf returns the watchers of b: those in its Locals, or a set of
+// this call's own when b offers none.
+func watchersOf(b lock.Backend) *watchers {
+	newWatchers := func() any { return &watchers{m: map[string]*watcher{}} }
+	if h, ok := b.(interface{ Locals() *lock.Locals }); ok {
+		if loc := h.Locals(); loc != nil {
+			return loc.Load(watchersKey{}, newWatchers).(*watchers)
+		}
+	}
+	return newWatchers().(*watchers)
 }
 
 // follow returns a follower of key's term on b, sharing the watcher of
-// (b, key) with every other follower in the process; leave detaches it.
+// key with every other follower of b in the process; leave detaches it.
 func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 	norm, _ := lockdriver.NormalizeKey(key) // validated by the caller
-	id := watchKey{b: b, key: norm}
-	if !contract.MapKey(b) {
-		id.b = new(int) // a watcher of its own
-	}
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if registry.m == nil {
-		registry.m = map[watchKey]*watcher{}
-	}
-	w := registry.m[id]
+	ws := watchersOf(b)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w := ws.m[norm]
 	if w == nil {
-		w = &watcher{b: b, key: key, id: id, done: make(chan struct{}), inbox: make(chan struct{}, 1), followers: map[*follower]struct{}{}}
+		w = &watcher{b: b, key: key, norm: norm, reg: ws, done: make(chan struct{}), inbox: make(chan struct{}, 1), followers: map[*follower]struct{}{}}
 		ctx, cancel := context.WithCancel(context.Background())
 		w.stop = cancel
-		registry.m[id] = w
+		ws.m[norm] = w
 		go func() {
 			defer close(w.done)
 			w.run(ctx)
@@ -121,14 +126,14 @@ func (w *watcher) leave(f *follower) {
 	w.mu.Lock()
 	delete(w.followers, f)
 	w.mu.Unlock()
-	registry.mu.Lock()
+	w.reg.mu.Lock()
 	w.refs--
 	last := w.refs == 0
 	if last {
-		delete(registry.m, w.id)
+		delete(w.reg.m, w.norm)
 		w.stop()
 	}
-	registry.mu.Unlock()
+	w.reg.mu.Unlock()
 	if last {
 		<-w.done
 	}
