@@ -93,15 +93,16 @@ func (c *config) acquireOn(ctx context.Context, b Backend, key string, hooked bo
 		return Lease{}, aborted(err)
 	}
 	a := &acquisition{c: c, b: b, key: key, hooked: hooked, deadline: time.Now().Add(c.wait)}
+	defer func() { a.finish(ctx, err) }()
 	if err := a.start(); err != nil {
 		return Lease{}, err
 	}
-	defer func() { a.finish(ctx, err) }()
 	return a.run(ctx)
 }
 
-// acquisition is one call of Acquire: how it attempts, its place in the
-// backend's queue, and its schedule.
+// acquisition is one wait for a key: that of Acquire, Do and Hold, and of
+// lock/election's candidates (WithWatch). It holds how it attempts, its
+// place in the backend's queue, and its schedule.
 type acquisition struct {
 	c        *config
 	b        Backend
@@ -120,12 +121,19 @@ type acquisition struct {
 	unknown bool
 
 	timer   *time.Timer
-	timerAt time.Time // when the pending timer fires; zero when none is pending
-	waits   int       // backoff timers started: the index into the delay schedule
-	retries int       // attempts counted against retry.MaxRetries
+	timerAt time.Time   // when the pending timer fires; zero when none is pending
+	waits   int         // backoff timers started: the index into the delay schedule
+	retries int         // attempts counted against retry.MaxRetries
+	rejoin  *time.Timer // a long wait's next new place in the queue; nil when none
+
+	// With a Watch: the transient failures in a row, and the holder's
+	// expiry as the last attempt found it.
+	failures  int
+	holderExp time.Time
 }
 
-// start picks the attempt function and lock id, and joins the queue.
+// start picks the attempt function and lock id, and joins the queue: for
+// the wait, or for maxQueueWait at a time when the wait is longer.
 func (a *acquisition) start() error {
 	try, id, err := a.c.attempter(a.b, a.key)
 	if err != nil {
@@ -135,24 +143,36 @@ func (a *acquisition) start() error {
 	if a.qw, err = joinQueue(a.b, a.key, id, a.c); err != nil {
 		return err
 	}
-	if a.qw != nil {
-		a.try = a.qw.Attempt
+	if a.qw == nil {
+		return nil
+	}
+	a.try = a.qw.Attempt
+	if a.c.wait > maxQueueWait {
+		if a.rejoin == nil {
+			a.rejoin = time.NewTimer(maxQueueWait)
+		} else {
+			a.rejoin.Reset(maxQueueWait)
+		}
 	}
 	return nil
 }
 
-// finish leaves the queue (which releases what the id may hold when the
-// call failed), or releases an id whose outcome is unknown, and stops the
-// timer.
+// renew gives up the place in the queue and starts again with a new lock
+// id, for an id that takes nothing any more or a place whose time is up.
+func (a *acquisition) renew(ctx context.Context) error {
+	a.leave(ctx, false)
+	return a.start()
+}
+
+// finish leaves the queue, or releases an id whose outcome is unknown,
+// and stops the timers.
 func (a *acquisition) finish(ctx context.Context, err error) {
-	switch {
-	case a.qw != nil:
-		a.qw.Leave(err == nil)
-	case err != nil && a.unknown && a.id != "":
-		go releaseOrphan(context.WithoutCancel(ctx), a.b, a.id, max(a.c.releaseTimeout, a.c.ttl))
-	}
+	a.leave(ctx, err == nil)
 	if a.timer != nil {
 		a.timer.Stop()
+	}
+	if a.rejoin != nil {
+		a.rejoin.Stop()
 	}
 }
 
@@ -172,11 +192,20 @@ func (a *acquisition) run(ctx context.Context) (Lease, error) {
 		case renewed:
 			continue // at once, with the new id
 		}
-		if l, err := a.wait(ctx, attempt, err); err != nil || l.ID != "" {
+		l, err = a.wait(ctx, attempt, err)
+		switch {
+		case errors.Is(err, errRejoin):
+			if err := a.renew(ctx); err != nil {
+				return Lease{}, err
+			}
+		case err != nil || l.ID != "":
 			return l, err
 		}
 	}
 }
+
+// errRejoin asks run for a new place in the queue.
+var errRejoin = errors.New("lock: join the queue again")
 
 // judge decides what follows failed attempt number attempt: an error to
 // return (final), an attempt at once with a new id (renewed), or neither:
@@ -189,11 +218,8 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 			// its grant up, as ReplicaAck does): it holds nothing and takes
 			// nothing any more. Try again at once with a new one; that
 			// attempt's outcome is the one to report.
-			if a.qw != nil {
-				a.qw.Leave(false)
-				a.qw = nil
-			}
-			if serr := a.start(); serr != nil {
+			a.unknown = false // released: nothing to release on the way out
+			if serr := a.renew(ctx); serr != nil {
 				return false, serr
 			}
 			a.observe(ctx, attempt, err, 0)
@@ -202,8 +228,9 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 		a.unknown = a.unknown || outcomeUnknown(err)
 		// With one id for every attempt, a transient failure is retried
 		// like contention: an attempt that did take the lock gets it back.
-		// Without, a retry could take a second lock.
-		if a.id == "" || !transient(err) || ctx.Err() != nil {
+		// Without, a retry could leave a lock nobody can release, so only
+		// a watching wait, which never gives up, retries.
+		if (a.id == "" && a.c.watch == nil) || !transient(err) || ctx.Err() != nil {
 			a.observe(ctx, attempt, err, 0)
 			return false, err
 		}
@@ -220,10 +247,10 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 }
 
 // wait waits after failed attempt number attempt (err) for a hand-off
-// (when queued), the timer or the end of ctx. It returns a handed-over
-// lease, or a zero Lease for another attempt: when the timer fired (a
-// retry used up) or the backend asked for one (a missed hand-off, no
-// retry used up).
+// (when queued), a change of holder (with a Watch), the timer or the end
+// of ctx. It returns a handed-over lease, or a zero Lease for another
+// attempt: when the timer fired (a retry used up), or the backend or the
+// Watch asked for one (no retry used up); errRejoin for a new place.
 func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, error) {
 	d := a.schedule(err)
 	a.observe(ctx, attempt, err, d)
@@ -231,50 +258,87 @@ func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, 
 	if a.qw != nil {
 		granted = a.qw.Granted()
 	}
-	select {
-	case g := <-granted:
-		if a.hooked && g.ID != "" {
-			op := &Op{Kind: OpGranted, Key: a.key, ID: g.ID, TTL: g.TTL, Lease: g}
-			if a.c.limitSet {
-				op.Limit = a.c.limit
+	var changed <-chan struct{}
+	if a.c.watch != nil {
+		changed = a.c.watch.Changed()
+	}
+	var rejoin <-chan time.Time
+	if a.rejoin != nil {
+		rejoin = a.rejoin.C
+	}
+	for {
+		select {
+		case g := <-granted:
+			a.granted(ctx, g)
+			return g, nil
+		case <-changed:
+			if a.woken() {
+				return Lease{}, nil
 			}
-			_ = Emit(ctx, a.b, op, nil)
+		case <-rejoin:
+			return Lease{}, errRejoin
+		case <-ctx.Done():
+			return Lease{}, aborted(ctx.Err())
+		case <-a.timer.C:
+			a.timerAt = time.Time{}
+			a.retries++
+			return Lease{}, nil
 		}
-		return g, nil
-	case <-ctx.Done():
-		return Lease{}, aborted(ctx.Err())
-	case <-a.timer.C:
-		a.timerAt = time.Time{}
-		a.retries++
-		return Lease{}, nil
 	}
 }
 
-// schedule starts the timer of the next attempt after err, unless one is
-// pending (a hand-off request does not restart it), and returns the time
-// until it fires: the next backoff delay, within the wait; for a queued
-// waiter after contention, no sooner than its fallback (queuedPoll).
-func (a *acquisition) schedule(err error) time.Duration {
-	if !a.timerAt.IsZero() {
-		return max(time.Until(a.timerAt), 0)
+// granted tells b's hooks of a lease a release handed to the waiter.
+func (a *acquisition) granted(ctx context.Context, g Lease) {
+	if !a.hooked || g.ID == "" {
+		return
 	}
-	left := time.Until(a.deadline)
+	op := &Op{Kind: OpGranted, Key: a.key, ID: g.ID, TTL: g.TTL, Lease: g}
+	if a.c.limitSet {
+		op.Limit = a.c.limit
+	}
+	_ = Emit(ctx, a.b, op, nil)
+}
+
+// schedule starts the timer of the next attempt after err and returns the
+// time until it fires. Without a Watch a pending timer is kept (a
+// hand-off request does not restart it), and the delay is the next
+// backoff delay within the wait; for a queued waiter after contention, no
+// sooner than its fallback (queuedPoll). With a Watch the delay is until
+// the holder's expiry after contention, the backoff after a transient
+// failure.
+func (a *acquisition) schedule(err error) time.Duration {
+	locked := errors.Is(err, ErrLocked)
 	var d time.Duration
-	if a.qw != nil && errors.Is(err, ErrLocked) {
+	switch {
+	case a.c.watch != nil && locked:
+		a.failures, a.holderExp = 0, lockedUntil(err)
+		d = a.until()
+	case a.c.watch != nil:
+		d = a.c.retry.delay(a.failures)
+		a.failures++
+	case !a.timerAt.IsZero():
+		return max(time.Until(a.timerAt), 0)
+	case a.qw != nil && locked:
 		// Never sooner than the backoff schedule either: a caller that
 		// asked for long delays keeps them.
-		d = min(max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.retry.delay(a.waits)), left)
-	} else {
-		d = min(a.c.retry.delay(a.waits), left)
+		d = max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.retry.delay(a.waits))
+	default:
+		d = a.c.retry.delay(a.waits)
 	}
 	a.waits++
+	d = min(d, time.Until(a.deadline))
+	a.resetTimer(d)
+	return d
+}
+
+// resetTimer makes the attempt timer fire in d.
+func (a *acquisition) resetTimer(d time.Duration) {
 	if a.timer == nil {
 		a.timer = time.NewTimer(d)
 	} else {
 		a.timer.Reset(d)
 	}
 	a.timerAt = time.Now().Add(d)
-	return d
 }
 
 // observe tells b's hooks, if any, of a failed attempt (OpRetry).
@@ -295,7 +359,7 @@ func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
 	if c.limitSet {
 		n = c.limit
 	}
-	w, err := q.Join(key, id, n, c.ttl, c.wait)
+	w, err := q.Join(key, id, n, c.ttl, min(c.wait, maxQueueWait))
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return nil, nil // this instance cannot be told of hand-offs: poll
@@ -346,6 +410,49 @@ func outcomeUnknown(err error) bool {
 		return false
 	}
 	return !errors.Is(err, ErrLocked)
+}
+
+// maxQueueWait bounds how long a waiter keeps one place (one lock id) in
+// the key's queue: a longer wait joins again with a new id when it ends,
+// so that a place left by a crashed process expires.
+const maxQueueWait = 10 * time.Minute
+
+// leaveTimeout bounds how long the end of a wait waits for the backend:
+// to leave the queue, which hands on a lease granted as the wait gave up,
+// or to release an id whose attempt's outcome is unknown. What it cuts
+// short goes on in the background.
+const leaveTimeout = time.Second
+
+// leave gives up the place in the queue (took: the caller has its lease),
+// or releases an id whose outcome is unknown, before it returns, within
+// leaveTimeout and ctx's deadline.
+func (a *acquisition) leave(ctx context.Context, took bool) {
+	qw := a.qw
+	a.qw = nil
+	if qw != nil && took {
+		qw.Leave(true)
+		return
+	}
+	if qw == nil && (took || !a.unknown || a.id == "") {
+		return
+	}
+	deadline := time.Now().Add(leaveTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	if qw != nil {
+		if lw, ok := qw.(interface{ LeaveWait(context.Context) error }); ok {
+			_ = lw.LeaveWait(lctx)
+		} else {
+			qw.Leave(false)
+		}
+		return
+	}
+	if err := a.b.Release(lctx, a.id); err != nil && transient(err) {
+		go releaseOrphan(context.WithoutCancel(ctx), a.b, a.id, max(a.c.releaseTimeout, a.c.ttl))
+	}
 }
 
 // releaseOrphan releases the lease id that an attempt whose reply never

@@ -70,21 +70,41 @@ type holding struct {
 	lost error // the release's result
 }
 
+// HoldLease is Hold for a lease l the caller already holds, such as one
+// won by lock/election's campaign: it keeps l alive and returns held and
+// release as Hold does. The options of the acquisition do not apply. The
+// heartbeat extends l from a goroutine of its own under ctx, so its calls
+// carry ctx's values, such as a span.
+func HoldLease(ctx context.Context, b Backend, l Lease, opts ...Option) (held context.Context, release func() error, err error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := c.keepLease(ctx, b, l, false)
+	return h.held, func() error { return h.release(func(lost error) error { return lost }) }, nil
+}
+
 // hold acquires key and starts keeping the lease alive.
 func (c *config) hold(ctx context.Context, b Backend, key string) (*holding, error) {
 	l, err := c.acquire(ctx, b, key)
 	if err != nil {
 		return nil, err
 	}
+	return c.keepLease(ctx, b, l, true), nil
+}
+
+// keepLease starts keeping l alive, batched with the other leases of b
+// when batch is set and b allows it.
+func (c *config) keepLease(ctx context.Context, b Backend, l Lease, batch bool) *holding {
 	if l.TTL <= 0 {
 		l.TTL = c.ttl // a backend that leaves TTL unset still gets a heartbeat
 	}
-	kept, stop := keep(ctx, b, l, c.heartbeat)
+	kept, stop := keep(ctx, b, l, c.heartbeat, batch)
 	// A context of our own under Keep's, so that the release cancels held
 	// with errReleased rather than a bare context.Canceled; a loss reaches
 	// it from Keep's context with Keep's cause.
 	held, cancel := context.WithCancelCause(withLease(kept, l))
-	return &holding{c: c, b: b, ctx: ctx, held: held, lease: l, cancel: cancel, stop: stop}, nil
+	return &holding{c: c, b: b, ctx: ctx, held: held, lease: l, cancel: cancel, stop: stop}
 }
 
 // release ends the lease once: it cancels held, stops the heartbeat, and

@@ -45,11 +45,11 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...Option) (held context
 			o.apply(&c)
 		}
 	}
-	return keep(ctx, b, l, c.heartbeat)
+	return keep(ctx, b, l, c.heartbeat, true)
 }
 
-// keep is Keep with heartbeat hb.
-func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat) (held context.Context, stop func() error) {
+// keep is Keep with heartbeat hb; batch allows the batched heartbeat.
+func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat, batch bool) (held context.Context, stop func() error) {
 	start := time.Now()
 	cfg := hb
 	if cfg.Interval == 0 {
@@ -69,7 +69,7 @@ func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat) (held context.C
 	if !l.ExpiresAt.IsZero() && l.ExpiresAt.Before(k.deadline) {
 		k.deadline = l.ExpiresAt
 	}
-	if be, ok := b.(IDBackend); ok {
+	if be, ok := b.(IDBackend); ok && batch {
 		if slot := slotOf(be); slot != nil {
 			return held, keepBatched(ctx, be, slot, k)
 		}

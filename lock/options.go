@@ -28,6 +28,7 @@ type config struct {
 	heartbeat      Heartbeat
 	limit          int  // WithLimit's n
 	limitSet       bool // WithLimit was given
+	watch          Watch
 }
 
 func newConfig(opts []Option) (config, error) {

@@ -40,7 +40,7 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l, err := campaignAll(ctx, b, key, s.TTL, f)
+		l, err := campaign(ctx, b, key, s.TTL, f)
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {

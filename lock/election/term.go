@@ -11,7 +11,7 @@ import (
 
 // stopTimeout bounds how long Lead waits for the backend once a term's
 // fn returned or ctx ended: the term's release and the notice of its end
-// together, or the leave of a campaign. What a stalled backend cuts short
+// together. What a stalled backend cuts short
 // goes on in the background (lock.Hold's release retries), and a term it
 // leaves held ends by its TTL.
 const stopTimeout = time.Second
@@ -67,7 +67,7 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 	return ferr, lost, rerr
 }
 
-// hold keeps the term with lock.Hold under ctx, its releases bounded by
+// hold keeps the term with lock.HoldLease under ctx, its releases bounded by
 // stopTimeout, and starts proclaiming it.
 func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
 	store := storeOf(t.b)
@@ -82,11 +82,18 @@ func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
 	}
 	all := append(append(make([]lock.Option, 0, len(opts)+3), opts...),
 		lock.WithTTL(t.settings.TTL), lock.WithHeartbeat(hb), lock.WithReleaseTimeout(stopTimeout))
-	held, l, release, err := lock.Hold(ctx, &granted{Backend: t.b, lease: t.lease}, t.lease.Key, all...)
-	if err != nil {
-		return nil, err // only ctx's end makes Hold fail before its one Acquire
+	if err := ctx.Err(); err != nil {
+		return nil, err // the term ended before it started
 	}
-	p.term = l // with its TTL
+	l := t.lease
+	if l.TTL <= 0 {
+		l.TTL = t.settings.TTL
+	}
+	held, release, err := lock.HoldLease(ctx, t.b, l, all...)
+	if err != nil {
+		return nil, err
+	}
+	p.term = l
 	return &holding{held: held, lease: l, release: release, stop: p.start(held)}, nil
 }
 
@@ -112,18 +119,6 @@ func releaseUnused(ctx context.Context, b lock.Backend, l lock.Lease) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
 	_ = b.Release(rctx, l.ID)
-}
-
-// granted is a Backend whose Acquire returns the lease a campaign won, so
-// that lock.Hold keeps and releases it as it does its own.
-type granted struct {
-	lock.Backend
-	lease lock.Lease
-}
-
-// Acquire returns the won lease.
-func (g *granted) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {
-	return g.lease, nil
 }
 
 // proclaimer proclaims one term: at once when it starts, then after each

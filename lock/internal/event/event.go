@@ -1,11 +1,9 @@
-// Package event emits, through the hooks of a backend from
-// lock.WithHooks, the events of lock/election: a term, and the wait of a
-// candidate and its hand-off. It builds on lock.Emit.
+// Package event runs a term of lock/election's Lead as an event through
+// the hooks of a backend from lock.WithHooks. It builds on lock.Emit.
 package event
 
 import (
 	"context"
-	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
 )
@@ -31,27 +29,4 @@ func Term(ctx context.Context, b lock.Backend, l lock.Lease, identity string, ru
 		return runErr
 	}
 	return err
-}
-
-// Wait runs run, an acquisition of key for ttl, as a lock.OpWait event
-// through the hooks of b, as lock.Acquire runs its own.
-func Wait(ctx context.Context, b lock.Backend, key string, ttl time.Duration, run func(ctx context.Context) (lock.Lease, error)) (lock.Lease, error) {
-	op := &lock.Op{Kind: lock.OpWait, Key: key, TTL: ttl}
-	err := lock.Emit(ctx, b, op, func(ctx context.Context, op *lock.Op) (err error) {
-		op.Lease, err = run(ctx)
-		return err
-	})
-	switch {
-	case err != nil:
-		return lock.Lease{}, err
-	case op.Lease.ID == "":
-		return lock.Lease{}, &lock.Error{Code: lock.CodeInternal, Op: "acquire", Msg: "a hook returned from OpWait without running the acquisition"}
-	}
-	return op.Lease, nil
-}
-
-// Granted tells the hooks of b of the lease l a release handed to the
-// caller's waiter (lock.OpGranted), under ctx, the context Wait gave run.
-func Granted(ctx context.Context, b lock.Backend, l lock.Lease) {
-	_ = lock.Emit(ctx, b, &lock.Op{Kind: lock.OpGranted, Key: l.Key, ID: l.ID, TTL: l.TTL, Lease: l}, nil)
 }
