@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
-	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // ErrNoLeader is returned by LeaderOf when nobody leads the key.
@@ -76,54 +74,4 @@ func storeOf(b lock.Backend) Store {
 		b = u.Unwrap()
 	}
 	return nil
-}
-
-// validate checks the arguments every function takes, before any I/O.
-func validate(op string, ctx context.Context, b lock.Backend, key string) error {
-	switch {
-	case ctx == nil:
-		return lockdriver.InvalidArgument(op, "context is nil")
-	case b == nil:
-		return lockdriver.InvalidArgument(op, "backend is nil")
-	case key == "":
-		return lockdriver.InvalidArgument(op, "key is empty")
-	}
-	if _, err := lockdriver.NormalizeKey(key); err != nil {
-		return err
-	}
-	return nil
-}
-
-// validateLead checks Lead's arguments before any I/O and returns the
-// settings of opts.
-func validateLead(ctx context.Context, b lock.Backend, key, identity string, fn func(context.Context, lock.Lease) error, opts []lock.Option) (lock.Settings, error) {
-	const op = "lead"
-	if err := validate(op, ctx, b, key); err != nil {
-		return lock.Settings{}, err
-	}
-	switch {
-	case identity == "":
-		return lock.Settings{}, lockdriver.InvalidArgument(op, "identity is empty")
-	case len(identity) > MaxIdentityBytes || !utf8.ValidString(identity):
-		return lock.Settings{}, lockdriver.InvalidArgument(op, "identity must be valid UTF-8 of at most 256 bytes")
-	case fn == nil:
-		return lock.Settings{}, lockdriver.InvalidArgument(op, "fn is nil")
-	}
-	s, err := lock.Resolve(nil, opts...)
-	if err != nil {
-		return s, err
-	}
-	interval := s.Heartbeat.Interval
-	if interval == 0 {
-		interval = s.TTL / 3
-	}
-	switch {
-	case s.Limit > 0:
-		return s, lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to an election: a term has one leader")
-	case s.TTL < MinTTL:
-		return s, lockdriver.InvalidArgument(op, "ttl must be at least 1s (election.MinTTL): a shorter term cannot be kept alive")
-	case interval < 0 || interval > s.TTL/2:
-		return s, lockdriver.InvalidArgument(op, "heartbeat interval must be at most half the ttl, so that one failed extension does not lose the term")
-	}
-	return s, nil
 }

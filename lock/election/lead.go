@@ -12,9 +12,8 @@ import (
 // lease of key with its own fence, kept alive by a heartbeat. opts are
 // lock's: lock.WithTTL (at least MinTTL; it bounds the failover after a
 // crash), lock.WithHeartbeat (its interval at most half the TTL), the
-// release options but WithReleaseTimeout; the wait and retry options do
-// not apply (a candidate campaigns until ctx ends), nor does
-// lock.WithLimit.
+// release options but WithReleaseTimeout. It refuses lock.WithWait,
+// lock.WithRetry, lock.WithReleaseTimeout and lock.WithLimit.
 //
 // When fn returns nil the term ends: its lease is released, which hands
 // leadership to the oldest waiting candidate, and Lead campaigns again.
