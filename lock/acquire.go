@@ -63,7 +63,7 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (Lease, err
 	// The whole acquisition is an OpWait of b's hooks.
 	op := &Op{Kind: OpWait, Key: key, TTL: c.ttl}
 	if c.limitSet {
-		op.Limit = c.limit
+		op.Limit = int(c.limit)
 	}
 	return waitOp(ctx, b, op, func(ctx context.Context) (Lease, error) {
 		return c.acquireOn(ctx, b, key, true)
@@ -93,6 +93,12 @@ func (c *config) acquireOn(ctx context.Context, b Backend, key string, hooked bo
 		return Lease{}, aborted(err)
 	}
 	a := &acquisition{c: c, b: b, key: key, hooked: hooked, deadline: time.Now().Add(c.wait)}
+	if c.watch != nil || c.wait > maxQueueWait {
+		a.w = new(longWait)
+		if c.watch != nil {
+			a.w.watch = *c.watch
+		}
+	}
 	defer func() { a.finish(ctx, err) }()
 	if err := a.start(); err != nil {
 		return Lease{}, err
@@ -107,8 +113,9 @@ type acquisition struct {
 	c        *config
 	b        Backend
 	key      string
-	hooked   bool      // b has hooks: tell them OpRetry and OpGranted
 	deadline time.Time // the end of the wait
+	hooked   bool      // b has hooks: tell them OpRetry and OpGranted
+	unknown  bool      // see idUses
 
 	try func(ctx context.Context) (Lease, error)
 	id  string // the lock id of every attempt; "" when b picks one per attempt
@@ -117,17 +124,22 @@ type acquisition struct {
 	// attempt failed without telling whether it took the lock (a lost
 	// reply): unless a later attempt with the same id gets the lease back,
 	// that id is released on the way out.
-	idUses  int
-	unknown bool
+	idUses int
 
 	timer   *time.Timer
-	timerAt time.Time   // when the pending timer fires; zero when none is pending
-	waits   int         // backoff timers started: the index into the delay schedule
-	retries int         // attempts counted against retry.MaxRetries
-	rejoin  *time.Timer // a long wait's next new place in the queue; nil when none
+	timerAt time.Time // when the pending timer fires; zero when none is pending
+	waits   int       // backoff timers started: the index into the delay schedule
+	retries int       // attempts counted against retry.MaxRetries
+	w       *longWait // with a Watch or a wait over maxQueueWait; nil else
+}
 
-	// With a Watch: the transient failures in a row, and the holder's
-	// expiry as the last attempt found it.
+// longWait is what a wait with a Watch, or longer than maxQueueWait,
+// keeps: its next new place in the queue (rejoin), and with a Watch the
+// transient failures in a row and the holder's expiry as the last attempt
+// found it.
+type longWait struct {
+	watch     Watch // WithWatch's, or nil
+	rejoin    *time.Timer
 	failures  int
 	holderExp time.Time
 }
@@ -148,10 +160,10 @@ func (a *acquisition) start() error {
 	}
 	a.try = a.qw.Attempt
 	if a.c.wait > maxQueueWait {
-		if a.rejoin == nil {
-			a.rejoin = time.NewTimer(maxQueueWait)
+		if a.w.rejoin == nil {
+			a.w.rejoin = time.NewTimer(maxQueueWait)
 		} else {
-			a.rejoin.Reset(maxQueueWait)
+			a.w.rejoin.Reset(maxQueueWait)
 		}
 	}
 	return nil
@@ -171,8 +183,8 @@ func (a *acquisition) finish(ctx context.Context, err error) {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
-	if a.rejoin != nil {
-		a.rejoin.Stop()
+	if a.w != nil && a.w.rejoin != nil {
+		a.w.rejoin.Stop()
 	}
 }
 
@@ -260,11 +272,11 @@ func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, 
 	}
 	var changed <-chan struct{}
 	if a.c.watch != nil {
-		changed = a.c.watch.Changed()
+		changed = a.w.watch.Changed()
 	}
 	var rejoin <-chan time.Time
-	if a.rejoin != nil {
-		rejoin = a.rejoin.C
+	if a.w != nil && a.w.rejoin != nil {
+		rejoin = a.w.rejoin.C
 	}
 	for {
 		select {
@@ -294,7 +306,7 @@ func (a *acquisition) granted(ctx context.Context, g Lease) {
 	}
 	op := &Op{Kind: OpGranted, Key: a.key, ID: g.ID, TTL: g.TTL, Lease: g}
 	if a.c.limitSet {
-		op.Limit = a.c.limit
+		op.Limit = int(a.c.limit)
 	}
 	_ = Emit(ctx, a.b, op, nil)
 }
@@ -311,11 +323,11 @@ func (a *acquisition) schedule(err error) time.Duration {
 	var d time.Duration
 	switch {
 	case a.c.watch != nil && locked:
-		a.failures, a.holderExp = 0, lockedUntil(err)
+		a.w.failures, a.w.holderExp = 0, lockedUntil(err)
 		d = a.until()
 	case a.c.watch != nil:
-		d = a.c.retry.delay(a.failures)
-		a.failures++
+		d = a.c.retry.delay(a.w.failures)
+		a.w.failures++
 	case !a.timerAt.IsZero():
 		return max(time.Until(a.timerAt), 0)
 	case a.qw != nil && locked:
@@ -357,7 +369,7 @@ func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
 	}
 	n := 0
 	if c.limitSet {
-		n = c.limit
+		n = int(c.limit)
 	}
 	w, err := q.Join(key, id, n, c.ttl, min(c.wait, maxQueueWait))
 	switch {
@@ -384,7 +396,7 @@ func (c *config) attempter(b Backend, key string) (try func(ctx context.Context)
 		if err != nil {
 			return nil, "", err
 		}
-		n := c.limit
+		n := int(c.limit)
 		return func(ctx context.Context) (Lease, error) { return lim.AcquireSlot(ctx, key, id, n, ttl) }, id, nil
 	}
 	if ib, ok := b.(IDBackend); ok {

@@ -1,6 +1,10 @@
 package lock
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
+)
 
 // WithLimit makes Do, Hold and Acquire take one of n slots of key instead
 // of the lock: a concurrency limit, each slot an ordinary fenced [Lease].
@@ -8,7 +12,9 @@ import "errors"
 // fails with CodeInvalidArgument before any I/O. A key is a lock or a
 // limit, never both at once ([ErrKindMismatch]); see docs/limits.md.
 func WithLimit(n int) Option {
-	return optionFunc(func(c *config) { c.limit, c.limitSet = n, true })
+	// n outside [0, MaxLimit+1] is stored as the nearest of them: as
+	// invalid, in the config's 32 bits.
+	return optionFunc(func(c *config) { c.limit, c.limitSet = int32(min(max(n, 0), contract.MaxLimit+1)), true })
 }
 
 // limiter returns b as an IDBackend when the call asks for a limit, nil

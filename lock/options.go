@@ -26,9 +26,9 @@ type config struct {
 	onReleaseError func(Lease, error)
 	release        func(ctx context.Context, l Lease, err error) error
 	heartbeat      Heartbeat
-	limit          int  // WithLimit's n
-	limitSet       bool // WithLimit was given
-	watch          Watch
+	limit          int32  // WithLimit's n
+	limitSet       bool   // WithLimit was given
+	watch          *Watch // WithWatch's
 }
 
 func newConfig(opts []Option) (config, error) {

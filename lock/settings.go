@@ -28,5 +28,5 @@ func Resolve(b Backend, opts ...Option) (Settings, error) {
 		return Settings{}, e
 	}
 	return Settings{TTL: c.ttl, Wait: c.wait, Retry: c.retry, ReleaseTimeout: c.releaseTimeout,
-		Heartbeat: c.heartbeat, Limit: c.limit}, nil
+		Heartbeat: c.heartbeat, Limit: int(c.limit)}, nil
 }

@@ -21,7 +21,7 @@ type Watch interface {
 // attempts when w finds the key free, or just after the holder's expiry.
 // Transient failures are retried on any Backend then. lock/election's
 // candidates wait so, with no bound but their context.
-func WithWatch(w Watch) Option { return optionFunc(func(c *config) { c.watch = w }) }
+func WithWatch(w Watch) Option { return optionFunc(func(c *config) { c.watch = &w }) }
 
 // expiryMargin is how long after the holder's expiry a watching wait
 // attempts, and the least wait between its attempts on a busy key: a
@@ -32,8 +32,8 @@ const expiryMargin = 50 * time.Millisecond
 // expiry (the later of what the attempt found and what the Watch knows),
 // plus expiryMargin; the queued poll interval when neither is known.
 func (a *acquisition) until() time.Duration {
-	exp := a.holderExp
-	if cur, known := a.c.watch.Holder(); known && cur.After(exp) {
+	exp := a.w.holderExp
+	if cur, known := a.w.watch.Holder(); known && cur.After(exp) {
 		exp = cur
 	}
 	if exp.IsZero() {
@@ -46,10 +46,10 @@ func (a *acquisition) until() time.Duration {
 // once when the key is free; else move the timer to the new expiry,
 // unless it is pacing transient failures.
 func (a *acquisition) woken() (attempt bool) {
-	if exp, known := a.c.watch.Holder(); known && exp.IsZero() {
+	if exp, known := a.w.watch.Holder(); known && exp.IsZero() {
 		return true
 	}
-	if a.failures == 0 {
+	if a.w.failures == 0 {
 		a.resetTimer(a.until())
 	}
 	return false
