@@ -9,39 +9,14 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// Acquire takes the lock on key from b, retrying while the key is busy:
-// exponential backoff from the base delay with jitter, every delay clamped
-// to the time left of the wait ([WithWait]), at most [Retry.MaxRetries]
-// retries (see [WithRetry]). Every wait ends at once when ctx is done.
+// Acquire takes the lock on key from b, retrying while the key is busy,
+// and returns its lease. It waits in the backend's queue when b is an
+// [IDBackend], else polls with the backoff of [WithRetry], for at most
+// the wait of [WithWait]. ctx's end ends the wait at once.
 //
-// When b is an [IDBackend] (redisbackend is) and the wait is not zero, the
-// caller waits in the backend's queue of the key: every attempt is
-// Waiter.Attempt (which, when the key is busy, takes or keeps the caller's
-// place in the queue), and a release hands the lock to the oldest waiter
-// (redisbackend may first serve the waiters of the process that holds it,
-// for a bounded time: its Options.HandOffLocality), which Acquire returns
-// as soon as it arrives. A queued caller attempts
-// again only as a fallback (a holder whose lease expires without a
-// release, a lost message): once the holder's lease has expired, or
-// lockdriver.QueuedPollInterval (1s) after its last attempt, whichever comes first, not
-// on the backoff schedule; and Acquire always leaves the queue on its way
-// out. Without a queue Acquire polls on the backoff schedule.
-//
-// With an IDBackend, every attempt uses one lock
-// id, so an attempt whose reply was lost is picked up by the next one
-// (which gets that lease back) instead of leaving an orphaned lock; such a
-// backend's transient failures (CodeNetworkTimeout,
-// CodeServiceUnavailable, CodeRateLimited) are then retried like
-// contention, and when Acquire gives up after one of them it releases the
-// id in the background (for up to the lease's TTL).
-//
-// Errors: an [*Error] with [CodeAcquisitionTimeout] that also matches
-// [ErrLocked] (and unwraps to the last [*LockedError]) when it gives up on
-// a busy key; [CodeAborted] matching ctx.Err() when ctx ends between
-// attempts (an attempt cut short by ctx returns the backend's error, such
-// as CodeNetworkTimeout, which also matches ctx.Err()); [CodeInvalidArgument]
-// for bad options; other system errors from the backend are returned at
-// once (transient ones after the retries above).
+// When it gives up on a busy key, the error has [CodeAcquisitionTimeout]
+// and matches [ErrLocked]. When ctx ends, it has [CodeAborted] and
+// matches ctx.Err(). docs/lock.md tells the details.
 func Acquire(ctx context.Context, b Backend, key string, opts ...Option) (Lease, error) {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -70,8 +45,7 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (Lease, err
 	})
 }
 
-// waitOp runs acquire, a whole acquisition, as the OpWait op through b's
-// hooks and returns the lease it got.
+// waitOp runs acquire as the OpWait op through b's hooks.
 func waitOp(ctx context.Context, b Backend, op *Op, acquire func(context.Context) (Lease, error)) (Lease, error) {
 	err := Emit(ctx, b, op, func(ctx context.Context, op *Op) (err error) {
 		op.Lease, err = acquire(ctx)
@@ -86,8 +60,7 @@ func waitOp(ctx context.Context, b Backend, op *Op, acquire func(context.Context
 	return op.Lease, nil
 }
 
-// acquireOn is Acquire; hooked reports whether b has hooks to tell the
-// events of the wait.
+// acquireOn is Acquire; hooked tells whether b has hooks.
 func (c *config) acquireOn(ctx context.Context, b Backend, key string, hooked bool) (l Lease, err error) {
 	if err := ctx.Err(); err != nil {
 		return Lease{}, aborted(err)
@@ -106,9 +79,8 @@ func (c *config) acquireOn(ctx context.Context, b Backend, key string, hooked bo
 	return a.run(ctx)
 }
 
-// acquisition is one wait for a key: that of Acquire, Do and Hold, and of
-// lock/election's candidates (WithWatch). It holds how it attempts, its
-// place in the backend's queue, and its schedule.
+// acquisition is one wait for a key, of Acquire or of an election's
+// candidate with WithWatch: its attempts, its place in the queue, its timers.
 type acquisition struct {
 	c        *config
 	b        Backend
@@ -120,10 +92,8 @@ type acquisition struct {
 	try func(ctx context.Context) (Lease, error)
 	id  string // the lock id of every attempt; "" when b picks one per attempt
 	qw  Waiter // the caller's place in b's queue of key; nil when it does not queue
-	// idUses counts the attempts made with id. unknown is set once an
-	// attempt failed without telling whether it took the lock (a lost
-	// reply): unless a later attempt with the same id gets the lease back,
-	// that id is released on the way out.
+	// idUses counts the attempts with id. unknown: an attempt may have
+	// taken the lock unseen, so id is released on the way out.
 	idUses int
 
 	timer   *time.Timer
@@ -133,10 +103,7 @@ type acquisition struct {
 	w       *longWait // with a Watch or a wait over maxQueueWait; nil else
 }
 
-// longWait is what a wait with a Watch, or longer than maxQueueWait,
-// keeps: its next new place in the queue (rejoin), and with a Watch the
-// transient failures in a row and the holder's expiry as the last attempt
-// found it.
+// longWait is the state of a wait with a Watch or over maxQueueWait.
 type longWait struct {
 	watch     Watch // WithWatch's, or nil
 	rejoin    *time.Timer
@@ -144,8 +111,7 @@ type longWait struct {
 	holderExp time.Time
 }
 
-// start picks the attempt function and lock id, and joins the queue: for
-// the wait, or for maxQueueWait at a time when the wait is longer.
+// start picks the attempt function and lock id, and joins the queue.
 func (a *acquisition) start() error {
 	try, id, err := a.c.attempter(a.b, a.key)
 	if err != nil {
@@ -169,15 +135,13 @@ func (a *acquisition) start() error {
 	return nil
 }
 
-// renew gives up the place in the queue and starts again with a new lock
-// id, for an id that takes nothing any more or a place whose time is up.
+// renew starts again with a new lock id and place.
 func (a *acquisition) renew(ctx context.Context) error {
 	a.leave(ctx, false)
 	return a.start()
 }
 
-// finish leaves the queue, or releases an id whose outcome is unknown,
-// and stops the timers.
+// finish leaves the queue and stops the timers.
 func (a *acquisition) finish(ctx context.Context, err error) {
 	a.leave(ctx, err == nil)
 	if a.timer != nil {
@@ -188,8 +152,7 @@ func (a *acquisition) finish(ctx context.Context, err error) {
 	}
 }
 
-// run attempts until one succeeds, a hand-off arrives, or the call gives
-// up.
+// run attempts until one succeeds, a hand-off arrives, or it gives up.
 func (a *acquisition) run(ctx context.Context) (Lease, error) {
 	for attempt := 1; ; attempt++ {
 		a.idUses++
@@ -219,17 +182,14 @@ func (a *acquisition) run(ctx context.Context) (Lease, error) {
 // errRejoin asks run for a new place in the queue.
 var errRejoin = errors.New("lock: join the queue again")
 
-// judge decides what follows failed attempt number attempt: an error to
-// return (final), an attempt at once with a new id (renewed), or neither:
-// a wait, after contention or a transient failure.
+// judge decides what follows a failed attempt: an error to return, an
+// attempt at once with a new id, or neither: a wait.
 func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewed bool, final error) {
 	locked := errors.Is(err, ErrLocked)
 	if !locked {
 		if a.id != "" && a.idUses > 1 && errors.Is(err, ErrNotHeld) {
-			// The id was released since its last attempt (an attempt gave
-			// its grant up, as ReplicaAck does): it holds nothing and takes
-			// nothing any more. Try again at once with a new one; that
-			// attempt's outcome is the one to report.
+			// The id was released since, as ReplicaAck does: it
+			// takes nothing any more. Try at once with a new one.
 			a.unknown = false // released: nothing to release on the way out
 			if serr := a.renew(ctx); serr != nil {
 				return false, serr
@@ -238,10 +198,8 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 			return true, nil
 		}
 		a.unknown = a.unknown || outcomeUnknown(err)
-		// With one id for every attempt, a transient failure is retried
-		// like contention: an attempt that did take the lock gets it back.
-		// Without, a retry could leave a lock nobody can release, so only
-		// a watching wait, which never gives up, retries.
+		// With one id, a retry gets back what a failed attempt took.
+		// Without, only a watching wait, which never gives up, retries.
 		if (a.id == "" && a.c.watch == nil) || !transient(err) || ctx.Err() != nil {
 			a.observe(ctx, attempt, err, 0)
 			return false, err
@@ -258,11 +216,9 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 	return false, nil
 }
 
-// wait waits after failed attempt number attempt (err) for a hand-off
-// (when queued), a change of holder (with a Watch), the timer or the end
-// of ctx. It returns a handed-over lease, or a zero Lease for another
-// attempt: when the timer fired (a retry used up), or the backend or the
-// Watch asked for one (no retry used up); errRejoin for a new place.
+// wait waits for a hand-off, a change of holder, the timer or ctx's end.
+// It returns a handed-over lease, a zero Lease for another attempt, or
+// errRejoin for a new place.
 func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, error) {
 	d := a.schedule(err)
 	a.observe(ctx, attempt, err, d)
@@ -311,13 +267,9 @@ func (a *acquisition) granted(ctx context.Context, g Lease) {
 	_ = Emit(ctx, a.b, op, nil)
 }
 
-// schedule starts the timer of the next attempt after err and returns the
-// time until it fires. Without a Watch a pending timer is kept (a
-// hand-off request does not restart it), and the delay is the next
-// backoff delay within the wait; for a queued waiter after contention, no
-// sooner than its fallback (queuedPoll). With a Watch the delay is until
-// the holder's expiry after contention, the backoff after a transient
-// failure.
+// schedule starts the timer of the next attempt after err and returns
+// its delay: the backoff, or for a queued waiter the fallback poll;
+// with a Watch, until the holder's expiry. A pending timer is kept.
 func (a *acquisition) schedule(err error) time.Duration {
 	locked := errors.Is(err, ErrLocked)
 	var d time.Duration
@@ -331,8 +283,7 @@ func (a *acquisition) schedule(err error) time.Duration {
 	case !a.timerAt.IsZero():
 		return max(time.Until(a.timerAt), 0)
 	case a.qw != nil && locked:
-		// Never sooner than the backoff schedule either: a caller that
-		// asked for long delays keeps them.
+		// Never sooner than the backoff either.
 		d = max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.retry.delay(a.waits))
 	default:
 		d = a.c.retry.delay(a.waits)
@@ -353,15 +304,14 @@ func (a *acquisition) resetTimer(d time.Duration) {
 	a.timerAt = time.Now().Add(d)
 }
 
-// observe tells b's hooks, if any, of a failed attempt (OpRetry).
+// observe tells b's hooks, if any, of a failed attempt: an OpRetry.
 func (a *acquisition) observe(ctx context.Context, attempt int, err error, wait time.Duration) {
 	if a.hooked {
 		_ = Emit(ctx, a.b, &Op{Kind: OpRetry, Key: a.key, ID: a.id, Attempt: attempt, Err: err, Wait: wait}, nil)
 	}
 }
 
-// joinQueue returns the waiter of id in b's queue of key when b is an
-// [IDBackend] that can queue it and the call may wait; else nil.
+// joinQueue returns the waiter of id in b's queue of key, or nil.
 func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
 	q, ok := b.(IDBackend)
 	if !ok || id == "" || c.wait <= 0 {
@@ -381,10 +331,9 @@ func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
 	return w, nil
 }
 
-// attempter returns the function that makes one acquisition attempt on b:
-// a slot's with [WithLimit] (b must be an [IDBackend]); else with one lock
-// id for every attempt when b is an IDBackend (id is that id), else
-// Backend.Acquire (id "").
+// attempter returns the function of one attempt on b, and its lock id:
+// AcquireSlot with WithLimit, AcquireID on an IDBackend, else Acquire
+// (id "").
 func (c *config) attempter(b Backend, key string) (try func(ctx context.Context) (Lease, error), id string, err error) {
 	ttl := c.ttl
 	lim, err := c.limiter(b)
@@ -409,13 +358,11 @@ func (c *config) attempter(b Backend, key string) (try func(ctx context.Context)
 	return func(ctx context.Context) (Lease, error) { return b.Acquire(ctx, key, ttl) }, "", nil
 }
 
-// transient reports whether err is a failure worth another attempt: the
-// store was unreachable, slow or busy.
+// transient reports whether err is worth another attempt.
 func transient(err error) bool { return CodeOf(err).Transient() }
 
-// outcomeUnknown reports whether an attempt that failed with err may still
-// have taken the lock: anything but contention, bad input, bad
-// credentials and a call abandoned before it was sent.
+// outcomeUnknown reports whether an attempt that failed with err may
+// have taken the lock.
 func outcomeUnknown(err error) bool {
 	switch CodeOf(err) {
 	case CodeInvalidArgument, CodeAuthFailed, CodeAborted:
@@ -424,20 +371,17 @@ func outcomeUnknown(err error) bool {
 	return !errors.Is(err, ErrLocked)
 }
 
-// maxQueueWait bounds how long a waiter keeps one place (one lock id) in
-// the key's queue: a longer wait joins again with a new id when it ends,
-// so that a place left by a crashed process expires.
+// maxQueueWait bounds how long a waiter keeps one place in the queue, so
+// that the place of a crashed process expires.
 const maxQueueWait = 10 * time.Minute
 
-// leaveTimeout bounds how long the end of a wait waits for the backend:
-// to leave the queue, which hands on a lease granted as the wait gave up,
-// or to release an id whose attempt's outcome is unknown. What it cuts
-// short goes on in the background.
+// leaveTimeout bounds the end of a wait: its leave of the queue, or the
+// release of an unknown outcome. The rest goes on in the background.
 const leaveTimeout = time.Second
 
-// leave gives up the place in the queue (took: the caller has its lease),
-// or releases an id whose outcome is unknown, before it returns, within
-// leaveTimeout and ctx's deadline.
+// leave gives up the place in the queue, or releases an id whose outcome
+// is unknown, within leaveTimeout and ctx's deadline. took: the caller
+// has the lease.
 func (a *acquisition) leave(ctx context.Context, took bool) {
 	qw := a.qw
 	a.qw = nil
@@ -467,27 +411,21 @@ func (a *acquisition) leave(ctx context.Context, took bool) {
 	}
 }
 
-// releaseOrphan releases the lease id that an attempt whose reply never
-// came may have taken, trying again after transient errors for up to
-// timeout (the lease's TTL, after which the lock is gone anyway, or the
-// release timeout if longer). A lease that was never granted is not found,
-// which is fine; and the release retires id, so a copy of the attempt
-// still in flight takes nothing (see IDBackend).
+// releaseOrphan releases id, trying again after transient errors for up
+// to timeout. The release also retires id for late copies of an attempt.
 func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cleanup.Retry(ctx, func(ctx context.Context) error { return b.Release(ctx, id) }, transient)
 }
 
-// minQueuedPoll keeps a queued waiter from spinning on a holder whose
-// expiry is already past by the local clock (clocks differ).
+// minQueuedPoll keeps a queued waiter from spinning when clocks differ.
 const minQueuedPoll = 50 * time.Millisecond
 
 // queuedPoll is the wait of a queued waiter after contention err at now:
-// until just after the holder's lease (err's *LockedError) has ended,
-// within [minQueuedPoll, contract.QueuedPollInterval]. A lock's lease ends at its
-// expiry (the store drops it then); a slot of a limit counts as live for
-// the time tolerance after its expiry (slot is true).
+// until just after the holder's lease ends, at least minQueuedPoll, at
+// most the queued poll interval. A slot counts as live for the time
+// tolerance after its expiry.
 func queuedPoll(err error, now time.Time, slot bool) time.Duration {
 	var le *LockedError
 	if !errors.As(err, &le) || le.ExpiresAt.IsZero() {

@@ -6,14 +6,11 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// WithLimit makes Do, Hold and Acquire take one of n slots of key instead
-// of the lock: a concurrency limit, each slot an ordinary fenced [Lease].
-// n is between 1 and 10000, and b must be an [IDBackend], else the call
-// fails with CodeInvalidArgument before any I/O. A key is a lock or a
-// limit, never both at once ([ErrKindMismatch]); see docs/limits.md.
+// WithLimit makes Do, Hold and Acquire take one of n slots of key, each
+// a fenced [Lease]: a concurrency limit. n is 1 to 10000, on an
+// [IDBackend]. A key is a lock or a limit: see [ErrKindMismatch].
 func WithLimit(n int) Option {
-	// n outside [0, MaxLimit+1] is stored as the nearest of them: as
-	// invalid, in the config's 32 bits.
+	// Out of range is stored as invalid, in 32 bits.
 	return optionFunc(func(c *config) { c.limit, c.limitSet = int32(min(max(n, 0), contract.MaxLimit+1)), true })
 }
 

@@ -2,8 +2,7 @@ package lock
 
 import "time"
 
-// Settings are what a list of options sets, defaults filled in: what an
-// adapter that runs its own acquisition must know (see Resolve).
+// Settings are what a list of options sets, defaults filled in.
 type Settings struct {
 	TTL            time.Duration // WithTTL's
 	Wait           time.Duration // WithWait's
@@ -13,10 +12,8 @@ type Settings struct {
 	Limit          int           // WithLimit's n; 0 without WithLimit
 }
 
-// Resolve returns the settings of opts, later options overriding earlier
-// ones. Its error is the one Acquire, Do and Hold return for opts on b
-// before any I/O: a *Error with CodeInvalidArgument. b may be nil; when
-// it is not, WithLimit needs an IDBackend.
+// Resolve returns the settings of opts, or the InvalidArgument error
+// Acquire, Do and Hold return for them on b. A nil b is not checked.
 func Resolve(b Backend, opts ...Option) (Settings, error) {
 	c, err := newConfig(opts)
 	if err != nil {

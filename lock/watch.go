@@ -7,30 +7,27 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// Watch is what a wait knows of a key's holder besides its own attempts:
-// lock/election's watcher is one. See WithWatch.
+// Watch tells a wait what is known of a key's holder, for WithWatch.
 type Watch interface {
 	// Changed receives when the holder may have changed.
 	Changed() <-chan struct{}
-	// Holder returns the holder's expiry as last known; zero when nobody
-	// holds the key. known is false until the key was first read.
+	// Holder returns the holder's expiry; zero when the key is free.
+	// known is false until the key was first read.
 	Holder() (expiresAt time.Time, known bool)
 }
 
 // WithWatch makes a wait on a busy key follow w instead of a backoff: it
-// attempts when w finds the key free, or just after the holder's expiry.
-// Transient failures are retried on any Backend then. lock/election's
-// candidates wait so, with no bound but their context.
+// attempts when w finds the key free or the holder's expiry passed. It
+// then retries transient failures on any Backend. lock/election's
+// candidates wait so.
 func WithWatch(w Watch) Option { return optionFunc(func(c *config) { c.watch = &w }) }
 
 // expiryMargin is how long after the holder's expiry a watching wait
-// attempts, and the least wait between its attempts on a busy key: a
-// local clock ahead of the backend's would otherwise spin.
+// attempts, and its least wait: clocks differ.
 const expiryMargin = 50 * time.Millisecond
 
-// until is a watching wait's delay after contention: until the holder's
-// expiry (the later of what the attempt found and what the Watch knows),
-// plus expiryMargin; the queued poll interval when neither is known.
+// until is a watching wait's delay after contention: until the later
+// known expiry of the holder, plus expiryMargin.
 func (a *acquisition) until() time.Duration {
 	exp := a.w.holderExp
 	if cur, known := a.w.watch.Holder(); known && cur.After(exp) {
@@ -42,9 +39,8 @@ func (a *acquisition) until() time.Duration {
 	return max(time.Until(exp)+expiryMargin, expiryMargin)
 }
 
-// woken is a watching wait's answer to a change of holder: attempt at
-// once when the key is free; else move the timer to the new expiry,
-// unless it is pacing transient failures.
+// woken reports whether a change of holder calls for an attempt at once:
+// the key is free. Else it moves the timer to the new expiry.
 func (a *acquisition) woken() (attempt bool) {
 	if exp, known := a.w.watch.Holder(); known && exp.IsZero() {
 		return true

@@ -9,22 +9,18 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// A watcher follows the term of one key for every observer and candidate
-// of a (Backend, key) in the process. On a Store it reads the key only
-// when the term's expiry passes with no notice (plus the clock tolerance),
-// after a notice that the term ended (settleDelay later, unless a newer
-// term was announced meanwhile), and when the Store says notices may have
-// been missed; elsewhere it reads the key at the term's expiry, or every
-// pollInterval while nobody leads. On a Store, a new term read before its
-// leader stored its identity waits for it (watcher.read).
+// A watcher follows the term of one key for the observers and candidates
+// of a Backend in the process. On a Store it reads the key when a term
+// expires unannounced, settleDelay after a term ended, and when notices
+// may have been missed. Elsewhere it reads the key at each term's expiry,
+// and every pollInterval while nobody leads.
 
 const (
-	// settleDelay is how long a watcher waits, after a term ended, for
-	// the next term's notice before reading the key: a hand-off's new
-	// leader proclaims within a round trip or two.
+	// settleDelay is how long a watcher waits for the next term's notice
+	// after a term ended, before it reads the key.
 	settleDelay = 100 * time.Millisecond
-	// pollInterval is how often a watcher without notices reads a key
-	// nobody leads, and the wait after a failed read.
+	// pollInterval is how often a watcher without notices reads a free
+	// key, and the wait after a failed read.
 	pollInterval = lockdriver.QueuedPollInterval
 	// lookupTimeout bounds one read of the key.
 	lookupTimeout = 5 * time.Second
@@ -35,7 +31,7 @@ type follower struct {
 	w    *watcher
 	wake chan struct{} // capacity 1: the term changed
 	log  bool          // keep the changes in pending (an observer)
-	// pending: the changes not yet taken (under w.mu).
+	// pending: the changes not yet taken, under w.mu.
 	pending []Leader
 }
 
@@ -62,7 +58,7 @@ type watcher struct {
 	followers map[*follower]struct{}
 }
 
-// notice is one notice from the Store (see Store.Watch).
+// notice is one notice from Store.Watch.
 type notice struct {
 	fence    lock.Fence
 	exp      time.Time
@@ -78,8 +74,7 @@ type watchers struct {
 // watchersKey names the watchers in a Backend's lock.Locals.
 type watchersKey struct{}
 
-// watchersOf returns the watchers of b: those in its Locals, or a set of
-// this call's own when b offers none.
+// watchersOf returns the watchers in b's Locals, or new ones.
 func watchersOf(b lock.Backend) *watchers {
 	newWatchers := func() any { return &watchers{m: map[string]*watcher{}} }
 	if h, ok := b.(interface{ Locals() *lock.Locals }); ok {
@@ -90,8 +85,8 @@ func watchersOf(b lock.Backend) *watchers {
 	return newWatchers().(*watchers)
 }
 
-// follow returns a follower of key's term on b, sharing the watcher of
-// key with every other follower of b in the process; leave detaches it.
+// follow returns a follower of key's term on b, sharing b's watcher of
+// key; leave detaches it.
 func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 	norm, _ := lockdriver.NormalizeKey(key) // validated by the caller
 	ws := watchersOf(b)
@@ -121,7 +116,7 @@ func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 }
 
 // leave detaches f; the last follower stops the watcher and waits for
-// its goroutine, so that nothing is left running.
+// its goroutine.
 func (w *watcher) leave(f *follower) {
 	w.mu.Lock()
 	delete(w.followers, f)
@@ -163,7 +158,7 @@ func (w *watcher) notify(fence lock.Fence, exp time.Time, identity string) {
 }
 
 // set makes l the known term and wakes the followers; a change of term
-// (or of "nobody leads") goes to the observers' logs.
+// goes to the observers' logs.
 func (w *watcher) set(l Leader) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
