@@ -5,10 +5,11 @@
 // heartbeat. Lead is the call most code needs: it campaigns, and runs a
 // function each time this process is elected.
 //
-//	err := election.Lead(ctx, backend, "jobs:scheduler", hostname,
-//		func(ctx context.Context, term lock.Lease) error {
-//			return runScheduler(ctx, term.Fence) // ctx ends when the term is lost
-//		}, lock.WithTTL(10*time.Second))
+//	err := election.Lead(ctx, backend, "jobs:scheduler", hostname, func(ctx context.Context, term lock.Lease) error {
+//		// This process leads until ctx ends. Pass term.Fence with every write,
+//		// so a store that checks fences refuses a stalled former leader.
+//		return runScheduler(ctx, term.Fence)
+//	}, lock.WithTTL(10*time.Second))
 //
 // A leader that returns, or whose context ends, hands the term to the
 // oldest waiting candidate at once. LeaderOf tells who leads; Observe
