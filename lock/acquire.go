@@ -9,39 +9,14 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// Acquire takes the lock on key from b, retrying while the key is busy:
-// exponential backoff from the base delay with jitter, every delay clamped
-// to the time left of the wait ([WithWait]), at most [Retry.MaxRetries]
-// retries (see [WithRetry]). Every wait ends at once when ctx is done.
+// Acquire takes the lock on key from b, retrying while the key is busy,
+// and returns its lease. It waits in the backend's queue when b is an
+// [IDBackend], else polls with the backoff of [WithRetry], for at most
+// the wait of [WithWait]. ctx's end ends the wait at once.
 //
-// When b is an [IDBackend] (redisbackend is) and the wait is not zero, the
-// caller waits in the backend's queue of the key: every attempt is
-// Waiter.Attempt (which, when the key is busy, takes or keeps the caller's
-// place in the queue), and a release hands the lock to the oldest waiter
-// (redisbackend may first serve the waiters of the process that holds it,
-// for a bounded time: its Options.HandOffLocality), which Acquire returns
-// as soon as it arrives. A queued caller attempts
-// again only as a fallback (a holder whose lease expires without a
-// release, a lost message): once the holder's lease has expired, or
-// lockdriver.QueuedPollInterval (1s) after its last attempt, whichever comes first, not
-// on the backoff schedule; and Acquire always leaves the queue on its way
-// out. Without a queue Acquire polls on the backoff schedule.
-//
-// With an IDBackend, every attempt uses one lock
-// id, so an attempt whose reply was lost is picked up by the next one
-// (which gets that lease back) instead of leaving an orphaned lock; such a
-// backend's transient failures (CodeNetworkTimeout,
-// CodeServiceUnavailable, CodeRateLimited) are then retried like
-// contention, and when Acquire gives up after one of them it releases the
-// id in the background (for up to the lease's TTL).
-//
-// Errors: an [*Error] with [CodeAcquisitionTimeout] that also matches
-// [ErrLocked] (and unwraps to the last [*LockedError]) when it gives up on
-// a busy key; [CodeAborted] matching ctx.Err() when ctx ends between
-// attempts (an attempt cut short by ctx returns the backend's error, such
-// as CodeNetworkTimeout, which also matches ctx.Err()); [CodeInvalidArgument]
-// for bad options; other system errors from the backend are returned at
-// once (transient ones after the retries above).
+// When it gives up on a busy key, the error has [CodeAcquisitionTimeout]
+// and matches [ErrLocked]. When ctx ends, it has [CodeAborted] and
+// matches ctx.Err(). docs/lock.md tells the details.
 func Acquire(ctx context.Context, b Backend, key string, opts ...Option) (Lease, error) {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -63,17 +38,16 @@ func (c *config) acquire(ctx context.Context, b Backend, key string) (Lease, err
 	// The whole acquisition is an OpWait of b's hooks.
 	op := &Op{Kind: OpWait, Key: key, TTL: c.ttl}
 	if c.limitSet {
-		op.Limit = c.limit
+		op.Limit = int(c.limit)
 	}
 	return waitOp(ctx, b, op, func(ctx context.Context) (Lease, error) {
 		return c.acquireOn(ctx, b, key, true)
 	})
 }
 
-// waitOp runs acquire, a whole acquisition, as the OpWait op through b's
-// hooks and returns the lease it got.
+// waitOp runs acquire as the OpWait op through b's hooks.
 func waitOp(ctx context.Context, b Backend, op *Op, acquire func(context.Context) (Lease, error)) (Lease, error) {
-	err := emit(ctx, b, op, func(ctx context.Context, op *Op) (err error) {
+	err := Emit(ctx, b, op, func(ctx context.Context, op *Op) (err error) {
 		op.Lease, err = acquire(ctx)
 		return err
 	})
@@ -86,43 +60,55 @@ func waitOp(ctx context.Context, b Backend, op *Op, acquire func(context.Context
 	return op.Lease, nil
 }
 
-// acquireOn is Acquire; hooked reports whether b has hooks to tell the
-// events of the wait.
+// acquireOn is Acquire; hooked tells whether b has hooks.
 func (c *config) acquireOn(ctx context.Context, b Backend, key string, hooked bool) (l Lease, err error) {
 	if err := ctx.Err(); err != nil {
 		return Lease{}, aborted(err)
 	}
 	a := &acquisition{c: c, b: b, key: key, hooked: hooked, deadline: time.Now().Add(c.wait)}
+	if c.watch != nil || c.wait > maxQueueWait {
+		a.w = new(longWait)
+		if c.watch != nil {
+			a.w.watch = *c.watch
+		}
+	}
+	defer func() { a.finish(ctx, err) }()
 	if err := a.start(); err != nil {
 		return Lease{}, err
 	}
-	defer func() { a.finish(ctx, err) }()
 	return a.run(ctx)
 }
 
-// acquisition is one call of Acquire: how it attempts, its place in the
-// backend's queue, and its schedule.
+// acquisition is one wait for a key, of Acquire or of an election's
+// candidate with WithWatch: its attempts, its place in the queue, its timers.
 type acquisition struct {
 	c        *config
 	b        Backend
 	key      string
-	hooked   bool      // b has hooks: tell them OpRetry and OpGranted
 	deadline time.Time // the end of the wait
+	hooked   bool      // b has hooks: tell them OpRetry and OpGranted
+	unknown  bool      // see idUses
 
 	try func(ctx context.Context) (Lease, error)
 	id  string // the lock id of every attempt; "" when b picks one per attempt
 	qw  Waiter // the caller's place in b's queue of key; nil when it does not queue
-	// idUses counts the attempts made with id. unknown is set once an
-	// attempt failed without telling whether it took the lock (a lost
-	// reply): unless a later attempt with the same id gets the lease back,
-	// that id is released on the way out.
-	idUses  int
-	unknown bool
+	// idUses counts the attempts with id. unknown: an attempt may have
+	// taken the lock unseen, so id is released on the way out.
+	idUses int
 
 	timer   *time.Timer
 	timerAt time.Time // when the pending timer fires; zero when none is pending
 	waits   int       // backoff timers started: the index into the delay schedule
 	retries int       // attempts counted against retry.MaxRetries
+	w       *longWait // with a Watch or a wait over maxQueueWait; nil else
+}
+
+// longWait is the state of a wait with a Watch or over maxQueueWait.
+type longWait struct {
+	watch     Watch // WithWatch's, or nil
+	rejoin    *time.Timer
+	failures  int
+	holderExp time.Time
 }
 
 // start picks the attempt function and lock id, and joins the queue.
@@ -135,29 +121,38 @@ func (a *acquisition) start() error {
 	if a.qw, err = joinQueue(a.b, a.key, id, a.c); err != nil {
 		return err
 	}
-	if a.qw != nil {
-		a.try = a.qw.Attempt
+	if a.qw == nil {
+		return nil
+	}
+	a.try = a.qw.Attempt
+	if a.c.wait > maxQueueWait {
+		if a.w.rejoin == nil {
+			a.w.rejoin = time.NewTimer(maxQueueWait)
+		} else {
+			a.w.rejoin.Reset(maxQueueWait)
+		}
 	}
 	return nil
 }
 
-// finish leaves the queue (which releases what the id may hold when the
-// call failed), or releases an id whose outcome is unknown, and stops the
-// timer.
+// renew starts again with a new lock id and place.
+func (a *acquisition) renew(ctx context.Context) error {
+	a.leave(ctx, false)
+	return a.start()
+}
+
+// finish leaves the queue and stops the timers.
 func (a *acquisition) finish(ctx context.Context, err error) {
-	switch {
-	case a.qw != nil:
-		a.qw.Leave(err == nil)
-	case err != nil && a.unknown && a.id != "":
-		go releaseOrphan(context.WithoutCancel(ctx), a.b, a.id, max(a.c.releaseTimeout, a.c.ttl))
-	}
+	a.leave(ctx, err == nil)
 	if a.timer != nil {
 		a.timer.Stop()
 	}
+	if a.w != nil && a.w.rejoin != nil {
+		a.w.rejoin.Stop()
+	}
 }
 
-// run attempts until one succeeds, a hand-off arrives, or the call gives
-// up.
+// run attempts until one succeeds, a hand-off arrives, or it gives up.
 func (a *acquisition) run(ctx context.Context) (Lease, error) {
 	for attempt := 1; ; attempt++ {
 		a.idUses++
@@ -172,38 +167,40 @@ func (a *acquisition) run(ctx context.Context) (Lease, error) {
 		case renewed:
 			continue // at once, with the new id
 		}
-		if l, err := a.wait(ctx, attempt, err); err != nil || l.ID != "" {
+		l, err = a.wait(ctx, attempt, err)
+		switch {
+		case errors.Is(err, errRejoin):
+			if err := a.renew(ctx); err != nil {
+				return Lease{}, err
+			}
+		case err != nil || l.ID != "":
 			return l, err
 		}
 	}
 }
 
-// judge decides what follows failed attempt number attempt: an error to
-// return (final), an attempt at once with a new id (renewed), or neither:
-// a wait, after contention or a transient failure.
+// errRejoin asks run for a new place in the queue.
+var errRejoin = errors.New("lock: join the queue again")
+
+// judge decides what follows a failed attempt: an error to return, an
+// attempt at once with a new id, or neither: a wait.
 func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewed bool, final error) {
 	locked := errors.Is(err, ErrLocked)
 	if !locked {
 		if a.id != "" && a.idUses > 1 && errors.Is(err, ErrNotHeld) {
-			// The id was released since its last attempt (an attempt gave
-			// its grant up, as ReplicaAck does): it holds nothing and takes
-			// nothing any more. Try again at once with a new one; that
-			// attempt's outcome is the one to report.
-			if a.qw != nil {
-				a.qw.Leave(false)
-				a.qw = nil
-			}
-			if serr := a.start(); serr != nil {
+			// The id was released since, as ReplicaAck does: it
+			// takes nothing any more. Try at once with a new one.
+			a.unknown = false // released: nothing to release on the way out
+			if serr := a.renew(ctx); serr != nil {
 				return false, serr
 			}
 			a.observe(ctx, attempt, err, 0)
 			return true, nil
 		}
 		a.unknown = a.unknown || outcomeUnknown(err)
-		// With one id for every attempt, a transient failure is retried
-		// like contention: an attempt that did take the lock gets it back.
-		// Without, a retry could take a second lock.
-		if a.id == "" || !transient(err) || ctx.Err() != nil {
+		// With one id, a retry gets back what a failed attempt took.
+		// Without, only a watching wait, which never gives up, retries.
+		if (a.id == "" && a.c.watch == nil) || !transient(err) || ctx.Err() != nil {
 			a.observe(ctx, attempt, err, 0)
 			return false, err
 		}
@@ -219,11 +216,9 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 	return false, nil
 }
 
-// wait waits after failed attempt number attempt (err) for a hand-off
-// (when queued), the timer or the end of ctx. It returns a handed-over
-// lease, or a zero Lease for another attempt: when the timer fired (a
-// retry used up) or the backend asked for one (a missed hand-off, no
-// retry used up).
+// wait waits for a hand-off, a change of holder, the timer or ctx's end.
+// It returns a handed-over lease, a zero Lease for another attempt, or
+// errRejoin for a new place.
 func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, error) {
 	d := a.schedule(err)
 	a.observe(ctx, attempt, err, d)
@@ -231,61 +226,92 @@ func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, 
 	if a.qw != nil {
 		granted = a.qw.Granted()
 	}
-	select {
-	case g := <-granted:
-		if a.hooked && g.ID != "" {
-			op := &Op{Kind: OpGranted, Key: a.key, ID: g.ID, TTL: g.TTL, Lease: g}
-			if a.c.limitSet {
-				op.Limit = a.c.limit
+	var changed <-chan struct{}
+	if a.c.watch != nil {
+		changed = a.w.watch.Changed()
+	}
+	var rejoin <-chan time.Time
+	if a.w != nil && a.w.rejoin != nil {
+		rejoin = a.w.rejoin.C
+	}
+	for {
+		select {
+		case g := <-granted:
+			a.granted(ctx, g)
+			return g, nil
+		case <-changed:
+			if a.woken() {
+				return Lease{}, nil
 			}
-			_ = emit(ctx, a.b, op, nil)
+		case <-rejoin:
+			return Lease{}, errRejoin
+		case <-ctx.Done():
+			return Lease{}, aborted(ctx.Err())
+		case <-a.timer.C:
+			a.timerAt = time.Time{}
+			a.retries++
+			return Lease{}, nil
 		}
-		return g, nil
-	case <-ctx.Done():
-		return Lease{}, aborted(ctx.Err())
-	case <-a.timer.C:
-		a.timerAt = time.Time{}
-		a.retries++
-		return Lease{}, nil
 	}
 }
 
-// schedule starts the timer of the next attempt after err, unless one is
-// pending (a hand-off request does not restart it), and returns the time
-// until it fires: the next backoff delay, within the wait; for a queued
-// waiter after contention, no sooner than its fallback (queuedPoll).
-func (a *acquisition) schedule(err error) time.Duration {
-	if !a.timerAt.IsZero() {
-		return max(time.Until(a.timerAt), 0)
+// granted tells b's hooks of a lease a release handed to the waiter.
+func (a *acquisition) granted(ctx context.Context, g Lease) {
+	if !a.hooked || g.ID == "" {
+		return
 	}
-	left := time.Until(a.deadline)
+	op := &Op{Kind: OpGranted, Key: a.key, ID: g.ID, TTL: g.TTL, Lease: g}
+	if a.c.limitSet {
+		op.Limit = int(a.c.limit)
+	}
+	_ = Emit(ctx, a.b, op, nil)
+}
+
+// schedule starts the timer of the next attempt after err and returns
+// its delay: the backoff, or for a queued waiter the fallback poll;
+// with a Watch, until the holder's expiry. A pending timer is kept.
+func (a *acquisition) schedule(err error) time.Duration {
+	locked := errors.Is(err, ErrLocked)
 	var d time.Duration
-	if a.qw != nil && errors.Is(err, ErrLocked) {
-		// Never sooner than the backoff schedule either: a caller that
-		// asked for long delays keeps them.
-		d = min(max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.retry.delay(a.waits)), left)
-	} else {
-		d = min(a.c.retry.delay(a.waits), left)
+	switch {
+	case a.c.watch != nil && locked:
+		a.w.failures, a.w.holderExp = 0, lockedUntil(err)
+		d = a.until()
+	case a.c.watch != nil:
+		d = a.c.retry.delay(a.w.failures)
+		a.w.failures++
+	case !a.timerAt.IsZero():
+		return max(time.Until(a.timerAt), 0)
+	case a.qw != nil && locked:
+		// Never sooner than the backoff either.
+		d = max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.retry.delay(a.waits))
+	default:
+		d = a.c.retry.delay(a.waits)
 	}
 	a.waits++
+	d = min(d, time.Until(a.deadline))
+	a.resetTimer(d)
+	return d
+}
+
+// resetTimer makes the attempt timer fire in d.
+func (a *acquisition) resetTimer(d time.Duration) {
 	if a.timer == nil {
 		a.timer = time.NewTimer(d)
 	} else {
 		a.timer.Reset(d)
 	}
 	a.timerAt = time.Now().Add(d)
-	return d
 }
 
-// observe tells b's hooks, if any, of a failed attempt (OpRetry).
+// observe tells b's hooks, if any, of a failed attempt: an OpRetry.
 func (a *acquisition) observe(ctx context.Context, attempt int, err error, wait time.Duration) {
 	if a.hooked {
-		_ = emit(ctx, a.b, &Op{Kind: OpRetry, Key: a.key, ID: a.id, Attempt: attempt, Err: err, Wait: wait}, nil)
+		_ = Emit(ctx, a.b, &Op{Kind: OpRetry, Key: a.key, ID: a.id, Attempt: attempt, Err: err, Wait: wait}, nil)
 	}
 }
 
-// joinQueue returns the waiter of id in b's queue of key when b is an
-// [IDBackend] that can queue it and the call may wait; else nil.
+// joinQueue returns the waiter of id in b's queue of key, or nil.
 func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
 	q, ok := b.(IDBackend)
 	if !ok || id == "" || c.wait <= 0 {
@@ -293,9 +319,9 @@ func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
 	}
 	n := 0
 	if c.limitSet {
-		n = c.limit
+		n = int(c.limit)
 	}
-	w, err := q.Join(key, id, n, c.ttl, c.wait)
+	w, err := q.Join(key, id, n, c.ttl, min(c.wait, maxQueueWait))
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return nil, nil // this instance cannot be told of hand-offs: poll
@@ -305,10 +331,9 @@ func joinQueue(b Backend, key, id string, c *config) (Waiter, error) {
 	return w, nil
 }
 
-// attempter returns the function that makes one acquisition attempt on b:
-// a slot's with [WithLimit] (b must be an [IDBackend]); else with one lock
-// id for every attempt when b is an IDBackend (id is that id), else
-// Backend.Acquire (id "").
+// attempter returns the function of one attempt on b, and its lock id:
+// AcquireSlot with WithLimit, AcquireID on an IDBackend, else Acquire
+// (id "").
 func (c *config) attempter(b Backend, key string) (try func(ctx context.Context) (Lease, error), id string, err error) {
 	ttl := c.ttl
 	lim, err := c.limiter(b)
@@ -320,7 +345,7 @@ func (c *config) attempter(b Backend, key string) (try func(ctx context.Context)
 		if err != nil {
 			return nil, "", err
 		}
-		n := c.limit
+		n := int(c.limit)
 		return func(ctx context.Context) (Lease, error) { return lim.AcquireSlot(ctx, key, id, n, ttl) }, id, nil
 	}
 	if ib, ok := b.(IDBackend); ok {
@@ -333,13 +358,11 @@ func (c *config) attempter(b Backend, key string) (try func(ctx context.Context)
 	return func(ctx context.Context) (Lease, error) { return b.Acquire(ctx, key, ttl) }, "", nil
 }
 
-// transient reports whether err is a failure worth another attempt: the
-// store was unreachable, slow or busy.
+// transient reports whether err is worth another attempt.
 func transient(err error) bool { return CodeOf(err).Transient() }
 
-// outcomeUnknown reports whether an attempt that failed with err may still
-// have taken the lock: anything but contention, bad input, bad
-// credentials and a call abandoned before it was sent.
+// outcomeUnknown reports whether an attempt that failed with err may
+// have taken the lock.
 func outcomeUnknown(err error) bool {
 	switch CodeOf(err) {
 	case CodeInvalidArgument, CodeAuthFailed, CodeAborted:
@@ -348,27 +371,61 @@ func outcomeUnknown(err error) bool {
 	return !errors.Is(err, ErrLocked)
 }
 
-// releaseOrphan releases the lease id that an attempt whose reply never
-// came may have taken, trying again after transient errors for up to
-// timeout (the lease's TTL, after which the lock is gone anyway, or the
-// release timeout if longer). A lease that was never granted is not found,
-// which is fine; and the release retires id, so a copy of the attempt
-// still in flight takes nothing (see IDBackend).
+// maxQueueWait bounds how long a waiter keeps one place in the queue, so
+// that the place of a crashed process expires.
+const maxQueueWait = 10 * time.Minute
+
+// leaveTimeout bounds the end of a wait: its leave of the queue, or the
+// release of an unknown outcome. The rest goes on in the background.
+const leaveTimeout = time.Second
+
+// leave gives up the place in the queue, or releases an id whose outcome
+// is unknown, within leaveTimeout and ctx's deadline. took: the caller
+// has the lease.
+func (a *acquisition) leave(ctx context.Context, took bool) {
+	qw := a.qw
+	a.qw = nil
+	if qw != nil && took {
+		qw.Leave(true)
+		return
+	}
+	if qw == nil && (took || !a.unknown || a.id == "") {
+		return
+	}
+	deadline := time.Now().Add(leaveTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	if qw != nil {
+		if lw, ok := qw.(interface{ LeaveWait(context.Context) error }); ok {
+			_ = lw.LeaveWait(lctx)
+		} else {
+			qw.Leave(false)
+		}
+		return
+	}
+	if err := a.b.Release(lctx, a.id); err != nil && transient(err) {
+		go releaseOrphan(context.WithoutCancel(ctx), a.b, a.id, max(a.c.releaseTimeout, a.c.ttl))
+	}
+}
+
+// releaseOrphan releases id, trying again after transient errors for up
+// to timeout. The release also retires id for late copies of an attempt.
 func releaseOrphan(ctx context.Context, b Backend, id string, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cleanup.Retry(ctx, func(ctx context.Context) error { return b.Release(ctx, id) }, transient)
 }
 
-// minQueuedPoll keeps a queued waiter from spinning on a holder whose
-// expiry is already past by the local clock (clocks differ).
+// minQueuedPoll keeps a queued waiter from spinning when clocks differ.
 const minQueuedPoll = 50 * time.Millisecond
 
 // queuedPoll is the wait of a queued waiter after contention err at now:
-// until just after the holder's lease (err's *LockedError) has ended,
-// within [minQueuedPoll, contract.QueuedPollInterval]. A lock's lease ends at its
-// expiry (the store drops it then); a slot of a limit counts as live for
-// the time tolerance after its expiry (slot is true).
+// until just after the holder's lease ends, at least minQueuedPoll, at
+// most the queued poll interval. A slot counts as live for the time
+// tolerance after its expiry.
 func queuedPoll(err error, now time.Time, slot bool) time.Duration {
 	var le *LockedError
 	if !errors.As(err, &le) || le.ExpiresAt.IsZero() {

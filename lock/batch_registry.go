@@ -5,29 +5,39 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// schedulers holds the running scheduler of each IDBackend. A
-// scheduler removes itself (under mu) when it has no lease left, and is
-// started again by the next Keep.
-var schedulers struct {
+// schedulerKey names, in a backend's Locals, the slot of the scheduler
+// that extends the leases kept through one chain of hooks around it (nil:
+// the backend itself), so that each chain's hooks see its batches.
+type schedulerKey struct{ chain *hooked }
+
+// schedulerSlot holds the running scheduler of a key. A scheduler removes
+// itself (under mu) when it has no lease left; the next Keep starts one.
+type schedulerSlot struct {
 	mu sync.Mutex
-	m  map[IDBackend]*scheduler
+	s  *scheduler
 }
 
-// batchable reports whether be can key the scheduler registry (a value
-// that cannot be a map key keeps the per-lease heartbeat).
-func batchable(be IDBackend) bool {
-	return contract.MapKey(be)
+// slotOf returns the scheduler slot of be, or nil when be offers no
+// Locals (its leases are then kept one goroutine each).
+func slotOf(be IDBackend) *schedulerSlot {
+	loc := localsOf(be)
+	if loc == nil {
+		return nil
+	}
+	var key schedulerKey
+	if hc, ok := be.(hookChain); ok {
+		key.chain = hc.chain()
+	}
+	return loc.Load(key, func() any { return new(schedulerSlot) }).(*schedulerSlot)
 }
 
-// keepBatched registers k with the scheduler of be and returns Keep's
-// stop function.
-func keepBatched(ctx context.Context, be IDBackend, k *keeper) func() error {
+// keepBatched registers k with the scheduler of be in slot and returns
+// Keep's stop function.
+func keepBatched(ctx context.Context, be IDBackend, slot *schedulerSlot, k *keeper) func() error {
 	e := &entry{k: k, index: -1, due: time.Now().Add(k.nextDelay(k.cfg.Interval))}
-	s := register(be, e)
+	s := slot.register(be, e)
 	finish := func() {
 		s.remove(e)
 		e.mu.Lock()
@@ -52,17 +62,14 @@ func keepBatched(ctx context.Context, be IDBackend, k *keeper) func() error {
 	}
 }
 
-// register adds e to be's scheduler, starting the scheduler if needed.
-func register(be IDBackend, e *entry) *scheduler {
-	schedulers.mu.Lock()
-	defer schedulers.mu.Unlock()
-	s := schedulers.m[be]
+// register adds e to the slot's scheduler, starting one for be if needed.
+func (slot *schedulerSlot) register(be IDBackend, e *entry) *scheduler {
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	s := slot.s
 	if s == nil {
-		if schedulers.m == nil {
-			schedulers.m = map[IDBackend]*scheduler{}
-		}
-		s = &scheduler{be: be, wake: make(chan struct{}, 1)}
-		schedulers.m[be] = s
+		s = &scheduler{be: be, slot: slot, wake: make(chan struct{}, 1)}
+		slot.s = s
 		go s.run()
 	}
 	s.mu.Lock()
@@ -73,16 +80,16 @@ func register(be IDBackend, e *entry) *scheduler {
 	return s
 }
 
-// exit unregisters s if it has no lease, under the registry lock so that
+// exit empties s's slot if s has no lease, under the slot's lock so that
 // no Keep can add one meanwhile, and reports whether it did.
 func (s *scheduler) exit() bool {
-	schedulers.mu.Lock()
-	defer schedulers.mu.Unlock()
+	s.slot.mu.Lock()
+	defer s.slot.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.n > 0 {
 		return false
 	}
-	delete(schedulers.m, s.be)
+	s.slot.s = nil
 	return true
 }

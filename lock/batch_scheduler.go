@@ -26,7 +26,8 @@ var errNoResult = &Error{Code: CodeInternal, Op: "extend", Msg: "the backend ret
 // scheduler extends the leases kept alive on one IDBackend.
 type scheduler struct {
 	be   IDBackend
-	wake chan struct{} // buffered(1): the heap or the lease count changed
+	slot *schedulerSlot // where it is registered
+	wake chan struct{}  // buffered(1): the heap or the lease count changed
 
 	mu    sync.Mutex
 	queue entryHeap // leases waiting for their next extension

@@ -6,27 +6,13 @@ import (
 )
 
 // Do runs fn while holding the lock on key: [Hold], then fn under the
-// held context, then its release. It acquires with retry (see [Acquire]),
-// keeps the lease alive with [Keep] while fn runs, and releases when fn
-// returns or panics. fn's context carries the lease ([LeaseFrom]) and is
-// cancelled with a cause matching [ErrLeaseLost] when the lease is lost;
-// fn should then stop and, for writes already in flight, rely on the
-// lease's fence.
+// held context, then the release, also when fn panics. fn's context ends
+// with a cause matching [ErrLeaseLost] when the lease is lost.
 //
-// The release uses a context of its own (not ctx, bounded by
-// [WithReleaseTimeout]), so a cancelled caller still frees the key at once.
-// A failed release goes to [WithReleaseErrorHandler], never to the return
-// value, and one that failed on a transient error is tried again in the
-// background as [Hold]'s release is.
-//
-// Do returns fn's error, joined with an error matching [ErrLeaseLost] when
-// the lease was also lost while fn ran (so errors.Is matches both);
-// ErrLeaseLost alone when fn returned nil after the lease was lost (fn's
-// work may not have been exclusive); otherwise nil. A lease counts as lost
-// when the heartbeat lost it, and also when the release finds it already
-// gone: a process that stalls past the TTL (GC, VM pause) stalls its
-// heartbeat too, and only the release can tell. Acquisition errors are
-// those of [Acquire].
+// Do returns fn's error, joined with one matching ErrLeaseLost when the
+// lease was lost meanwhile; ErrLeaseLost alone when fn returned nil. A
+// lease found gone at release counts as lost. Acquisition errors are
+// [Acquire]'s. docs/lock.md tells the details.
 func Do(ctx context.Context, b Backend, key string, fn func(ctx context.Context, l Lease) error, opts ...Option) (err error) {
 	c, err := newConfig(opts)
 	if err != nil {

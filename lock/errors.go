@@ -8,32 +8,26 @@ import (
 
 // Sentinel errors. Test for them with errors.Is.
 var (
-	// ErrLocked reports contention: another lease holds the key. It is an
-	// outcome, not a failure. Backends return it as a [*LockedError].
+	// ErrLocked is contention: another lease holds the key. Backends
+	// return it as a [*LockedError].
 	ErrLocked = errors.New("syncguard: locked")
-	// ErrNotHeld reports that a lease is gone, expired, or owned by
-	// someone else (a backend's lockdriver.NotHeldError matches it).
+	// ErrNotHeld: the lease is gone, expired, or someone else's.
 	ErrNotHeld = errors.New("syncguard: lease not held")
-	// ErrLeaseLost is the cause given to a context cancelled by [Keep] or
-	// [Do] when the lease it protects was lost.
+	// ErrLeaseLost is the cause of a context that Keep, Do or Hold ended
+	// because the lease was lost.
 	ErrLeaseLost = errors.New("syncguard: lease lost")
-	// ErrKindMismatch reports a key used both as a lock and as a
-	// concurrency limit ([WithLimit]): a live lease of the other kind
-	// holds it, untouched. It comes inside an [*Error] with
-	// [CodeInvalidArgument]: mixing the two on one key is a mistake in
-	// the program, not contention.
+	// ErrKindMismatch: a key is used both as a lock and as a limit of
+	// [WithLimit]. It comes inside an InvalidArgument [*Error].
 	ErrKindMismatch = errors.New("syncguard: the key is held as a lock and asked for as a concurrency limit, or the reverse")
-	// ErrFuncPanicked is the outcome passed to a [WithReleaseFunc]
-	// function when Do's function panicked (the panic itself continues
-	// after the release).
+	// ErrFuncPanicked is the outcome a [WithReleaseFunc] function gets
+	// when Do's function panicked.
 	ErrFuncPanicked = errors.New("syncguard: function panicked")
 )
 
-// LockedError is the contention error returned by Backend.Acquire. It
-// matches [ErrLocked] with errors.Is.
+// LockedError is the contention error of Backend.Acquire; it matches
+// [ErrLocked]. ExpiresAt is the holder's expiry when known, for a
+// Retry-After hint.
 type LockedError struct {
-	// ExpiresAt is the holder's expiry by the backend's clock, when known
-	// (zero otherwise). A caller may use it for a Retry-After hint.
 	ExpiresAt time.Time
 }
 
@@ -43,39 +37,24 @@ func (e *LockedError) Error() string { return ErrLocked.Error() }
 // Is reports whether target is ErrLocked.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// Code classifies system failures. The set and the names follow the
-// syncguard specification.
+// Code classifies system failures, as the syncguard specification does.
 type Code string
 
 // The error codes.
 const (
-	// CodeServiceUnavailable: the store cannot be reached or refuses work
-	// (connection refused or reset, loading, read-only replica, out of memory).
-	CodeServiceUnavailable Code = "ServiceUnavailable"
-	// CodeAuthFailed: the store rejected the credentials or permissions.
-	CodeAuthFailed Code = "AuthFailed"
-	// CodeInvalidArgument: bad input (key, id, ttl, configuration) or a
-	// store command rejected as malformed (such as WRONGTYPE).
-	CodeInvalidArgument Code = "InvalidArgument"
-	// CodeRateLimited: the store asked the caller to slow down.
-	CodeRateLimited Code = "RateLimited"
-	// CodeNetworkTimeout: the store did not answer in time.
-	CodeNetworkTimeout Code = "NetworkTimeout"
-	// CodeAcquisitionTimeout: Do gave up waiting for a busy key (timeout or
-	// retries exhausted). The error also matches ErrLocked.
-	CodeAcquisitionTimeout Code = "AcquisitionTimeout"
-	// CodeAborted: the caller's context was cancelled. The error also
-	// matches context.Canceled.
-	CodeAborted Code = "Aborted"
-	// CodeInternal: an invariant broke (corrupt data in the store, fence
-	// overflow, an unexpected reply).
-	CodeInternal Code = "Internal"
+	CodeServiceUnavailable Code = "ServiceUnavailable" // the store is unreachable, loading or refusing work
+	CodeAuthFailed         Code = "AuthFailed"         // the store rejected the credentials
+	CodeInvalidArgument    Code = "InvalidArgument"    // bad input, or a command the store found malformed
+	CodeRateLimited        Code = "RateLimited"        // the store asked the caller to slow down
+	CodeNetworkTimeout     Code = "NetworkTimeout"     // the store did not answer in time
+	CodeAcquisitionTimeout Code = "AcquisitionTimeout" // a wait gave up on a busy key; matches ErrLocked
+	CodeAborted            Code = "Aborted"            // the caller's context ended; matches its error
+	CodeInternal           Code = "Internal"           // an invariant broke: corrupt data, fence overflow
 )
 
 // Transient reports whether a failure with code c is worth another try:
-// the store was unreachable, slow or busy (ServiceUnavailable, which
-// covers a server still loading its data, NetworkTimeout, RateLimited).
-// Every retry of this module, and every background clean-up, uses it.
+// the store was unreachable, slow or busy. Every retry of this module
+// uses it.
 func (c Code) Transient() bool {
 	switch c {
 	case CodeServiceUnavailable, CodeNetworkTimeout, CodeRateLimited:
@@ -86,15 +65,10 @@ func (c Code) Transient() bool {
 
 // Error is a system failure. It never contains a raw key or lock id.
 type Error struct {
-	// Code classifies the failure.
 	Code Code
-	// Op is the operation: "acquire", "release", "extend", "is_locked",
-	// "lookup", "do", "config".
-	Op string
-	// Msg describes the failure for people.
-	Msg string
-	// Err is the underlying error, if any.
-	Err error
+	Op   string // the operation, such as "acquire" or "config"
+	Msg  string // for people
+	Err  error  // the underlying error, if any
 }
 
 // Error implements error.
@@ -116,9 +90,8 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is reports whether target is an *Error with the same Code (and the same
-// Op when target's Op is set), so errors.Is(err, &lock.Error{Code:
-// lock.CodeInternal}) works.
+// Is reports whether target is an *Error with the same Code, and the same
+// Op when target's is set.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	if !ok {
@@ -127,8 +100,7 @@ func (e *Error) Is(target error) bool {
 	return t.Code == e.Code && (t.Op == "" || t.Op == e.Op)
 }
 
-// CodeOf returns the Code of the first *Error in err's chain, or "" when
-// there is none (nil, contention, not-held, or a foreign error).
+// CodeOf returns the Code of the first *Error in err's chain, or "".
 func CodeOf(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {

@@ -6,13 +6,9 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// Fence is a fencing token: a 15-digit zero-padded decimal string that
-// strictly increases per key with every grant. Because the width is fixed,
-// plain string comparison orders fences, as does [Fence.Compare].
-//
-// Pass the fence with every write to the protected resource and have the
-// resource reject a write whose fence is lower than the highest it has
-// accepted; that rejects writes from a holder whose lease has expired.
+// Fence is a fencing token: 15 zero-padded digits that grow per key with
+// every grant, so string comparison orders fences. Pass it with each
+// write; the resource refuses a fence lower than the highest it saw.
 type Fence string
 
 // Uint64 returns the fence's numeric value; ok is false for a malformed

@@ -8,42 +8,19 @@ import (
 	"time"
 )
 
-// errReleased is the cause of a held context cancelled by its release: the
-// lease is no longer held, so work still running under it must stop as if
-// the lease were lost.
+// errReleased is the cause of a held context ended by its release.
 var errReleased = fmt.Errorf("%w: released", ErrLeaseLost)
 
-// Hold takes the lock on key from b and keeps it until release is called:
-// it acquires with retry (see [Acquire]; the same options as [Do]), keeps
-// the lease alive with [Keep], and returns a context for the protected
-// work. held carries the lease ([LeaseFrom]) and is cancelled with a cause
-// matching [ErrLeaseLost] when the lease is lost, when release is called,
-// and when ctx ends.
+// Hold takes the lock on key as [Acquire] does and keeps it alive until
+// release is called. held carries the lease for [LeaseFrom]; it ends with a
+// cause matching [ErrLeaseLost] when the lease is lost, at release, and
+// when ctx ends.
 //
-// Call release once the work is done, typically deferred. It cancels held,
-// stops the heartbeat and releases the lease under a context of its own
-// (not ctx, bounded by [WithReleaseTimeout]), so a cancelled caller still
-// frees the key at once. It returns an error matching ErrLeaseLost when
-// the lease was lost before the release (the heartbeat lost it, or the
-// release found it already gone, as after a process stall past the TTL):
-// the work may not have been exclusive. A failed release goes to
-// [WithReleaseErrorHandler], once. One that failed on a transient error
-// (codes ServiceUnavailable, NetworkTimeout and RateLimited, or no answer
-// within the release timeout: the store is restarting, stalled or busy)
-// is then tried again in the background, at once and then with waits
-// from 50ms doubling to 1s, until the store answers or the lease's TTL has
-// passed since the release, so the key is free within about a second of
-// the store answering again; release does not wait for those tries. Any
-// other failure leaves the lease to end by its TTL. release is idempotent
-// and safe to call from any goroutine; every call returns the first
-// call's result.
-//
-// A release that is never called does not keep the lock forever unless
-// ctx lives forever: when ctx ends, the heartbeat stops, held is
-// cancelled, and the lease ends by its TTL.
-//
-// On error nothing is held, release is nil, and the errors are those of
-// [Acquire].
+// release frees the key under a context of its own, [WithReleaseTimeout],
+// so it works after ctx is cancelled. It returns an error matching
+// ErrLeaseLost when the lease was lost first. It is idempotent. A failed
+// release goes to [WithReleaseErrorHandler] and, when transient, is tried
+// again in the background. docs/lock.md tells the details.
 func Hold(ctx context.Context, b Backend, key string, opts ...Option) (held context.Context, l Lease, release func() error, err error) {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -70,29 +47,41 @@ type holding struct {
 	lost error // the release's result
 }
 
+// HoldLease is [Hold] for a lease l the caller already holds, such as a
+// term lock/election won. Its heartbeat runs on a goroutine of its own
+// under ctx, so its calls carry ctx's values, such as a span.
+func HoldLease(ctx context.Context, b Backend, l Lease, opts ...Option) (held context.Context, release func() error, err error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := c.keepLease(ctx, b, l, false)
+	return h.held, func() error { return h.release(func(lost error) error { return lost }) }, nil
+}
+
 // hold acquires key and starts keeping the lease alive.
 func (c *config) hold(ctx context.Context, b Backend, key string) (*holding, error) {
 	l, err := c.acquire(ctx, b, key)
 	if err != nil {
 		return nil, err
 	}
+	return c.keepLease(ctx, b, l, true), nil
+}
+
+// keepLease starts keeping l alive; batch allows Keep's batching.
+func (c *config) keepLease(ctx context.Context, b Backend, l Lease, batch bool) *holding {
 	if l.TTL <= 0 {
 		l.TTL = c.ttl // a backend that leaves TTL unset still gets a heartbeat
 	}
-	kept, stop := keep(ctx, b, l, c.heartbeat)
-	// A context of our own under Keep's, so that the release cancels held
-	// with errReleased rather than a bare context.Canceled; a loss reaches
-	// it from Keep's context with Keep's cause.
+	kept, stop := keep(ctx, b, l, c.heartbeat, batch)
+	// Our own context, so that the release ends held with errReleased.
 	held, cancel := context.WithCancelCause(withLease(kept, l))
-	return &holding{c: c, b: b, ctx: ctx, held: held, lease: l, cancel: cancel, stop: stop}, nil
+	return &holding{c: c, b: b, ctx: ctx, held: held, lease: l, cancel: cancel, stop: stop}
 }
 
-// release ends the lease once: it cancels held, stops the heartbeat, and
-// releases with the configured release function, to which it passes
-// outcome(lost) (lost is the heartbeat's loss error or nil). It returns
-// the loss, including one that the release itself finds; release failures
-// go to the release error handler, and one on a transient error is tried
-// again in the background (retryRelease) without delaying the return.
+// release ends the lease once: it cancels held, stops the heartbeat and
+// releases, passing outcome(lost) to a release function. It returns the
+// loss, also one the release finds.
 func (h *holding) release(outcome func(lost error) error) error {
 	h.once.Do(func() {
 		h.cancel(errReleased)
@@ -109,9 +98,7 @@ func (h *holding) release(outcome func(lost error) error) error {
 		switch {
 		case rerr == nil:
 		case errors.Is(rerr, ErrNotHeld):
-			// The lease ended before the release, unnoticed by the
-			// heartbeat when the whole process stalled past the TTL (a
-			// GC or VM pause stops the heartbeat too). That is a loss.
+			// A stall past the TTL stops the heartbeat too: a loss.
 			if lost == nil {
 				lost = fmt.Errorf("%w: found at release: %w", ErrLeaseLost, rerr)
 			}

@@ -3,15 +3,10 @@ package lock
 import "context"
 
 // Hook observes the operations on a Backend wrapped by [WithHooks], as
-// go-redis's hooks observe commands: Operation is given the next function
-// of the chain and returns the function to call instead, which may work
-// before and after calling next (start a span, time the call, record a
-// history) and must call next once for the operation to run. Operation is
-// called once, when the chain is built. A hook reads op's kind and
-// arguments and must not change them (the end of the chain runs the
-// operation they name); op is valid only until the OpFunc returns, and a
-// hook must not keep it: the Ops of calls are reused, and under the race
-// detector a hook that reads a kept Op is reported.
+// go-redis's hooks observe commands. Operation gets the next function of
+// the chain, once, and returns the function to call instead, which must
+// call next once. A hook must not change op, nor keep it after its OpFunc
+// returns: Ops are reused.
 type Hook interface {
 	Operation(next OpFunc) OpFunc
 }
@@ -19,12 +14,10 @@ type Hook interface {
 // OpFunc runs an operation: it sets op's results and returns its error.
 type OpFunc func(ctx context.Context, op *Op) error
 
-// WithHooks returns b with hooks around each of its operations and the
-// events of Acquire, Do, Hold, Keep and lock/election's Lead on it (the
-// OpKind constants from OpWait on); the first hook is the outermost, as
-// with go-redis's AddHook. The result has exactly b's extensions
-// ([IDBackend], [Recorder]); wrapping again nests the new hooks outside.
-// b must not be nil, nor any hook.
+// WithHooks returns b with hooks around its operations and the events of
+// the calls on it. The first hook is the outermost. The result has b's
+// extensions, its [Locals], and an Unwrap method returning b. b and the
+// hooks must not be nil.
 func WithHooks(b Backend, hooks ...Hook) Backend {
 	if b == nil {
 		panic("lock: WithHooks(nil, ...)")
@@ -53,9 +46,9 @@ func WithHooks(b Backend, hooks ...Hook) Backend {
 // hookChain is what every backend WithHooks returns has.
 type hookChain interface{ chain() *hooked }
 
-// emit passes the event op through b's hooks, if any, and then runs its
-// body (which may be nil).
-func emit(ctx context.Context, b Backend, op *Op, body OpFunc) error {
+// Emit runs the event op through b's hooks, if any, then body, which may
+// be nil. lock/election emits its terms with it.
+func Emit(ctx context.Context, b Backend, op *Op, body OpFunc) error {
 	op.body = body
 	if hc, ok := b.(hookChain); ok {
 		return hc.chain().run(ctx, op)

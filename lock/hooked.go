@@ -8,7 +8,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// hooked is a Backend with hooks (WithHooks). Its extensions' methods live
+// hooked is a Backend with hooks, from WithHooks. Its extensions' methods live
 // in idOps and recOps, so each of the four result types has exactly the
 // methods of the backend it wraps.
 type hooked struct {
@@ -35,6 +35,12 @@ type hookedAll struct {
 }
 
 func (h *hooked) chain() *hooked { return h }
+
+// Locals returns the Locals of the backend the hooks wrap, or nil.
+func (h *hooked) Locals() *Locals { return localsOf(h.b) }
+
+// Unwrap returns the backend the hooks wrap.
+func (h *hooked) Unwrap() Backend { return h.b }
 
 // terminal runs op on the wrapped backend (or its body), the end of the
 // chain.
@@ -88,9 +94,9 @@ func (h *hooked) call(ctx context.Context, op *Op) (err error) {
 }
 
 // release runs the release op names, under a context in which the backend
-// can report a hand-off (lockdriver.HandedOver) into op.HandedTo.
+// can report a hand-off with lockdriver.HandedOver into op.HandedTo.
 func (h *hooked) release(ctx context.Context, op *Op) error {
-	if ctx != nil { // (a nil one is the backend's to reject)
+	if ctx != nil { // a nil one is the backend's to reject
 		var ho *contract.Handoff
 		ctx, ho = contract.WithHandoff(ctx)
 		defer func() { op.HandedTo = Fence(ho.To) }()

@@ -33,7 +33,12 @@ type idFake struct {
 	batchMu   sync.Mutex
 	batches   int
 	batchHook func(reqs []lock.Lease) error // a non-nil result fails the whole batch
+
+	locals lock.Locals
 }
+
+// Locals gives Keep a place for its scheduler, so that it batches.
+func (f *idFake) Locals() *lock.Locals { return &f.locals }
 
 var _ lock.IDBackend = (*idFake)(nil)
 

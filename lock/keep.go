@@ -8,36 +8,28 @@ import (
 	"time"
 )
 
-// Heartbeat configures how [Keep], and so Do and Hold, keep a lease alive
-// ([WithHeartbeat]).
+// Heartbeat configures how [Keep], and so Do and Hold, keep a lease
+// alive: see [WithHeartbeat].
 type Heartbeat struct {
 	Interval time.Duration             // between extensions; 0: a third of the lease's TTL
 	OnExtend func(expiresAt time.Time) // after each extension, with the new expiry
 	OnError  func(err error)           // after each failed extension that Keep retries
 }
 
-// WithHeartbeat sets the heartbeat of Keep, Do and Hold (default: the zero
-// Heartbeat). Its functions are not called once stop (or the release) has
-// returned, so they must not call it; on an IDBackend they run on the
-// backend's one keep-alive goroutine and must return quickly.
+// WithHeartbeat sets the heartbeat of Keep, Do and Hold; the zero
+// Heartbeat is the default. Its functions are not called once stop or the
+// release has returned, so they must not call them. They must return
+// quickly: they may run on the backend's one keep-alive goroutine.
 func WithHeartbeat(h Heartbeat) Option {
 	return optionFunc(func(c *config) { c.heartbeat = h })
 }
 
 // Keep keeps lease l alive until stop is called or ctx ends: it extends
-// the lease by l.TTL every interval ([WithHeartbeat]; the other options
-// do not apply), retrying a transient failure until the lease would
-// expire. When the lease is lost (the backend reports [ErrNotHeld] or an
-// InvalidArgument error, or no extension succeeded before expiry by the
-// local clock), held is cancelled with a cause matching [ErrLeaseLost] and
-// the hooks of a Backend from [WithHooks] see an OpLeaseLost.
-//
-// Run the protected work under held. stop ends the heartbeat, cancels
-// held, and returns the loss error if the lease was lost, nil otherwise;
-// it is idempotent and does not release the lease. On an [IDBackend]
-// (redisbackend is) every lease of the backend is extended from one
-// goroutine in batches (ExtendBatch); otherwise each lease gets a
-// goroutine calling Extend. docs/lock.md has the details.
+// the lease by l.TTL every interval of [WithHeartbeat] and retries a
+// transient failure until the lease would expire. held ends with a cause
+// matching [ErrLeaseLost] when the lease is lost. stop ends the heartbeat
+// and returns the loss, or nil; it does not release. On an [IDBackend]
+// with [Locals] all leases are extended in batches from one goroutine.
 func Keep(ctx context.Context, b Backend, l Lease, opts ...Option) (held context.Context, stop func() error) {
 	var c config
 	for _, o := range opts {
@@ -45,11 +37,11 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...Option) (held context
 			o.apply(&c)
 		}
 	}
-	return keep(ctx, b, l, c.heartbeat)
+	return keep(ctx, b, l, c.heartbeat, true)
 }
 
-// keep is Keep with heartbeat hb.
-func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat) (held context.Context, stop func() error) {
+// keep is Keep with heartbeat hb; batch allows the batched heartbeat.
+func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat, batch bool) (held context.Context, stop func() error) {
 	start := time.Now()
 	cfg := hb
 	if cfg.Interval == 0 {
@@ -69,8 +61,10 @@ func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat) (held context.C
 	if !l.ExpiresAt.IsZero() && l.ExpiresAt.Before(k.deadline) {
 		k.deadline = l.ExpiresAt
 	}
-	if be, ok := b.(IDBackend); ok && batchable(be) {
-		return held, keepBatched(ctx, be, k)
+	if be, ok := b.(IDBackend); ok && batch {
+		if slot := slotOf(be); slot != nil {
+			return held, keepBatched(ctx, be, slot, k)
+		}
 	}
 	loopCtx, loopCancel := context.WithCancel(held)
 	done := make(chan struct{})
@@ -175,6 +169,6 @@ func (k *keeper) lose(err error) {
 	k.lost = fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	k.cancel(k.lost)
 	if _, ok := k.b.(hookChain); ok {
-		_ = emit(k.ctx, k.b, &Op{Kind: OpLeaseLost, Key: k.lease.Key, ID: k.lease.ID, TTL: k.lease.TTL, Lease: k.lease, Err: k.lost}, nil)
+		_ = Emit(k.ctx, k.b, &Op{Kind: OpLeaseLost, Key: k.lease.Key, ID: k.lease.ID, TTL: k.lease.TTL, Lease: k.lease, Err: k.lost}, nil)
 	}
 }

@@ -1,27 +1,17 @@
 package lock
 
-import "errors"
+import (
+	"errors"
 
-// WithLimit makes Do, Hold and Acquire take one of n slots of key instead
-// of the lock: a concurrency limit, each slot an ordinary fenced [Lease].
-// n is between 1 and 10000, and b must be an [IDBackend], else the call
-// fails with CodeInvalidArgument before any I/O. A key is a lock or a
-// limit, never both at once ([ErrKindMismatch]); see docs/limits.md.
+	"github.com/syncguard-go/syncguard/lock/internal/contract"
+)
+
+// WithLimit makes Do, Hold and Acquire take one of n slots of key, each
+// a fenced [Lease]: a concurrency limit. n is 1 to 10000, on an
+// [IDBackend]. A key is a lock or a limit: see [ErrKindMismatch].
 func WithLimit(n int) Option {
-	return optionFunc(func(c *config) { c.limit, c.limitSet = n, true })
-}
-
-// validateLimit is lockdriver.ValidateLimit.
-func validateLimit(b Backend, n int) error {
-	if _, err := newConfig([]Option{WithLimit(n)}); err != nil {
-		return err
-	}
-	if _, ok := b.(IDBackend); !ok && b != nil {
-		e := errNoLimits()
-		e.Op = "config"
-		return e
-	}
-	return nil
+	// Out of range is stored as invalid, in 32 bits.
+	return optionFunc(func(c *config) { c.limit, c.limitSet = int32(min(max(n, 0), contract.MaxLimit+1)), true })
 }
 
 // limiter returns b as an IDBackend when the call asks for a limit, nil

@@ -2,49 +2,37 @@ package lock
 
 import "time"
 
-// OpKind names what an [Op] is: a Backend method (the acquisitions of
-// IDBackend and Waiter are acquire), or, from OpWait on, an event of
-// Acquire, Do, Hold, Keep or lock/election's Lead, which no backend runs.
+// OpKind names what an [Op] is: a Backend method, or from OpWait on an
+// event, which no backend runs.
 type OpKind uint8
 
+// The kinds of Op. For the events, next does nothing unless said.
 const (
-	// OpAcquire is Acquire, IDBackend.AcquireID and AcquireSlot (Limit >
-	// 0), and Waiter.Attempt (Queued).
-	OpAcquire       OpKind = iota + 1
-	OpRelease              // Release
-	OpReleaseDone          // Recorder.ReleaseDone
-	OpReleaseRecord        // Recorder.ReleaseRecord
-	OpExtend               // Extend
-	OpExtendBatch          // IDBackend.ExtendBatch, the heartbeat of Keep
-	OpIsLocked             // IsLocked
-	OpLookupKey            // LookupKey
-	OpLookupID             // LookupID
-	OpLookupLimit          // IDBackend.LookupLimit
-	OpIsDone               // Recorder.IsDone
-	OpRecord               // Recorder.Record
-	// OpWait is a whole acquisition by Acquire, Do or Hold, attempts and
-	// waits included: next runs it, and the attempts' operations run under
-	// the context next is given. Lease is set when it succeeds.
+	OpAcquire       OpKind = iota + 1 // Acquire, AcquireID, AcquireSlot, Waiter.Attempt
+	OpRelease                         // Release
+	OpReleaseDone                     // Recorder.ReleaseDone
+	OpReleaseRecord                   // Recorder.ReleaseRecord
+	OpExtend                          // Extend
+	OpExtendBatch                     // IDBackend.ExtendBatch, Keep's batched heartbeat
+	OpIsLocked                        // IsLocked
+	OpLookupKey                       // LookupKey
+	OpLookupID                        // LookupID
+	OpLookupLimit                     // IDBackend.LookupLimit
+	OpIsDone                          // Recorder.IsDone
+	OpRecord                          // Recorder.Record
+	// OpWait is a whole acquisition, attempts and waits included: next
+	// runs it, and the attempts run under the context next is given.
 	OpWait
-	// OpRetry is an attempt of an OpWait that did not get the lease:
-	// Attempt, Err and Wait say which, why and how long until the next
-	// one at most. next does nothing.
+	// OpRetry is a failed attempt of a wait: Attempt, Err and Wait.
 	OpRetry
-	// OpGranted is a lease (Lease) a release handed to the waiter of an
-	// OpWait, in the wait's context (Limit is the wait's). next does
-	// nothing.
+	// OpGranted is a lease a release handed to a wait's waiter.
 	OpGranted
-	// OpLeaseLost is Keep losing Lease, in the context given to Keep; Err
-	// matches ErrLeaseLost. next does nothing.
+	// OpLeaseLost is Keep losing Lease; Err matches ErrLeaseLost.
 	OpLeaseLost
-	// OpTerm is a term of lock/election's Lead, in the term's context:
-	// next starts the term's heartbeat and runs the leader's function, so
-	// a hook's start before next is the term's start, and the
-	// heartbeat's calls run under the context the hook gives next. Lease
-	// is the term's, Identity the candidate's.
-	// next returns why the term ended: an error matching ErrLeaseLost
-	// when it was lost, the cause of Lead's context when that ended, else
-	// the function's error (nil: it resigned).
+	// OpTerm is a term of lock/election's Lead: next starts its heartbeat
+	// and runs the leader's function under the context it is given, and
+	// returns why the term ended: the loss, the cause of Lead's context,
+	// or the function's error.
 	OpTerm
 )
 
@@ -66,81 +54,38 @@ func (k OpKind) String() string {
 	return "op(" + itoa(int(k)) + ")"
 }
 
-// Op is one operation or event: its kind, its arguments (the first
-// group of fields), and, once next has returned, its results (the second),
-// or what an event reports (the third). Each field has one meaning, for
-// the kinds named with it; the others leave it zero.
+// Op is one operation or event: its kind, its arguments, then its
+// results once next has returned, then what an event reports. A field is
+// zero for the kinds it does not name.
 type Op struct {
-	Kind OpKind
+	Kind     OpKind
+	Key      string        // the user key named by the operation or event
+	ID       string        // the lock id named, when there is one
+	TTL      time.Duration // the lease duration asked for
+	Limit    int           // the n of a slot asked for; 0 for the lock
+	Queued   bool          // Waiter.Attempt: it keeps a place in the queue
+	MarkTTL  time.Duration // how long a done marker or record is kept
+	Leases   []Lease       // extend_batch's leases
+	Identity string        // term: the candidate's; do not log it raw
 
-	// Key is the user key named: by an operation on a key, a wait and its
-	// events, a term, and a release_done or release_record (the lease's
-	// key).
-	Key string
-	// ID is the lock id named: by an operation on a lease, an acquisition
-	// with a caller-chosen id (AcquireID, AcquireSlot, Waiter.Attempt), the
-	// events of a wait that uses one, and lease_lost and term (the
-	// lease's).
-	ID string
-	// TTL is the lease's duration asked for (acquire, extend, wait,
-	// granted, lease_lost, term).
-	TTL time.Duration
-	// Limit is the n of a limit's slot asked for (acquire, wait, granted);
-	// 0 for the lock.
-	Limit int
-	// Queued is set on Waiter.Attempt: the attempt also takes or keeps the
-	// caller's place in the key's queue.
-	Queued bool
-	// MarkTTL is how long the done marker (release_done) or the record
-	// (release_record) is kept.
-	MarkTTL time.Duration
-	// Leases are the leases an extend_batch extends, each by its TTL.
-	Leases []Lease
-	// Identity is the candidate's identity (term); hooks must not log it
-	// raw.
-	Identity string
+	Lease     Lease          // granted (acquire, wait, granted), lost, or led under (term)
+	ExpiresAt time.Time      // extend's new expiry
+	Held      bool           // is_locked found the key held
+	Done      bool           // is_done found a done marker
+	Found     bool           // record found a record
+	Record    []byte         // the record stored or found
+	Info      *Info          // what a lookup found; nil when nothing
+	LimitInfo *LimitInfo     // what lookup_limit found; nil when nothing
+	Results   []ExtendResult // extend_batch's, one per lease
+	HandedTo  Fence          // a release's hand-off to a waiter (lockdriver.HandedOver)
 
-	// Lease is the lease granted (acquire, wait, granted), lost
-	// (lease_lost) or led under (term, with its fence).
-	Lease Lease
-	// ExpiresAt is the new expiry (extend).
-	ExpiresAt time.Time
-	// Held reports that is_locked found the key held.
-	Held bool
-	// Done reports that is_done found a done marker.
-	Done bool
-	// Found reports that record found a record.
-	Found bool
-	// Record is the record stored (release_record) or found (record).
-	Record []byte
-	// Info is what a lookup found; nil when nothing.
-	Info *Info
-	// LimitInfo is what lookup_limit found; nil when nothing.
-	LimitInfo *LimitInfo
-	// Results are extend_batch's, one per request.
-	Results []ExtendResult
-	// HandedTo is the fence of the lease a release handed to a waiter of
-	// the key, when it did and the backend says so (lockdriver.HandedOver).
-	HandedTo Fence
+	Attempt int           // retry: the failed attempt's number, from 1
+	Wait    time.Duration // retry: the longest delay before the next; 0 when giving up
+	Err     error         // retry: why it failed; lease_lost: why
 
-	// Attempt numbers the failed attempt of a wait, from 1 (retry).
-	Attempt int
-	// Wait is the longest delay before the next attempt; 0 when the wait
-	// gives up (retry).
-	Wait time.Duration
-	// Err is why the attempt failed (retry) or the lease was lost
-	// (lease_lost); an operation's own error is what its OpFunc returns.
-	Err error
-
-	// lease is the lease a release_done or release_record releases.
-	lease Lease
-	// body runs the operation when the Backend's methods do not (the
-	// events, and an attempt of a waiter).
-	body OpFunc
-	// method is the Backend method an acquire calls: an Op's other fields
-	// may not tell (an invalid argument, such as AcquireID's empty id or
-	// AcquireSlot's n of 0, must still reach the method that rejects it).
-	method method
+	lease  Lease  // the lease a release_done or release_record releases
+	body   OpFunc // runs the operation when no Backend method does
+	method method // the Backend method an acquire calls
 }
 
 // method tells apart the Backend methods of an acquire.

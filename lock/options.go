@@ -26,19 +26,9 @@ type config struct {
 	onReleaseError func(Lease, error)
 	release        func(ctx context.Context, l Lease, err error) error
 	heartbeat      Heartbeat
-	limit          int  // WithLimit's n
-	limitSet       bool // WithLimit was given
-}
-
-func init() {
-	contract.ValidateOptions = func(opts any) error {
-		_, err := newConfig(opts.([]Option))
-		return err
-	}
-	contract.ValidateLimit = func(b any, n int) error {
-		be, _ := b.(Backend)
-		return validateLimit(be, n)
-	}
+	limit          int32  // WithLimit's n
+	limitSet       bool   // WithLimit was given
+	watch          *Watch // WithWatch's
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -73,35 +63,30 @@ func newConfig(opts []Option) (config, error) {
 	return c, nil
 }
 
-// WithTTL sets the lease duration (default 30s); it must be positive. Do
-// and Hold keep the lease alive while the work runs, so the TTL bounds how
-// long a crashed holder blocks others, not how long the work may take.
+// WithTTL sets the lease duration, 30s by default. Do and Hold keep the
+// lease alive, so the TTL bounds how long a crashed holder blocks others.
 func WithTTL(d time.Duration) Option { return optionFunc(func(c *config) { c.ttl = d }) }
 
-// WithWait bounds the total time spent waiting for a busy key (default
-// 5s); 0 means a single attempt. It does not bound one round trip to the
-// backend: that is the client's own timeout, or ctx.
+// WithWait bounds the time spent waiting for a busy key, 5s by
+// default; 0
+// means a single attempt.
 func WithWait(d time.Duration) Option { return optionFunc(func(c *config) { c.wait = d }) }
 
-// WithReleaseTimeout bounds the release of Do and Hold (default 5s), which
-// runs under a context of its own, so a cancelled caller still releases.
+// WithReleaseTimeout bounds the release of Do and Hold, 5s by default.
 func WithReleaseTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.releaseTimeout = d })
 }
 
-// WithReleaseErrorHandler sets the function told about the first failure
-// of Do and Hold's release (nil ignores them; the default logs a warning
-// with the key's hash). A release that finds the lease already lost is a
-// loss, returned as [ErrLeaseLost], not reported here.
+// WithReleaseErrorHandler sets the function told of the first failure of
+// Do and Hold's release; the default logs a warning, nil ignores it. A
+// lease found lost is returned as [ErrLeaseLost] instead.
 func WithReleaseErrorHandler(f func(l Lease, err error)) Option {
 	return optionFunc(func(c *config) { c.onReleaseError = f })
 }
 
-// WithReleaseFunc replaces the release of Do and Hold (Backend.Release),
-// such as with Recorder.ReleaseDone after a successful run. f gets the
-// release's context and the outcome: nil, fn's error, the loss, or
-// [ErrFuncPanicked]. A transient failure is tried again, so f must be safe
-// to repeat; see docs/lock.md.
+// WithReleaseFunc replaces the release of Do and Hold, such as by
+// Recorder.ReleaseDone. f gets the outcome: nil, fn's error, the loss or
+// [ErrFuncPanicked]. It may be tried again, so it must be safe to repeat.
 func WithReleaseFunc(f func(ctx context.Context, l Lease, err error) error) Option {
 	return optionFunc(func(c *config) { c.release = f })
 }

@@ -45,3 +45,19 @@ func TestReadmeHook(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// invoices is the store of the package doc's example.
+type invoices interface {
+	UpdateInvoice(ctx context.Context, id int, fence lock.Fence) error
+}
+
+func exampleDoc(ctx context.Context, backend lock.Backend, store invoices) error {
+	// README: lock-doc
+	err := lock.Do(ctx, backend, "invoice:42", func(ctx context.Context, l lock.Lease) error {
+		return store.UpdateInvoice(ctx, 42, l.Fence) // the store refuses older fences
+	})
+	// END README
+	return err
+}
+
+var _ = exampleDoc

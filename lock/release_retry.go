@@ -9,24 +9,15 @@ import (
 	"github.com/syncguard-go/syncguard/internal/cleanup"
 )
 
-// Releases that failed on a transient error are tried again in the
-// background (internal/cleanup): a restart or a stall of the store can
-// outlast go-redis's own few retries and the release timeout, and a lease
-// left behind blocks its key, or takes one of its limit's slots, for its
-// whole TTL.
+// A release that failed on a transient error is tried again in the
+// background: a lease left behind blocks its key for its whole TTL.
 
-// releaseRetries counts the background release retries still running, so
-// that tests can wait for them.
+// releaseRetries counts the background retries running, for tests.
 var releaseRetries sync.WaitGroup
 
-// retryRelease tries release again in the background, each try under a
-// context of its own bounded by timeout, with cleanup.Retry's backoff,
-// until a try is answered (nil, ErrNotHeld: a try whose reply was lost
-// may have released already, and the release scripts are safe to run
-// twice; or an error that is not transient) or until the lease is gone by
-// its TTL: ttl after start, the moment the heartbeat stopped (it last
-// extended the lease, by ttl, before then). ctx gives the tries its
-// values, not its cancellation.
+// retryRelease tries release again in the background, each try bounded
+// by timeout, until one is answered or the lease is gone by its TTL (ttl
+// after start). ctx gives the tries its values, not its cancellation.
 func retryRelease(ctx context.Context, release func(context.Context) error, start time.Time, ttl, timeout time.Duration) {
 	deadline := start.Add(ttl)
 	if !time.Now().Before(deadline) {
@@ -49,11 +40,8 @@ func retryRelease(ctx context.Context, release func(context.Context) error, star
 }
 
 // retryableRelease reports whether a release that failed with err under
-// ctx, a context of the release's own (so never ended by a caller), is
-// worth another try: the store was unreachable, slow or busy, or did not
-// answer before ctx's deadline. A lease that is not held is gone, so
-// there is nothing left to release; bad input, bad credentials and
-// internal errors will not change by trying again.
+// ctx, the release's own context, is worth another try: the store was
+// unreachable, slow or busy, or did not answer in time.
 func retryableRelease(ctx context.Context, err error) bool {
 	if err == nil || errors.Is(err, ErrNotHeld) {
 		return false

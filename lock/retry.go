@@ -8,10 +8,9 @@ import (
 )
 
 // Retry is the schedule of the attempts of Acquire, Do and Hold on a busy
-// key (and after transient failures, on an [IDBackend]), within the wait
-// ([WithWait]). Its zero value is the default: up to 10 retries,
-// exponential backoff from 100ms with equal jitter (d/2 + rand(d/2)),
-// every delay clamped to the time left of the wait.
+// key, and after transient failures on an [IDBackend]. Its zero value is
+// the default: up to 10 retries, exponential backoff from 100ms with equal
+// jitter, every delay clamped to the time left of the wait.
 type Retry struct {
 	MaxRetries int           // attempts after the first; 0: 10. A single attempt is WithWait(0).
 	BaseDelay  time.Duration // the first delay; 0: 100ms
@@ -20,8 +19,9 @@ type Retry struct {
 	NoJitter   bool          // wait the delay itself instead of d/2 + rand(d/2)
 }
 
-// WithRetry sets the schedule of retries (default: the zero Retry). The
-// last WithRetry given wins as a whole: its zero fields take the defaults.
+// WithRetry sets the schedule of retries; the zero Retry is the default.
+// The last WithRetry given wins as a whole: its zero fields take the
+// defaults.
 // Negative numbers are an InvalidArgument error.
 func WithRetry(r Retry) Option { return optionFunc(func(c *config) { c.retry = r }) }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/errmap"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
@@ -125,6 +126,7 @@ type Options struct {
 // poll (see Join); Close ends the subscription that this
 // opens.
 type Backend struct {
+	locals   lock.Locals // the keep-alive scheduler and election watchers of this Backend
 	client   redis.UniversalClient
 	prefix   string
 	idPrefix string // prefix + ":id:"
@@ -331,15 +333,8 @@ func validTTL(op string, ttl time.Duration) (int64, error) {
 	return ms, nil
 }
 
-func checkCtx(op string, ctx context.Context) error {
-	if ctx == nil {
-		return lockdriver.InvalidArgument(op, "nil context")
-	}
-	if err := ctx.Err(); err != nil {
-		return &lock.Error{Code: lock.CodeAborted, Op: op, Msg: "context done", Err: err}
-	}
-	return nil
-}
+// checkCtx is errmap.CheckCtx.
+func checkCtx(op string, ctx context.Context) error { return errmap.CheckCtx(op, ctx) }
 
 // withOp sets the Op of a validation error from package lock.
 func withOp(err error, op string) error {

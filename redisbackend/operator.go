@@ -9,14 +9,10 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 )
 
-// The operator's functions (Check, ForceRelease, StorageKeys and the like)
-// are in package admin; this is what they reach of a Backend.
-func init() {
-	operator.View = func(b any) operator.Backend { return operatorView{b.(*Backend)} }
-	operator.CheckCtx = checkCtx
-	operator.MapError = mapError
-	operator.ValidStripes = validStripes
-}
+// Operator returns b as package admin sees it, for the operator's
+// functions (Check, ForceRelease, StorageKeys and the like). Only the
+// packages of this module can use its result, an internal type.
+func (b *Backend) Operator() operator.Backend { return operatorView{b} }
 
 // operatorView is a Backend as package admin sees it.
 type operatorView struct{ b *Backend }

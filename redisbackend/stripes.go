@@ -2,18 +2,17 @@ package redisbackend
 
 import (
 	"hash/fnv"
-	"strconv"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 )
 
 // Striped fence counters (Options.FenceStripes) bound the number of fence
 // counters in Redis: every key takes its fences from one of N counters.
 // docs/redis-keys.md says what the fences keep and lose.
 
-// MaxFenceStripes is the largest accepted Options.FenceStripes.
-const MaxFenceStripes = 1 << 16
+// MaxFenceStripes is the largest accepted Options.FenceStripes: 65536.
+const MaxFenceStripes = operator.MaxFenceStripes
 
 // DefaultFenceStripes is the number of stripes recommended for unbounded
 // key spaces. So few counters take little memory, and in the cluster
@@ -21,12 +20,7 @@ const MaxFenceStripes = 1 << 16
 const DefaultFenceStripes = 1024
 
 // validStripes checks Options.FenceStripes.
-func validStripes(n int) error {
-	if n < 0 || n > MaxFenceStripes {
-		return lockdriver.InvalidArgument("config", "FenceStripes must be between 0 (one counter per key) and "+strconv.Itoa(MaxFenceStripes))
-	}
-	return nil
-}
+func validStripes(n int) error { return operator.ValidStripes(n) }
 
 // stripe returns the stripe of a normalised key (stripes > 0).
 func (b *Backend) stripe(norm string) int {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hibiken/asynq"
 
@@ -68,44 +67,20 @@ func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, op
 	if _, err := lockdriver.NormalizeKey(wire.ScheduleEntryKey(nkey, strings.Repeat("x", MaxEntryName))); err != nil {
 		return nil, lockdriver.InvalidArgument(op, "key is too long for the keys of its entries")
 	}
-	ttl, err := validateCandidate(op, identity, opts)
+	if err := election.Validate(b, key, identity, opts...); err != nil {
+		return nil, err
+	}
+	lead, err := lock.Resolve(nil, opts...)
 	if err != nil {
 		return nil, err
 	}
+	ttl := lead.TTL
 	return &Scheduler{
 		client: client, b: rec, key: nkey, identity: identity, opts: opts, ttl: ttl,
 		metrics: newSchedMetrics(nkey),
 		entries: map[string]*entry{},
 		changed: make(chan struct{}, 1),
 	}, nil
-}
-
-// validateCandidate checks the identity and options as election.Lead
-// does, and returns the term's TTL.
-func validateCandidate(op, identity string, opts []lock.Option) (time.Duration, error) {
-	switch {
-	case identity == "":
-		return 0, lockdriver.InvalidArgument(op, "identity is empty")
-	case len(identity) > election.MaxIdentityBytes || !utf8.ValidString(identity):
-		return 0, lockdriver.InvalidArgument(op, "identity must be valid UTF-8 of at most 256 bytes (election.MaxIdentityBytes)")
-	}
-	s, err := lockdriver.ResolveOptions(opts...)
-	if err != nil {
-		return 0, err
-	}
-	interval := s.Heartbeat.Interval
-	if interval == 0 {
-		interval = s.TTL / 3
-	}
-	switch {
-	case s.Limited:
-		return 0, lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to an election: a term has one leader")
-	case s.TTL < election.MinTTL:
-		return 0, lockdriver.InvalidArgument(op, "ttl must be at least 1s (election.MinTTL): a shorter term cannot be kept alive")
-	case interval < 0 || interval > s.TTL/2:
-		return 0, lockdriver.InvalidArgument(op, "heartbeat interval must be at most half the ttl")
-	}
-	return s.TTL, nil
 }
 
 // Register adds an entry that enqueues task with opts at every tick of

@@ -85,11 +85,11 @@ func newConfig(b lock.Backend, opts []Option) (config, error) {
 	case len(c.prefix) > MaxPrefixBytes:
 		return c, lockdriver.InvalidArgument(op, "prefix exceeds "+strconv.Itoa(MaxPrefixBytes)+" bytes")
 	}
-	s, err := lockdriver.ResolveOptions(c.lockOpts...)
+	s, err := lock.Resolve(nil, c.lockOpts...)
 	if err != nil {
 		return c, err
 	}
-	if s.Limited {
+	if s.Limit > 0 {
 		return c, lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to a Locker: a job runs once at a time")
 	}
 	return c, nil

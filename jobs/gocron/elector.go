@@ -5,13 +5,11 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // ErrNotLeader is returned by Elector.IsLeader when this instance does
@@ -51,43 +49,8 @@ var _ gocron.Elector = (*Elector)(nil)
 // without I/O, for a nil backend, a bad key, an empty or over-long
 // identity and options Lead refuses.
 func NewElector(b lock.Backend, key, identity string, opts ...lock.Option) (*Elector, error) {
-	if err := checkElector(b, key, identity, opts); err != nil {
+	if err := election.Validate(b, key, identity, opts...); err != nil {
 		return nil, err
 	}
 	return &Elector{b: b, key: key, identity: identity, opts: opts}, nil
-}
-
-// checkElector refuses what election.Lead would, before any I/O.
-func checkElector(b lock.Backend, key, identity string, opts []lock.Option) error {
-	const op = "new_elector"
-	switch {
-	case b == nil:
-		return lockdriver.InvalidArgument(op, "lock backend is nil")
-	case key == "":
-		return lockdriver.InvalidArgument(op, "key is empty")
-	case identity == "":
-		return lockdriver.InvalidArgument(op, "identity is empty")
-	case len(identity) > election.MaxIdentityBytes || !utf8.ValidString(identity):
-		return lockdriver.InvalidArgument(op, "identity must be valid UTF-8 of at most 256 bytes")
-	}
-	if _, err := lockdriver.NormalizeKey(key); err != nil {
-		return err
-	}
-	s, err := lockdriver.ResolveOptions(opts...)
-	if err != nil {
-		return err
-	}
-	interval := s.Heartbeat.Interval
-	if interval == 0 {
-		interval = s.TTL / 3
-	}
-	switch {
-	case s.Limited:
-		return lockdriver.InvalidArgument(op, "lock.WithLimit does not apply to an election")
-	case s.TTL < election.MinTTL:
-		return lockdriver.InvalidArgument(op, "ttl must be at least 1s (election.MinTTL)")
-	case interval < 0 || interval > s.TTL/2:
-		return lockdriver.InvalidArgument(op, "heartbeat interval must be at most half the ttl")
-	}
-	return nil
 }

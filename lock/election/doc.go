@@ -1,25 +1,27 @@
 // Package election elects one leader per key among the processes that
-// campaign on it, on any lock.Backend. A term is one lease of the key, with
-// its own fence, kept alive by a heartbeat; the leader's context ends the
-// moment the term is lost.
+// campaign on it, on any lock.Backend.
 //
-// Lead campaigns and runs a function while this process leads: a leader
-// that returns nil or whose context ends hands the term to the oldest
-// waiting candidate at once, by the backend's queue (lock.IDBackend), not
-// at the TTL's expiry. LeaderOf tells who leads; Observe reports every
-// change of leader.
+// A term is one lease of the key, with its own fence, kept alive by a
+// heartbeat. Lead is the call most code needs: it campaigns, and runs a
+// function each time this process is elected.
 //
-// A term's fence is strictly greater than every earlier term's, so a
-// leader that stalled past its lease and woke up believing it still leads
-// is refused by any store that checks fences. Pass the term's fence to what
-// the leader writes.
+//	err := election.Lead(ctx, backend, "jobs:scheduler", hostname, func(ctx context.Context, term lock.Lease) error {
+//		// This process leads until ctx ends. Pass term.Fence with every write,
+//		// so a store that checks fences refuses a stalled former leader.
+//		return runScheduler(ctx, term.Fence)
+//	}, lock.WithTTL(10*time.Second))
 //
-// On a backend that is also a Store (redisbackend is), the leader's
-// identity is stored with its term, and the leader announces each
-// extension of its term on a channel: idle candidates and observers, which
-// share one watcher per backend and key in a process, then touch the store
-// only when a term ends or its expiry passes unannounced. On other
-// backends they read the key at each term's expiry.
+// A leader that returns, or whose context ends, hands the term to the
+// oldest waiting candidate at once. LeaderOf tells who leads; Observe
+// reports every change of leader.
 //
-// docs/election.md has the guarantees and their limits.
+// What an election does not guarantee: a leader that stalls past its
+// term may still act after the next leader started. A term's fence is
+// greater than every earlier term's, so pass it with what the leader
+// writes and have the store refuse older fences.
+//
+// On a backend that is also a Store, such as redisbackend, the leader's
+// identity is stored with its term, and idle candidates and observers
+// touch the store only when a term ends. docs/election.md has the
+// guarantees and their limits.
 package election

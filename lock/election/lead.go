@@ -7,28 +7,17 @@ import (
 )
 
 // Lead campaigns for key as identity and, each time this process is
-// elected, runs fn with the term's lease and a context that ends (cause
-// matching lock.ErrLeaseLost) the moment the term is lost. A term is one
-// lease of key with its own fence, kept alive by a heartbeat. opts are
-// lock's: lock.WithTTL (at least MinTTL; it bounds the failover after a
-// crash), lock.WithHeartbeat (its interval at most half the TTL), the
-// release options but WithReleaseTimeout; the wait and retry options do
-// not apply (a candidate campaigns until ctx ends), nor does
-// lock.WithLimit.
+// elected, runs fn with the term's lease. fn's context ends, with a cause
+// matching lock.ErrLeaseLost, the moment the term is lost.
 //
-// When fn returns nil the term ends: its lease is released, which hands
-// leadership to the oldest waiting candidate, and Lead campaigns again.
-// When fn returns an error while the term is still held, the lease is
-// released and Lead returns that error. When the term is lost, Lead
-// campaigns again whatever fn returned. When fn panics, the term is
-// released and the panic goes on. When ctx ends, Lead hands the term on,
-// or one handed to it at that moment, and returns ctx's error. It waits
-// at most a second for the backend after fn returns or ctx ends.
+// When fn returns nil, the term passes to the next candidate and Lead
+// campaigns again. When fn returns an error, Lead releases the term and
+// returns it. When ctx ends, Lead hands the term on and returns ctx's
+// error, waiting at most a second for the backend.
 //
-// Lead returns a *lock.Error with lock.CodeInvalidArgument, before any
-// I/O, for a nil backend or fn, a bad key, an empty or over-long identity
-// (MaxIdentityBytes) and bad options; and a backend error that is not
-// transient (such as lock.CodeAuthFailed). Transient errors are retried.
+// opts are lock.WithTTL, at least MinTTL, lock.WithHeartbeat and the
+// release options. Others, and bad input, are an InvalidArgument error
+// before any I/O: see Validate. docs/election.md tells the details.
 func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx context.Context, term lock.Lease) error, opts ...lock.Option) error {
 	s, err := validateLead(ctx, b, key, identity, fn, opts)
 	if err != nil {
@@ -40,7 +29,7 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l, err := campaignAll(ctx, b, key, s.TTL, f)
+		l, err := campaign(ctx, b, key, s.TTL, f)
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {

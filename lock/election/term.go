@@ -7,14 +7,10 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/internal/event"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// stopTimeout bounds how long Lead waits for the backend once a term's
-// fn returned or ctx ended: the term's release and the notice of its end
-// together, or the leave of a campaign. What a stalled backend cuts short
-// goes on in the background (lock.Hold's release retries), and a term it
-// leaves held ends by its TTL.
+// stopTimeout bounds how long Lead waits for the backend once fn returned
+// or ctx ended. The rest goes on in the background.
 const stopTimeout = time.Second
 
 // term is one term won by a campaign.
@@ -22,10 +18,10 @@ type term struct {
 	b        lock.Backend
 	lease    lock.Lease
 	identity string
-	settings lockdriver.Settings
+	settings lock.Settings
 }
 
-// holding is a term held by lock.Hold, and its proclaimer.
+// holding is a term held by lock.HoldLease, and its proclaimer.
 type holding struct {
 	held    context.Context
 	lease   lock.Lease // with its TTL
@@ -33,12 +29,9 @@ type holding struct {
 	stop    func() // the proclaimer's
 }
 
-// serve holds the term while fn runs (lock.Hold's heartbeat, loss and
-// release), proclaiming it at its start and after each extension, and
-// announces its end after the release, on return and on fn's panic
-// alike. The term is one lock.OpTerm of the hooks: the heartbeat runs
-// under it. It returns fn's error, the loss seen before the release
-// (held's cause) and the release's error.
+// serve holds the term while fn runs, as one lock.OpTerm of the hooks,
+// proclaims it, and announces its end after the release, also on a
+// panic. It returns fn's error, the loss and the release's error.
 func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) error, opts []lock.Option) (ferr, lost, rerr error) {
 	tctx, end := context.WithCancelCause(ctx) // ends when the term is lost
 	defer end(nil)
@@ -68,8 +61,7 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 	return ferr, lost, rerr
 }
 
-// hold keeps the term with lock.Hold under ctx, its releases bounded by
-// stopTimeout, and starts proclaiming it.
+// hold keeps the term with lock.HoldLease and starts proclaiming it.
 func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
 	store := storeOf(t.b)
 	p := &proclaimer{store: store, term: t.lease, identity: t.identity, poke: make(chan struct{}, 1)}
@@ -83,17 +75,22 @@ func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
 	}
 	all := append(append(make([]lock.Option, 0, len(opts)+3), opts...),
 		lock.WithTTL(t.settings.TTL), lock.WithHeartbeat(hb), lock.WithReleaseTimeout(stopTimeout))
-	held, l, release, err := lock.Hold(ctx, &granted{Backend: t.b, lease: t.lease}, t.lease.Key, all...)
-	if err != nil {
-		return nil, err // only ctx's end makes Hold fail before its one Acquire
+	if err := ctx.Err(); err != nil {
+		return nil, err // the term ended before it started
 	}
-	p.term = l // with its TTL
+	l := t.lease
+	if l.TTL <= 0 {
+		l.TTL = t.settings.TTL
+	}
+	held, release, err := lock.HoldLease(ctx, t.b, l, all...)
+	if err != nil {
+		return nil, err
+	}
+	p.term = l
 	return &holding{held: held, lease: l, release: release, stop: p.start(held)}, nil
 }
 
-// finish releases the term, stops proclaiming it and announces its end,
-// within stopTimeout; it returns the loss seen before the release and the
-// release's error.
+// finish releases the term and announces its end, within stopTimeout.
 func (t *term) finish(ctx context.Context, h *holding) (lost, rerr error) {
 	deadline := time.Now().Add(stopTimeout)
 	lost = context.Cause(h.held)
@@ -107,28 +104,14 @@ func (t *term) finish(ctx context.Context, h *holding) (lost, rerr error) {
 	return lost, rerr
 }
 
-// releaseUnused releases a term won as ctx ended, under a context of its
-// own bounded by stopTimeout, so that the next candidate leads at once.
+// releaseUnused releases a term won as ctx ended, within stopTimeout.
 func releaseUnused(ctx context.Context, b lock.Backend, l lock.Lease) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
 	_ = b.Release(rctx, l.ID)
 }
 
-// granted is a Backend whose Acquire returns the lease a campaign won, so
-// that lock.Hold keeps and releases it as it does its own.
-type granted struct {
-	lock.Backend
-	lease lock.Lease
-}
-
-// Acquire returns the won lease.
-func (g *granted) Acquire(context.Context, string, time.Duration) (lock.Lease, error) {
-	return g.lease, nil
-}
-
-// proclaimer proclaims one term: at once when it starts, then after each
-// extension, from a goroutine of its own.
+// proclaimer proclaims one term at its start and after each extension.
 type proclaimer struct {
 	store    Store // nil: nothing to proclaim
 	term     lock.Lease
@@ -144,8 +127,7 @@ func (p *proclaimer) kick() {
 	}
 }
 
-// start proclaims the term, then proclaims again on each kick until stop
-// (or held's end).
+// start proclaims the term, then on each kick until stop.
 func (p *proclaimer) start(held context.Context) (stop func()) {
 	if p.store == nil {
 		return func() {}
@@ -166,8 +148,7 @@ func (p *proclaimer) start(held context.Context) (stop func()) {
 	return func() { cancel(); wg.Wait() }
 }
 
-// proclaim stores and announces the term; a failure is left to the next
-// extension's (a lost term ends held).
+// proclaim stores and announces the term; the next extension retries.
 func (p *proclaimer) proclaim(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, p.term.TTL/3+time.Millisecond)
 	defer cancel()

@@ -6,26 +6,21 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/internal/contract"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// A watcher follows the term of one key for every observer and candidate
-// of a (Backend, key) in the process. On a Store it reads the key only
-// when the term's expiry passes with no notice (plus the clock tolerance),
-// after a notice that the term ended (settleDelay later, unless a newer
-// term was announced meanwhile), and when the Store says notices may have
-// been missed; elsewhere it reads the key at the term's expiry, or every
-// pollInterval while nobody leads. On a Store, a new term read before its
-// leader stored its identity waits for it (watcher.read).
+// A watcher follows the term of one key for the observers and candidates
+// of a Backend in the process. On a Store it reads the key when a term
+// expires unannounced, settleDelay after a term ended, and when notices
+// may have been missed. Elsewhere it reads the key at each term's expiry,
+// and every pollInterval while nobody leads.
 
 const (
-	// settleDelay is how long a watcher waits, after a term ended, for
-	// the next term's notice before reading the key: a hand-off's new
-	// leader proclaims within a round trip or two.
+	// settleDelay is how long a watcher waits for the next term's notice
+	// after a term ended, before it reads the key.
 	settleDelay = 100 * time.Millisecond
-	// pollInterval is how often a watcher without notices reads a key
-	// nobody leads, and the wait after a failed read.
+	// pollInterval is how often a watcher without notices reads a free
+	// key, and the wait after a failed read.
 	pollInterval = lockdriver.QueuedPollInterval
 	// lookupTimeout bounds one read of the key.
 	lookupTimeout = 5 * time.Second
@@ -36,7 +31,7 @@ type follower struct {
 	w    *watcher
 	wake chan struct{} // capacity 1: the term changed
 	log  bool          // keep the changes in pending (an observer)
-	// pending: the changes not yet taken (under w.mu).
+	// pending: the changes not yet taken, under w.mu.
 	pending []Leader
 }
 
@@ -44,8 +39,9 @@ type follower struct {
 type watcher struct {
 	b     lock.Backend
 	key   string
-	id    watchKey
-	refs  int // under registry.mu
+	norm  string    // key, normalised: its name in reg
+	reg   *watchers // where it is registered
+	refs  int       // under set.mu
 	stop  context.CancelFunc
 	done  chan struct{} // closed when run returns
 	inbox chan struct{} // capacity 1: notices arrived
@@ -62,42 +58,46 @@ type watcher struct {
 	followers map[*follower]struct{}
 }
 
-// notice is one notice from the Store (see Store.Watch).
+// notice is one notice from Store.Watch.
 type notice struct {
 	fence    lock.Fence
 	exp      time.Time
 	identity string
 }
 
-type watchKey struct {
-	b   any
-	key string
-}
-
-var registry struct {
+// watchers are the watchers of one Backend, by normalised key.
+type watchers struct {
 	mu sync.Mutex
-	m  map[watchKey]*watcher
+	m  map[string]*watcher
 }
 
-// follow returns a follower of key's term on b, sharing the watcher of
-// (b, key) with every other follower in the process; leave detaches it.
+// watchersKey names the watchers in a Backend's lock.Locals.
+type watchersKey struct{}
+
+// watchersOf returns the watchers in b's Locals, or new ones.
+func watchersOf(b lock.Backend) *watchers {
+	newWatchers := func() any { return &watchers{m: map[string]*watcher{}} }
+	if h, ok := b.(interface{ Locals() *lock.Locals }); ok {
+		if loc := h.Locals(); loc != nil {
+			return loc.Load(watchersKey{}, newWatchers).(*watchers)
+		}
+	}
+	return newWatchers().(*watchers)
+}
+
+// follow returns a follower of key's term on b, sharing b's watcher of
+// key; leave detaches it.
 func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 	norm, _ := lockdriver.NormalizeKey(key) // validated by the caller
-	id := watchKey{b: b, key: norm}
-	if !contract.MapKey(b) {
-		id.b = new(int) // a watcher of its own
-	}
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if registry.m == nil {
-		registry.m = map[watchKey]*watcher{}
-	}
-	w := registry.m[id]
+	ws := watchersOf(b)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w := ws.m[norm]
 	if w == nil {
-		w = &watcher{b: b, key: key, id: id, done: make(chan struct{}), inbox: make(chan struct{}, 1), followers: map[*follower]struct{}{}}
+		w = &watcher{b: b, key: key, norm: norm, reg: ws, done: make(chan struct{}), inbox: make(chan struct{}, 1), followers: map[*follower]struct{}{}}
 		ctx, cancel := context.WithCancel(context.Background())
 		w.stop = cancel
-		registry.m[id] = w
+		ws.m[norm] = w
 		go func() {
 			defer close(w.done)
 			w.run(ctx)
@@ -116,19 +116,19 @@ func follow(b lock.Backend, key string, log bool) (f *follower, leave func()) {
 }
 
 // leave detaches f; the last follower stops the watcher and waits for
-// its goroutine, so that nothing is left running.
+// its goroutine.
 func (w *watcher) leave(f *follower) {
 	w.mu.Lock()
 	delete(w.followers, f)
 	w.mu.Unlock()
-	registry.mu.Lock()
+	w.reg.mu.Lock()
 	w.refs--
 	last := w.refs == 0
 	if last {
-		delete(registry.m, w.id)
+		delete(w.reg.m, w.norm)
 		w.stop()
 	}
-	registry.mu.Unlock()
+	w.reg.mu.Unlock()
 	if last {
 		<-w.done
 	}
@@ -158,7 +158,7 @@ func (w *watcher) notify(fence lock.Fence, exp time.Time, identity string) {
 }
 
 // set makes l the known term and wakes the followers; a change of term
-// (or of "nobody leads") goes to the observers' logs.
+// goes to the observers' logs.
 func (w *watcher) set(l Leader) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

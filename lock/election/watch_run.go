@@ -7,9 +7,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// run follows the term until ctx ends: it subscribes to the Store's
-// notices when it can, reads the key once, and then as the type's comment
-// says.
+// run follows the term until ctx ends, as the type's comment says.
 func (w *watcher) run(ctx context.Context) {
 	if s := storeOf(w.b); s != nil {
 		w.store = true
@@ -48,10 +46,8 @@ func (w *watcher) run(ctx context.Context) {
 	}
 }
 
-// apply takes the queued notices in: a newer or the current term updates
-// the known term; read asks for a read of the key at once (notices may
-// have been missed), settle for one after settleDelay (the known term
-// ended); moved tells a live term's notice was taken in.
+// apply takes the queued notices in. read asks for a read at once, settle
+// for one after settleDelay; moved tells a live term's notice came.
 func (w *watcher) apply() (read, settle, moved bool) {
 	w.mu.Lock()
 	ns := w.notices
@@ -63,8 +59,7 @@ func (w *watcher) apply() (read, settle, moved bool) {
 		case n.fence == "":
 			read = true
 		case n.exp.IsZero():
-			// An ended term: only the known one matters (a newer one may
-			// have been announced before its predecessor's end).
+			// An ended term: only the known one matters.
 			settle = settle || (known && n.fence == cur.Fence)
 		case !known || n.fence >= cur.Fence:
 			// Fences are fixed-width decimals: string order is their order.
@@ -76,13 +71,10 @@ func (w *watcher) apply() (read, settle, moved bool) {
 	return read, settle, moved
 }
 
-// read reads the key and makes what it finds the known term; it reports
-// whether the read succeeded. On a Store, a new term found with no owner
-// is held back rather than reported (heldBack is the wait before the next
-// read): its leader proclaims it before its fn runs and after each
-// extension, and the notice, or a later read, reports it with its owner.
-// One that a later read finds extended and still unowned is a plain
-// lock's lease: it is reported as it is.
+// read reads the key and makes what it finds the known term; ok tells
+// the read succeeded. On a Store, a new term without its owner is held
+// back until heldBack has passed: its leader's notice will name it. One a
+// later read finds extended and still unowned is a plain lock's lease.
 func (w *watcher) read(ctx context.Context) (ok bool, heldBack time.Duration) {
 	rctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
@@ -102,10 +94,9 @@ func (w *watcher) read(ctx context.Context) (ok bool, heldBack time.Duration) {
 	return true, 0
 }
 
-// next is the wait until the next read: after the known term's expiry
-// plus the clock tolerance (notices, when watching, move it on); while
-// nobody leads, none when watching (a new term is announced), else
-// pollInterval; pollInterval after a failed read.
+// next is the wait until the next read: the known term's expiry plus the
+// clock tolerance; while nobody leads, none when watching, else
+// pollInterval.
 func (w *watcher) next(ok bool) time.Duration {
 	cur, known := w.state()
 	switch {

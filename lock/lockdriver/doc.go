@@ -1,20 +1,17 @@
-// Package lockdriver is for code that implements lock.Backend, or builds
-// on package lock as an adapter does: what the contract in package lock
-// asks of a backend, as functions, so that a backend outside this module
-// implements it exactly as redisbackend does. It is named after
-// database/sql/driver, the package a database driver imports.
+// Package lockdriver is for code that implements lock.Backend, as
+// database/sql/driver is for database drivers: what the contract asks of
+// a backend, as functions.
 //
-// A backend validates its input before any I/O: [NormalizeKey] for keys
-// (NFC, at most [MaxKeyBytes], no code point a newer JavaScript runtime
-// would normalise differently), [ValidateLockID] for lock ids (22
-// base64url characters, which [NewLockID] makes), [InvalidArgument] for
-// the error. Its fences are [FenceDigits] wide ([FormatFence],
-// [ParseFence]); a lease is live until [TimeTolerance] after its expiry;
-// a release that is not held returns a [*NotHeldError]; a release that
-// hands the lock to a queued waiter reports it with [HandedOver]; lookups
-// hash keys and ids with [HashKey]. An adapter that passes lock options on
-// checks them once with [ValidateOptions] and [ValidateLimit].
+// A backend checks its input before any I/O:
 //
-// lock/locktest is the conformance suite a backend runs in its tests;
-// docs/backends.md walks through writing one.
+//	key, err := lockdriver.NormalizeKey(key) // NFC, at most MaxKeyBytes
+//	if err != nil {
+//		return lock.Lease{}, err // an InvalidArgument *lock.Error
+//	}
+//
+// It then makes lock ids with NewLockID, fences with FormatFence, and
+// returns a *NotHeldError from a Release of a lease that is gone.
+//
+// lockdriver does no I/O. Package lock/locktest is the conformance suite
+// a backend runs; docs/backends.md walks through writing one.
 package lockdriver

@@ -2,9 +2,8 @@ package lockdriver
 
 import "github.com/syncguard-go/syncguard/lock"
 
-// InvalidArgument returns a *lock.Error with lock.CodeInvalidArgument for
-// op, so that a backend reports bad input the way package lock does. msg
-// must not contain the key or lock id.
+// InvalidArgument returns the error of bad input to op: a *lock.Error with
+// lock.CodeInvalidArgument. msg must not hold the key or lock id.
 func InvalidArgument(op, msg string) *lock.Error {
 	return &lock.Error{Code: lock.CodeInvalidArgument, Op: op, Msg: msg}
 }
@@ -14,18 +13,13 @@ type NotHeldReason string
 
 // The reasons a release or extend finds no lease to act on.
 const (
-	// NotHeldNotFound: no lease with that id exists (never did, released,
-	// or removed by TTL).
-	NotHeldNotFound NotHeldReason = "not_found"
-	// NotHeldExpired: the lease was observed expired (and cleaned up).
-	NotHeldExpired NotHeldReason = "expired"
-	// NotHeldNotOwner: the key is held under a different lease.
-	NotHeldNotOwner NotHeldReason = "not_owner"
+	NotHeldNotFound NotHeldReason = "not_found" // no lease has that id
+	NotHeldExpired  NotHeldReason = "expired"   // the lease expired
+	NotHeldNotOwner NotHeldReason = "not_owner" // another lease holds the key
 )
 
-// NotHeldError is the error a backend's Release and Extend return when the
-// lease is not held. It matches lock.ErrNotHeld with errors.Is; its Reason
-// is for telemetry (otellock's outcomes).
+// NotHeldError is the error of Release and Extend for a lease not held.
+// It matches lock.ErrNotHeld; its Reason is for telemetry.
 type NotHeldError struct {
 	Reason NotHeldReason
 }

@@ -5,12 +5,11 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// FenceDigits is the width of a lock.Fence: zero-padded decimal digits,
-// so that plain string comparison orders fences.
-const FenceDigits = 15
+// FenceDigits is the width of a lock.Fence.
+const FenceDigits = contract.FenceDigits // 15
 
-// ParseFence checks that s is a well-formed fence (exactly FenceDigits
-// ASCII digits) and returns it, or an error with [lock.CodeInvalidArgument].
+// ParseFence returns s as a Fence, or an InvalidArgument error unless it
+// is FenceDigits ASCII digits.
 func ParseFence(s string) (lock.Fence, error) {
 	if !contract.IsFence(s) {
 		return "", InvalidArgument("fence", "fence must be 15 decimal digits")
@@ -18,8 +17,8 @@ func ParseFence(s string) (lock.Fence, error) {
 	return lock.Fence(s), nil
 }
 
-// FormatFence formats n as a Fence. It returns [lock.CodeInvalidArgument] when n
-// does not fit in FenceDigits digits.
+// FormatFence formats n as a Fence, or returns an InvalidArgument error
+// when n has more than FenceDigits digits.
 func FormatFence(n uint64) (lock.Fence, error) {
 	if n > 999999999999999 {
 		return "", InvalidArgument("fence", "fence value exceeds 15 digits")

@@ -7,8 +7,6 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// HandedOver is for a release running under ctx that handed the lock (or a
-// slot) to a waiter of the key's queue, as a new lease with fence to: the
-// release's hooks then see it in lock.Op.HandedTo. It does nothing when
-// the release has no hooks.
+// HandedOver tells the hooks of the release running under ctx that it
+// handed the lock to a waiter, as a lease with fence to.
 func HandedOver(ctx context.Context, to lock.Fence) { contract.HandedOver(ctx, string(to)) }

@@ -7,21 +7,18 @@ import (
 	"strconv"
 )
 
-// LockIDLen is the length of a lock id: 16 random bytes in unpadded
-// base64url.
+// LockIDLen is the length of a lock id.
 const LockIDLen = 22
 
-// randReader is the source of lock ids; tests check it is crypto/rand.
+// randReader is the source of lock ids.
 var randReader io.Reader = rand.Reader
 
-// NewLockID returns a new lock id: 128 bits from crypto/rand encoded as 22
-// unpadded base64url characters, the syncguard format. A backend's
-// IDBackend.NewLockID and Acquire use it.
+// NewLockID returns a new lock id: 16 bytes from crypto/rand in unpadded
+// base64url, the syncguard format.
 func NewLockID() string {
 	var b [16]byte
 	if err := readRandom(b[:]); err != nil {
-		// crypto/rand does not fail on supported platforms; a lock id
-		// without entropy would be guessable, so refuse to go on.
+		// A lock id without entropy would be guessable.
 		panic("syncguard: crypto/rand failed: " + err.Error())
 	}
 	var out [LockIDLen]byte // encoded on the stack: one allocation, the string
@@ -29,9 +26,8 @@ func NewLockID() string {
 	return string(out[:])
 }
 
-// ValidateLockID checks that id has the lock id format
-// ^[A-Za-z0-9_-]{22}$ and returns [lock.CodeInvalidArgument] otherwise. Backends
-// call it before any I/O.
+// ValidateLockID returns an InvalidArgument error unless id is 22
+// base64url characters.
 func ValidateLockID(id string) error {
 	if len(id) != LockIDLen {
 		return InvalidArgument("validate", "lock id must be "+strconv.Itoa(LockIDLen)+" base64url characters")
@@ -45,9 +41,7 @@ func ValidateLockID(id string) error {
 	return nil
 }
 
-// readRandom fills b from randReader: with crypto/rand's Read when it is
-// crypto/rand's Reader, which lets b stay on the caller's stack (a Read
-// through an io.Reader would not).
+// readRandom fills b from randReader, keeping b on the stack.
 func readRandom(b []byte) error {
 	if randReader == rand.Reader {
 		_, err := rand.Read(b)

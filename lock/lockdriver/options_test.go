@@ -37,20 +37,3 @@ func TestValidateLimit(t *testing.T) {
 		t.Errorf("ValidateLimit(nil, 2): %v", err)
 	}
 }
-
-// TestResolveOptions: the settings of a list of options, later ones
-// overriding earlier ones; the defaults; the validation error.
-func TestResolveOptions(t *testing.T) {
-	s, err := lockdriver.ResolveOptions()
-	if err != nil || s.TTL != lockdriver.DefaultTTL || s.Heartbeat.Interval != 0 || s.Limited {
-		t.Errorf("no options: %+v, %v", s, err)
-	}
-	s, err = lockdriver.ResolveOptions(lock.WithTTL(time.Second), lock.WithTTL(2*time.Second),
-		lock.WithHeartbeat(lock.Heartbeat{Interval: time.Second}), lock.WithLimit(2))
-	if err != nil || s.TTL != 2*time.Second || s.Heartbeat.Interval != time.Second || !s.Limited {
-		t.Errorf("options: %+v, %v", s, err)
-	}
-	if _, err := lockdriver.ResolveOptions(lock.WithTTL(-1)); lock.CodeOf(err) != lock.CodeInvalidArgument {
-		t.Errorf("bad TTL: %v, want InvalidArgument", err)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/errmap"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
@@ -156,7 +157,7 @@ type masterLister interface {
 // with a CheckConfig finding. docs/fences.md describes the findings.
 func Check(ctx context.Context, b *redisbackend.Backend) (Report, error) {
 	const op = "check"
-	if err := operator.CheckCtx(op, ctx); err != nil {
+	if err := errmap.CheckCtx(op, ctx); err != nil {
 		return Report{}, err
 	}
 	// Like every call, Check returns by ctx's deadline.
@@ -164,9 +165,9 @@ func Check(ctx context.Context, b *redisbackend.Backend) (Report, error) {
 		r   Report
 		err error
 	)
-	c := checker{b: b, view: operator.View(b)}
+	c := checker{b: b, view: b.Operator()}
 	if berr := transport.Bounded(ctx, func(ctx context.Context) { r, err = c.check(ctx) }); berr != nil {
-		return Report{}, operator.MapError(ctx, op, berr)
+		return Report{}, errmap.Map(ctx, op, berr)
 	}
 	if err != nil {
 		return r, err
@@ -193,7 +194,7 @@ func (k checker) check(ctx context.Context) (Report, error) {
 	if !isCluster {
 		fs, err := k.checkNode(ctx, client, "")
 		if err != nil {
-			return Report{}, operator.MapError(ctx, op, err)
+			return Report{}, errmap.Map(ctx, op, err)
 		}
 		return Report{Findings: fs}, nil
 	}
@@ -229,7 +230,7 @@ func (k checker) check(ctx context.Context) (Report, error) {
 		err = failed
 	}
 	if err != nil {
-		return Report{}, operator.MapError(ctx, op, err)
+		return Report{}, errmap.Map(ctx, op, err)
 	}
 	// ForEachMaster runs the nodes concurrently; keep each node's findings
 	// in their order, and the nodes in address order.

@@ -14,6 +14,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/errmap"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
@@ -80,7 +81,7 @@ func RecordedConfigs(ctx context.Context, client redis.UniversalClient, prefix s
 	if err != nil {
 		return nil, err
 	}
-	if err := operator.CheckCtx(op, ctx); err != nil {
+	if err := errmap.CheckCtx(op, ctx); err != nil {
 		return nil, err
 	}
 	var (
@@ -88,14 +89,14 @@ func RecordedConfigs(ctx context.Context, client redis.UniversalClient, prefix s
 		rerr   error
 	)
 	if berr := transport.Bounded(ctx, func(ctx context.Context) { fields, rerr = client.HGetAll(ctx, key).Result() }); berr != nil {
-		return nil, operator.MapError(ctx, op, berr)
+		return nil, errmap.Map(ctx, op, berr)
 	}
 	if rerr != nil {
 		if redis.HasErrorPrefix(rerr, "WRONGTYPE") {
 			return nil, &lock.Error{Code: lock.CodeInternal, Op: op, Err: errNotConfigRecord,
 				Msg: key + " holds something that is not a configuration record (a lock of the key \"" + wire.ConfigKeyName + "\" taken by a version that did not reserve it, or by the TypeScript library?)"}
 		}
-		return nil, operator.MapError(ctx, op, rerr)
+		return nil, errmap.Map(ctx, op, rerr)
 	}
 	recs := make([]ConfigRecord, 0, len(fields))
 	for f, v := range fields {
@@ -125,7 +126,7 @@ func RecordedConfigs(ctx context.Context, client redis.UniversalClient, prefix s
 // layout. It writes nothing. Errors are as RecordedConfigs'.
 // docs/operating.md describes the finding.
 func CheckRecordedConfig(ctx context.Context, b *redisbackend.Backend) (Finding, error) {
-	recs, err := RecordedConfigs(ctx, operator.View(b).Client(), b.Prefix())
+	recs, err := RecordedConfigs(ctx, b.Operator().Client(), b.Prefix())
 	if err != nil {
 		var le *lock.Error
 		if errors.As(err, &le) && errors.Is(err, errNotConfigRecord) {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
-	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 )
 
 // Keys names the Redis keys that hold the state of one lock key.
@@ -27,7 +26,7 @@ type Keys struct {
 // does no I/O. It returns lock.CodeInvalidArgument for a key no lock can
 // have.
 func StorageKeys(b *redisbackend.Backend, key string) (Keys, error) {
-	k, err := operator.View(b).StorageKeys(key)
+	k, err := b.Operator().StorageKeys(key)
 	return Keys(k), err
 }
 
@@ -38,7 +37,7 @@ func StorageKeys(b *redisbackend.Backend, key string) (Keys, error) {
 // lock.ErrKindMismatch on a limit's key, and lock.CodeInternal, deleting
 // nothing, for data that is not syncguard's.
 func ForceRelease(ctx context.Context, b *redisbackend.Backend, key string) (lock.Info, error) {
-	return operator.View(b).ForceRelease(ctx, key)
+	return b.Operator().ForceRelease(ctx, key)
 }
 
 // ForceReleaseSlots is ForceRelease for a concurrency limit's key. It
@@ -47,5 +46,5 @@ func ForceRelease(ctx context.Context, b *redisbackend.Backend, key string) (loc
 // lock.ErrNotHeld when no such slot is live, lock.ErrKindMismatch on a
 // lock's key, and on another failure the slots released so far.
 func ForceReleaseSlots(ctx context.Context, b *redisbackend.Backend, key string, fence lock.Fence) ([]lock.Info, error) {
-	return operator.View(b).ForceReleaseSlots(ctx, key, fence)
+	return b.Operator().ForceReleaseSlots(ctx, key, fence)
 }

@@ -1,8 +1,5 @@
 // Package contract holds what package lock and package lockdriver share
-// without lock exporting it: the contract's constants, the key hash, the
-// fence format, the hand-off report of a release, lock's option
-// validation, which lock registers here for lockdriver to call, and the
-// check that a value can key a process-wide map (MapKey), which lock's
-// and lock/election's registries share. lock
-// cannot import lockdriver (lockdriver imports lock), so both import this.
+// that names no type of lock: the contract's constants, the key hash, the
+// fence format and the hand-off report of a release. lockdriver imports
+// lock for its types, so lock cannot import lockdriver; both import this.
 package contract

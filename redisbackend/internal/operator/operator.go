@@ -1,15 +1,17 @@
-// Package operator is how package admin reaches what a
-// redisbackend.Backend keeps unexported: redisbackend sets the variables
-// below in its init (admin imports redisbackend, so that has run when admin
-// calls them). Nothing else uses it.
+// Package operator is what package admin reaches of a
+// redisbackend.Backend beyond its lock methods: the Backend's Operator
+// method returns this view of it. It also holds the check of a
+// FenceStripes value that both packages make.
 package operator
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // Keys are the Redis keys of one lock key (admin.StorageKeys).
@@ -29,13 +31,13 @@ type Backend interface {
 	ForceReleaseSlots(ctx context.Context, key string, fence lock.Fence) ([]lock.Info, error)
 }
 
-var (
-	// View returns the operator's view of b, a *redisbackend.Backend.
-	View func(b any) Backend
-	// CheckCtx and MapError are redisbackend's validation of a context and
-	// its mapping of client errors to *lock.Error values, for op.
-	CheckCtx func(op string, ctx context.Context) error
-	MapError func(ctx context.Context, op string, err error) error
-	// ValidStripes is redisbackend's check of a FenceStripes value.
-	ValidStripes func(n int) error
-)
+// MaxFenceStripes is redisbackend.MaxFenceStripes.
+const MaxFenceStripes = 1 << 16
+
+// ValidStripes checks a FenceStripes value.
+func ValidStripes(n int) error {
+	if n < 0 || n > MaxFenceStripes {
+		return lockdriver.InvalidArgument("config", "FenceStripes must be between 0 (one counter per key) and "+strconv.Itoa(MaxFenceStripes))
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+package lock
+
+import "time"
+
+// Settings are what a list of options sets, defaults filled in.
+type Settings struct {
+	TTL            time.Duration // WithTTL's
+	Wait           time.Duration // WithWait's
+	Retry          Retry         // WithRetry's, defaults filled in
+	ReleaseTimeout time.Duration // WithReleaseTimeout's
+	Heartbeat      Heartbeat     // WithHeartbeat's
+	Limit          int           // WithLimit's n; 0 without WithLimit
+}
+
+// Resolve returns the settings of opts, or the InvalidArgument error
+// Acquire, Do and Hold return for them on b. A nil b is not checked.
+func Resolve(b Backend, opts ...Option) (Settings, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return Settings{}, err
+	}
+	if _, ok := b.(IDBackend); c.limitSet && !ok && b != nil {
+		e := errNoLimits()
+		e.Op = "config"
+		return Settings{}, e
+	}
+	return Settings{TTL: c.ttl, Wait: c.wait, Retry: c.retry, ReleaseTimeout: c.releaseTimeout,
+		Heartbeat: c.heartbeat, Limit: int(c.limit)}, nil
+}
