@@ -26,7 +26,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## unit: go test -race ./... through internal/testkit/testprogress: a line per package as it finishes
+## unit: go test -race ./... through testkit/testprogress: a line per package as it finishes
 ## (status, package, seconds), the full output of every failed test, the 10 slowest tests.
 ## TESTJSON=file keeps go test's JSON events; TESTFLAGS adds go test flags (e.g. -run, -p).
 ## The slowest packages come first: go test starts the test runs in command-line order, so
@@ -34,11 +34,11 @@ vet:
 ## mostly wait on their redis-servers, so three packages at a time keep both cores busy.
 TESTJSON  ?=
 TESTFLAGS ?=
-SLOWFIRST  = ./redisbackend ./jobs/asynq ./cmd/syncguard/internal/cli ./internal/testkit/chaos ./middleware/echo \
+SLOWFIRST  = ./redisbackend ./jobs/asynq ./cmd/syncguard/internal/cli ./testkit/chaos ./middleware/echo \
              ./middleware/gin ./middleware/echo/v5 ./jobs/gocron \
-             ./lock/election ./middleware/nethttp ./lock ./internal/testkit/redistest ./otel
+             ./lock/election ./middleware/nethttp ./lock ./testkit/redistest ./otel
 unit:
-	$(GO) run ./internal/testkit/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
+	$(GO) run ./testkit/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
 	  -race -count=1 -timeout 8m -p 3 $(TESTFLAGS) $(SLOWFIRST) ./...
 
 ## fuzz: run every Fuzz target for FUZZTIME (default 5000 inputs, a smoke run; e.g. make fuzz FUZZTIME=2m), a line each;
@@ -83,6 +83,6 @@ CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt
 .PHONY: chaos
 chaos:
-	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./internal/testkit/chaos/ \
+	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./testkit/chaos/ \
 	  -chaos.duration=$(CHAOS_DURATION) -chaos.election-duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
 	SYNCGUARD_SCHED_SOAK=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 10m -run '^TestSchedulerFleet$$' -v ./jobs/asynq/

@@ -40,7 +40,7 @@
 // does the same through TestMain.
 //
 // bench is a Go module of its own so that the peers' libraries never enter
-// users' go.mod. It still starts its server with internal/testkit/redistest's
+// users' go.mod. It still starts its server with testkit/redistest's
 // launcher (redistest.Launch), the one every integration test uses: Go's
 // internal rule is about import paths, not modules, and
 // github.com/syncguard-go/syncguard/bench lies under

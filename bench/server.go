@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // server is the one redis-server a bench run measures against, started by

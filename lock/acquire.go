@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/cleanup"
+	"github.com/syncguard-go/syncguard/lock/internal/cleanup"
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Regions quoted by docs/backends.md (internal/testkit/readme checks them).
+// Regions quoted by docs/backends.md (testkit/readme checks them).
 
 // README: backends-hook
 // slowOps is a lock.Hook that logs every backend operation that takes

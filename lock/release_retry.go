@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/cleanup"
+	"github.com/syncguard-go/syncguard/lock/internal/cleanup"
 )
 
 // A release that failed on a transient error is tried again in the

@@ -15,12 +15,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/benchkit"
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/benchkit"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // variants are the backends compared in one run: the bare backend, the

@@ -15,10 +15,10 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/dashboard"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
 	otellock "github.com/syncguard-go/syncguard/otel"
+	"github.com/syncguard-go/syncguard/testkit/dashboard"
 )
 
 // dashboardFile is the Grafana dashboard shipped in docs/.
@@ -45,7 +45,7 @@ func TestDashboardMetrics(t *testing.T) {
 }
 
 // docPrometheus is docs/opentelemetry.md's Prometheus snippet, kept
-// compiling (it serves HTTP, so nothing calls it); internal/testkit/readme checks
+// compiling (it serves HTTP, so nothing calls it); testkit/readme checks
 // that the document quotes the marked region verbatim.
 var _ = docPrometheus
 

@@ -14,10 +14,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	otellock "github.com/syncguard-go/syncguard/otel"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestMain stops the package's shared redis-server after the tests.

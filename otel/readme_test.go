@@ -12,7 +12,7 @@ import (
 )
 
 // The README's OpenTelemetry snippet, kept compiling (it needs a live Redis,
-// so nothing calls it); internal/testkit/readme checks that README.md quotes the
+// so nothing calls it); testkit/readme checks that README.md quotes the
 // marked regions, joined, verbatim.
 
 // README: otel

@@ -12,11 +12,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/benchkit"
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/benchkit"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // BenchmarkCycle measures Acquire+Release cycles on distinct keys with 32

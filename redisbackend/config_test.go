@@ -10,10 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/redisbackend/admin"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 func newConfigBackend(t *testing.T, c redis.UniversalClient, o redisbackend.Options) *redisbackend.Backend {

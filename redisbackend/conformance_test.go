@@ -8,11 +8,11 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/lock/locktest"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // conformanceBackends returns a locktest factory of backends on client,

@@ -10,9 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // idAlphabet is the base64url alphabet lock ids are drawn from.

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // slot takes a slot of key among n with a fresh id, failing the test on

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // parkedCount is how many waiters are parked behind b's lease on key.

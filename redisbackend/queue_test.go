@@ -16,9 +16,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // newQueueBackend returns a Backend under prefix (the test's own when

@@ -13,7 +13,7 @@ import (
 )
 
 // The README's snippets for lock.Do and lock.Hold on this backend, kept
-// compiling (they need a live Redis, so nothing calls them); internal/testkit/readme
+// compiling (they need a live Redis, so nothing calls them); testkit/readme
 // checks that README.md quotes the marked regions verbatim.
 
 // The snippets are compiled, not run: referenced here so that linters

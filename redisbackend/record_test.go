@@ -8,12 +8,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/redisbackend/admin"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestRecordsApartFromDoneMarkers: on one prefix, the records of

@@ -6,7 +6,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/cleanup"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
@@ -149,10 +148,10 @@ func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl ti
 }
 
 // untilAnswered runs f, a clean-up call nobody waits for, until it
-// succeeds, fails for good, or ctx ends (internal/cleanup): go-redis's own
+// succeeds, fails for good, or ctx ends (lockdriver.RetryCleanup): go-redis's own
 // retries can end before a stalled or restarting server is back. Every
 // transient answer is tried again (transient), a restarting server's
 // LOADING included.
 func untilAnswered(ctx context.Context, f func(context.Context) error) {
-	cleanup.Retry(ctx, f, func(err error) bool { return transient(ctx, err) })
+	lockdriver.RetryCleanup(ctx, f, func(err error) bool { return transient(ctx, err) })
 }

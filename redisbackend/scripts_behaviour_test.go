@@ -16,10 +16,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestScriptConstants: the prelude's constants are the contract's.

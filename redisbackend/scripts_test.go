@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // preludeLua is scripts/prelude.lua.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // server is the redis-server a run measures, and, under callgrind, how to

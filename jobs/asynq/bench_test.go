@@ -10,9 +10,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // BenchmarkWrap measures the per-task overhead of the Guard: the wrapped

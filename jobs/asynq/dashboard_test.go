@@ -11,8 +11,8 @@ import (
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/dashboard"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/testkit/dashboard"
 )
 
 // TestSchedulerDashboard runs a failover between two replicas whose

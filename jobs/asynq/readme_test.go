@@ -15,7 +15,7 @@ import (
 )
 
 // The README's asynq snippet, kept compiling (it needs a live Redis, so
-// nothing calls it); internal/testkit/readme checks that README.md quotes the
+// nothing calls it); testkit/readme checks that README.md quotes the
 // marked regions, joined, verbatim.
 
 // README: asynq

@@ -10,9 +10,9 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestSchedulerBadInput: every bad argument is an InvalidArgument error

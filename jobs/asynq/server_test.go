@@ -10,10 +10,10 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // These tests run a real asynq.Server and asynq.Client against real Redis.

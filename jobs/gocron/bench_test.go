@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	gocronlock "github.com/syncguard-go/syncguard/jobs/gocron"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // BenchmarkLocker measures what the Locker costs a run of a job, on one

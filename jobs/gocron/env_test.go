@@ -3,8 +3,8 @@ package gocronlock_test
 import (
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // instance is one instance of a service on the shared redis-server: a

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // fleetRun is one run of the job, as a member printed it.

@@ -14,7 +14,7 @@ import (
 )
 
 // The documentation's gocron snippets, kept compiling (they need a live
-// Redis, so nothing calls them); internal/testkit/readme checks that the
+// Redis, so nothing calls them); testkit/readme checks that the
 // documents quote the marked regions, joined, verbatim.
 
 // README: gocron-locker

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // BenchmarkElectionHandOff measures a hand-off: from a leader's fn

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // commandRate returns a function measuring the commands per second srv

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // queued returns a function counting the waiters in key's queue.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // kinds is a lock.Hook counting the operations and events it sees.

@@ -8,7 +8,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock/election"
 )
 
-// Regions quoted by docs/election.md (internal/testkit/readme checks them).
+// Regions quoted by docs/election.md (testkit/readme checks them).
 
 func exampleLead(ctx context.Context, backend lock.Backend, hostname string, runScheduler func(context.Context, lock.Fence) error) error {
 	// README: election-lead

@@ -5,7 +5,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Regions quoted by the package doc (internal/testkit/readme checks them).
+// Regions quoted by the package doc (testkit/readme checks them).
 
 func exampleAcquire(key string) (lock.Lease, error) {
 	// README: lockdriver-doc

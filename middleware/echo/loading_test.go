@@ -9,9 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestLockFreeAfterLoadingRestart: a request's lock attempt takes the key,

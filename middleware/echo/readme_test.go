@@ -11,7 +11,7 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-// The README's Echo snippet, kept compiling; internal/testkit/readme checks that
+// The README's Echo snippet, kept compiling; testkit/readme checks that
 // README.md quotes the marked region verbatim.
 func readmeEcho(backend lock.Backend, e *echo.Echo, pay echo.HandlerFunc) {
 	// README: echo

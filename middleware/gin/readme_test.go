@@ -11,7 +11,7 @@ import (
 )
 
 // The package comment's snippet (doc.go), kept compiling;
-// internal/testkit/readme checks that doc.go quotes it verbatim.
+// testkit/readme checks that doc.go quotes it verbatim.
 func docGin(backend lock.Backend, r *gin.Engine, createOrder gin.HandlerFunc) {
 	// README: ginlock-doc
 	mw, err := ginlock.New(backend, ginlock.WithKeyFunc(ginlock.FromParam("id")))

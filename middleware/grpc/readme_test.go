@@ -16,7 +16,7 @@ import (
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
-// docs/grpc.md's snippets, kept compiling; internal/testkit/readme checks
+// docs/grpc.md's snippets, kept compiling; testkit/readme checks
 // that the page quotes the marked regions verbatim.
 func docGRPCLock(backend lock.Backend) *grpc.Server {
 	// README: grpc-lock

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/benchkit"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/benchkit"
 )
 
 // BenchmarkThroughput measures requests through the middleware on distinct

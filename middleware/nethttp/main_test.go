@@ -3,7 +3,7 @@ package httplock_test
 import (
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestMain stops the package's shared redis-server after the tests.

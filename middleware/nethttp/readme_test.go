@@ -13,7 +13,7 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-// The README's net/http snippet, kept compiling; internal/testkit/readme checks that
+// The README's net/http snippet, kept compiling; testkit/readme checks that
 // README.md quotes the marked region verbatim.
 func readmeNetHTTP(rdb *redis.Client, mux *http.ServeMux, createOrder http.HandlerFunc) {
 	// README: nethttp

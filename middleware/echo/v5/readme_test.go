@@ -8,7 +8,7 @@ import (
 )
 
 // The docs' and the package comment's Echo v5 snippets, kept compiling;
-// internal/testkit/readme checks that they quote these regions verbatim.
+// testkit/readme checks that they quote these regions verbatim.
 func docEchoV5(backend lock.Backend, e *echo.Echo, createOrder echo.HandlerFunc) {
 	// README: echov5-doc
 	e.POST("/orders/:id", createOrder, echolock.New(backend, echolock.FromParam("id")))

@@ -10,9 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // Bench measures a's cost per request on one route, POST /orders, whose

@@ -1,6 +1,6 @@
 // Package guardtest is the behavioural test suite that every HTTP
 // middleware adapter (httplock, echolock) must pass, run against a real
-// Redis through internal/testkit/redistest. An adapter's test builds an
+// Redis through testkit/redistest. An adapter's test builds an
 // http.Handler from a [Setup] and calls [Run]; the scenarios are written
 // once, here.
 //

@@ -15,10 +15,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // ns is the middleware key namespace of the scenarios, key their request

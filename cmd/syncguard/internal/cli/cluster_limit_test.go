@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/redisbackend/admin"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestClusterLimit lists, shows and force-releases a full limit with a

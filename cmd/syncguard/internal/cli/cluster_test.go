@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestCluster lists locks spread over the masters of a Redis Cluster,

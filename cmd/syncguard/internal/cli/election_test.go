@@ -12,13 +12,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/redisbackend/admin"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // writeTerm writes a term of an election on key by hand, as the stored

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestBadInput checks that every bad input gives one line on stderr, that

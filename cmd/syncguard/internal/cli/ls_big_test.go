@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestLsStreamsBoundedMemory lists 100,000 locks and checks that ls

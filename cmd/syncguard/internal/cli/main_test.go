@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestMain stops the package's shared redis-server after the tests.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestShowRouteRecord: show --route --scope --key-prefix finds the record

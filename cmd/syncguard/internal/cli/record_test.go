@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/redisbackend/admin"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestClusterShowRecord: on a Redis Cluster, show reads a key's done marker

@@ -11,11 +11,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestShowRouteKey: show and release build the name the HTTP middleware

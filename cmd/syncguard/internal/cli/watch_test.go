@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 var watchRe = regexp.MustCompile(`^\d\d:\d\d:\d\d  locks (\d+)  acquired/s ([0-9.]+)  released/s ([0-9.]+)  waiters (\d+)  busiest: (.*?)(?:; [0-9.]+/s on keys no sample saw held)?$`)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/readme"
+	"github.com/syncguard-go/syncguard/testkit/readme"
 )
 
 // moduleRoot returns the directory of the module's go.mod.
@@ -67,7 +67,7 @@ func TestREADME(t *testing.T) {
 		perFile[name] = len(bs)
 		blocks = append(blocks, bs...)
 		for _, b := range readme.MarkdownUntagged(name, src) {
-			t.Errorf("%s:%d: the code block starting %q has no language: write ```go for Go (then it must be a region, see internal/testkit/readme/doc.go), ```text for output",
+			t.Errorf("%s:%d: the code block starting %q has no language: write ```go for Go (then it must be a region, see testkit/readme/doc.go), ```text for output",
 				b.File, b.Line, b.FirstLine())
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 func TestSharedClusterSpreadsKeys(t *testing.T) {

@@ -43,13 +43,13 @@
 // the history of the key is checked the same way (docs/testing.md).
 //
 // The run is TestChaos (the locks, then the election). `go test
-// ./internal/testkit/chaos` runs a 10 s version, and 8 s of election (part
+// ./testkit/chaos` runs a 10 s version, and 8 s of election (part
 // of `make test`, -short included); `make chaos` runs each for 60 s and
 // writes the reports to a file:
 //
-//	go test -run TestChaos ./internal/testkit/chaos -chaos.duration=60s -chaos.election-duration=60s -chaos.report=chaos-report.txt
+//	go test -run TestChaos ./testkit/chaos -chaos.duration=60s -chaos.election-duration=60s -chaos.report=chaos-report.txt
 package chaos
 
-// The package comment's shell command is not Go, so internal/testkit/readme does
+// The package comment's shell command is not Go, so testkit/readme does
 // not check it:
-// NOT GO: go test -run TestChaos ./internal/testkit/chaos -chaos.duration=60s -chaos.election-duration=60s -chaos.report=chaos-report.txt
+// NOT GO: go test -run TestChaos ./testkit/chaos -chaos.duration=60s -chaos.election-duration=60s -chaos.report=chaos-report.txt

@@ -2,17 +2,17 @@
 // functions. In a _test.go file go test would run them (and a second
 // TestMain or TestConformance may clash with a package's own); here, in a
 // non-test file of a package nothing imports, go vet and go build compile
-// them and nothing runs them. internal/testkit/readme checks that the documentation
+// them and nothing runs them. testkit/readme checks that the documentation
 // quotes the marked regions verbatim.
 package notrun
 
 import (
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/locktest"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // The package comment of lock/locktest (doc.go) quotes this function.

@@ -3,7 +3,7 @@
 // that failed, and a summary; `make test` uses it so that a run of several
 // minutes shows its progress.
 //
-//	go run ./internal/testkit/testprogress [-slowest N] [-json FILE] [-go GO] [-idle D] [go test flags] [packages]
+//	go run ./testkit/testprogress [-slowest N] [-json FILE] [-go GO] [-idle D] [go test flags] [packages]
 //
 // Its own flags come first; everything from the first other argument on goes to `go test -json` unchanged; the
 // environment (SYNCGUARD_REQUIRE_REDIS, REDIS_ADDR, ...) is inherited. It

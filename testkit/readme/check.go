@@ -18,7 +18,7 @@ func Check(snippets []Snippet, regions []Region) []error {
 		if texts[s.Text] {
 			continue
 		}
-		msg := fmt.Sprintf("%s:%d: the go block starting %q is not a copy of any marked region (see internal/testkit/readme/doc.go)",
+		msg := fmt.Sprintf("%s:%d: the go block starting %q is not a copy of any marked region (see testkit/readme/doc.go)",
 			s.File, s.Line, s.FirstLine())
 		if r, ok := nearest(s, regions); ok {
 			msg += fmt.Sprintf("; nearest: region %q at %s:%d, %s", r.Name, r.File, r.Line, firstDifference(s.Text, r.Text))

@@ -36,7 +36,7 @@
 // test function (func TestMain, func TestConformance) cannot be copied into
 // a _test.go file, where go test would run it: its region is the package's
 // own test of that name, or goes in a non-test file (package
-// internal/testkit/readme/notrun), compiled and never run.
+// testkit/readme/notrun), compiled and never run.
 //
 // Every code block of a package comment is checked, whether or not it
 // parses as Go, except a block that is not Go at all (a shell command, a

@@ -13,10 +13,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
-// The package comment (doc.go) quotes this TestMain; internal/testkit/readme checks
+// The package comment (doc.go) quotes this TestMain; testkit/readme checks
 // the copy.
 // README: redistest-main
 func TestMain(m *testing.M) { redistest.Main(m) }

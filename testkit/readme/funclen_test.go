@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/readme"
+	"github.com/syncguard-go/syncguard/testkit/readme"
 )
 
 // TestFunctionsAreShort: no function of the module's non-test code (cmd/

@@ -10,7 +10,7 @@ import (
 
 	"github.com/Shopify/toxiproxy/v2"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/redistest"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // injector applies faults to the Redis process and the workers' proxies.

@@ -176,7 +176,7 @@ func DocGo(file string, src []byte) ([]Snippet, error) {
 	var errs []error
 	for _, first := range order {
 		if m := markers[first]; !m.used {
-			errs = append(errs, fmt.Errorf("%s:%d: %q exempts no code block: no block of the package comment starts %q (see internal/testkit/readme/doc.go)",
+			errs = append(errs, fmt.Errorf("%s:%d: %q exempts no code block: no block of the package comment starts %q (see testkit/readme/doc.go)",
 				file, m.line, notGoMarker, first))
 		}
 	}

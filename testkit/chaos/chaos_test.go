@@ -10,7 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/syncguard-go/syncguard/internal/testkit/chaos"
+	"github.com/syncguard-go/syncguard/testkit/chaos"
 )
 
 var (
