@@ -32,8 +32,8 @@ type config struct {
 	spanAttrs      []attribute.KeyValue
 }
 
-// newConfig applies opts over the defaults: the global providers, read
-// now, when Wrap or NewHook is called.
+// newConfig applies opts over the defaults, read when Wrap or NewHook is
+// called.
 func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
@@ -50,37 +50,30 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithTracerProvider sets the TracerProvider the spans come from. Without
-// it, or with nil, the hook uses the global provider of the moment Wrap or
-// NewHook is called.
+// WithTracerProvider sets the TracerProvider; nil means the global one of
+// the moment.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return optionFunc(func(c *config) { c.tracerProvider = tp })
 }
 
-// WithMeterProvider sets the MeterProvider the metrics come from. Without
-// it, or with nil, the hook uses the global provider of the moment Wrap or
-// NewHook is called.
+// WithMeterProvider sets the MeterProvider; nil means the global one of
+// the moment.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = mp })
 }
 
-// WithRawKeys adds the raw lock key to spans, as syncguard.key. Keys often
-// carry user or order ids, so this is off by default. Metrics never carry
-// keys, and no option records a raw lock id: it releases the lock.
+// WithRawKeys adds the raw lock key to spans, as syncguard.key. No option
+// records a raw lock id.
 func WithRawKeys() Option {
 	return optionFunc(func(c *config) { c.rawKeys = true })
 }
 
 // Filter reports whether a call of operation op, made with ctx, gets a
-// span. ctx is the caller's context, so a filter can decide by what the
-// application put there, such as a health-check marker. It is not given
-// the lock key. It runs before every span: keep it cheap and safe for
-// concurrent use.
+// span. It must be cheap and safe for concurrent use.
 type Filter func(ctx context.Context, kind lock.OpKind) bool
 
-// WithFilter skips the span of every call for which f returns false. With
-// several filters, all must return true; a nil f is ignored. A filtered
-// call is still measured, so dashboards do not change.
+// WithFilter skips the span of every call for which f returns false. A
+// filtered call is still measured.
 func WithFilter(f Filter) Option {
 	return optionFunc(func(c *config) {
 		if f != nil {
@@ -89,10 +82,8 @@ func WithFilter(f Filter) Option {
 	})
 }
 
-// WithSpanAttributes adds attrs, such as a deployment or a tenant, to every
-// span the hook starts, so samplers see them too. The hook's own
-// attributes take precedence. Metrics and the lease_lost event do not get
-// them.
+// WithSpanAttributes adds attrs to every span the hook starts. The hook's
+// own attributes take precedence.
 func WithSpanAttributes(attrs ...attribute.KeyValue) Option {
 	return optionFunc(func(c *config) { c.spanAttrs = append(c.spanAttrs, attrs...) })
 }

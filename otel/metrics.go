@@ -11,48 +11,30 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Metric names. Durations are histograms in seconds.
+// Metric names; docs/opentelemetry.md has their attributes. Durations are
+// histograms in seconds.
 const (
-	// OperationDurationMetric is the duration of each Backend call, by
-	// syncguard.operation, syncguard.outcome and syncguard.backend (and
-	// error.type on errors).
+	// OperationDurationMetric is the duration of each Backend call.
 	OperationDurationMetric = "syncguard.operation.duration"
-	// WaitDurationMetric is the whole wait of lock.Acquire or lock.Do for a
-	// key, every attempt and pause included, by syncguard.outcome and
-	// syncguard.backend.
+	// WaitDurationMetric is the whole wait of lock.Acquire or lock.Do.
 	WaitDurationMetric = "syncguard.wait.duration"
-	// HeldDurationMetric is the time from a successful Acquire to the
-	// successful Release of the same lease, both through the same hook, by
-	// syncguard.backend.
+	// HeldDurationMetric is the time from a grant to its release.
 	HeldDurationMetric = "syncguard.held.duration"
-	// ContentionMetric counts Acquire calls that found the key held, by
-	// syncguard.backend.
+	// ContentionMetric counts Acquire calls that found the key held.
 	ContentionMetric = "syncguard.contention"
-	// LeaseLostMetric counts leases that lock.Keep (and so lock.Do) lost
-	// while work ran under them, by syncguard.backend.
+	// LeaseLostMetric counts leases lost while work ran under them.
 	LeaseLostMetric = "syncguard.lease.lost"
-	// HandoffMetric counts leases that a release handed to a waiting
-	// lock.Acquire through the backend's queue, by syncguard.backend, and
-	// syncguard.limit for slots.
+	// HandoffMetric counts leases a release handed to a queued waiter.
 	HandoffMetric = "syncguard.handoff"
-	// TermMetric counts the terms of lock/election's Lead this process
-	// began leading, by syncguard.key.hash and syncguard.backend.
+	// TermMetric counts the election terms this process began leading.
 	TermMetric = "syncguard.term"
-	// TermActiveMetric is an up-down counter: 1 while this process leads
-	// the key of syncguard.key.hash, else 0. Summed over processes it is at
-	// most 1, but for a stalled leader that has not noticed its loss.
+	// TermActiveMetric is 1 while this process leads the key, else 0.
 	TermActiveMetric = "syncguard.term.active"
-	// TermDurationMetric is the duration of the terms of lock/election's
-	// Lead this process led, from the term's start to its end, by
-	// syncguard.key.hash, syncguard.outcome (resigned, lost, stopped,
-	// error, panicked) and syncguard.backend.
+	// TermDurationMetric is the duration of the terms this process led.
 	TermDurationMetric = "syncguard.term.duration"
 )
 
-// Histogram buckets, in seconds. Backend calls are round trips to a store
-// (sub-millisecond to tens of milliseconds); waits follow the retry
-// backoff up to lockdriver.DefaultWait and beyond; leases are held for the
-// duration of a unit of work.
+// Histogram buckets, in seconds: round trips, waits, and units of work.
 var (
 	operationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 	waitBuckets      = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
@@ -167,9 +149,8 @@ func (in *instruments) waitErrorRecord(n int, errType string) metric.RecordOptio
 	return metric.WithAttributes(kvs...)
 }
 
-// recordOp records d seconds of operation o with outcome out (err, for
-// outError) in the operation-duration histogram; n > 0 is the limit of a
-// slot's acquire.
+// recordOp records d seconds of operation o with outcome out; n > 0 is
+// the limit of a slot's acquire.
 func (h *Hook) recordOp(ctx context.Context, o lock.OpKind, n int, out outcome, err error, d float64) {
 	switch {
 	case out == outError:

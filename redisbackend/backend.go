@@ -20,21 +20,17 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend/internal/transport"
 )
 
-// MinRedisVersion is the oldest Redis the scripts run on: a release
-// replaces the lock's index by its tombstone with SET ... GET, which Redis
-// 6.2 added.
+// MinRedisVersion is the oldest Redis the scripts run on (SET ... GET).
 const MinRedisVersion = "6.2"
 
-// DefaultPrefix is the key prefix used when Options.Prefix is empty, the
-// same as the TypeScript library's.
+// DefaultPrefix is the key prefix when Options.Prefix is empty.
 const DefaultPrefix = "syncguard"
 
 // Storage key limits shared with syncguard's Redis backend.
 const (
 	// KeyBudget is the byte budget of a storage key.
 	KeyBudget = wire.KeyBudget
-	// KeyReserve is the room kept for the longest derived suffix
-	// (":id:" plus a lock id).
+	// KeyReserve is the room kept for the longest derived suffix.
 	KeyReserve = wire.KeyReserve
 	// MaxPrefixBytes is the longest accepted prefix.
 	MaxPrefixBytes = 256
@@ -42,149 +38,74 @@ const (
 
 // Options configures a Backend. The zero value (or nil) means the defaults.
 type Options struct {
-	// Prefix namespaces all keys (default "syncguard"). Trailing ':' are
-	// ignored. A prefix with a ':'-separated segment "id" or "fence" is
-	// rejected (likewise "done", "record", "queue" and "config"): lock keys
-	// under it could alias another prefix's index, fence, done-marker,
-	// record, queue or configuration keys.
+	// Prefix namespaces all keys (docs/redis-keys.md has its rules).
 	Prefix string
-	// CleanupInIsLocked lets IsLocked delete an expired lock it finds (the
-	// lock key and its index key, never the fence counter). Off by
-	// default, keeping IsLocked read-only.
+	// CleanupInIsLocked lets IsLocked delete an expired lock it finds.
 	CleanupInIsLocked bool
-	// Logger receives the fence-threshold warning (with the key's hash,
-	// never the raw key). Default: slog.Default().
+	// Logger receives the fence-threshold warning; default slog.Default().
 	Logger *slog.Logger
 	// DisableNotifications turns off the waiter queue for this Backend:
-	// it never subscribes, Join reports errors.ErrUnsupported, and
-	// lock.Acquire polls with its backoff alone. Its releases still hand
-	// the lock to other Backends' queued waiters. Queueing is also off,
-	// without this option, with ReplicaAck (see Join).
+	// lock.Acquire polls instead (docs/waiting.md).
 	DisableNotifications bool
-	// Layout selects the key layout (see Layout). The
-	// default, LayoutAuto, picks LayoutCluster for a *redis.ClusterClient
-	// and the syncguard-compatible LayoutSingle otherwise.
+	// Layout selects the key layout; LayoutAuto picks by the client.
 	Layout Layout
-	// ReplicaAck, when set, makes Acquire wait for replicas to acknowledge
-	// the lock and its fence (WAIT) before returning; see ReplicaAck.
+	// ReplicaAck makes Acquire wait for replicas to acknowledge the lock.
 	ReplicaAck ReplicaAck
-	// DisableCoalescing sends every script call on a round trip of its
-	// own. By default the calls of concurrent goroutines share pipelines
-	// (one write and one read for many calls, on both sides): a call that
-	// finds two round trips under way queues and goes out with the next
-	// one. A lone call goes out at once, with its own context, so a tracing
-	// hook (redisotel) sees it as usual; a shared pipeline is traced as one
-	// span under the context of the caller that sent it. An Acquire with
-	// ReplicaAck is never coalesced (its WAIT must follow its own write on
-	// its connection).
+	// DisableCoalescing sends every script call on a round trip of its own
+	// instead of sharing pipelines (docs/client-retries.md).
 	DisableCoalescing bool
-	// ResendWindow is how long a finished release is remembered (a
-	// tombstone of a few bytes at the lease's index key), so that a copy of
-	// a command that go-redis re-sent after losing its reply gets the first
-	// run's answer: a release re-sent after it ran is still a release, not
-	// a lost lease, and a late acquisition with a released lock id takes
-	// nothing. The default covers the client's retries, read from its
-	// options: MaxRetries x (ReadTimeout + MaxRetryBackoff) + 1 s, between
-	// 5 s and 2 min (docs/client-retries.md). Redis then holds one small
-	// key per lease released in the last window.
+	// ResendWindow is how long a finished release is remembered, so that a
+	// re-sent copy gets the first run's answer. The default covers the
+	// client's retries (docs/client-retries.md).
 	ResendWindow time.Duration
-	// FenceStripes, when N > 0, gives every lock key its fences from one
-	// of N persistent counters instead of a counter of its own, so Redis
-	// holds at most N fence counters whatever the number of distinct keys
-	// (DefaultFenceStripes is a good N). A key's fences
-	// still strictly increase and survive restarts, but they are no longer
-	// consecutive and not comparable with a TypeScript client's for the
-	// same key. 0, the default, keeps one counter per key, as the
-	// TypeScript library does. Use it wherever keys are unbounded
-	// (Idempotency-Key, a hash of a job's payload). At most
-	// MaxFenceStripes. In the cluster layout every instance on a prefix
-	// must use the same value (it picks the locks' hash tags).
+	// FenceStripes, when N > 0, gives every lock key its fences from one of N
+	// counters, for unbounded keys (docs/redis-keys.md). At most
+	// MaxFenceStripes.
 	FenceStripes int
-	// HandOffLocality is how long a hot lock may stay with the waiters of
-	// the Backend it came to while waiters of other processes queue:
-	// its releases then hand it to a waiter of their own
-	// Backend, one round trip per hand-off, where handing it to another
-	// process costs a message and a wake-up there; after that it goes on
-	// in queue order, so the processes take turns. A waiter that has
-	// queued for five times this is served in queue order whatever the
-	// lock's turn. Default DefaultHandOffLocality (10 ms); negative: strict
-	// queue order. It applies to the single layout.
+	// HandOffLocality is how long a hot lock may stay with this Backend's
+	// waiters; default DefaultHandOffLocality, negative for strict queue order
+	// (docs/waiting.md).
 	HandOffLocality time.Duration
-	// DisableConfigRecord stops New from recording the Backend's layout
-	// and FenceStripes under the prefix (ConfigKey), which
-	// it otherwise does once, for operator tools (syncguard reads them)
-	// and for admin.CheckRecordedConfig. Set it for a Backend that does not take
-	// the application's locks, such as one made only to run admin.Check or to
-	// read a prefix another program owns: its record would claim a
-	// configuration no instance uses.
+	// DisableConfigRecord stops New from recording the layout and
+	// FenceStripes under ConfigKey. Set it for a Backend that takes no
+	// application locks, such as one only for admin.Check.
 	DisableConfigRecord bool
 }
 
-// Backend is a lock.Backend on Redis. It is safe for concurrent use. It
-// also implements lock.IDBackend, so lock.Acquire and lock.Do wait in the
-// key's queue and a release hands them the lock instead of leaving them to
-// poll (see Join); Close ends the subscription that this
-// opens.
+// Backend is a lock.Backend and lock.IDBackend on Redis. It is safe for
+// concurrent use. Close ends the release subscription it opens.
 type Backend struct {
-	locals   lock.Locals // the keep-alive scheduler and election watchers of this Backend
+	locals   lock.Locals
 	client   redis.UniversalClient
 	prefix   string
 	idPrefix string // prefix + ":id:"
-	layout   Layout // LayoutSingle or LayoutCluster (layout.go)
+	layout   Layout
 	ack      ReplicaAck
 	cleanup  bool
 	log      *slog.Logger
-	notify   *notifier         // release notifications (notify.go)
-	sender   *transport.Sender // script calls, bounded by their contexts, coalesced (scripts.go)
-	// queueArg is the start of the queue keys, "<prefix>:queue:" (the lock
-	// key follows), boxed once for the scripts (queue.go).
-	queueArg any
-	// tombArg is the resend window in ms, boxed once (nonce.go).
-	tombArg any
-	// nonceBase and calls make the release calls' nonces (nonce.go).
-	nonceBase string
-	calls     atomic.Uint64
-	// channelArg is the notifier's hand-off channel, boxed once for the
-	// release script (release.go).
-	channelArg any
-	// ttlArg is the last TTL in ms an acquisition sent, boxed (ttlBox).
-	ttlArg atomic.Pointer[boxedMs]
-	// stripes is Options.FenceStripes (stripes.go); stripedArg its flag
-	// for acquire.lua.
-	stripes    int
-	stripedArg any
-	// quantum is Options.HandOffLocality with its default, 0 when off;
-	// localityArg is release.lua's locality bound (local.go).
-	quantum     time.Duration
+	notify   *notifier
+	sender   *transport.Sender
+	// The *Arg fields are script arguments, boxed once.
+	queueArg    any // "<prefix>:queue:"
+	tombArg     any // resend window in ms
+	nonceBase   string
+	calls       atomic.Uint64 // with nonceBase, makes release nonces
+	channelArg  any
+	ttlArg      atomic.Pointer[boxedMs] // the last TTL sent
+	stripes     int
+	stripedArg  any
+	quantum     time.Duration // HandOffLocality; 0 when off
 	localityArg any
 }
 
 var _ lock.Backend = (*Backend)(nil)
 
-// New returns a Backend on client: a *redis.Client, a failover (Sentinel)
-// client, a *redis.ClusterClient, or a wrapper embedding one. It returns
-// an error with lock.CodeInvalidArgument for a nil client, a *redis.Ring
-// (it moves keys between shards when one is marked down, so a lock could
-// be held twice and its fences restart), a bad prefix or an Options value
-// the client cannot serve (ReplicaAck needs a *redis.Client or a
-// *redis.ClusterClient). New sends one command, whose failure is not an
-// error: it records the Backend's layout and FenceStripes under the prefix
-// (one HSET on ConfigKey, waited for 200 ms at most, then left to finish in
-// the background; see Config and Options.DisableConfigRecord), so that
-// operator tools name the same keys and admin.CheckRecordedConfig can tell when
-// instances disagree. The release subscription is opened on the first
-// contended lock.Acquire; call Close to end it.
-//
-// New reads the client's options through its Options method, so a wrapper
-// embedding a go-redis client is judged as that client: for the Ring
-// check, LayoutAuto (LayoutCluster for a cluster client) and the default
-// Options.ResendWindow, and for which calls go-redis ends by their
-// deadlines itself (ContextTimeoutEnabled; see docs/client-retries.md). A
-// wrapper that hides the Options method (one embedding the
-// redis.UniversalClient interface, say) gets LayoutSingle from LayoutAuto
-// and a fixed default resend window, and only its calls without a deadline
-// go out from their callers' goroutines; set Options.Layout and
-// Options.ResendWindow for it.
+// New returns a Backend on client: a *redis.Client, a failover client, a
+// *redis.ClusterClient, or a wrapper embedding one. A nil client, a
+// *redis.Ring, a bad prefix or Options the client cannot serve are refused
+// with an InvalidArgument *lock.Error. New records the configuration under
+// ConfigKey (a failure is not an error). docs/client-retries.md says what
+// it reads of the client.
 func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 	if client == nil {
 		return nil, lockdriver.InvalidArgument("config", "nil redis client")
@@ -243,12 +164,8 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 	return b, nil
 }
 
-// validatePrefix checks Options.Prefix and returns it without trailing ':'
-// (DefaultPrefix when empty). The prefix must be in NFC and consist of
-// code points assigned in Go's Unicode tables (lockdriver.AllAssigned): the
-// TypeScript library derives the fence key from the NFC-normalised
-// "prefix:key" while the lock key keeps the raw prefix, so only with such
-// a prefix do both languages derive the same lock and fence keys.
+// validatePrefix checks Options.Prefix and returns it without trailing
+// ':' (docs/redis-keys.md).
 func validatePrefix(p string) (string, error) {
 	if p == "" {
 		return DefaultPrefix, nil
@@ -285,7 +202,7 @@ func (b *Backend) Capabilities() lock.Capabilities {
 	return lock.Capabilities{Backend: "redis", Fencing: true, TimeAuthority: "server"}
 }
 
-// keys validates a user key and returns its normalised form and the
+// lockKey validates a user key and returns its normalised form and the
 // lock key.
 func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	norm, err = lockdriver.NormalizeKey(key)
@@ -296,8 +213,6 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 		return "", "", lockdriver.InvalidArgument(op, `key must not begin with "id:", "fence:", "done:", "record:" or "queue:" (reserved for index, fence, done-marker, record and queue keys)`)
 	}
 	if norm == wire.ConfigKeyName {
-		// Only this one name: "config:..." keys are common, and only this
-		// one is the configuration record's (config.go).
 		return "", "", lockdriver.InvalidArgument(op, `key must not be "`+wire.ConfigKeyName+`" (the name of the backends' configuration record)`)
 	}
 	lockKey, err = wire.MakeStorageKey(b.keyPrefix(norm), norm, KeyBudget, KeyReserve)
@@ -307,10 +222,7 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 	return norm, lockKey, nil
 }
 
-// fenceKey returns the fence counter of a lock on norm (lockKey its lock
-// key): with FenceStripes, its stripe's (stripes.go); otherwise derived
-// from the lock key in two steps, as syncguard does: "<prefix>:fence:<lock
-// key>", hashed when too long.
+// fenceKey returns the fence counter of a lock on norm.
 func (b *Backend) fenceKey(norm, lockKey string) (string, error) {
 	if b.stripes > 0 {
 		return b.stripeKey(lockKey, b.stripe(norm)), nil

@@ -13,20 +13,13 @@
 //		return store.UpdateInvoice(ctx, 42, paid, l.Fence) // the store refuses older fences
 //	})
 //
-// New takes a *redis.Client, a failover (Sentinel) client or a
-// *redis.ClusterClient. It refuses a *redis.Ring, which moves keys between
-// shards. Every change is one Lua script, judged by the server's clock and
-// safe to run twice. Every call returns by its context's deadline.
+// Every change is one Lua script, safe to run twice; every call returns
+// by its context's deadline. The keys are the TypeScript syncguard
+// library's, so Go and Node services exclude each other.
 //
-// The keys and values are those of the TypeScript syncguard library. Go
-// and Node services on one prefix exclude each other on the same keys.
-//
-// What it does not guarantee: Redis replicates asynchronously. After a
-// failover a lock can vanish and a fence can be handed out twice, unless
-// Options.ReplicaAck waits for replicas. A jump of the server's clock
-// shortens or lengthens leases.
-//
-// The docs/ pages in the repository explain the rest: docs/redis-keys.md
-// the keys, docs/cluster.md Cluster, Sentinel and ReplicaAck,
-// docs/client-retries.md retries and deadlines, docs/waiting.md the queue.
+// Redis replicates asynchronously: after a failover a lock can vanish and
+// a fence repeat, unless Options.ReplicaAck waits for replicas. A jump of
+// the server's clock shortens or lengthens leases.
+// docs/redis-keys.md, docs/cluster.md, docs/client-retries.md and
+// docs/waiting.md explain the rest.
 package redisbackend

@@ -26,14 +26,10 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	var lockKey string
 	var cand *queueWaiter
 	if b.notify != nil && b.notify.sub != nil {
-		// A waiter of this Backend that the release hands the lock to is
-		// told from the reply, with no message (handoff.lua). Only this
-		// Backend's waiters queue under its channel; one closed since
-		// still hands its registered waiters what it is told.
+		// A waiter of this Backend is told from the reply, with no message.
 		own.channel = b.channelArg
 		if b.quantum > 0 {
-			// Locality (local.go): the bound, and the first waiter parked
-			// behind this lease.
+			// Locality (local.go).
 			var young bool
 			lockKey, young, cand = b.notify.candidate(id, b.quantum)
 			switch {
@@ -60,12 +56,8 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	return err
 }
 
-// released reads the reply of a release script: 1 released,
-// {1, lock id, fence, expiresAtMs} released and handed to a waiter of this
-// Backend, {2, fence} released and handed to another waiter, or the
-// not-held codes. A hand-off is told to the release's hooks
-// (lockdriver.HandedOver); granted is the lock id of a waiter of this Backend
-// that the reply handed the lock to, or "".
+// released reads the reply of a release script. granted is the lock id
+// of a waiter of this Backend that it handed the lock to, or "".
 func (b *Backend) released(ctx context.Context, op string, reply any) (granted string, err error) {
 	var n int64
 	switch r := reply.(type) {
@@ -100,8 +92,7 @@ func (b *Backend) released(ctx context.Context, op string, reply any) (granted s
 }
 
 // ownWaiters is what a release tells release.lua of its own Backend's
-// waiters (handoff.lua): the Backend's hand-off channel, the locality
-// bound and a candidate's queue entry; each nil or "" when not sent.
+// waiters; each nil or "" when not sent.
 type ownWaiters struct {
 	channel, bound any
 	cand           string
@@ -113,12 +104,8 @@ func (b *Backend) release(ctx context.Context, idKey, id string) *redis.Cmd {
 	return b.run(ctx, b.releaseCmd(idKey, id, ownWaiters{}))
 }
 
-// releaseCmd is the call of the release script of b's layout (release.lua
-// after index_swap.lua, or after index_read.lua in the cluster layout,
-// which reads the index before it writes) for lease id: KEYS index key;
-// ARGV lock id, tombstone ttl in ms, a nonce of this call, the start of
-// the queue keys, then what own holds (each ARGV costs the script, so a
-// release nobody waits on sends four).
+// releaseCmd is the release script's call: KEYS index key; ARGV lock id,
+// tombstone ttl in ms, nonce, queue key start, then what own holds.
 func (b *Backend) releaseCmd(idKey, id string, own ownWaiters) scriptCmd {
 	s := releaseScript
 	if b.layout == LayoutCluster {
@@ -135,12 +122,8 @@ func (b *Backend) releaseCmd(idKey, id string, own ownWaiters) scriptCmd {
 	return s.cmd(1, idKey, id, b.tombArg, b.nonce(), b.queueArg, own.channel, own.bound, own.cand)
 }
 
-// releaseAbandoned releases lease id, which the caller will not hand out
-// (an acquisition whose outcome cannot be used), on a context of its own,
-// so that the lock does not stay behind until its TTL. It tries for up to
-// ttl, the lease's TTL, after which the lock is gone anyway: a server that
-// stalled runs the release when it resumes, and whichever of the two runs
-// first, nothing stays locked (release_lock.lua retires the id).
+// releaseAbandoned releases lease id, which the caller will not hand out,
+// in the background for up to ttl, after which the lock is gone anyway.
 func (b *Backend) releaseAbandoned(ctx context.Context, idKey, id string, ttl time.Duration) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(ttl, lockdriver.DefaultReleaseTimeout))
 	defer cancel()

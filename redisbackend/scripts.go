@@ -8,16 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts, one per operation. Each is the plain concatenation of
-// files of scripts/, in the order newScript gets them: prelude.lua (the
-// contract's constants and the helpers nearly every script calls; each
-// helper is a closure made on every run), lib.lua
-// where the script needs the helpers off the hot paths, and the script's
-// own files. What Redis runs is that text, unchanged. A script is sent by
-// EVALSHA and, when the server answers NOSCRIPT (a restart, a failover,
-// SCRIPT FLUSH), sent again as EVAL, which loads it: what redis.Script
-// does, in one command line that concurrent calls can share a pipeline
-// with (run).
+// The Lua scripts, one per operation, each the concatenation of files of
+// scripts/ (docs/client-retries.md, "How scripts run").
 var (
 	acquireScript     = newScript("prelude", "lib", "acquire")
 	acquireSlotScript = newScript("prelude", "lib", "acquire_slot")
@@ -41,9 +33,9 @@ var scriptFiles embed.FS
 
 // script is one Lua script with its hash and source boxed once.
 type script struct {
-	*redis.Script     // Hash and Load, for pipelines that build their own commands
-	hashArg       any // the SHA1, as EVALSHA's first argument
-	srcArg        any // the source, for EVAL after NOSCRIPT
+	*redis.Script
+	hashArg any
+	srcArg  any
 }
 
 // newScript returns the script made of the files scripts/<name>.lua, in
@@ -76,11 +68,7 @@ type scriptCmd struct {
 	args []any
 }
 
-// cmd is the call of s with nKeys keys, the first values of vals, and
-// ARGV, the rest: "EVALSHA <hash> <nKeys> <vals...>", in one allocation.
-// Each script's calls are made by one method of Backend, beside its use,
-// named after the script (acquireCmd, releaseCmd, ...), which says its
-// KEYS and ARGV.
+// cmd is "EVALSHA <hash> <nKeys> <vals...>", in one allocation.
 func (s *script) cmd(nKeys int, vals ...any) scriptCmd {
 	a := make([]any, 3+len(vals))
 	a[0], a[1], a[2] = evalshaArg, s.hashArg, nKeys
@@ -88,10 +76,7 @@ func (s *script) cmd(nKeys int, vals ...any) scriptCmd {
 	return scriptCmd{s: s, args: a}
 }
 
-// run sends c and returns its reply. The calls of concurrent goroutines
-// share pipelines (Options.DisableCoalescing, internal/transport). A
-// server that lost its script cache answers NOSCRIPT; the command is then
-// sent again as EVAL, which loads the script.
+// run sends c and returns its reply, sending EVAL after NOSCRIPT.
 func (b *Backend) run(ctx context.Context, c scriptCmd) *redis.Cmd {
 	cmd := b.send(ctx, c.args)
 	// (HasErrorPrefix allocates even for a nil error.)
@@ -111,8 +96,7 @@ func (b *Backend) send(ctx context.Context, args []any) *redis.Cmd {
 		cmd.SetFirstKeyPos(3) // cluster routing: the first key picks the slot
 	}
 	if err := b.sender.Do(ctx, cmd); err != nil {
-		// The command may still be answered in the background: hand the
-		// caller a command of its own.
+		// The command may still be answered: give the caller its own.
 		cmd = redis.NewCmd(ctx)
 		cmd.SetErr(err)
 	}

@@ -1,20 +1,13 @@
-// Echo shows echolock guarding Echo v4 routes: plain locks on the order
-// id in the path, and replay mode on the Idempotency-Key of the user who
-// sends it. The user comes from the authentication middleware,
-// demohttp.Authenticate, never from a header the client chooses. Every
-// request is alice's unless said otherwise.
+// Echo shows echolock guarding Echo v4 routes, as alice unless said
+// otherwise:
 //
-//  1. No wait, on POST /orders/:id/pay: of 10 identical requests at once,
-//     one is served and 9 get 409 Conflict with Retry-After. Then 3 more,
-//     one after the other, are served under strictly higher fences.
-//  2. Waiting, on PATCH /orders/:id with Config.Wait: 5 concurrent
-//     requests are all served, one at a time, under increasing fences.
-//  3. Replay, on POST /orders: the first request runs (201), 3 retries
-//     get its response back, and the same key with another body gets 422.
+//  1. No wait: of 10 identical requests, one is served, 9 get 409.
+//  2. Config.Wait: 5 concurrent requests are served one at a time.
+//  3. Replay: 3 retries get the first response; another body gets 422;
 //     bob's request with alice's key runs as his own.
 //
-// It runs on an embedded Redis by default, or on REDIS_URL under a random
-// prefix. It exits non-zero when the library misbehaves.
+// It runs on an embedded Redis, or on REDIS_URL under a random prefix, and
+// exits non-zero when the library misbehaves.
 //
 //	make demo        # or: go run ./examples/echo
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/echo
@@ -41,16 +34,16 @@ import (
 )
 
 const (
-	burst      = 10                     // concurrent duplicates in part 1
-	sequential = 3                      // duplicates one after the other in part 1
-	waiters    = 5                      // concurrent requests in part 2
-	work       = 200 * time.Millisecond // how long a handler takes
-	ttl        = 10 * time.Second       // lease TTL, kept alive while a handler runs
-	wait       = 3 * time.Second        // part 2's wait for a busy key
-	retries    = 3                      // part 3's retries
-	idemKey    = `"order-7-attempt-1"`  // part 3's Idempotency-Key (an sf-string, as the IETF draft has it)
-	user       = "alice"                // who sends every request, unless said otherwise
-	other      = "bob"                  // who sends alice's key and body in part 3
+	burst      = 10 // concurrent duplicates in part 1
+	sequential = 3  // sequential duplicates in part 1
+	waiters    = 5  // concurrent requests in part 2
+	work       = 200 * time.Millisecond
+	ttl        = 10 * time.Second
+	wait       = 3 * time.Second // part 2's wait for a busy key
+	retries    = 3
+	idemKey    = `"order-7-attempt-1"` // an sf-string
+	user       = "alice"
+	other      = "bob"
 )
 
 func main() { demorun.Main("echo demo", demo) }
@@ -62,9 +55,7 @@ type result struct {
 	Fence lock.Fence `json:"fence"`
 }
 
-// authUser is the scope of part 3's keys: the user demohttp.Authenticate
-// established (echo.WrapMiddleware hands its request, context and all, to
-// the echo.Context), never a header the client chooses.
+// authUser is the scope of part 3's keys: the authenticated user.
 func authUser(c echo.Context) (string, error) { return demohttp.User(c.Request()) }
 
 // handlerLog records what the handlers saw.
@@ -74,8 +65,7 @@ type handlerLog struct {
 	running    int
 	maxRunning int // most handlers running at once
 
-	// burst, when set, keeps the burst's winner in its handler until its
-	// duplicates have been answered, however loaded the machine.
+	// burst holds the winner until its duplicates are answered.
 	burst *demohttp.Burst
 }
 
@@ -133,7 +123,7 @@ func demo(ctx context.Context, env *demorun.Env) error {
 // server is the Echo app of the demo on a local listener, with what its
 // handlers saw.
 type server struct {
-	*httptest.Server // a real listener on 127.0.0.1; in production, e.Start(addr)
+	*httptest.Server // in production, e.Start(addr)
 
 	pays, patches handlerLog // parts 1 and 2
 
@@ -146,24 +136,17 @@ func newServer(backend lock.Backend) *server {
 	s := &server{pays: handlerLog{burst: demohttp.NewBurst(burst, 2*time.Second)}}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	// The authentication middleware in front of every route: a request
-	// without "Authorization: Bearer <user>" is answered 401 here.
+	// Authentication in front of every route.
 	e.Use(echo.WrapMiddleware(demohttp.Authenticate))
-	// One request at a time per order, a busy order answered 409 at once:
-	// the middleware sets Retry-After and returns an *echo.HTTPError that
-	// e.HTTPErrorHandler renders. (echolock.New(backend,
-	// echolock.FromParam("id")) is the same with the default 30s TTL.)
+	// One request at a time per order, a busy order answered 409 at once
+	// through e.HTTPErrorHandler.
 	e.POST("/orders/:id/pay", s.pays.handler, echolock.NewWithConfig(echolock.Config{
 		Backend:      backend,
 		KeyExtractor: echolock.FromParam("id"),
 		TTL:          ttl,
 	}))
-	// One request at a time per order, a busy order waited for. KeyLookup
-	// names the key in the syntax of Echo's extractors ("param:id" reads
-	// what echolock.FromParam("id") does). The prefix keeps these keys
-	// apart from the pay route's. Order ids are a bounded key space, so one
-	// fence counter per key is fine here; for an Idempotency-Key per
-	// request, see examples/nethttp (striped fence counters).
+	// One request at a time per order, a busy order waited for. The
+	// prefix keeps these keys apart from the pay route's.
 	e.PATCH("/orders/:id", s.patches.handler, echolock.NewWithConfig(echolock.Config{
 		Backend:   backend,
 		KeyLookup: "param:id",
@@ -171,14 +154,9 @@ func newServer(backend lock.Backend) *server {
 		TTL:       ttl,
 		Wait:      wait,
 	}))
-	// Replay: the first response per user and Idempotency-Key is stored
-	// (for DefaultReplayTTL, 24h) and replayed to that user's retries; a key
-	// reused with another request is answered 422. Scope puts the
-	// authenticated user into every key: alice's key "order-7-attempt-1"
-	// and bob's are two keys, two locks and two stored responses (replay
-	// without a Scope is a configuration error; Unscoped is for public
-	// endpoints only). Idempotency keys are unbounded: in production, give
-	// the backend striped fence counters, as examples/nethttp does.
+	// Replay: the first response per user and Idempotency-Key is replayed
+	// to that user's retries. Idempotency keys are unbounded: in
+	// production, use striped fence counters, as examples/nethttp does.
 	e.POST("/orders", s.createOrder, echolock.NewWithConfig(echolock.Config{
 		Backend:   backend,
 		KeyLookup: "idempotency:Idempotency-Key", // the IETF draft's Idempotency-Key syntax

@@ -1,29 +1,14 @@
-// Nethttp shows httplock in replay mode guarding a net/http route. POST
-// /orders/{id}/pay is locked on the Idempotency-Key of the user who sends
-// it, and its first response is stored. So a payment runs once however
-// many times the client sends it, and a user is only served their own
-// responses.
+// Nethttp shows httplock guarding net/http routes; docs/http.md tells
+// what each part shows.
 //
-// The user comes from the authentication middleware in front of the
-// routes, demohttp.Authenticate, never from a header the client chooses.
-// Every request is alice's unless said otherwise.
+//  1. A burst of 10 identical payments: one runs, 9 get 409.
+//  2. Three retries get the first response back, replayed.
+//  3. The key with another body: 422. Bob's payment with alice's key runs.
+//  4. At most 3 exports per user: of 10 at once, 7 get 429.
+//  5. The same on a route that waits for a slot: all 10 are served.
 //
-//  1. A burst: 10 identical requests at once. One runs (201); the other 9
-//     get 409 Conflict with Retry-After.
-//  2. Three retries, one after the other: each gets the first response
-//     back, Idempotent-Replayed, without running the handler.
-//  3. The same key with another body: 422. Then bob sends alice's key and
-//     body: the key is his own, so his payment runs.
-//  4. At most 3 exports per user, with httplock.WithLimit(3): of 10 at
-//     once, 3 run and 7 get 429 Too Many Requests.
-//  5. The same burst on a route that waits for a slot: all 10 are served,
-//     never more than 3 at once.
-//
-// An Idempotency-Key per request makes the key space unbounded, so the
-// backend has striped fence counters.
-//
-// It runs on an embedded Redis by default, or on REDIS_URL under a random
-// prefix. It exits non-zero when the library misbehaves.
+// It runs on an embedded Redis, or on REDIS_URL under a random prefix, and
+// exits non-zero when the library misbehaves.
 //
 //	make demo        # or: go run ./examples/nethttp
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/nethttp
@@ -50,20 +35,20 @@ import (
 )
 
 const (
-	burst     = 10                     // concurrent duplicates in part 1
-	retries   = 3                      // retries one after the other in part 2
-	work      = 200 * time.Millisecond // how long the handler takes
-	ttl       = 10 * time.Second       // lease TTL, kept alive while the handler runs
-	replayTTL = time.Hour              // how long the first response is replayed
-	idemKey   = `"pay-42-attempt-1"`   // the Idempotency-Key of every request, an sf-string
-	body      = `{"amount":"12.50"}`   // the payment every request asks for
-	user      = "alice"                // who sends every request, unless said otherwise
-	other     = "bob"                  // who sends alice's key and body in part 3
+	burst     = 10 // concurrent duplicates in part 1
+	retries   = 3  // sequential retries in part 2
+	work      = 200 * time.Millisecond
+	ttl       = 10 * time.Second
+	replayTTL = time.Hour
+	idemKey   = `"pay-42-attempt-1"` // an sf-string
+	body      = `{"amount":"12.50"}`
+	user      = "alice"
+	other     = "bob" // sends alice's key and body in part 3
 
-	exports     = 10                    // concurrent exports of one user in parts 4 and 5
-	exportLimit = 3                     // at most this many exports per user at once
-	exportWork  = 50 * time.Millisecond // how long an export takes in part 5
-	exportWait  = 10 * time.Second      // how long an export waits for a slot in part 5
+	exports     = 10 // concurrent exports of one user
+	exportLimit = 3
+	exportWork  = 50 * time.Millisecond
+	exportWait  = 10 * time.Second // for a slot in part 5
 )
 
 func main() { demorun.Main("nethttp demo", demo) }
@@ -110,29 +95,26 @@ func demo(ctx context.Context, env *demorun.Env) error {
 // payServer serves POST /orders/{id}/pay behind authentication and
 // httplock in replay mode, and keeps the runs of its handler.
 type payServer struct {
-	*httptest.Server // a real listener on 127.0.0.1; in production, http.ListenAndServe
+	*httptest.Server // in production, http.ListenAndServe
 
-	// burst keeps part 1's winner in its handler until its duplicates have
-	// been answered, however loaded the machine.
+	// burst holds part 1's winner until its duplicates are answered.
 	burst *demohttp.Burst
 
 	mu   sync.Mutex
-	runs []run // as the handler saw them
+	runs []run
 }
 
 // newPayServer starts the payment route on a local server.
 func newPayServer(backend lock.Backend) (*payServer, error) {
 	// One request at a time per route, user and Idempotency-Key; the first
-	// response is replayed to that user's retries for an hour. alice's and
-	// bob's "pay-42-attempt-1" are two keys. To lock per order instead, use
+	// response is replayed for an hour. To lock per order, use
 	// httplock.FromPathValue("id").
 	mw, err := httplock.New(backend,
 		httplock.WithKeyFunc(httplock.FromIdempotencyKey()), // the IETF draft's Idempotency-Key syntax
 		httplock.WithScope(demohttp.User),                   // the authenticated user, never a header the client chooses
 		httplock.WithTTL(ttl),
 		httplock.WithReplay(replayTTL),
-		// No WithWait: a busy key is answered 409 at once. With a wait,
-		// the duplicates would get the first response when it is stored.
+		// No WithWait: a busy key is answered 409 at once.
 	)
 	if err != nil {
 		return nil, err
@@ -140,8 +122,7 @@ func newPayServer(backend lock.Backend) (*payServer, error) {
 	s := &payServer{burst: demohttp.NewBurst(burst, 2*time.Second)}
 	mux := http.NewServeMux()
 	mux.Handle("POST /orders/{id}/pay", mw(http.HandlerFunc(s.pay)))
-	// The authentication middleware goes in front of every route (and so
-	// of the lock, which reads the user it established).
+	// Authentication goes in front of the lock, which reads the user.
 	s.Server = httptest.NewServer(demohttp.Authenticate(mux))
 	return s, nil
 }
@@ -236,8 +217,7 @@ func (s *payServer) checkRuns(w io.Writer) error {
 type exportServer struct {
 	*httptest.Server
 
-	// burst keeps part 4's winners in their handlers until the others have
-	// been answered, however loaded the machine.
+	// burst holds part 4's winners until the others are answered.
 	burst       *demohttp.Burst
 	now, queued demohttp.Gauge // the handlers running at once on each route
 }
@@ -256,8 +236,7 @@ func newExportServer(backend lock.Backend) (*exportServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Waits for a slot instead. A limit leaves the route out of its key:
-	// this route and POST /exports share each user's 3 slots.
+	// Waits for a slot instead; both routes share each user's 3 slots.
 	queued, err := limited(httplock.WithWait(exportWait))
 	if err != nil {
 		return nil, err

@@ -6,19 +6,12 @@
 //     wakes up and writes anyway; the register rejects the write because
 //     its fence is older than that of the worker that took the lock next.
 //
-// It needs no set-up: by default it runs on an embedded Redis (miniredis).
+// It runs on an embedded Redis, or on REDIS_URL under a random prefix
+// (only the fence counter stays there), and exits non-zero when the
+// library misbehaves.
 //
 //	make demo        # or: go run ./examples/quickstart
-//
-// To use a real Redis server instead, set REDIS_URL. All keys go under a
-// random prefix (quickstart:<hex>); the locks are released or expire, and
-// only the fence counter stays, as fence counters must. Nothing else on the
-// server is touched.
-//
 //	REDIS_URL=redis://localhost:6379/0 go run ./examples/quickstart
-//
-// It exits non-zero when the library misbehaves, such as when the stale
-// write is accepted.
 package main
 
 import (
@@ -81,7 +74,7 @@ func oneAtATime(ctx context.Context, w io.Writer, b lock.Backend, reg *Register)
 		"%d workers race to mark %s paid. lock.Do lets one in and retries the others\n"+
 		"with backoff; each holder reads the register and writes with its lease's fence.\n", workers, key)
 	var (
-		mu   sync.Mutex // guards w and errs: the workers are goroutines
+		mu   sync.Mutex // guards w and errs
 		errs []error
 		wg   sync.WaitGroup
 	)
@@ -96,7 +89,7 @@ func oneAtATime(ctx context.Context, w io.Writer, b lock.Backend, reg *Register)
 				mu.Lock()
 				fmt.Fprintf(w, "%s acquired fence %s -> write accepted (previous: %q)\n", name, l.Fence, prev)
 				mu.Unlock()
-				time.Sleep(20 * time.Millisecond) // hold the lock a moment, so the others must wait
+				time.Sleep(20 * time.Millisecond) // so the others must wait
 				return nil
 			}, opts...)
 			if err != nil {

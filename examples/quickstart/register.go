@@ -9,21 +9,13 @@ import (
 )
 
 // ErrStaleFence is returned (wrapped) by [Register.Write] when the write's
-// fence is not newer than the newest fence the register has accepted for
-// the key: the writer's lease ended and someone else has held the lock
-// since, so its write must not land.
+// fence is not newer than the newest the register accepted for the key.
 var ErrStaleFence = errors.New("stale fence")
 
-// Register is a fenced key-value store: the resource side of a lock with
-// fencing tokens, standing in for a database. Every write carries the
-// writer's lock.Fence. The Register keeps the highest fence it accepted per
-// key and refuses anything not higher. So a holder that paused past its
-// lease is refused, whatever the timing.
-//
-// In a real store the check and the write must be one atomic step, such as
-// UPDATE ... WHERE fence < $1; here a mutex does that job.
-//
-// Register is safe for concurrent use.
+// Register is a fenced key-value store standing in for a database: it
+// refuses a write whose fence is not higher than the key's highest. In a
+// real store the check and the write are one atomic step, such as
+// UPDATE ... WHERE fence < $1. Register is safe for concurrent use.
 type Register struct {
 	mu       sync.Mutex
 	entries  map[string]entry
@@ -45,10 +37,8 @@ func NewRegister() *Register {
 // accepted for key so far; otherwise it stores nothing and returns an
 // error matching [ErrStaleFence].
 //
-// Equal fences are refused too, so each lease writes a key at most once.
-// A holder that must write several times under one lease can accept
-// fence >= highest instead: an equal fence can only come from the same
-// lease.
+// Equal fences are refused too; a store can accept them to let one lease
+// write several times.
 func (r *Register) Write(key string, fence lock.Fence, value string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

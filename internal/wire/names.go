@@ -21,18 +21,16 @@ const TagLen = 3
 // configuration record. The user key of that name is refused.
 const ConfigKeyName = SegConfig + ":backend"
 
-// ReservedPrefixSegment reports whether seg may not be a ':'-separated
-// segment of a key prefix, so that no lock key overlaps another key's name.
+// ReservedPrefixSegment reports whether seg may not be a segment of a key
+// prefix.
 func ReservedPrefixSegment(seg string) bool {
 	return seg == SegConfig || slices.Contains(ReservedSegments, seg)
 }
 
-// TagPrefix returns the start of every key of a lock whose hash tag is tag
-// in the cluster layout: "<prefix>:{<tag>}".
+// TagPrefix returns "<prefix>:{<tag>}", the start of a cluster lock's keys.
 func TagPrefix(prefix, tag string) string { return prefix + ":{" + tag + "}" }
 
-// CutTagPrefix splits the name of a cluster-layout key,
-// "<prefix>:{T}:<rest>", into its tag prefix "<prefix>:{T}" and rest.
+// CutTagPrefix splits "<prefix>:{T}:<rest>" into "<prefix>:{T}" and rest.
 func CutTagPrefix(prefix, name string) (tagPrefix, rest string, ok bool) {
 	rest, ok = strings.CutPrefix(name, prefix+":")
 	if !ok || len(rest) < TagLen+3 || rest[0] != '{' || rest[TagLen+1] != '}' || rest[TagLen+2] != ':' {
@@ -41,56 +39,48 @@ func CutTagPrefix(prefix, name string) (tagPrefix, rest string, ok bool) {
 	return name[:len(prefix)+TagLen+3], rest[TagLen+3:], true
 }
 
-// IndexPrefix returns the start of the index keys under tagPrefix:
-// "<tag prefix>:id:".
+// IndexPrefix returns "<tag prefix>:id:".
 func IndexPrefix(tagPrefix string) string { return tagPrefix + ":" + SegID + ":" }
 
 // IndexKey returns a lease's index key, "<tag prefix>:id:<lock id>".
 func IndexKey(tagPrefix, lockID string) string { return tagPrefix + ":" + SegID + ":" + lockID }
 
 // ClusterIndexKey returns the index key of a lock id in the cluster
-// layout, where the id begins with its lock's hash tag.
+// layout.
 func ClusterIndexKey(prefix, lockID string) string {
 	return prefix + ":{" + lockID[:TagLen] + "}:" + SegID + ":" + lockID
 }
 
-// FenceKey returns the fence counter of the lock key lockKey,
-// "<tag prefix>:fence:<lock key>", hashed when over the budget.
+// FenceKey returns "<tag prefix>:fence:<lock key>", hashed when too long.
 func FenceKey(tagPrefix, lockKey string) (string, error) {
 	if len(tagPrefix)+len(SegFence)+2+len(lockKey) <= KeyBudget-KeyReserve {
-		// MakeStorageKey's result without hashing, in one allocation.
+		// One allocation.
 		return tagPrefix + ":" + SegFence + ":" + lockKey, nil
 	}
 	return MakeStorageKey(tagPrefix, SegFence+":"+lockKey, KeyBudget, KeyReserve)
 }
 
-// StripeKey returns the counter of fence stripe i, "<tag prefix>:fence::<i>".
-// No per-key fence key can take that name: every lock key begins with the
-// prefix, never with ':'.
+// StripeKey returns "<tag prefix>:fence::<i>", which no lock key's fence
+// key can be.
 func StripeKey(tagPrefix string, i int) string {
 	return tagPrefix + ":" + SegFence + "::" + strconv.Itoa(i)
 }
 
-// IsStripe reports whether a fence key's name after its tag prefix and ':'
-// names a stripe's counter rather than a key's own.
+// IsStripe reports whether a fence key's name names a stripe's counter.
 func IsStripe(rest string) bool { return strings.HasPrefix(rest, SegFence+"::") }
 
-// DoneKey returns the done marker's key of the lock key lockKey,
-// "<tag prefix>:done:<lock key>", hashed when too long.
+// DoneKey returns "<tag prefix>:done:<lock key>", hashed when too long.
 func DoneKey(tagPrefix, lockKey string) (string, error) {
 	return MakeStorageKey(tagPrefix, SegDone+":"+lockKey, KeyBudget, KeyReserve)
 }
 
-// RecordKey returns the key of the record stored for the lock key lockKey,
-// "<tag prefix>:record:<lock key>", hashed when too long.
+// RecordKey returns "<tag prefix>:record:<lock key>", hashed when too long.
 func RecordKey(tagPrefix, lockKey string) (string, error) {
 	return MakeStorageKey(tagPrefix, SegRecord+":"+lockKey, KeyBudget, KeyReserve)
 }
 
-// QueuePrefix returns the start of the waiter queues' names under prefix,
-// "<prefix>:queue:", in both layouts.
+// QueuePrefix returns "<prefix>:queue:", in both layouts.
 func QueuePrefix(prefix string) string { return prefix + ":" + SegQueue + ":" }
 
-// QueueKey returns the waiter queue of the lock key lockKey,
-// "<prefix>:queue:<lock key>".
+// QueueKey returns "<prefix>:queue:<lock key>".
 func QueueKey(prefix, lockKey string) string { return prefix + ":" + SegQueue + ":" + lockKey }

@@ -13,27 +13,20 @@ import (
 
 // Defaults of New.
 const (
-	// DefaultPrefix namespaces every key unless WithPrefix says otherwise,
-	// so job locks never share keys with other users of the backend.
+	// DefaultPrefix namespaces every key unless WithPrefix says otherwise.
 	DefaultPrefix = "asynq:"
-	// DefaultTTL is the lease duration when WithTTL is not given. It
-	// bounds how long a crashed worker blocks the key, not how long a task
-	// may take.
+	// DefaultTTL is the lease duration when WithTTL is not given.
 	DefaultTTL = lockdriver.DefaultTTL
-	// MinTTL is the shortest lease accepted: the backend counts in
-	// milliseconds and the heartbeat runs every TTL/3.
+	// MinTTL is the shortest lease accepted.
 	MinTTL = 3 * time.Millisecond
-	// MaxPrefixBytes is the longest prefix accepted. It leaves the default
-	// key function room for its hashed form within lockdriver.MaxKeyBytes.
+	// MaxPrefixBytes is the longest prefix accepted.
 	MaxPrefixBytes = 256
-	// ReleaseTimeout bounds the release after the handler returns. The
-	// release has a context of its own, so a cancelled task frees its key.
+	// ReleaseTimeout bounds the release after the handler returns.
 	ReleaseTimeout = lockdriver.DefaultReleaseTimeout
 )
 
-// KeyFunc derives the lock key of a task from the task and its context.
-// The prefixed key must be a valid lock key. An error, or an invalid key,
-// fails the task with ErrInvalidKey and asynq.SkipRetry.
+// KeyFunc derives the lock key of a task. An error or an invalid key
+// fails the task with ErrInvalidKey.
 type KeyFunc func(ctx context.Context, t *asynq.Task) (string, error)
 
 // Policy says what happens to a task whose key is busy.
@@ -41,9 +34,8 @@ type Policy int
 
 // The policies.
 const (
-	// Requeue, the default, fails the task with a *DuplicateError, so
-	// asynq retries it. Set IsFailure and RetryDelay in asynq.Config, so
-	// the retry is no failure and comes when the holder's lease ends.
+	// Requeue, the default, fails the task with a *DuplicateError, so asynq
+	// retries it.
 	Requeue Policy = iota
 	// Drop removes the task: its error also matches asynq.RevokeTask.
 	Drop
@@ -84,49 +76,40 @@ type config struct {
 	lockOpts  []lock.Option
 }
 
-// WithKeyFunc sets how the lock key is derived from a task. The default
-// is DefaultKey, or TypeKey with WithLimit. Tasks with the same key never
-// run at once, or never more than n with WithLimit.
+// WithKeyFunc sets how the lock key is derived from a task: DefaultKey by
+// default, or TypeKey with WithLimit.
 func WithKeyFunc(f KeyFunc) Option {
 	return optionFunc(func(c *config) { c.keyFunc = f })
 }
 
-// WithPrefix sets the namespace prepended to every key: DefaultPrefix by
-// default, DefaultLimitPrefix with WithLimit, "" for none. It may be at
-// most MaxPrefixBytes long.
+// WithPrefix sets the namespace prepended to every key.
 func WithPrefix(ns string) Option {
 	return optionFunc(func(c *config) { c.prefix, c.prefixSet = ns, true })
 }
 
-// WithTTL sets the lease duration, DefaultTTL by default and at least
-// MinTTL. The lease is extended every TTL/3 while the handler runs.
+// WithTTL sets the lease duration, DefaultTTL by default.
 func WithTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.ttl = d })
 }
 
-// WithPolicy sets what happens to a task whose key is busy: Requeue by
-// default.
+// WithPolicy sets what happens to a task whose key is busy.
 func WithPolicy(p Policy) Option {
 	return optionFunc(func(c *config) { c.policy = p })
 }
 
-// WithDoneTTL marks a key done for d after a successful run, atomically
-// with the release. A task with the same key arriving within d is dropped.
-// 0, the default, turns it off. The backend must be a lock.Recorder.
+// WithDoneTTL marks a key done for d after a successful run: a task with
+// the key arriving within d is dropped. It needs a lock.Recorder.
 func WithDoneTTL(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.doneTTL = d })
 }
 
-// WithReleaseErrorHandler sets the function told about a failed release,
-// as lock.WithReleaseErrorHandler does. The lease then ends at its TTL,
-// with no done marker.
+// WithReleaseErrorHandler sets the function told about a failed release.
 func WithReleaseErrorHandler(f func(l lock.Lease, err error)) Option {
 	return optionFunc(func(c *config) { c.onRelease = f })
 }
 
-// WithLockOptions passes options to lock.Do, such as lock.WithWait to wait
-// for a busy key instead of applying the policy at once. The Guard's own
-// settings win over the same ones given here.
+// WithLockOptions passes options to lock.Do, such as lock.WithWait. The
+// Guard's own settings win.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }

@@ -10,25 +10,17 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// ErrInvalidKey is matched by the error of a task whose key could not be
-// derived or is not a valid lock key. That error also matches
-// asynq.SkipRetry, so asynq archives the task. Nothing was sent to the
-// store.
+// ErrInvalidKey is matched by the error of a task whose key is invalid;
+// that error also matches asynq.SkipRetry.
 var ErrInvalidKey = errors.New("asynqlock: invalid lock key")
 
-// DuplicateError is the error of a task that did not run because of
-// another task with the same key: its key was busy, or carried a done
-// marker.
-//
-// Under policy Requeue asynq retries a busy duplicate. Under policy Drop,
-// and whenever Done is true, the error also matches asynq.RevokeTask, so
-// asynq deletes the task. IsDuplicate tells it apart in an ErrorHandler.
+// DuplicateError is the error of a task that did not run because its key
+// was busy or done. Under policy Drop, and when Done, it also matches
+// asynq.RevokeTask.
 type DuplicateError struct {
-	// ExpiresAt is when the holder's lease expires unless extended, by the
-	// backend's clock, or an estimate. Zero when Done.
+	// ExpiresAt is when the holder's lease expires, or an estimate.
 	ExpiresAt time.Time
-	// Done is true when the key carried a done marker: a task with this
-	// key already succeeded within the done TTL.
+	// Done is true when a task with this key already succeeded.
 	Done bool
 	// Dropped is true when the task is removed rather than retried.
 	Dropped bool
@@ -51,7 +43,7 @@ func (e *DuplicateError) Error() string {
 }
 
 // Unwrap returns lock.ErrLocked for a busy key and asynq.RevokeTask when
-// the task is dropped, so errors.Is matches either.
+// the task is dropped.
 func (e *DuplicateError) Unwrap() []error { return notRun(!e.Done, e.Dropped) }
 
 // notRun is what the error of a task the Guard did not run matches.
@@ -73,19 +65,15 @@ func dropped(err error) bool {
 	return errors.As(err, &d) && d.Dropped || errors.As(err, &l) && l.Dropped
 }
 
-// LimitError is the error of a task that did not run because every slot
-// of its key's limit was taken, and none freed while it waited.
-//
-// Under policy Requeue asynq retries the task. Under policy Drop the error
-// also matches asynq.RevokeTask, so asynq deletes the task. It always
-// matches lock.ErrLocked.
+// LimitError is the error of a task that found every slot of its key's
+// limit taken. It matches lock.ErrLocked, and asynq.RevokeTask under
+// policy Drop.
 type LimitError struct {
-	// Limit is the Guard's n: how many tasks with the key may run at once.
+	// Limit is the Guard's n.
 	Limit int
-	// ExpiresAt is the earliest expiry among the leases holding the
-	// slots, by the backend's clock, or an estimate.
+	// ExpiresAt is the earliest expiry among the slots' leases.
 	ExpiresAt time.Time
-	// Waited is how long the task waited for a slot before giving up.
+	// Waited is how long the task waited for a slot.
 	Waited time.Duration
 	// Dropped is true when the task is removed rather than retried.
 	Dropped bool
@@ -104,8 +92,7 @@ func (e *LimitError) Error() string {
 	return s + "; requeued"
 }
 
-// Unwrap returns lock.ErrLocked, and asynq.RevokeTask when the task is
-// dropped, so errors.Is matches either.
+// Unwrap returns lock.ErrLocked, and asynq.RevokeTask when dropped.
 func (e *LimitError) Unwrap() []error { return notRun(true, e.Dropped) }
 
 // IsLimited reports whether err wraps a *LimitError.
@@ -121,9 +108,7 @@ func IsDuplicate(err error) bool {
 }
 
 // IsFailure is an asynq.Config.IsFailure function: a *DuplicateError and
-// a *LimitError are not failures, any other non-nil error is. asynq counts
-// no retry for a non-failure, so a requeued task is never archived for
-// running out of retries.
+// a *LimitError are not failures, so a requeued task uses no retries.
 func IsFailure(err error) bool {
 	return err != nil && !IsDuplicate(err) && !IsLimited(err)
 }

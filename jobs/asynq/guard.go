@@ -37,11 +37,8 @@ type Guard struct {
 // until the wait ends, at most lockdriver.QueuedPollInterval apart.
 var untilLimitWaitEnds = lock.Retry{MaxRetries: math.MaxInt32, MaxDelay: lockdriver.QueuedPollInterval}
 
-// New returns a Guard that locks tasks on b. It returns a *lock.Error with
-// lock.CodeInvalidArgument for a nil backend or a bad option. That includes
-// WithDoneTTL on a backend that is not a lock.Recorder, WithLimit on one
-// that is not a lock.IDBackend (also matching errors.ErrUnsupported), and
-// WithLimit with WithDoneTTL.
+// New returns a Guard that locks tasks on b. A nil backend or a bad option
+// is refused with an InvalidArgument *lock.Error.
 func New(b lock.Backend, opts ...Option) (*Guard, error) {
 	c, recorder, err := newConfig(b, opts)
 	if err != nil {
@@ -87,14 +84,10 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 // (*asynq.ServeMux).Use.
 func (g *Guard) Middleware() asynq.MiddlewareFunc { return g.Wrap }
 
-// Wrap returns a handler that runs h under the lock on the task's key. h
-// never runs without the lock. Its context carries the lease
-// (lock.LeaseFrom), kept alive while h runs, and ends, with cause
-// lock.ErrLeaseLost, if the lease is lost; the task then fails so that
-// asynq retries it. A busy key fails the task with a *DuplicateError, or a
-// *LimitError with WithLimit, handled by the Guard's Policy. An invalid key
-// fails it with ErrInvalidKey and asynq.SkipRetry. Otherwise the task's
-// result is h's error. Wrap panics if h is nil. docs/asynq.md lists every
+// Wrap returns a handler that runs h under the lock on the task's key. Its
+// context carries the lease and ends if the lease is lost. A busy key
+// fails the task with a *DuplicateError or *LimitError, an invalid key
+// with ErrInvalidKey. It panics if h is nil. docs/asynq.md lists every
 // outcome.
 func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 	if h == nil {

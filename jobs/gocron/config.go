@@ -11,12 +11,9 @@ import (
 
 // Defaults of NewLocker.
 const (
-	// DefaultPrefix namespaces the Locker's keys unless WithPrefix says
-	// otherwise: a job named "report" locks "gocron:report".
+	// DefaultPrefix namespaces the Locker's keys: "report" locks "gocron:report".
 	DefaultPrefix = "gocron:"
-	// DefaultWindow is the done window when WithWindow is not given. It
-	// suits jobs that run every few seconds or less often, on clocks
-	// that differ by less than a second.
+	// DefaultWindow is the default done window (docs/gocron.md).
 	DefaultWindow = time.Second
 	// MaxPrefixBytes is the longest prefix accepted.
 	MaxPrefixBytes = 256
@@ -37,29 +34,24 @@ type config struct {
 	lockOpts []lock.Option
 }
 
-// WithWindow sets the done window, DefaultWindow by default: a run of a job
-// keeps every other run of it off for d from its start, on every instance.
-// Pick d longer than the spread of the clocks and shorter than the job's
-// period. 0 turns it off. A window needs a lock.Recorder backend.
+// WithWindow sets the done window: a run keeps every other run of the job
+// off for d from its start. 0 turns it off; a window needs a lock.Recorder.
 func WithWindow(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.window = d })
 }
 
-// WithPrefix sets the namespace prepended to every job's name:
-// DefaultPrefix by default, "" for none. It is at most MaxPrefixBytes long.
+// WithPrefix sets the namespace prepended to every job's name.
 func WithPrefix(ns string) Option {
 	return optionFunc(func(c *config) { c.prefix = ns })
 }
 
-// WithLockOptions passes options to lock.Hold, such as lock.WithTTL. The
-// Locker's own settings win: one attempt, and the release that writes the
-// done marker. lock.WithLimit does not apply.
+// WithLockOptions passes options to lock.Hold, such as lock.WithTTL.
+// lock.WithLimit does not apply.
 func WithLockOptions(opts ...lock.Option) Option {
 	return optionFunc(func(c *config) { c.lockOpts = append(c.lockOpts, opts...) })
 }
 
-// newConfig applies opts over the defaults and checks the result against
-// b, before any I/O.
+// newConfig applies opts over the defaults and checks them.
 func newConfig(b lock.Backend, opts []Option) (config, error) {
 	const op = "new_locker"
 	c := config{prefix: DefaultPrefix, window: DefaultWindow}

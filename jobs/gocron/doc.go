@@ -16,9 +16,6 @@
 //		return report(ctx, lease.Fence)
 //	}), gocron.WithName("report"))
 //
-// A run holds a fenced lease on the job's name. Its release leaves a done
-// marker for the rest of the window, so an instance whose clock is behind
-// skips the scheduled time that already ran. What it does not guarantee:
-// a clock that differs by more than the window can run a time twice.
-// docs/gocron.md in the repository has the guarantees and their limits.
+// A run holds a fenced lease on the job's name. docs/gocron.md has the
+// guarantees and their limits.
 package gocronlock

@@ -13,14 +13,11 @@ import (
 )
 
 // ErrNotLeader is returned by Elector.IsLeader when this instance does
-// not lead: gocron then skips the run.
+// not lead.
 var ErrNotLeader = errors.New("gocronlock: not the leader")
 
-// Elector is a gocron.Elector on a lock.Backend: it campaigns with
-// election.Lead on its key, and IsLeader answers from the term it holds,
-// without a backend call. Pass it to gocron.WithDistributedElector.
-//
-// An Elector is safe for concurrent use.
+// Elector is a gocron.Elector on a lock.Backend, for
+// gocron.WithDistributedElector. It is safe for concurrent use.
 type Elector struct {
 	b        lock.Backend
 	key      string
@@ -30,9 +27,9 @@ type Elector struct {
 	term atomic.Pointer[term] // nil while not leading
 
 	mu     sync.Mutex
-	cancel context.CancelFunc // ends the campaign; nil when not started
-	done   chan struct{}      // closed when the campaign has ended
-	err    error              // the campaign's error, once done
+	cancel context.CancelFunc // nil when not started
+	done   chan struct{}
+	err    error // the campaign's error, once done
 }
 
 // term is the lease this instance leads under and its context.
@@ -44,10 +41,8 @@ type term struct {
 var _ gocron.Elector = (*Elector)(nil)
 
 // NewElector returns an Elector that campaigns on key as identity once
-// started. opts are election.Lead's (lock.WithTTL bounds the failover
-// after a crash). It returns a *lock.Error with lock.CodeInvalidArgument,
-// without I/O, for a nil backend, a bad key, an empty or over-long
-// identity and options Lead refuses.
+// started; opts are election.Lead's. Bad arguments are refused without I/O
+// with an InvalidArgument *lock.Error.
 func NewElector(b lock.Backend, key, identity string, opts ...lock.Option) (*Elector, error) {
 	if err := election.Validate(b, key, identity, opts...); err != nil {
 		return nil, err

@@ -9,8 +9,6 @@ import (
 )
 
 // Start campaigns in the background until ctx ends or Stop is called.
-// It returns an InvalidArgument *lock.Error when the Elector is already
-// campaigning.
 func (e *Elector) Start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -33,10 +31,8 @@ func (e *Elector) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends the campaign: a term held is released, so the next candidate
-// leads at once, and Stop returns once it is. It returns the error that
-// ended the campaign before (an error of election.Lead that is not the
-// context's), else nil. Stop without Start does nothing.
+// Stop ends the campaign, releasing a term held, and returns the error
+// that ended the campaign before, if any.
 func (e *Elector) Stop() error {
 	e.mu.Lock()
 	cancel, done := e.cancel, e.done
@@ -53,7 +49,7 @@ func (e *Elector) Stop() error {
 }
 
 // IsLeader returns nil while this instance holds a term, and ErrNotLeader
-// otherwise. It does not call the backend.
+// otherwise, without calling the backend.
 func (e *Elector) IsLeader(context.Context) error {
 	if t := e.term.Load(); t != nil && t.ctx.Err() == nil {
 		return nil
@@ -61,8 +57,7 @@ func (e *Elector) IsLeader(context.Context) error {
 	return ErrNotLeader
 }
 
-// Lease returns the lease of the term this instance leads under; its
-// Fence is for the writes of the jobs. ok is false when it does not lead.
+// Lease returns the lease of the term this instance leads under.
 func (e *Elector) Lease() (l lock.Lease, ok bool) {
 	if t := e.term.Load(); t != nil && t.ctx.Err() == nil {
 		return t.lease, true
@@ -70,7 +65,7 @@ func (e *Elector) Lease() (l lock.Lease, ok bool) {
 	return lock.Lease{}, false
 }
 
-// lead is the leader's function: it publishes the term until it ends.
+// lead publishes the term until it ends.
 func (e *Elector) lead(ctx context.Context, l lock.Lease) error {
 	t := &term{ctx: ctx, lease: l}
 	e.term.Store(t)
@@ -79,7 +74,6 @@ func (e *Elector) lead(ctx context.Context, l lock.Lease) error {
 	return nil
 }
 
-// closed reports whether ch is closed.
 func closed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:

@@ -13,14 +13,11 @@ import (
 )
 
 // ErrDone is returned by Locker.Lock when another run of the job started
-// within the window (WithWindow): this scheduled time has run already.
+// within the window.
 var ErrDone = errors.New("gocronlock: the job ran within its window")
 
 // Locker is a gocron.Locker on a lock.Backend: one run per scheduled time
-// happens across instances. Pass it to gocron.WithDistributedLocker or
-// gocron.WithDistributedJobLocker.
-//
-// A Locker is safe for concurrent use.
+// happens across instances. It is safe for concurrent use.
 type Locker struct {
 	b      lock.Backend
 	rec    lock.Recorder // nil when the window is off
@@ -29,14 +26,13 @@ type Locker struct {
 	opts   []lock.Option
 
 	mu   sync.Mutex
-	runs map[context.Context]*run // by gocron's job context
+	runs map[context.Context]*run
 }
 
 var _ gocron.Locker = (*Locker)(nil)
 
-// NewLocker returns a Locker on b. It returns a *lock.Error with
-// lock.CodeInvalidArgument, without I/O, for a nil backend, a bad option,
-// or a window on a backend that is not a lock.Recorder.
+// NewLocker returns a Locker on b. Bad options are refused without I/O
+// with an InvalidArgument *lock.Error.
 func NewLocker(b lock.Backend, opts ...Option) (*Locker, error) {
 	c, err := newConfig(b, opts)
 	if err != nil {
@@ -50,10 +46,9 @@ func NewLocker(b lock.Backend, opts ...Option) (*Locker, error) {
 	return l, nil
 }
 
-// Lock takes the lock of the job named key for one run: gocron calls it
-// with the job's context before each run. It returns an error matching
-// lock.ErrLocked when the job runs elsewhere, ErrDone when it ran within
-// the window, and lock.Hold's errors otherwise; gocron then skips the run.
+// Lock takes the lock of the job named key for one run. It returns an
+// error matching lock.ErrLocked when the job runs elsewhere, and ErrDone
+// when it ran within the window.
 func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	r := &run{l: l, jobCtx: ctx, start: time.Now()}
 	opts := append(l.opts[:len(l.opts):len(l.opts)], lock.WithReleaseFunc(r.release))
@@ -65,7 +60,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	if l.rec != nil {
 		done, err := l.rec.IsDone(held, lease.Key)
 		if err != nil || done {
-			_ = release() // no marker: this run did not happen
+			_ = release()
 			if err == nil {
 				err = ErrDone
 			}
@@ -78,8 +73,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 }
 
 // Held returns the context of the run under way for the job whose gocron
-// context is ctx. It carries the run's lease and ends when the lease is
-// lost. It returns ctx itself when no run of this Locker holds it.
+// context is ctx, or ctx itself. It ends when the run's lease is lost.
 func (l *Locker) Held(ctx context.Context) context.Context {
 	if !keyable(ctx) {
 		return ctx
@@ -103,7 +97,6 @@ func (l *Locker) track(r *run) {
 	l.mu.Unlock()
 }
 
-// untrack undoes track.
 func (l *Locker) untrack(r *run) {
 	if !keyable(r.jobCtx) {
 		return
@@ -115,8 +108,7 @@ func (l *Locker) untrack(r *run) {
 	l.mu.Unlock()
 }
 
-// keyable reports whether ctx can be a map key; gocron's contexts
-// always can.
+// keyable reports whether ctx can be a map key.
 func keyable(ctx context.Context) bool {
 	return ctx != nil && reflect.TypeOf(ctx).Comparable()
 }

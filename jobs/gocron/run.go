@@ -7,29 +7,26 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// run is one run of a job: the gocron.Lock that Locker.Lock returns.
+// run is one run of a job.
 type run struct {
 	l         *Locker
 	jobCtx    context.Context
-	start     time.Time // before the acquisition: the window counts from here
+	start     time.Time // the window counts from here
 	held      context.Context
 	lease     lock.Lease
 	releaseFn func() error
-	mark      bool // the run happened: its release leaves the done marker
+	mark      bool // the release leaves the done marker
 }
 
-// Unlock ends the run: it releases the lease and, with a window, marks
-// the job done for what is left of the window, in one step. gocron calls
-// it after the run. It returns an error matching lock.ErrLeaseLost when
-// the lease was lost during the run.
+// Unlock releases the lease and, with a window, leaves the done marker.
+// It returns an error matching lock.ErrLeaseLost when the lease was lost.
 func (r *run) Unlock(context.Context) error {
 	r.l.untrack(r)
 	return r.releaseFn()
 }
 
-// release is the lease's release (lock.WithReleaseFunc): with the marker
-// when the run happened and some of the window is left, else a plain one.
-// It is safe to repeat, as lock.Hold may after a transient failure.
+// release releases the lease, with the marker when the run happened and
+// some window is left. It is safe to repeat.
 func (r *run) release(ctx context.Context, l lock.Lease, _ error) error {
 	left := r.l.window - time.Since(r.start)
 	if !r.mark || left < time.Millisecond {

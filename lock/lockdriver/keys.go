@@ -14,9 +14,7 @@ import (
 const MaxKeyBytes = contract.MaxKeyBytes // 512
 
 // NormalizeKey returns the NFC form of a user key, or an InvalidArgument
-// error. The key must be valid UTF-8, not empty, of at most MaxKeyBytes
-// after NFC. Keys that Go and JavaScript may normalise differently are
-// refused: docs/backends.md tells which.
+// error (docs/backends.md has the rules).
 func NormalizeKey(key string) (string, error) {
 	if key == "" {
 		return "", InvalidArgument("validate", "key must not be empty")
@@ -32,8 +30,7 @@ func NormalizeKey(key string) (string, error) {
 				" (the version of Go's NFC tables); newer JavaScript runtimes may normalise it differently")
 		}
 		n := norm.NFC.String(key)
-		// After 30 combining marks x/text inserts U+034F; JavaScript
-		// does not.
+		// x/text inserts U+034F after 30 marks; JavaScript does not.
 		if strings.Count(n, "\u034f") != strings.Count(key, "\u034f") {
 			return "", InvalidArgument("validate", "key has a run of more than 30 combining marks")
 		}

@@ -21,7 +21,7 @@ func NewLockID() string {
 		// A lock id without entropy would be guessable.
 		panic("syncguard: crypto/rand failed: " + err.Error())
 	}
-	var out [LockIDLen]byte // encoded on the stack: one allocation, the string
+	var out [LockIDLen]byte // on the stack
 	base64.RawURLEncoding.Encode(out[:], b[:])
 	return string(out[:])
 }

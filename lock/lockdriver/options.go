@@ -17,15 +17,14 @@ const (
 // MaxLimit is the largest n that lock.WithLimit accepts: 10000.
 const MaxLimit = contract.MaxLimit
 
-// ValidateOptions returns lock.Resolve's error for opts: an adapter that
-// passes options on checks them when it is built.
+// ValidateOptions returns lock.Resolve's error for opts.
 func ValidateOptions(opts ...lock.Option) error {
 	_, err := lock.Resolve(nil, opts...)
 	return err
 }
 
-// ValidateLimit returns the error of lock.WithLimit(n) on b: n out of
-// range, or b not a lock.IDBackend. A nil b is not checked.
+// ValidateLimit returns the error of lock.WithLimit(n) on b (nil: not
+// checked).
 func ValidateLimit(b lock.Backend, n int) error {
 	_, err := lock.Resolve(b, lock.WithLimit(n))
 	return err

@@ -20,8 +20,7 @@ func assignedTable() *unicode.RangeTable {
 }
 
 // AllAssigned reports whether s is valid UTF-8 of code points assigned in
-// the Unicode version of Go's NFC tables, which JavaScript normalises as
-// Go does. Backends check key prefixes with it.
+// the Unicode version of Go's NFC tables.
 func AllAssigned(s string) bool {
 	for i := 0; i < len(s); {
 		if s[i] < utf8.RuneSelf { // ASCII

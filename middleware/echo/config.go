@@ -13,84 +13,74 @@ import (
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
-// KeyExtractor reads the lock key from a request. An error, or "", is
-// answered 400 without calling the backend.
+// KeyExtractor reads the lock key from a request; an error or "" is
+// answered 400.
 type KeyExtractor func(c echo.Context) (string, error)
 
-// BusyHandler answers a busy key; its error goes to Echo like a
-// handler's. retryAfter is whole seconds; err matches lock.ErrLocked.
+// BusyHandler answers a busy key; err matches lock.ErrLocked.
 type BusyHandler func(c echo.Context, retryAfter time.Duration, err error) error
 
-// ErrorHandler answers a request refused for another reason: a bad key,
-// a replay error (httpguard's errors), a failing backend.
+// ErrorHandler answers a request refused for another reason.
 type ErrorHandler func(c echo.Context, err error) error
 
-// Config configures the middleware. Zero fields take DefaultConfig's
-// values; Backend and one of KeyLookup or KeyExtractor are required.
-// docs/http.md describes every field.
+// Config configures the middleware; docs/http.md describes every field.
+// Zero fields take DefaultConfig's values.
 type Config struct {
-	// Skipper sends the requests it accepts to the handler without a lock.
+	// Skipper lets the requests it accepts through without a lock.
 	Skipper middleware.Skipper
-	// BeforeFunc runs after Skipper, before the key is read.
+	// BeforeFunc runs before the key is read.
 	BeforeFunc middleware.BeforeFunc
 	// Backend grants the leases.
 	Backend lock.Backend
-	// KeyLookup says where the key is, in Echo's extractor syntax, such
-	// as "param:tenant,idempotency:Idempotency-Key".
+	// KeyLookup says where the key is, as "param:id".
 	KeyLookup string
-	// KeyExtractor reads the key, for what KeyLookup cannot say.
+	// KeyExtractor reads the key.
 	KeyExtractor KeyExtractor
-	// Prefix is prepended verbatim to every key.
+	// Prefix is prepended to every key.
 	Prefix string
-	// TTL is the lease duration (default httpguard.DefaultTTL).
+	// TTL is the lease duration.
 	TTL time.Duration
-	// Wait is how long a request waits for a busy key (default 0).
+	// Wait is how long to wait for a busy key.
 	Wait time.Duration
-	// FailOpen runs the handler without a lease when the backend fails.
+	// FailOpen serves without a lease when the backend fails.
 	FailOpen bool
-	// BusyHandler answers a busy key (default DefaultBusyHandler).
+	// BusyHandler answers a busy key.
 	BusyHandler BusyHandler
-	// ErrorHandler answers other refusals (default DefaultErrorHandler).
+	// ErrorHandler answers other refusals.
 	ErrorHandler ErrorHandler
-	// LockOptions are passed to lock.Do; TTL, Wait and Limit win.
+	// LockOptions are passed to lock.Do.
 	LockOptions []lock.Option
 	// RouteScope says whether keys include the route.
 	RouteScope RouteScope
-	// Scope returns the authenticated principal the request's keys
-	// belong to. Replay needs Scope or Unscoped.
+	// Scope returns the principal the keys belong to.
 	Scope func(c echo.Context) (string, error)
-	// Unscoped runs Replay without a Scope, for public endpoints.
+	// Unscoped allows Replay without a Scope.
 	Unscoped bool
-	// ProblemTypeBase is the base URI of the problem types of
-	// ProblemBusyHandler's and ProblemErrorHandler's answers.
+	// ProblemTypeBase is the base URI of problem types.
 	ProblemTypeBase string
-	// Replay, when not nil, turns replay mode on.
+	// Replay, when set, turns replay mode on.
 	Replay *ReplayConfig
-	// Limit, when not 0, makes the key a concurrency limit of Limit slots.
+	// Limit, when set, makes the key a limit of Limit slots.
 	Limit int
 }
 
-// RouteScope says whether lock keys include the route: the method and
-// c.Path(), such as "POST /orders/:id".
+// RouteScope says whether lock keys include the route.
 type RouteScope int
 
 const (
-	// RouteScopeDefault includes the route for locks and replay, not for
-	// limits.
+	// RouteScopeDefault includes it except for limits.
 	RouteScopeDefault RouteScope = iota
-	// RouteScopeOn includes the route.
+	// RouteScopeOn includes it.
 	RouteScopeOn
-	// RouteScopeOff leaves the route out.
+	// RouteScopeOff leaves it out.
 	RouteScopeOff
 )
 
-// ReplayConfig configures replay mode (Config.Replay). Zero fields take
-// httpguard's defaults.
+// ReplayConfig configures replay mode; zero fields take the defaults.
 type ReplayConfig struct {
 	// TTL is how long a response is replayed.
 	TTL time.Duration
-	// Headers are the response headers stored and replayed; nil means
-	// httpguard.DefaultReplayHeaders().
+	// Headers are the response headers stored; nil: the defaults.
 	Headers []string
 	// MaxBody is the largest response body stored.
 	MaxBody int64
@@ -102,8 +92,7 @@ type ReplayConfig struct {
 	Statuses func(status int) bool
 }
 
-// DefaultConfig is the default configuration; Backend and the key are
-// always the caller's.
+// DefaultConfig is the default configuration.
 var DefaultConfig = Config{
 	Skipper:      middleware.DefaultSkipper,
 	TTL:          httpguard.DefaultTTL,
@@ -120,8 +109,8 @@ func New(b lock.Backend, key KeyExtractor) echo.MiddlewareFunc {
 	return NewWithConfig(c)
 }
 
-// NewWithConfig returns the middleware for c. It panics on a bad
-// configuration; Config.ToMiddleware returns the error instead.
+// NewWithConfig returns the middleware for c; it panics on a bad
+// configuration.
 func NewWithConfig(c Config) echo.MiddlewareFunc {
 	mw, err := c.ToMiddleware()
 	if err != nil {
@@ -130,8 +119,8 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 	return mw
 }
 
-// ToMiddleware checks c and returns the middleware. A bad configuration
-// is an InvalidArgument *lock.Error that names the field.
+// ToMiddleware checks c and returns the middleware, or an
+// InvalidArgument *lock.Error naming the bad field.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	key, err := keys.Extractor(c.KeyLookup, c.KeyExtractor)
 	if err != nil {

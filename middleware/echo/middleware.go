@@ -11,7 +11,6 @@ import (
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
-// frame is how the middleware reaches an echo.Context.
 var frame = echocore.Frame[echo.Context]{
 	Request: echo.Context.Request, SetRequest: echo.Context.SetRequest, Path: echo.Context.Path,
 	Response: func(c echo.Context) http.ResponseWriter { return c.Response() },
@@ -43,8 +42,7 @@ func runNext(ctx context.Context, g *guard.Guard, ec echo.Context, next func(ech
 	return err
 }
 
-// LeaseFrom returns the lease held for c's request (lock.LeaseFrom of
-// its context); false when none is held.
+// LeaseFrom returns the lease held for c's request, if any.
 func LeaseFrom(c echo.Context) (lock.Lease, bool) {
 	return lock.LeaseFrom(c.Request().Context())
 }

@@ -8,15 +8,13 @@ import (
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
-// DefaultBusyHandler sets Retry-After and returns an *echo.HTTPError
-// with httpguard.BusyProblem's status, for the HTTPErrorHandler.
+// DefaultBusyHandler sets Retry-After and returns an *echo.HTTPError.
 func DefaultBusyHandler(c echo.Context, retryAfter time.Duration, err error) error {
 	c.Response().Header().Set(echo.HeaderRetryAfter, httpguard.RetryAfterValue(retryAfter))
 	return httpError(httpguard.BusyProblem(retryAfter, err), err)
 }
 
-// DefaultErrorHandler returns an *echo.HTTPError with
-// httpguard.ErrorProblem's status and err as Internal.
+// DefaultErrorHandler returns an *echo.HTTPError wrapping err.
 func DefaultErrorHandler(_ echo.Context, err error) error {
 	return httpError(httpguard.ErrorProblem(err), err)
 }

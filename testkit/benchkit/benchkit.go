@@ -1,6 +1,4 @@
-// Package benchkit is the set-up the packages' benchmarks share: a private
-// redis-server, a client whose pool serves 16 goroutines per CPU, and
-// Backends on it under the prefix "bench".
+// Package benchkit is the set-up the packages' benchmarks share.
 package benchkit
 
 import (
@@ -15,15 +13,14 @@ import (
 // PoolSize is the connection pool of Client's client.
 const PoolSize = 64
 
-// Client starts a redis-server of the benchmark's own and returns a client
-// of PoolSize connections on it.
+// Client starts a private redis-server and returns a client on it.
 func Client(b testing.TB) *redis.Client {
 	b.Helper()
 	return redistest.Start(b).Client(b, func(o *redis.Options) { o.PoolSize = PoolSize })
 }
 
 // Backend returns a Backend on rdb with the options o under the prefix
-// "bench", whatever o.Prefix says.
+// "bench".
 func Backend(b testing.TB, rdb redis.UniversalClient, o redisbackend.Options) *redisbackend.Backend {
 	b.Helper()
 	o.Prefix = "bench"

@@ -110,18 +110,11 @@ type electionRun struct {
 	lateRej int // of which rejected
 }
 
-// RunElection starts a redis-server (AOF, fsync always) and the
-// candidates, each running election.Lead on [ElectionKey] in a loop (a
-// cancelled candidate starts again, as a restarted process would), and
-// injects faults for cfg.Duration: on the leader (its Lead's context
-// cancelled, a stall past its TTL with its heartbeat frozen, after which
-// it writes as if it still led, a resignation, its connection cut or
-// slowed) and on the server (the lock run's restarts, stops, SIGSTOP,
-// cuts, resets, dropped replies). While a candidate leads it writes to a
-// fenced register with its term's fence every TTL/5. Every backend call is
-// recorded by a [History] hook, as in [Run]; the checks are the lock run's
-// on the one key, and per candidate its terms' fences increase. It fails t
-// only on harness errors; the caller asserts on the report.
+// RunElection starts a redis-server and candidates running election.Lead
+// on [ElectionKey] in a loop, and injects faults on the leader and the
+// server for cfg.Duration (docs/testing.md). The checks are [Run]'s on the
+// one key, plus per-candidate fence order. It fails t only on harness
+// errors; the caller asserts on the report.
 func RunElection(t testing.TB, cfg ElectionConfig) *ElectionReport {
 	t.Helper()
 	if cfg.Candidates <= 0 {

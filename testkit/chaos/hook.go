@@ -9,22 +9,10 @@ import (
 )
 
 // Hook returns the lock.Hook that records worker's calls in h, for
-// lock.WithHooks. Each call is recorded once, whatever the client did
-// underneath (go-redis re-sends a command whose reply was lost, up to
-// MaxRetries times): its outcome is the one the caller saw, and a failed
-// call is Ambiguous (it may have run on the server, once or more).
-//
-// A wrapped backend keeps its extensions, so the workers take the paths
-// users take, and every one is recorded: an acquisition, whether Acquire,
-// an attempt with a caller-chosen lock id (lock.IDBackend.AcquireID), of a
-// slot of a limit (AcquireSlot: a Grant with its Limit) or a queued
-// waiter's (Waiter.Attempt), as an Acquire; a release, with or without a
-// done marker or record (lock.Recorder), as a Release; an Extend, and each
-// lease of an ExtendBatch as an Extend spanning the whole batch; a lookup
-// as a Lookup; and a lease a release handed to a waiter (lock.OpGranted),
-// which lock.Acquire then returns, as an Acquire from the start of the
-// wait. A hand-off to a waiter that left is released by its Leave and, like
-// the lease of an acquire whose outcome nobody learned, known to no check.
+// lock.WithHooks. Each call is recorded once, with the outcome the caller
+// saw; a failed call is Ambiguous. Every path of a wrapped backend is
+// recorded: slots, queued waiters' attempts, hand-offs, lookups, and each
+// lease of an ExtendBatch as an Extend spanning the batch.
 func (h *History) Hook(worker int) lock.Hook {
 	return &recorder{h: h, worker: worker}
 }

@@ -13,12 +13,8 @@ type userKey struct{}
 
 // Authenticate stands in for the application's authentication middleware.
 // It accepts "Authorization: Bearer <user>" and puts the user in the
-// request's context, where User reads it. A request without it gets 401.
-//
-// The user is the principal of the locks behind it: the scope of replay
-// mode and the key of a per-user limit. Never take the principal from a
-// header the client chooses, or from the path: any client could name
-// another user there.
+// request's context; otherwise it answers 401. Never take the principal
+// from a header the client chooses.
 func Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -31,9 +27,8 @@ func Authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// User returns the user Authenticate established for r, or an error when
-// r did not go through Authenticate. Its signature is that of
-// httplock.WithScope's and httplock.WithKeyFunc's functions.
+// User returns the user Authenticate established for r, for
+// httplock.WithScope and httplock.WithKeyFunc.
 func User(r *http.Request) (string, error) {
 	user, ok := r.Context().Value(userKey{}).(string)
 	if !ok || user == "" {

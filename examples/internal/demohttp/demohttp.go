@@ -1,10 +1,5 @@
-// Package demohttp holds what the HTTP middleware examples
-// (examples/nethttp, examples/echo) share: a stand-in for an
-// authentication middleware (Authenticate, User), whose user is the
-// principal of their locks; the client side, sending requests to a locked
-// route as a user, reading the fence and the user out of a 200 or 201
-// answer, printing and checking the replies; and broken locks for their
-// tests.
+// Package demohttp holds what the HTTP middleware examples share: a
+// stand-in authentication, the client side, and broken locks for tests.
 package demohttp
 
 import (
@@ -30,15 +25,13 @@ import (
 type Reply struct {
 	Status     int
 	Fence      lock.Fence // on 200 and 201
-	User       string     // on 200 and 201, when the body names the user it was served for
+	User       string     // on 200 and 201, when the body names it
 	RetryAfter string     // on 409 and 429
-	Replayed   bool       // Idempotent-Replayed: true (replay mode)
-	NotStored  string     // Idempotent-Not-Stored (replay mode): why the response is not stored
+	Replayed   bool       // Idempotent-Replayed
+	NotStored  string     // Idempotent-Not-Stored
 }
 
-// String formats r as "200 OK, fence …", "201 Created, fence …, for
-// alice, replayed", "409 Conflict, Retry-After: …" or "429 Too Many
-// Requests, Retry-After: …".
+// String formats r as "409 Conflict, Retry-After: …" and the like.
 func (r Reply) String() string {
 	s := fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
 	switch r.Status {
@@ -59,9 +52,8 @@ func (r Reply) String() string {
 	return s
 }
 
-// Send sends one request with the given headers (which may be nil) and,
-// on a 200 or 201, reads the fence and the user from the JSON body's
-// "fence" and "user" fields.
+// Send sends one request and, on a 200 or 201, reads the body's "fence"
+// and "user".
 func Send(ctx context.Context, c *http.Client, method, url string, header http.Header) (Reply, error) {
 	return SendBody(ctx, c, method, url, header, "")
 }
@@ -119,16 +111,12 @@ func fire(ctx context.Context, c *http.Client, method, url string, header http.H
 	return replies, errors.Join(errs...)
 }
 
-// Burst fires n duplicates at once and keeps the one that wins the lock in
-// its handler (Hold) until the n-1 others have been answered (with a
-// limit of c slots, the c winners until the n-c others have been). On a loaded
-// machine the requests of a burst do not all reach the server within one
-// handler's run; without Burst a late duplicate could find the lock free
-// again and be served, which says nothing about the lock. A broken lock
-// lets every duplicate in: each then holds until the limit and is served.
+// Burst fires n duplicates at once and keeps the winners in their handlers
+// (Hold) until the others have been answered, so that on a loaded machine
+// a late duplicate cannot find the lock free again.
 type Burst struct {
 	n     int
-	slots int // how many requests the lock lets in at once
+	slots int // requests the lock lets in at once
 	limit time.Duration
 	seen  atomic.Int64
 	done  chan struct{}
@@ -155,9 +143,8 @@ func (b *Burst) Fire(ctx context.Context, c *http.Client, method, url string, he
 	})
 }
 
-// Hold returns once the requests of the burst that find no slot (n-1 on a
-// lock) have been answered, after
-// the limit, or when ctx ends. After the burst it returns at once.
+// Hold returns once the requests of the burst that find no slot have been
+// answered, after the limit, or when ctx ends.
 func (b *Burst) Hold(ctx context.Context) {
 	t := time.NewTimer(b.limit)
 	defer t.Stop()
@@ -168,10 +155,8 @@ func (b *Burst) Hold(ctx context.Context) {
 	}
 }
 
-// CheckBurst prints the replies to a burst of duplicates and their tally,
-// and checks that exactly one was served (with status served) and every
-// other one was answered 409 with a Retry-After header. It returns the
-// served request's reply.
+// CheckBurst prints the replies to a burst and checks that one was served
+// and the others got 409 with Retry-After. It returns the served reply.
 func CheckBurst(w io.Writer, replies []Reply, served int) (Reply, error) {
 	var won Reply
 	for i, r := range replies {
@@ -193,11 +178,9 @@ func CheckBurst(w io.Writer, replies []Reply, served int) (Reply, error) {
 	return won, nil
 }
 
-// CheckLimited prints the replies to a burst on a concurrency limit of
-// slots, their tally and the peak number of handlers the server saw
-// running at once, and checks facts that hold however the requests were
-// timed: the peak is within the limit, every reply is 200 or 429, and
-// every 429 carries Retry-After.
+// CheckLimited prints the replies to a burst on a limit of slots and
+// checks the peak is within it and every reply is 200 or a 429 with
+// Retry-After.
 func CheckLimited(w io.Writer, replies []Reply, slots int, peak int64) error {
 	for i, r := range replies {
 		fmt.Fprintf(w, "  request %2d: %s\n", i+1, r)
@@ -232,9 +215,8 @@ func (g *Gauge) Enter() (leave func()) {
 // Peak returns the most handlers seen running at once.
 func (g *Gauge) Peak() int64 { return g.peak.Load() }
 
-// Replays sends n identical requests with body one after the other,
-// prints the replies, and checks that each is a replay of first: the same
-// status, fence and user, marked Idempotent-Replayed.
+// Replays sends n identical requests one after the other and checks that
+// each is a replay of first.
 func Replays(ctx context.Context, w io.Writer, c *http.Client, method, url string, header http.Header, body string, n int, first Reply) error {
 	for i := range n {
 		r, err := SendBody(ctx, c, method, url, header, body)
@@ -253,14 +235,10 @@ func isReplayOf(r, first Reply) bool {
 	return r.Replayed && r.Status == first.Status && r.Fence == first.Fence && r.User == first.User
 }
 
-// OtherUser sends, as user, the request (method, url, header, body) that
-// another user sent first and got first for, and then its retry. It
-// prints both replies and checks that user's keys are user's own: the
-// request runs for user (status want, served for user, not a replay), and
-// the retry replays that run, not first. header is the request's headers
-// without Authorization. (The fences are not compared: with a fence
-// counter per key, user's key starts a count of its own, and its first
-// fence may be first's.)
+// OtherUser sends, as user, the request another user got first for, then
+// its retry. It checks that the request runs for user and the retry
+// replays that run, not first. Fences are not compared: user's key counts
+// its own.
 func OtherUser(ctx context.Context, w io.Writer, c *http.Client, user, method, url string, header http.Header, body string, want int, first Reply) error {
 	h := As(user, header)
 	r, err := SendBody(ctx, c, method, url, h, body)
@@ -285,9 +263,8 @@ func OtherUser(ctx context.Context, w io.Writer, c *http.Client, user, method, u
 	return nil
 }
 
-// Sequential sends n identical requests one after the other, prints the
-// replies, and checks that each is served under a fence strictly above the
-// one before (the first above prev).
+// Sequential sends n identical requests one after the other and checks
+// that each fence is above the one before (the first above prev).
 func Sequential(ctx context.Context, w io.Writer, c *http.Client, method, url string, header http.Header, n int, prev lock.Fence) error {
 	for i := range n {
 		r, err := Send(ctx, c, method, url, header)
@@ -364,8 +341,7 @@ func (b *LeakyBackend) IsDone(ctx context.Context, key string) (bool, error) {
 }
 
 // LeakyLimiter is a broken concurrency limit for the examples' tests: it
-// grants every slot as if the limit were lockdriver.MaxLimit, whether a caller
-// attempts or waits in the queue. Its locks and records work.
+// grants slots as if the limit were lockdriver.MaxLimit.
 type LeakyLimiter struct {
 	lock.IDBackend
 }
@@ -408,9 +384,8 @@ func (b LeakyLimiter) IsDone(ctx context.Context, key string) (bool, error) {
 	return b.IDBackend.(lock.Recorder).IsDone(ctx, key)
 }
 
-// RunLeakyLimits runs demo on an embedded miniredis behind a
-// LeakyLimiter and returns demo's error, which a demo of limits must not
-// leave nil.
+// RunLeakyLimits runs demo behind a LeakyLimiter and returns demo's error,
+// which a sound demo must not leave nil.
 func RunLeakyLimits(ctx context.Context, w io.Writer, demo demorun.Func) error {
 	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return LeakyLimiter{IDBackend: b.(lock.IDBackend)} }, demo)
 }
@@ -454,9 +429,8 @@ func (b *MixedUsersBackend) IsDone(ctx context.Context, key string) (bool, error
 	return b.Backend.(lock.Recorder).IsDone(ctx, b.key(key))
 }
 
-// RunMixedUsers runs demo on an embedded miniredis behind a
-// MixedUsersBackend that gives user from's keys to user to, and returns
-// demo's error, which a demo of scoped replay must not leave nil.
+// RunMixedUsers runs demo behind a MixedUsersBackend and returns demo's
+// error, which a sound demo must not leave nil.
 func RunMixedUsers(ctx context.Context, w io.Writer, from, to string, demo demorun.Func) error {
 	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return &MixedUsersBackend{Backend: b, From: from, To: to} }, demo)
 }

@@ -1,6 +1,5 @@
-// Package demorun is the part every example program shares: signal
-// handling, the Redis to run on, a key prefix per run, timing, and a
-// non-zero exit when the demo fails. An example's main is one call:
+// Package demorun is the part every example program shares. An example's
+// main is one call:
 //
 //	func main() { demorun.Main("quickstart", demo) }
 //
@@ -25,8 +24,7 @@ import (
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
-// Func is a demo: it tells its story on env.Out and returns an error when
-// the library misbehaved.
+// Func is a demo; it returns an error when the library misbehaved.
 type Func func(ctx context.Context, env *Env) error
 
 // Env is what a demo runs on.
@@ -35,20 +33,18 @@ type Env struct {
 	Out io.Writer
 	// Redis is the client of the demo's server.
 	Redis *redis.Client
-	// Mini is the embedded server, or nil when REDIS_URL names a real one.
+	// Mini is the embedded server, or nil.
 	Mini *miniredis.Miniredis
 
 	wrap func(lock.Backend) lock.Backend // see RunBroken
 }
 
-// Backend returns a redisbackend on e.Redis whose keys go under a prefix
-// of this run's own, and prints the prefix. It counts fences per key.
+// Backend returns a redisbackend on e.Redis under this run's own prefix.
 func (e *Env) Backend(name string) (lock.Backend, error) {
 	return e.BackendWith(name, redisbackend.Options{})
 }
 
-// BackendWith is Backend with the options o, such as FenceStripes. The
-// prefix is always the run's own, whatever o.Prefix says.
+// BackendWith is Backend with the options o, but the run's own prefix.
 func (e *Env) BackendWith(name string, o redisbackend.Options) (lock.Backend, error) {
 	o.Prefix = demoredis.Prefix(name)
 	b, err := redisbackend.New(e.Redis, &o)
@@ -65,9 +61,8 @@ func (e *Env) BackendWith(name string, o redisbackend.Options) (lock.Backend, er
 	return b, nil
 }
 
-// Expire returns once a lease of ttl granted now has expired. On the
-// embedded server it moves the clock; else it waits ttl plus
-// lockdriver.TimeTolerance, or until ctx ends.
+// Expire returns once a lease of ttl granted now has expired, moving the
+// embedded server's clock or waiting.
 func (e *Env) Expire(ctx context.Context, ttl time.Duration) {
 	if e.Mini != nil {
 		e.Mini.FastForward(ttl + 2*time.Second)
@@ -79,9 +74,8 @@ func (e *Env) Expire(ctx context.Context, ttl time.Duration) {
 	}
 }
 
-// Main runs demo as an example's program, on REDIS_URL or on an embedded
-// Redis, until it ends or the process gets SIGINT or SIGTERM. It exits 1
-// with "<name> FAILED" when the demo fails, and 130 when interrupted.
+// Main runs demo on REDIS_URL or an embedded Redis. It exits 1 when the
+// demo fails, and 130 on SIGINT or SIGTERM.
 func Main(name string, demo Func) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	start := time.Now()

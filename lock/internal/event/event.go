@@ -1,5 +1,4 @@
-// Package event runs a term of lock/election's Lead as an event through
-// the hooks of a backend from lock.WithHooks. It builds on lock.Emit.
+// Package event runs an election term through a backend's hooks.
 package event
 
 import (
@@ -8,11 +7,8 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// Term runs run, the work of identity's term under lease l, as a
-// lock.OpTerm event through the hooks of b, and just calls run when b has
-// none. ctx is the term's context: it ends when the term is lost. The
-// hooks' next returns why the term ended; Term returns run's error, or a
-// hook's when the hook did not let run start.
+// Term runs run as a lock.OpTerm event through b's hooks. It returns
+// run's error, or a hook's when run did not start.
 func Term(ctx context.Context, b lock.Backend, l lock.Lease, identity string, run func(ctx context.Context) error) error {
 	var ran bool
 	var runErr error
@@ -21,7 +17,7 @@ func Term(ctx context.Context, b lock.Backend, l lock.Lease, identity string, ru
 		ran = true
 		runErr = run(hctx)
 		if cause := context.Cause(ctx); cause != nil {
-			return cause // lost, or Lead's context ended: not the work's doing
+			return cause
 		}
 		return runErr
 	})

@@ -10,75 +10,70 @@ import (
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
-// KeyExtractor reads the lock key from a request. An error, or "", is
-// answered 400 without calling the backend.
+// KeyExtractor reads the lock key from a request; an error or "" is
+// answered 400.
 type KeyExtractor func(c *echo.Context) (string, error)
 
-// BusyHandler answers a busy key; its error goes to Echo like a
-// handler's. retryAfter is whole seconds; err matches lock.ErrLocked.
+// BusyHandler answers a busy key; err matches lock.ErrLocked.
 type BusyHandler func(c *echo.Context, retryAfter time.Duration, err error) error
 
-// ErrorHandler answers a request refused for another reason: a bad key,
-// a replay error (httpguard's errors), a failing backend.
+// ErrorHandler answers a request refused for another reason.
 type ErrorHandler func(c *echo.Context, err error) error
 
-// Config configures the middleware; zero fields take DefaultConfig's
-// values. Backend and KeyLookup or KeyExtractor are required.
+// Config configures the middleware; docs/http.md describes every field.
+// Zero fields take DefaultConfig's values.
 type Config struct {
-	// Skipper sends the requests it accepts on without a lock.
+	// Skipper lets the requests it accepts through without a lock.
 	Skipper middleware.Skipper
 	// Backend grants the leases.
 	Backend lock.Backend
-	// KeyLookup says where the key is, in Echo's extractor syntax:
-	// "param:tenant,idempotency:Idempotency-Key".
+	// KeyLookup says where the key is, as "param:id".
 	KeyLookup string
-	// KeyExtractor reads the key, for what KeyLookup cannot say.
+	// KeyExtractor reads the key.
 	KeyExtractor KeyExtractor
-	// Scope returns the authenticated principal the keys belong to.
-	// Replay needs Scope or Unscoped.
+	// Scope returns the principal the keys belong to.
 	Scope func(c *echo.Context) (string, error)
-	// Unscoped runs Replay without a Scope, for public endpoints.
+	// Unscoped allows Replay without a Scope.
 	Unscoped bool
-	// Prefix is prepended verbatim to every key.
+	// Prefix is prepended to every key.
 	Prefix string
 	// RouteScope says whether keys include the route.
 	RouteScope RouteScope
-	// TTL is the lease duration (default httpguard.DefaultTTL).
+	// TTL is the lease duration.
 	TTL time.Duration
-	// Wait is how long a request waits for a busy key (default 0).
+	// Wait is how long to wait for a busy key.
 	Wait time.Duration
-	// Limit, when not 0, makes the key a limit of Limit slots.
+	// Limit, when set, makes the key a limit of Limit slots.
 	Limit int
-	// Replay, when not nil, turns replay mode on.
+	// Replay, when set, turns replay mode on.
 	Replay *ReplayConfig
-	// FailOpen runs the handler without a lease when the backend fails.
+	// FailOpen serves without a lease when the backend fails.
 	FailOpen bool
-	// LockOptions are passed to lock.Do; TTL, Wait and Limit win.
+	// LockOptions are passed to lock.Do.
 	LockOptions []lock.Option
-	// BeforeFunc runs after Skipper, before the key is read.
+	// BeforeFunc runs before the key is read.
 	BeforeFunc middleware.BeforeFunc
-	// BusyHandler answers a busy key (default DefaultBusyHandler).
+	// BusyHandler answers a busy key.
 	BusyHandler BusyHandler
-	// ErrorHandler answers other refusals (default DefaultErrorHandler).
+	// ErrorHandler answers other refusals.
 	ErrorHandler ErrorHandler
-	// ProblemTypeBase is the base URI of the answers' problem types.
+	// ProblemTypeBase is the base URI of problem types.
 	ProblemTypeBase string
 }
 
-// RouteScope says whether lock keys include the route: the method and
-// c.Path(), such as "POST /orders/:id".
+// RouteScope says whether lock keys include the route.
 type RouteScope int
 
-// The route scopes. The default includes the route for locks and
-// replay, not for limits.
 const (
+	// RouteScopeDefault includes it except for limits.
 	RouteScopeDefault RouteScope = iota
+	// RouteScopeOn includes it.
 	RouteScopeOn
+	// RouteScopeOff leaves it out.
 	RouteScopeOff
 )
 
-// ReplayConfig configures replay mode (Config.Replay). Zero fields take
-// httpguard's defaults.
+// ReplayConfig configures replay mode; zero fields take the defaults.
 type ReplayConfig struct {
 	// TTL is how long a response is replayed.
 	TTL time.Duration
@@ -94,8 +89,7 @@ type ReplayConfig struct {
 	Fingerprint func(c *echo.Context) (string, error)
 }
 
-// DefaultConfig is the default configuration; Backend and the key are
-// always the caller's.
+// DefaultConfig is the default configuration.
 var DefaultConfig = Config{
 	Skipper:      middleware.DefaultSkipper,
 	TTL:          httpguard.DefaultTTL,
@@ -111,8 +105,8 @@ func New(b lock.Backend, key KeyExtractor) echo.MiddlewareFunc {
 	return NewWithConfig(c)
 }
 
-// NewWithConfig returns the middleware for c. It panics on a bad
-// configuration; Config.ToMiddleware returns the error instead.
+// NewWithConfig returns the middleware for c; it panics on a bad
+// configuration.
 func NewWithConfig(c Config) echo.MiddlewareFunc {
 	mw, err := c.ToMiddleware()
 	if err != nil {

@@ -3,7 +3,5 @@
 //
 //	e.POST("/orders/:id", createOrder, echolock.New(backend, echolock.FromParam("id")))
 //
-// It is middleware/echo for Echo v5: the same Config fields on
-// *echo.Context, ToMiddleware, errors for e.HTTPErrorHandler, and the
-// guard's log lines on c.Logger(). docs/http.md has the fields.
+// It is middleware/echo for Echo v5; docs/http.md has the fields.
 package echolock

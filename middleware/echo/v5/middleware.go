@@ -11,8 +11,8 @@ import (
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
-// ToMiddleware checks c and returns the middleware. A bad configuration
-// is an InvalidArgument *lock.Error that names the field.
+// ToMiddleware checks c and returns the middleware, or an
+// InvalidArgument *lock.Error naming the bad field.
 func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	key, err := keys.Extractor(c.KeyLookup, c.KeyExtractor)
 	if err != nil {
@@ -42,16 +42,13 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	}, nil
 }
 
-// frame is how the middleware reaches an *echo.Context.
 var frame = echocore.Frame[*echo.Context]{
 	Request: (*echo.Context).Request, SetRequest: (*echo.Context).SetRequest, Path: (*echo.Context).Path,
 	Response: (*echo.Context).Response, Logger: (*echo.Context).Logger, Next: runNext,
 }
 
 // runNext runs next with the held context. In replay mode the handler
-// writes to an echo.Response of its own over the guard's writer, so
-// Echo sees what it committed; a panic leaves c's response untouched,
-// for Recover's error to reach HTTPErrorHandler.
+// writes to its own echo.Response over the guard's writer.
 func runNext(ctx context.Context, g *guard.Guard, c *echo.Context, next func(*echo.Context) error, wrap guard.Wrap) error {
 	req, w := c.Request(), c.Response()
 	defer func() {
@@ -70,8 +67,7 @@ func runNext(ctx context.Context, g *guard.Guard, c *echo.Context, next func(*ec
 	return err
 }
 
-// LeaseFrom returns the lease held for c's request (lock.LeaseFrom of
-// its context); false when none is held.
+// LeaseFrom returns the lease held for c's request, if any.
 func LeaseFrom(c *echo.Context) (lock.Lease, bool) {
 	return lock.LeaseFrom(c.Request().Context())
 }

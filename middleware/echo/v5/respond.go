@@ -8,27 +8,24 @@ import (
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
-// DefaultBusyHandler sets Retry-After and returns an *echo.HTTPError
-// with httpguard.BusyProblem's status, for the HTTPErrorHandler.
+// DefaultBusyHandler sets Retry-After and returns an *echo.HTTPError.
 func DefaultBusyHandler(c *echo.Context, retryAfter time.Duration, err error) error {
 	c.Response().Header().Set(echo.HeaderRetryAfter, httpguard.RetryAfterValue(retryAfter))
 	return httpError(c, httpguard.BusyProblem(retryAfter, err), err)
 }
 
-// DefaultErrorHandler returns an *echo.HTTPError with
-// httpguard.ErrorProblem's status, wrapping err.
+// DefaultErrorHandler returns an *echo.HTTPError wrapping err.
 func DefaultErrorHandler(c *echo.Context, err error) error {
 	return httpError(c, httpguard.ErrorProblem(err), err)
 }
 
-// httpError is p as an *echo.HTTPError. It wraps a ProblemErrorer, so
-// echo.ProblemDetailsHTTPErrorHandler answers p, and then err.
+// httpError is p as an *echo.HTTPError wrapping a ProblemErrorer.
 func httpError(c *echo.Context, p httpguard.Problem, err error) error {
 	p = httpguard.ProblemFor(c.Request(), p)
 	return echo.HTTPError{Code: p.Status, Message: p.Detail}.Wrap(&problem{p: p, err: err})
 }
 
-// problem is a refusal's error with the problem answering it.
+// problem is a refusal's error and its problem.
 type problem struct {
 	p   httpguard.Problem
 	err error
@@ -38,7 +35,7 @@ func (e *problem) Error() string { return e.err.Error() }
 
 func (e *problem) Unwrap() error { return e.err }
 
-// ProblemError returns the problem, for Echo's RFC 9457 error handler.
+// ProblemError returns the problem, for Echo's RFC 9457 handler.
 func (e *problem) ProblemError() *echo.ProblemError {
 	return &echo.ProblemError{Type: e.p.Type, Title: e.p.Title, Status: e.p.Status, Detail: e.p.Detail}
 }

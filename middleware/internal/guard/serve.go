@@ -16,32 +16,24 @@ import (
 
 // Exchange is one request as an adapter hands it to [Guard.Serve].
 type Exchange struct {
-	// W receives replayed responses (for Echo, its *echo.Response, so
-	// Echo sees the response committed).
+	// W receives replayed responses.
 	W http.ResponseWriter
-	// R is the request. In replay mode its Body is read for the
-	// fingerprint and replaced by a reader of the same bytes, before Key
-	// runs.
+	// R is the request. In replay mode its Body is read, then replaced,
+	// before Key runs.
 	R *http.Request
 	// Route is the request's route (see [Route]).
 	Route string
-	// Scope returns the request's scope, the authenticated principal
-	// (Config.Scoped); nil otherwise.
+	// Scope returns the authenticated principal (Config.Scoped).
 	Scope func() (string, error)
 	// Key returns the raw key (the adapter's key function).
 	Key func() (string, error)
-	// Fingerprint, when not nil, returns the application's part of the
-	// fingerprint (replay mode only).
+	// Fingerprint returns the application's part of the fingerprint.
 	Fingerprint func() (string, error)
-	// Next runs the handler with ctx, the held context. The adapter must
-	// send the handler's output through wrap(w), for w the writer the
-	// handler would use; wrap is the identity outside replay mode. When
-	// the framework renders a handler's error after the middleware
-	// returns, Next renders it itself in replay mode (Guard.Replays), so
+	// Next runs the handler with ctx, the held context, writing through
+	// wrap(w). In replay mode it renders a handler's error itself, so
 	// that it is captured.
 	Next func(ctx context.Context, wrap Wrap) error
-	// Log, when not nil, receives the guard's log lines for this request
-	// (Echo v5's c.Logger()); slog's default logger otherwise.
+	// Log receives the guard's log lines; nil: slog's default.
 	Log *slog.Logger
 }
 
@@ -67,44 +59,15 @@ const (
 	Replayed
 )
 
-// Serve runs x's handler under the lock on its key.
+// Serve runs x's handler under the lock on its key: the request's scope
+// (with Config.Scoped), then its raw key. A request without a scope or a
+// valid key is refused before anything else is checked.
 //
-// The key is the request's scope (with Config.Scoped), then its raw key
-// (see [Guard.Key]); a request without a scope is refused with ErrScope,
-// one without a valid key with an InvalidArgument error, before anything
-// else is checked.
-//
-// Without replay it is [Guard.Run] on that key.
-//
-// In replay mode it also fingerprints the request, then looks for a
-// record stored for the key: a response stored for the same fingerprint
-// is replayed, a record of a completed request whose response could not
-// be stored refuses with ErrNotReplayable, a record for another
-// fingerprint refuses with ErrKeyReused, and one that cannot be decoded
-// refuses with ErrBadRecord (logged). A record seen without the lock is
-// final (only a completed run writes one, as it releases), so only its
-// absence needs the lock: Serve then acquires, looks again while holding
-// the lease (a record written by the run that held the key before is
-// always visible then; this is how a request that waited for a busy key
-// gets the first one's response), and runs the handler.
-//
-// The handler's response is held back until the release: when the
-// handler returns with a status ReplayConfig.Statuses accepts and the
-// lease kept, the release itself stores the record
-// (lock.Recorder.ReleaseRecord), with the lease's fence and the
-// fingerprint, for the replay TTL: the response, or, when its body
-// passed the limit (that response is sent as it is written, marked
-// NotStoredTooLarge), only that the request completed. The response then
-// goes out, marked with HeaderNotStored when it is not stored: its status
-// is not stored (NotStoredStatus; the key is released plainly and a retry
-// runs the handler), the lease was lost (NotStoredLeaseLost), or the
-// record's first write failed (NotStoredPending; lock.Do retries the
-// release in the background). A handler that panics before its status
-// went out sends nothing of what it wrote and stores nothing; the panic
-// goes on, for a recovering middleware in front to answer 500. One that
-// panics after it (a flush, a body past MaxBody) aborts the connection
-// (http.ErrAbortHandler). A handler that hijacks the connection stores
-// nothing.
+// Without replay it is [Guard.Run] on that key. In replay mode it
+// fingerprints the request and replays a record stored for the key, or
+// refuses as the record says. Without one it acquires, looks again under
+// the lease, runs the handler, and stores its response with the release.
+// docs/http.md (replay mode) has every answer, mark and panic rule.
 func (g *Guard) Serve(x Exchange) (Outcome, error) {
 	var body []byte
 	var bodyErr error
@@ -140,9 +103,8 @@ func (g *Guard) requestKey(x Exchange) (string, error) {
 	return g.CallKey(x.Route, x.Scope, x.Key)
 }
 
-// CallKey returns the lock key of a call on route: its scope (when the
-// Guard is scoped; a failing or empty scope gives ErrScope) and its raw
-// key, through [Guard.Key].
+// CallKey returns the lock key of a call on route: its scope, when the
+// Guard is scoped, and its raw key.
 func (g *Guard) CallKey(route string, scope, key func() (string, error)) (string, error) {
 	var principal string
 	if g.scoped {
@@ -167,8 +129,7 @@ func identity(w http.ResponseWriter) http.ResponseWriter { return w }
 // timed starts timing a run of route; the returned func records it.
 func (g *Guard) timed(route string) func() { return g.Timed(route) }
 
-// Timed starts timing a run of route, for the retry delay of
-// [Guard.RetryAfter]; the returned func records it.
+// Timed starts timing a run of route, for [Guard.RetryAfter].
 func (g *Guard) Timed(route string) func() {
 	start := time.Now()
 	return func() { g.holds.observe(route, time.Since(start)) }
@@ -214,10 +175,7 @@ func (hr *httpRun) run(held context.Context, l lock.Lease) ([]byte, error) {
 				return
 			}
 			if c.sent {
-				// A panic after the status went out (a flush, or a
-				// body past MaxBody): the response cannot be taken
-				// back, so the connection is aborted rather than let
-				// a recovering middleware's answer follow it.
+				// The response cannot be taken back: abort.
 				abort(held, hr.key, c.w, recover())
 			}
 			c.discard() // a panic: nothing of the response goes out
@@ -243,11 +201,8 @@ func (hr *httpRun) run(held context.Context, l lock.Lease) ([]byte, error) {
 }
 
 // abort ends a handler that panicked with p after its response started
-// on w: it logs p (unless it is http.ErrAbortHandler), closes the
-// connection when it can (HTTP/1: no recovering middleware can write
-// after it), and panics with http.ErrAbortHandler, on which net/http
-// aborts the response without a log line, and which Echo's Recover
-// passes on.
+// on w: it logs p, closes the connection when it can, and panics with
+// http.ErrAbortHandler.
 func abort(ctx context.Context, key string, w http.ResponseWriter, p any) {
 	if p != http.ErrAbortHandler {
 		logOf(ctx).ErrorContext(ctx, "syncguard: the handler panicked after its response started; aborting the connection",

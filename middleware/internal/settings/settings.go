@@ -1,6 +1,5 @@
 // Package settings holds what the options of every HTTP adapter set,
-// before the guard checks it. It is a leaf: httpguard's options write it,
-// the guard reads it, adapters fill the framework-shaped parts.
+// before the guard checks it.
 package settings
 
 import (
@@ -15,8 +14,7 @@ import (
 // RouteScope says whether lock keys include the request's route.
 type RouteScope int
 
-// The route scopes: the default puts the route in for locks and replay,
-// and leaves it out for limits.
+// The route scopes; the default leaves the route out only for limits.
 const (
 	RouteDefault RouteScope = iota
 	RouteOn
@@ -46,11 +44,9 @@ type Settings struct {
 	// "Config.TTL" rather than "WithTTL".
 	Fields bool
 
-	// The adapter's functions, each of the adapter's own type; nil when
-	// not given.
+	// The adapter's functions, of its own types.
 	Key, Scope, Fingerprint, Busy, Error, Skip any
-	// Stores is the adapter's own replay filter, for outcomes that are
-	// not HTTP statuses (gRPC codes); nil when not given.
+	// Stores is the adapter's own replay filter, such as gRPC's.
 	Stores any
 }
 
@@ -121,8 +117,7 @@ func (s *Settings) Wrap(name string, err error) error {
 	return &lock.Error{Code: lock.CodeInvalidArgument, Op: "config", Msg: s.Name(name), Err: err}
 }
 
-// Of returns f, an adapter's function, for a field of Settings: nil
-// when f is a nil function.
+// Of returns f for a field of Settings, nil when f is nil.
 func Of(f any) any {
 	if f == nil || reflect.ValueOf(f).IsNil() {
 		return nil

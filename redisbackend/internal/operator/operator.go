@@ -1,7 +1,4 @@
-// Package operator is what package admin reaches of a
-// redisbackend.Backend beyond its lock methods: the Backend's Operator
-// method returns this view of it. It also holds the check of a
-// FenceStripes value that both packages make.
+// Package operator is admin's view of a redisbackend.Backend.
 package operator
 
 import (
@@ -14,19 +11,18 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// Keys are the Redis keys of one lock key (admin.StorageKeys).
+// Keys are the Redis keys of one lock key.
 type Keys struct{ Lock, Fence, Done, Record string }
 
 // Backend is the operator's view of one *redisbackend.Backend.
 type Backend interface {
-	// Client is the client the Backend was made with.
+	// Client returns the Backend's client.
 	Client() redis.UniversalClient
 	// ReplicaAckN is Options.ReplicaAck.N.
 	ReplicaAckN() int
-	// StorageKeys names the keys of key in the Backend's layout.
+	// StorageKeys names the keys of key.
 	StorageKeys(key string) (Keys, error)
-	// ForceRelease and ForceReleaseSlots release the live lease(s) of key
-	// without their lock ids.
+	// ForceRelease and ForceReleaseSlots release key's live leases.
 	ForceRelease(ctx context.Context, key string) (lock.Info, error)
 	ForceReleaseSlots(ctx context.Context, key string, fence lock.Fence) ([]lock.Info, error)
 }

@@ -5,13 +5,6 @@ import (
 	"errors"
 )
 
-// Bounded calls. go-redis does not watch a context while a command is on
-// the wire unless the client sets ContextTimeoutEnabled (off by default):
-// with a stalled server a call would return only after the client's read
-// timeout, once per retry. Every call therefore waits for its reply or the
-// end of its context, whichever comes first (Sender.Do for single
-// commands; Bounded for the rest).
-
 // ErrNotSent is in the chain of the error of a call whose context ended
 // before its command was sent: it did not run.
 var ErrNotSent = errors.New("redisbackend: the context ended before the command was sent")
@@ -20,22 +13,19 @@ var ErrNotSent = errors.New("redisbackend: the context ended before the command 
 // while its command was on the wire: it may have run.
 var ErrAbandoned = errors.New("redisbackend: the context ended while the command was on the wire; it may have run")
 
-// abandonedError is the error of a call whose context ended before its
-// reply came. It matches ErrAbandoned or ErrNotSent (whether the command
-// may have run) and the context's error.
+// abandonedError matches its kind and the context's error.
 type abandonedError struct {
-	kind   error // ErrAbandoned or ErrNotSent
+	kind   error
 	ctxErr error
 }
 
-// Error says which kind of abandonment and the context's error.
+// Error joins the two errors.
 func (e *abandonedError) Error() string { return e.kind.Error() + ": " + e.ctxErr.Error() }
 
-// Unwrap returns the kind and the context's error, for errors.Is.
+// Unwrap returns both errors.
 func (e *abandonedError) Unwrap() []error { return []error{e.kind, e.ctxErr} }
 
-// abandoned returns the error of a call that stopped waiting for kind
-// (ErrAbandoned or ErrNotSent) because ctx ended.
+// abandoned returns the error of a call that stopped waiting.
 func abandoned(ctx context.Context, kind error) error {
 	err := ctx.Err()
 	if err == nil {
@@ -44,12 +34,9 @@ func abandoned(ctx context.Context, kind error) error {
 	return &abandonedError{kind: kind, ctxErr: err}
 }
 
-// Bounded runs f, which blocks on go-redis, and returns nil when f has
-// returned, or an error matching ErrAbandoned and ctx.Err() when ctx ends
-// first. f then goes on in the background with a context (ctx's values)
-// that is cancelled, so go-redis sends no retry and waits for no
-// connection; the caller must not read what f writes. A panic in f is
-// raised in the caller.
+// Bounded runs f and returns nil when f has returned, or an error matching
+// ErrAbandoned and ctx.Err() when ctx ends first. f's context is then
+// cancelled so go-redis retries nothing. A panic in f is raised here.
 func Bounded(ctx context.Context, f func(ctx context.Context)) error {
 	if ctx.Done() == nil {
 		f(ctx)
@@ -67,7 +54,7 @@ func Bounded(ctx context.Context, f func(ctx context.Context)) error {
 	case <-done:
 	case <-ctx.Done():
 		select {
-		case <-done: // finished at the same moment
+		case <-done:
 		default:
 			cancel()
 			return abandoned(ctx, ErrAbandoned)

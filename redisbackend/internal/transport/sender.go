@@ -7,19 +7,15 @@ import (
 )
 
 // Sender sends commands on one go-redis client, each bounded by its
-// context, coalescing the calls of concurrent goroutines when asked to.
-// It is safe for concurrent use.
+// context. It is safe for concurrent use.
 type Sender struct {
 	client redis.UniversalClient
-	direct *directRule // when a call goes out from its caller's goroutine (direct.go)
-	co     *coalescer  // nil: each call on a round trip of its own (coalesce.go)
+	direct *directRule
+	co     *coalescer // nil: no coalescing
 }
 
-// New returns a Sender on client. With coalesce, the calls of concurrent
-// goroutines share pipelines (coalesce.go); without it, each call is a
-// round trip of its own. What it reads of the client's options (through
-// an Options method, as *redis.Client and *redis.ClusterClient have)
-// decides which calls go out from their callers' goroutines (direct.go).
+// New returns a Sender on client. With coalesce, concurrent calls share
+// pipelines.
 func New(client redis.UniversalClient, coalesce bool) *Sender {
 	s := &Sender{client: client, direct: directRuleOf(client)}
 	if coalesce {
@@ -28,12 +24,9 @@ func New(client redis.UniversalClient, coalesce bool) *Sender {
 	return s
 }
 
-// Do sends cmd and returns nil when it has its reply (cmd.Err() tells how
-// it went). When ctx ends first it returns an error matching ctx.Err() and
-// ErrNotSent (the command was still queued: it did not run) or
-// ErrAbandoned (it may have run); cmd must not be read then, as the round
-// trip may still write it. A panic of the client is raised in the caller
-// whose call sent it.
+// Do sends cmd and returns nil once it has its reply. When ctx ends first,
+// it returns an error matching ctx.Err() and ErrNotSent or ErrAbandoned;
+// cmd must not be read then.
 func (s *Sender) Do(ctx context.Context, cmd *redis.Cmd) error {
 	switch {
 	case s.co != nil:
@@ -47,8 +40,7 @@ func (s *Sender) Do(ctx context.Context, cmd *redis.Cmd) error {
 	return Bounded(ctx, func(ctx context.Context) { _ = s.client.Process(ctx, cmd) })
 }
 
-// Queued reports how many calls wait in the coalescing queue (0 without
-// coalescing), for tests that must know the queue has formed.
+// Queued reports how many calls wait in the coalescing queue, for tests.
 func (s *Sender) Queued() int {
 	if s.co == nil {
 		return 0
