@@ -61,16 +61,15 @@ type Config struct {
 	ProblemTypeBase string
 }
 
-// RouteScope says whether lock keys include the route.
-type RouteScope int
+// RouteScope says whether lock keys include the route (httpguard's).
+type RouteScope = httpguard.RouteScope
 
+// The route scopes: RouteScopeDefault includes the route except for
+// limits, RouteScopeOn always, RouteScopeOff never.
 const (
-	// RouteScopeDefault includes it except for limits.
-	RouteScopeDefault RouteScope = iota
-	// RouteScopeOn includes it.
-	RouteScopeOn
-	// RouteScopeOff leaves it out.
-	RouteScopeOff
+	RouteScopeDefault = httpguard.RouteScopeDefault
+	RouteScopeOn      = httpguard.RouteScopeOn
+	RouteScopeOff     = httpguard.RouteScopeOff
 )
 
 // ReplayConfig configures replay mode; zero fields take the defaults.
