@@ -2,6 +2,7 @@ package election_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ func TestLeadRefusesWhatItDoesNotUse(t *testing.T) {
 		{"wait", lock.WithWait(time.Minute), "lock.WithWait"},
 		{"zero wait", lock.WithWait(0), "lock.WithWait"},
 		{"retry", lock.WithRetry(lock.Retry{}), "lock.WithRetry"},
+		{"retry with the most retries", lock.WithRetry(lock.Retry{MaxRetries: math.MaxInt - 1, BaseDelay: time.Second}), "lock.WithRetry"},
 		{"release timeout", lock.WithReleaseTimeout(time.Second), "lock.WithReleaseTimeout"},
 		{"limit", lock.WithLimit(2), "lock.WithLimit"},
 	} {

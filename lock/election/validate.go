@@ -58,8 +58,10 @@ func validateLead(ctx context.Context, b lock.Backend, key, identity string, fn 
 // with it before the caller's, so that another value tells one was given.
 const unset = time.Duration(math.MaxInt64 - 1)
 
-var unsetOpts = []lock.Option{lock.WithWait(unset), lock.WithReleaseTimeout(unset),
-	lock.WithRetry(lock.Retry{MaxRetries: math.MaxInt - 1})}
+var (
+	unsetRetry = lock.Retry{MaxRetries: math.MaxInt - 1, BaseDelay: unset, MaxDelay: unset, Fixed: true, NoJitter: true}
+	unsetOpts  = []lock.Option{lock.WithWait(unset), lock.WithReleaseTimeout(unset), lock.WithRetry(unsetRetry)}
+)
 
 // resolve returns the settings of Lead's options, or the error for one
 // it refuses or a bad value.
@@ -76,7 +78,7 @@ func resolve(op string, opts []lock.Option) (lock.Settings, error) {
 	switch {
 	case s.Limit > 0:
 		msg = "lock.WithLimit does not apply to an election: a term has one leader"
-	case s.Wait != unset || s.Retry.MaxRetries != math.MaxInt-1:
+	case s.Wait != unset || s.Retry != unsetRetry:
 		msg = "lock.WithWait and lock.WithRetry do not apply to an election: a candidate waits until its context ends"
 	case s.ReleaseTimeout != unset:
 		msg = "lock.WithReleaseTimeout does not apply to an election: Lead bounds its own stop"
