@@ -38,49 +38,11 @@ func (r *results) distinctTables(b *strings.Builder) {
 
 	p("Cycles/s of syncguard-go and each other row's ratio to it (peer / syncguard-go, same goroutines and context kind); Redis command µs / Redis CPU µs per cycle in the second table.")
 	p("")
-	p("| goroutines | context | %s | %s |", libSyncguard, strings.Join(others, " | "))
-	p("|---:|---|---:|%s", strings.Repeat("---:|", len(others)))
-	for _, g := range c.conc {
-		for _, k := range c.kinds {
-			ref, ok := r.findK(g, k, libSyncguard)
-			if !ok {
-				continue
-			}
-			cells := []string{fmt.Sprintf("%.0f", ref.Rate())}
-			for _, lib := range others {
-				d, ok := r.findK(g, k, lib)
-				if !ok {
-					cells = append(cells, "–")
-					continue
-				}
-				cells = append(cells, ratio(d.Rate(), ref.Rate()))
-			}
-			p("| %d | %s | %s |", g, k, strings.Join(cells, " | "))
-		}
-	}
+	r.ratioTable(b, others, "%.0f", distinctResult.Rate)
 	p("")
 	p("Client CPU µs per cycle (the bench process's user+sys time over the cell, by getrusage: the library's client and the harness's loop) of syncguard-go, and each other row's ratio to it:")
 	p("")
-	p("| goroutines | context | %s | %s |", libSyncguard, strings.Join(others, " | "))
-	p("|---:|---|---:|%s", strings.Repeat("---:|", len(others)))
-	for _, g := range c.conc {
-		for _, k := range c.kinds {
-			ref, ok := r.findK(g, k, libSyncguard)
-			if !ok {
-				continue
-			}
-			cells := []string{fmt.Sprintf("%.1f", ref.ClientUs())}
-			for _, lib := range others {
-				d, ok := r.findK(g, k, lib)
-				if !ok {
-					cells = append(cells, "–")
-					continue
-				}
-				cells = append(cells, ratio(d.ClientUs(), ref.ClientUs()))
-			}
-			p("| %d | %s | %s |", g, k, strings.Join(cells, " | "))
-		}
-	}
+	r.ratioTable(b, others, "%.1f", distinctResult.ClientUs)
 	p("")
 	p("Redis command µs / Redis CPU µs per cycle:")
 	p("")
@@ -268,4 +230,28 @@ func (r *results) goals25(b *strings.Builder) {
 		}
 	}
 	p("")
+}
+
+// ratioTable writes a table of syncguard-go's value of each cell (in
+// format) and each other library's ratio to it, by goroutines and context.
+func (r *results) ratioTable(b *strings.Builder, others []string, format string, value func(distinctResult) float64) {
+	fmt.Fprintf(b, "| goroutines | context | %s | %s |\n", libSyncguard, strings.Join(others, " | "))
+	fmt.Fprintf(b, "|---:|---|---:|%s\n", strings.Repeat("---:|", len(others)))
+	for _, g := range r.cfg.conc {
+		for _, k := range r.cfg.kinds {
+			ref, ok := r.findK(g, k, libSyncguard)
+			if !ok {
+				continue
+			}
+			cells := []string{fmt.Sprintf(format, value(ref))}
+			for _, lib := range others {
+				if d, ok := r.findK(g, k, lib); ok {
+					cells = append(cells, ratio(value(d), value(ref)))
+				} else {
+					cells = append(cells, "–")
+				}
+			}
+			fmt.Fprintf(b, "| %d | %s | %s |\n", g, k, strings.Join(cells, " | "))
+		}
+	}
 }
