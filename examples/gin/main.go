@@ -146,15 +146,7 @@ func (s *server) run(ctx context.Context, w io.Writer) error {
 	}
 
 	fmt.Fprintf(w, "\n== Part 3: the key reused, then another user ==\n")
-	r, err := demohttp.SendBody(ctx, s.Client(), http.MethodPost, url, header, `{"amount":"99.00"}`)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "  %-23s %s\n", user+", another body:", r)
-	if r.Status != http.StatusUnprocessableEntity {
-		return fmt.Errorf("reused key: %s, want 422", r)
-	}
-	if err := demohttp.OtherUser(ctx, w, s.Client(), other, http.MethodPost, url, key, body, http.StatusCreated, first); err != nil {
+	if err := demohttp.KeyReused(ctx, w, s.Client(), url, header, key, user, other, body, http.StatusCreated, first); err != nil {
 		return err
 	}
 	if n := s.runs.Load(); n != 2 {

@@ -440,3 +440,18 @@ func RunMixedUsers(ctx context.Context, w io.Writer, from, to string, demo demor
 func RunLeaky(ctx context.Context, w io.Writer, demo demorun.Func) error {
 	return demorun.RunBroken(ctx, w, func(b lock.Backend) lock.Backend { return &LeakyBackend{Backend: b} }, demo)
 }
+
+// KeyReused sends user's request (header) with another body, which must
+// be refused with 422, then the request as other with key alone, which
+// must run for them (OtherUser).
+func KeyReused(ctx context.Context, w io.Writer, c *http.Client, url string, header, key http.Header, user, other, body string, want int, first Reply) error {
+	r, err := SendBody(ctx, c, http.MethodPost, url, header, `{"amount":"99.00"}`)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  %-23s %s\n", user+", another body:", r)
+	if r.Status != http.StatusUnprocessableEntity {
+		return fmt.Errorf("reused key: %s, want 422", r)
+	}
+	return OtherUser(ctx, w, c, other, http.MethodPost, url, key, body, want, first)
+}
