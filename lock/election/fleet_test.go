@@ -143,6 +143,19 @@ func (f *fleet) doubleStop(leader, next *exec.Cmd, b *redisbackend.Backend) (lea
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	// A line of the leader's from before the signals (it led again, a new
+	// term of its own) is not the answer to them.
+	for drained := false; !drained; {
+		select {
+		case l := <-f.leads:
+			if l.pid != leader.Process.Pid {
+				f.t.Fatalf("before the signals: process %d led (fence %s), want only the leader %d", l.pid, l.fence, leader.Process.Pid)
+			}
+			f.t.Logf("before the signals: the leader %d led again (fence %s)", l.pid, l.fence)
+		default:
+			drained = true
+		}
+	}
 	signalled := time.Now()
 	_ = leader.Process.Signal(syscall.SIGTERM)
 	_ = next.Process.Signal(syscall.SIGTERM)
@@ -174,7 +187,8 @@ func TestFleetDoubleStop(t *testing.T) {
 		f.queued(2)
 		got, expiry, signalled := f.doubleStop(leader, next, b)
 		if got.pid != third.Process.Pid {
-			t.Fatalf("trial %d: process %d led, want the third candidate %d", trial, got.pid, third.Process.Pid)
+			t.Fatalf("trial %d: process %d (fence %s) led, want the third candidate %d (the leader was %d, the next %d)",
+				trial, got.pid, got.fence, third.Process.Pid, leader.Process.Pid, next.Process.Pid)
 		}
 		if !got.at.Before(expiry) {
 			t.Fatalf("trial %d: the third candidate led %v after the signals, past the old term's expiry: the term was stranded", trial, got.at.Sub(signalled))
