@@ -119,14 +119,15 @@ func hashOf(fields ...string) string {
 
 // TickID returns the asynq task id of the tick at of the entry entryID of
 // a Scheduler on key: "asynqlock:<lockdriver.HashKey(key)>:<entryID>:<at
-// in RFC 3339, UTC>". Every replica derives the same id, so asynq enqueues
+// in RFC 3339, UTC>", with the fraction of a second only when it is not 0
+// (an "@every 1500ms" tick). Every replica derives the same id, so asynq enqueues
 // a tick once; use it to find a tick's task with an asynq.Inspector.
 func TickID(key, entryID string, at time.Time) string {
 	nkey, err := lockdriver.NormalizeKey(key)
 	if err != nil {
 		nkey = key
 	}
-	return "asynqlock:" + lockdriver.HashKey(nkey) + ":" + entryID + ":" + at.UTC().Format(time.RFC3339)
+	return "asynqlock:" + lockdriver.HashKey(nkey) + ":" + entryID + ":" + at.UTC().Format(time.RFC3339Nano)
 }
 
 // next returns the entry's first tick after t (zero when it never fires).

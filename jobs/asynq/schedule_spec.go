@@ -1,6 +1,7 @@
 package asynqlock
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,9 +24,20 @@ type spec struct {
 	fixed bool // neither the minute nor the hour is a wildcard
 }
 
+// minEvery is the shortest "@every" period accepted, as asynq's and
+// robfig/cron's: a tick costs a few round trips to Redis.
+const minEvery = time.Second
+
 // parseSpec parses cronspec as asynq.Scheduler does (robfig/cron's
-// standard parser), with its panics turned into errors.
+// standard parser), with its panics turned into errors, but "@every d"
+// exactly: robfig/cron rounds d down to whole seconds.
 func parseSpec(cronspec string) (sp *spec, err error) {
+	if d, ok, err := parseEvery(cronspec); ok {
+		if err != nil {
+			return nil, err
+		}
+		return &spec{every: d}, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			sp, err = nil, fmt.Errorf("the cron parser failed: %v", r)
@@ -36,8 +48,6 @@ func parseSpec(cronspec string) (sp *spec, err error) {
 		return nil, err
 	}
 	switch s := sched.(type) {
-	case cron.ConstantDelaySchedule:
-		return &spec{every: s.Delay}, nil
 	case *cron.SpecSchedule:
 		loc := s.Location
 		if loc == time.Local {
@@ -46,6 +56,29 @@ func parseSpec(cronspec string) (sp *spec, err error) {
 		return &spec{s: s, loc: loc, fixed: fixedTime(cronspec)}, nil
 	}
 	return nil, fmt.Errorf("unknown schedule %T", sched)
+}
+
+// parseEvery parses an "@every d" cronspec (after an optional time zone
+// prefix, which does not change its ticks); ok is false for any other.
+// d must be at least minEvery: "@every 0s" and "@every -5s" are refused.
+func parseEvery(cronspec string) (d time.Duration, ok bool, err error) {
+	f := strings.Fields(cronspec)
+	if len(f) > 0 && (strings.HasPrefix(f[0], "CRON_TZ=") || strings.HasPrefix(f[0], "TZ=")) {
+		f = f[1:]
+	}
+	if len(f) == 0 || f[0] != "@every" {
+		return 0, false, nil
+	}
+	if len(f) != 2 {
+		return 0, true, errors.New("@every takes one duration")
+	}
+	if d, err = time.ParseDuration(f[1]); err != nil {
+		return 0, true, err
+	}
+	if d < minEvery {
+		return 0, true, fmt.Errorf("@every %s: the period must be at least %s", f[1], minEvery)
+	}
+	return d, true, nil
 }
 
 // fixedTime reports whether cronspec names fixed times of day: neither its

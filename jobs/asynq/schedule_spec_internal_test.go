@@ -81,3 +81,39 @@ func TestSpecDST(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecEvery: "@every d" ticks at the exact multiples of d since the
+// Unix epoch, d not rounded to seconds, whatever the time zone prefix.
+func TestSpecEvery(t *testing.T) {
+	from := time.Date(2026, 12, 7, 15, 0, 0, 300_000_000, time.UTC)
+	for _, tc := range []struct {
+		spec string
+		d    time.Duration
+	}{
+		{"@every 1500ms", 1500 * time.Millisecond},
+		{"@every 2500ms", 2500 * time.Millisecond},
+		{"@every 1m30s", 90 * time.Second},
+		{"CRON_TZ=Europe/Berlin @every 2500ms", 2500 * time.Millisecond},
+		{"@every 1s", time.Second},
+	} {
+		sp, err := parseSpec(tc.spec)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.spec, err)
+		}
+		at := sp.next(from)
+		for i := range 5 {
+			if at.UnixNano()%int64(tc.d) != 0 || !at.After(from) || at.Sub(from) > tc.d {
+				t.Errorf("%q: tick %d after %v is %v: want the next multiple of %v", tc.spec, i, from, at, tc.d)
+			}
+			from, at = at, sp.next(at)
+			if got := at.Sub(from); got != tc.d {
+				t.Errorf("%q: ticks %v and %v are %v apart, want %v", tc.spec, from, at, got, tc.d)
+			}
+		}
+	}
+	for _, bad := range []string{"@every 0s", "@every -5s", "@every 500ms", "@every", "@every 1s 2s", "@every soon"} {
+		if _, err := parseSpec(bad); err == nil {
+			t.Errorf("%q: parsed, want an error", bad)
+		}
+	}
+}

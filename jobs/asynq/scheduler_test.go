@@ -73,6 +73,9 @@ func TestSchedulerBadInput(t *testing.T) {
 		{"six fields", "0 * * * * *", task, nil, "is not valid"},
 		{"minute 61", "61 * * * *", task, nil, "is not valid"},
 		{"bad every", "@every banana", task, nil, "is not valid"},
+		{"every 0s", "@every 0s", task, nil, "the period must be at least 1s"},
+		{"negative every", "@every -5s", task, nil, "the period must be at least 1s"},
+		{"every under a second", "@every 500ms", task, nil, "the period must be at least 1s"},
 		{"unknown descriptor", "@fortnightly", task, nil, "is not valid"},
 		{"empty spec", "", task, nil, "is not valid"},
 		{"bare time zone", "CRON_TZ=", task, nil, "the cron parser failed"},
@@ -238,6 +241,40 @@ func TestSchedulerTickIDs(t *testing.T) {
 		}
 		if info.Retention < 4*time.Second { // TTL + two periods
 			t.Errorf("tick %d: retention %v, want at least 4s", i, info.Retention)
+		}
+	}
+}
+
+// TestSchedulerEveryExact: "@every 1500ms" enqueues a tick every 1.5s, at
+// the multiples of 1.5s since the epoch (robfig/cron would round it to 1s),
+// each under its own task id.
+func TestSchedulerEveryExact(t *testing.T) {
+	e := newEnv(t)
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", lock.WithTTL(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d = 1500 * time.Millisecond
+	id, err := s.Register("@every 1500ms", asynq.NewTask("tick", nil), asynq.Queue(e.queue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	runScheduler(t, s)
+	ok := got.wait(t, 4, 20*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })
+	for i, tk := range ok {
+		if tk.At.UnixNano()%int64(d) != 0 {
+			t.Errorf("tick %d at %v: want a multiple of %v since the epoch", i, tk.At.Format(time.StampMilli), d)
+		}
+		if i > 0 && tk.At.Sub(ok[i-1].At) != d {
+			t.Errorf("tick %d at %v after %v: want %v apart", i, tk.At.Format(time.StampMilli), ok[i-1].At.Format(time.StampMilli), d)
+		}
+		if want := asynqlock.TickID("sched", id, tk.At); tk.TaskID != want {
+			t.Errorf("tick %d: task id %q, want %q", i, tk.TaskID, want)
+		}
+		if n := tickCount(t, e, tk.TaskID); n != 1 {
+			t.Errorf("tick %d: %d tasks with id %s, want 1", i, n, tk.TaskID)
 		}
 	}
 }
