@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/redisbackend/admin"
 )
 
@@ -58,4 +61,40 @@ func (sc *scheduleShow) print(row func(name, format string, args ...any)) {
 	for _, e := range sc.Entries {
 		row("entry", "%s", fmt.Sprintf("%s  content %s", display(e.ID), e.Content))
 	}
+}
+
+// tickShow is the record of an asynqlock Scheduler's entry, at the key
+// "<scheduler key>/entry/<entry id>": the last tick a term enqueued (or
+// the start of the entry's first term) and that term's fence.
+type tickShow struct {
+	// Entry is the entry's id, from the key; "" when the key is not an
+	// entry's.
+	Entry string     `json:"entry,omitempty"`
+	Last  time.Time  `json:"lastTick"`
+	Fence lock.Fence `json:"termFence"`
+}
+
+// newTickShow decodes the record v of key as an entry's record; nil when
+// it is not one (wire.DecodeScheduleTick).
+func newTickShow(key string, v []byte) *tickShow {
+	r, err := wire.DecodeScheduleTick(v)
+	if err != nil {
+		return nil
+	}
+	tk := &tickShow{Last: r.Last, Fence: r.Fence}
+	if i := strings.LastIndex(key, "/entry/"); i > 0 {
+		tk.Entry = key[i+len("/entry/"):]
+	}
+	return tk
+}
+
+// print prints the entry's record as a show row: the record's key, size
+// and time left are head's.
+func (tk *tickShow) print(row printRow, head string, nowMs int64) {
+	entry := "a scheduler entry's record"
+	if tk.Entry != "" {
+		entry = "scheduler entry " + display(tk.Entry)
+	}
+	row("record", "%s: %s: last tick %s (%s ago), by the term of fence %s", head, entry,
+		timestamp(tk.Last), duration(ms(age(nowMs, tk.Last.UnixMilli()))), tk.Fence)
 }

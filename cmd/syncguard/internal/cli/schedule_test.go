@@ -56,3 +56,43 @@ func TestShowSchedule(t *testing.T) {
 		t.Errorf("show on a key without a manifest prints one:\n%s", r.out)
 	}
 }
+
+// TestShowScheduleEntry: show on a Scheduler entry's key decodes its
+// record: the entry, the last tick and the term's fence, in text and
+// JSON, not as a record this version cannot read.
+func TestShowScheduleEntry(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	p := prefix(t)
+	b := newBackend(t, rdb, redisbackend.Options{Prefix: p})
+	ctx := context.Background()
+	key := wire.ScheduleEntryKey("scheduler:reports", "daily-report")
+	last := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	l, err := b.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := wire.ScheduleTick{Fence: "000000000000042", Last: last}.Encode()
+	if err := b.ReleaseRecord(ctx, l, rec, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	r := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, key)
+	if r.code != 0 || r.err != "" {
+		t.Fatalf("show: status %d, stderr %q", r.code, r.err)
+	}
+	want := "scheduler entry daily-report: last tick 2026-11-28T09:00:00.000Z ("
+	if !strings.Contains(r.out, want) || !strings.Contains(r.out, "by the term of fence 000000000000042\n") {
+		t.Errorf("show does not print %q and the term's fence:\n%s", want, r.out)
+	}
+	if strings.Contains(r.out, "not a replay record") {
+		t.Errorf("show prints a healthy entry record as unreadable:\n%s", r.out)
+	}
+	r = syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, key, "--json")
+	var st state
+	if err := json.Unmarshal([]byte(r.out), &st); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if st.Tick == nil || st.Tick.Entry != "daily-report" || !st.Tick.Last.Equal(last) || st.Tick.Fence != "000000000000042" || st.Record != nil {
+		t.Errorf("show --json: tick %+v, record %v", st.Tick, st.Record)
+	}
+}

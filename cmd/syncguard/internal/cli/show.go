@@ -34,7 +34,8 @@ var showCommand = &command{
 		"as written under it. --route takes the route as written or as a key prints it (\\: for :).\n" +
 		"A leader election's key (lock/election) shows its leader's identity, the term's fence and the\n" +
 		"time left in the term; an asynqlock Scheduler's key also shows the entries (id and content\n" +
-		"hash) of its latest term's leader.",
+		"hash) of its latest term's leader, and an entry's key (<scheduler key>/entry/<id>) its last\n" +
+		"tick and the fence of the term that enqueued it.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object")
 		o.keyFlags(fs)
@@ -82,6 +83,9 @@ type state struct {
 	// (Response nil), so that a record never prints as escaped bytes.
 	Response *responseShow `json:"response,omitempty"`
 	Record   *string       `json:"record,omitempty"`
+	// Tick is the record decoded when it is an asynqlock Scheduler
+	// entry's: the entry, its last tick and the term's fence.
+	Tick *tickShow `json:"tick,omitempty"`
 	// Waiters is the number of waiters queued in Redis for the key.
 	Waiters int64 `json:"waiters"`
 	// Schedule is the manifest of an asynqlock Scheduler on the key: its
@@ -254,7 +258,9 @@ func (st *state) readOthers(ctx context.Context, addr string, c showCmds) error 
 		st.HasRecord, st.RecordBytes = true, len(v)
 		st.RecordTTLMs = c.recordTTL.Val().Milliseconds()
 		if st.Response = newResponseShow([]byte(v)); st.Response == nil {
-			st.Record = &v
+			if st.Tick = newTickShow(st.Key, []byte(v)); st.Tick == nil {
+				st.Record = &v
+			}
 		}
 	}
 	st.Waiters = c.waiters.Val() // 0 when there is no queue (or it is not a sorted set)
@@ -382,6 +388,9 @@ func (st *state) printRecord(row printRow) {
 	switch r := st.Response; {
 	case !st.HasRecord:
 		row("record", "%s: none", display(st.RecordKey))
+	case st.Tick != nil:
+		st.Tick.print(row, fmt.Sprintf("%s: %d bytes, for %s more", display(st.RecordKey), st.RecordBytes,
+			duration(ms(st.RecordTTLMs))), st.nowMs)
 	case r == nil:
 		row("record", "%s: %d bytes, for %s more, not a replay record this version reads: %s",
 			display(st.RecordKey), st.RecordBytes, duration(ms(st.RecordTTLMs)), preview(*st.Record))
