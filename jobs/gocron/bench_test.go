@@ -16,7 +16,7 @@ import (
 // BenchmarkLocker measures what the Locker costs a run of a job, on one
 // client of the shared redis-server, and reports round trips per run:
 //   - run: the instance that runs the scheduled time (Lock, Unlock with
-//     the done marker), a job name per iteration;
+//     the run's record), a job name per iteration;
 //   - busy: an instance whose Lock finds the job running elsewhere;
 //   - done: an instance whose Lock finds the scheduled time done;
 //   - no-window: Lock and Unlock with WithWindow(0), one job name.

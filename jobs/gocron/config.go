@@ -34,8 +34,9 @@ type config struct {
 	lockOpts []lock.Option
 }
 
-// WithWindow sets the done window: a run keeps every other run of the job
-// off for d from its start. 0 turns it off; a window needs a lock.Recorder.
+// WithWindow sets the done window: a run keeps off every other instance
+// that fires the job within d of its own firing, by the backend's clock.
+// 0 turns it off; a window needs a lock.Recorder.
 func WithWindow(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.window = d })
 }

@@ -52,16 +52,6 @@ var fleetJobs = map[string]struct {
 	"cron-1m":     {time.Minute, func() gocron.JobDefinition { return gocron.CronJob("* * * * *", false) }},
 }
 
-// offsetClock is the real clock, offset: a machine whose clock is off.
-type offsetClock struct {
-	clockwork.Clock
-	offset time.Duration
-}
-
-func (c offsetClock) Now() time.Time                  { return c.Clock.Now().Add(c.offset) }
-func (c offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
-func (c offsetClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
-
 // fleetMember, in a member process, runs a gocron scheduler with a
 // Locker or an Elector and one fast job on a clock offset as the
 // environment says, until SIGTERM, printing a line per run:

@@ -12,9 +12,14 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 )
 
-// ErrDone is returned by Locker.Lock when another run of the job started
-// within the window.
+// ErrDone is returned by Locker.Lock when another instance fired the job
+// within the window of this one's firing, and ran it.
 var ErrDone = errors.New("gocronlock: the job ran within its window")
+
+// ErrLate is returned by Locker.Lock when the backend answered later than
+// the lease's TTL after the job fired: too late to tell whether another
+// instance ran the scheduled time, so the run is skipped.
+var ErrLate = errors.New("gocronlock: the backend answered too late to tell whether the job ran within its window")
 
 // Locker is a gocron.Locker on a lock.Backend: one run per scheduled time
 // happens across instances. It is safe for concurrent use.
@@ -47,8 +52,13 @@ func NewLocker(b lock.Backend, opts ...Option) (*Locker, error) {
 }
 
 // Lock takes the lock of the job named key for one run. It returns an
-// error matching lock.ErrLocked when the job runs elsewhere, and ErrDone
-// when it ran within the window.
+// error matching lock.ErrLocked when the job runs elsewhere, ErrDone when
+// another instance fired it within the window of this firing and ran it,
+// and ErrLate when the backend answered too late to tell.
+//
+// The window is judged by when the instances fired (called Lock), by the
+// backend's clock, not by when the backend saw their calls: a call held
+// up by a stalled Redis still finds the run of its scheduled time.
 func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	r := &run{l: l, jobCtx: ctx, start: time.Now()}
 	opts := append(l.opts[:len(l.opts):len(l.opts)], lock.WithReleaseFunc(r.release))
@@ -58,15 +68,10 @@ func (l *Locker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
 	}
 	r.held, r.lease, r.releaseFn = held, lease, release
 	if l.rec != nil {
-		done, err := l.rec.IsDone(held, lease.Key)
-		if err != nil || done {
+		if err := r.claim(); err != nil {
 			_ = release()
-			if err == nil {
-				err = ErrDone
-			}
 			return nil, err
 		}
-		r.mark = true
 	}
 	l.track(r)
 	return r, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
@@ -141,4 +142,30 @@ func readmeGocronFront(backend lock.Backend, send func(context.Context, lock.Fen
 	}), gocron.WithName("digest:hourly"))
 	// END README
 	return err
+}
+
+// README: gocron-clock
+// offsetClock is the real clock, off by offset: a machine whose clock is off.
+type offsetClock struct {
+	clockwork.Clock
+	offset time.Duration
+}
+
+func (c offsetClock) Now() time.Time                  { return c.Clock.Now().Add(c.offset) }
+func (c offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c offsetClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+// END README
+
+// The guide's offset clock snippet: an instance whose clock is off.
+func readmeGocronClock(locker *gocronlock.Locker) (gocron.Scheduler, error) {
+	// README: gocron-clock
+	// An instance whose clock is 800 ms ahead: it fires each scheduled time
+	// 800 ms before an instance on the true clock.
+	s, err := gocron.NewScheduler(
+		gocron.WithClock(offsetClock{clockwork.NewRealClock(), 800 * time.Millisecond}),
+		gocron.WithDistributedLocker(locker),
+	)
+	// END README
+	return s, err
 }
