@@ -30,7 +30,10 @@ func enqueued(err error) bool {
 
 // claim enqueues the tick at of sl's entry unless its record, read and
 // written under a lease of the entry's key, holds it or a later tick. A
-// record written by a newer term ends this one (errTermLost).
+// record written by a newer term ends this one (errTermLost). It reports
+// what this term did: a catch-up that finds its tick recorded or
+// enqueued by an earlier term, or from before the entry's first term,
+// did nothing and is not reported.
 func (t *term) claim(sl *slot, at, now time.Time) error {
 	if err := t.check(); err != nil {
 		if !errors.Is(err, errTermLost) {
@@ -68,7 +71,7 @@ func (t *term) claim(sl *slot, at, now time.Time) error {
 	}
 	if err != nil {
 		_ = t.s.b.Release(context.WithoutCancel(ctx), l.ID) // else it ends with its TTL
-		if errors.Is(err, errRecorded) || !enqueued(err) && !errors.Is(err, errTermLost) {
+		if errors.Is(err, errRecorded) && !sl.catchUp || !enqueued(err) && !errors.Is(err, errTermLost) {
 			t.report(sl, at, missed, err)
 		}
 		return err
@@ -84,7 +87,9 @@ func (t *term) claim(sl *slot, at, now time.Time) error {
 	rec := wire.ScheduleTick{Fence: t.lease.Fence, Last: at}.Encode()
 	// Not recorded (the lease ran out): the task id still guards the tick.
 	_ = t.s.b.ReleaseRecord(ctx, l, rec, t.s.clock.wall(sl.e.recordTTL(at, now, t.s.ttl)))
-	t.report(sl, at, missed, err)
+	if err == nil || !sl.catchUp {
+		t.report(sl, at, missed, err)
+	}
 	return err
 }
 

@@ -19,8 +19,9 @@ import (
 // syncguard.scheduler.entry.
 const (
 	// TicksMetric counts the ticks the leader tried, by
-	// syncguard.scheduler.outcome: enqueued, already (an earlier term
-	// enqueued it) or failed.
+	// syncguard.scheduler.outcome: enqueued, already (another term
+	// enqueued a tick due in this one) or failed. A catch-up tick that
+	// the term before enqueued is not counted (Tick.CatchUp).
 	TicksMetric = "syncguard.scheduler.ticks"
 	// MissedTicksMetric counts the ticks coalesced into a later one,
 	// never enqueued (Tick.Missed).

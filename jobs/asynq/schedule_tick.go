@@ -38,8 +38,10 @@ type Tick struct {
 	// Fence is the fence of the term that tried to enqueue it (for
 	// TickEntriesDiffer, of the term whose entries differ).
 	Fence lock.Fence
-	// CatchUp is true for a tick the term enqueued on its start because it
-	// fell in the gap before it.
+	// CatchUp is true for a tick the term enqueued (or failed to) on its
+	// start because it fell in the gap before it. A new term does not
+	// report a tick of that gap that an earlier term enqueued or recorded,
+	// nor one from before the entry's first term: nothing happened to it.
 	CatchUp bool
 	// Delay is how late the enqueue was answered: its time less At.
 	Delay time.Duration
@@ -47,9 +49,10 @@ type Tick struct {
 	// this one: coalesced into it, never enqueued.
 	Missed int
 	// Err is nil when this process enqueued the task, matches
-	// asynq.ErrTaskIDConflict when the task was already enqueued (by an
-	// earlier term), and is the enqueue's error otherwise; the tick is then
-	// tried again until the entry's next tick is due or the term ends.
+	// asynq.ErrTaskIDConflict when a tick due in this term was already
+	// enqueued (by another term), and is the enqueue's error otherwise;
+	// the tick is then tried again until the entry's next tick is due or
+	// the term ends.
 	Err error
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
 )
@@ -353,5 +354,171 @@ func TestSchedulerLateTicksSignalled(t *testing.T) {
 	if late := ok[1]; late.Missed < 1 || late.Delay < 200*time.Millisecond || late.At.Sub(ok[0].At) < 2*time.Second {
 		t.Errorf("the tick after a 2.5s stall: at %v (%v after the first), missed %d, delay %v; want at least 1 missed and a delay",
 			late.At.Format(time.TimeOnly), late.At.Sub(ok[0].At), late.Missed, late.Delay)
+	}
+}
+
+// TestSchedulerHandOffReportsWhatHappened: across graceful hand-offs the
+// new term's catch-up finds the tick the old term just enqueued; it did
+// nothing to it and reports nothing of it. Every tick a replica reports
+// as enqueued is in the queue, once, and no tick is reported found
+// already enqueued.
+func TestSchedulerHandOffReportsWhatHappened(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	register := func(s *asynqlock.Scheduler) error {
+		_, err := s.Register("@every 2s", asynq.NewTask("tick", nil), asynq.Queue(e.queue))
+		return err
+	}
+	rs := failover(t, e, "sched", func() {}, register)
+	checkOnce(t, e, rs)
+	inQueue := map[string]bool{}
+	for _, ti := range pending(t, e) {
+		inQueue[ti.ID] = true
+	}
+	for i, r := range rs {
+		r.got.mu.Lock()
+		for _, tk := range r.got.all {
+			switch {
+			case tk.Kind != asynqlock.TickEnqueue:
+			case errors.Is(tk.Err, asynq.ErrTaskIDConflict):
+				t.Errorf("replica %d: tick %v reported found enqueued (catch-up %t, delay %v): no term ran into another here",
+					i, tk.At.Format(time.TimeOnly), tk.CatchUp, tk.Delay)
+			case tk.Err != nil:
+				t.Errorf("replica %d: tick %v: %v", i, tk.At.Format(time.TimeOnly), tk.Err)
+			case !inQueue[tk.TaskID]:
+				t.Errorf("replica %d: tick %v reported enqueued, not in the queue", i, tk.At.Format(time.TimeOnly))
+			}
+		}
+		r.got.mu.Unlock()
+	}
+}
+
+// TestSchedulerFirstDeployThenNewTerm: a minute entry first deployed at
+// :15 (its clock says) enqueues nothing of that minute; a new term at
+// :17, before the next tick, finds the :00 tick in its catch-up window,
+// recorded by the first term but never enqueued, and must not report it
+// (as a catch-up found already enqueued, it would be counted "already").
+// The first tick reported is the next minute's, enqueued, not a catch-up.
+func TestSchedulerFirstDeployThenNewTerm(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	minute := time.Now().UTC().Truncate(time.Minute)
+	origin, start := minute.Add(15*time.Second), time.Now()
+	const speed = 10 // the next tick, 45s of the clock away, is 4.5s away
+	rs := make([]*replica, 2)
+	var id string
+	for i := range rs {
+		s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-"+strconv.Itoa(i), lock.WithTTL(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		asynqlock.SetClock(s, origin, start, speed)
+		if id, err = s.Register("* * * * *", asynq.NewTask("minutely", nil), asynq.Queue(e.queue)); err != nil {
+			t.Fatal(err)
+		}
+		rs[i] = &replica{s: s}
+		s.OnTick(rs[i].got.add)
+	}
+	rs[0].stop = startScheduler(t, rs[0].s)
+	// The first term has recorded the entry: its first deploy is done.
+	rec := e.backend
+	key := "sched/entry/" + id
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, found, err := rec.Record(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first term wrote no record of the entry within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rs[1].stop = startScheduler(t, rs[1].s)
+	time.Sleep(100 * time.Millisecond) // the second replica campaigns
+	rs[0].stop()                       // hands the term over: the new term starts at about :17
+	next := minute.Add(time.Minute)
+	ok := rs[1].got.wait(t, 1, 15*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })
+	for i, r := range rs {
+		r.got.mu.Lock()
+		for _, tk := range r.got.all {
+			if tk.Kind == asynqlock.TickEnqueue && !tk.At.Equal(next) {
+				t.Errorf("replica %d: tick %v reported (catch-up %t, delay %v, err %v); the entry was first deployed at %v",
+					i, tk.At.Format(time.TimeOnly), tk.CatchUp, tk.Delay, tk.Err, origin.Format(time.TimeOnly))
+			}
+		}
+		r.got.mu.Unlock()
+	}
+	if tk := ok[0]; !tk.At.Equal(next) || tk.CatchUp {
+		t.Errorf("first tick enqueued: %v (catch-up %t), want %v, not a catch-up", tk.At.Format(time.TimeOnly), tk.CatchUp, next.Format(time.TimeOnly))
+	}
+	if n := len(pending(t, e)); n != 1 {
+		t.Errorf("%d tasks in the queue, want 1 (the %v tick)", n, next.Format(time.TimeOnly))
+	}
+}
+
+// TestSchedulerCatchUpFoundEnqueued: a term that enqueued a tick and
+// died before recording it leaves the task; the next term's catch-up
+// finds its task id taken, records the tick, and reports nothing of it
+// (nothing happened). The scheduler's clock starts half a second after a
+// tick of "@every 10s", so that tick is the catch-up's, however slow the
+// test's start.
+func TestSchedulerCatchUpFoundEnqueued(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", lock.WithTTL(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := asynq.NewTask("tick", nil)
+	id, err := s.Register("@every 10s", task, asynq.Queue(e.queue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The earlier term recorded a tick, then enqueued the next one.
+	ctx := context.Background()
+	key := "sched/entry/" + id
+	latest := time.Now().Truncate(10 * time.Second)
+	l, err := e.backend.Acquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := wire.ScheduleTick{Fence: "000000000000000", Last: latest.Add(-10 * time.Second)}.Encode()
+	if err := e.backend.ReleaseRecord(ctx, l, rec, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Enqueue(task, asynq.Queue(e.queue), asynq.TaskID(asynqlock.TickID("sched", id, latest))); err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	asynqlock.SetClock(s, latest.Add(500*time.Millisecond), time.Now(), 1)
+	startScheduler(t, s)
+	// The catch-up is done when the record holds the tick.
+	deadline := time.Now().Add(8 * time.Second)
+	for {
+		b, _, err := e.backend.Record(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := wire.DecodeScheduleTick(b); err == nil && r.Last.Equal(latest) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the catch-up did not record the %v tick within 8s", latest.Format(time.TimeOnly))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // a report comes right after the record: let it land
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	for _, tk := range got.all {
+		t.Errorf("tick %v reported (catch-up %t, err %v, delay %v): the earlier term enqueued it", tk.At.Format(time.TimeOnly), tk.CatchUp, tk.Err, tk.Delay)
+	}
+	if n := len(pending(t, e)); n != 1 {
+		t.Errorf("%d tasks in the queue, want the one the earlier term enqueued", n)
 	}
 }
