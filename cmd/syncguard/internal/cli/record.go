@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
@@ -85,4 +87,50 @@ func (r *responseShow) print(row func(name, format string, args ...any)) {
 		}
 		row("  body", "%d bytes: %s%s", r.BodyBytes, strconv.Quote(r.BodyText), more)
 	}
+}
+
+// decodeRecord decodes the record v stored for st's key: a replayed
+// response, an asynqlock Scheduler entry's record or a gocronlock
+// Locker's; else st.Record keeps it as stored.
+func (st *state) decodeRecord(v string) {
+	b := []byte(v)
+	if st.Response = newResponseShow(b); st.Response != nil {
+		return
+	}
+	if st.Tick = newTickShow(st.Key, b); st.Tick != nil {
+		return
+	}
+	if st.Run = newJobRunShow(b); st.Run != nil {
+		return
+	}
+	st.Record = &v
+}
+
+// recordHead is the start of show's record row: the key, size and time
+// left of the record.
+func (st *state) recordHead() string {
+	return fmt.Sprintf("%s: %d bytes, for %s more", display(st.RecordKey), st.RecordBytes, duration(ms(st.RecordTTLMs)))
+}
+
+// jobRunShow is a gocronlock Locker's record of a job's last run: its
+// fence, and when its instance fired it by Redis's clock.
+type jobRunShow struct {
+	Fence lock.Fence `json:"fence"`
+	Fired time.Time  `json:"fired"`
+}
+
+// newJobRunShow decodes v; nil when it is not a job run record
+// (wire.DecodeJobRun).
+func newJobRunShow(v []byte) *jobRunShow {
+	r, err := wire.DecodeJobRun(v)
+	if err != nil {
+		return nil
+	}
+	return &jobRunShow{Fence: r.Fence, Fired: r.Fired}
+}
+
+// print prints the run as a show row after head.
+func (r *jobRunShow) print(row printRow, head string, nowMs int64) {
+	row("record", "%s: a gocron job's last run: fired %s (%s ago), fence %s", head,
+		timestamp(r.Fired), duration(ms(age(nowMs, r.Fired.UnixMilli()))), r.Fence)
 }

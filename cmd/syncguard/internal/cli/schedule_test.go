@@ -96,3 +96,34 @@ func TestShowScheduleEntry(t *testing.T) {
 		t.Errorf("show --json: tick %+v, record %v", st.Tick, st.Record)
 	}
 }
+
+// TestShowJobRun: show on a gocronlock Locker's job key decodes the
+// record of its last run: when its instance fired it, and its fence.
+func TestShowJobRun(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	p := prefix(t)
+	b := newBackend(t, rdb, redisbackend.Options{Prefix: p})
+	ctx := context.Background()
+	fired := time.Date(2026, 12, 7, 15, 0, 2, 5_000_000, time.UTC)
+	l, err := b.Acquire(ctx, "gocron:report", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseRecord(ctx, l, wire.JobRun{Fence: l.Fence, Fired: fired}.Encode(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	r := syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "gocron:report")
+	want := "a gocron job's last run: fired 2026-12-07T15:00:02.005Z ("
+	if r.code != 0 || !strings.Contains(r.out, want) || !strings.Contains(r.out, "fence "+string(l.Fence)+"\n") {
+		t.Errorf("show: status %d, want %q and the fence %s:\n%s%s", r.code, want, l.Fence, r.out, r.err)
+	}
+	r = syncguard(t, "show", "--redis", urlOf(srv), "--prefix", p, "gocron:report", "--json")
+	var st state
+	if err := json.Unmarshal([]byte(r.out), &st); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if st.Run == nil || !st.Run.Fired.Equal(fired) || st.Run.Fence != l.Fence || st.Record != nil {
+		t.Errorf("show --json: run %+v, record %v", st.Run, st.Record)
+	}
+}

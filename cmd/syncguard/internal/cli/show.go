@@ -35,7 +35,8 @@ var showCommand = &command{
 		"A leader election's key (lock/election) shows its leader's identity, the term's fence and the\n" +
 		"time left in the term; an asynqlock Scheduler's key also shows the entries (id and content\n" +
 		"hash) of its latest term's leader, and an entry's key (<scheduler key>/entry/<id>) its last\n" +
-		"tick and the fence of the term that enqueued it.",
+		"tick and the fence of the term that enqueued it. A gocronlock job's key (gocron:<name>) shows\n" +
+		"its last run: when its instance fired it (by Redis's clock) and its fence.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.json, "json", false, "print one JSON object")
 		o.keyFlags(fs)
@@ -86,6 +87,9 @@ type state struct {
 	// Tick is the record decoded when it is an asynqlock Scheduler
 	// entry's: the entry, its last tick and the term's fence.
 	Tick *tickShow `json:"tick,omitempty"`
+	// Run is the record decoded when it is a gocronlock Locker's: the
+	// job's last run.
+	Run *jobRunShow `json:"run,omitempty"`
 	// Waiters is the number of waiters queued in Redis for the key.
 	Waiters int64 `json:"waiters"`
 	// Schedule is the manifest of an asynqlock Scheduler on the key: its
@@ -257,11 +261,7 @@ func (st *state) readOthers(ctx context.Context, addr string, c showCmds) error 
 	if v, err := c.record.Result(); err == nil {
 		st.HasRecord, st.RecordBytes = true, len(v)
 		st.RecordTTLMs = c.recordTTL.Val().Milliseconds()
-		if st.Response = newResponseShow([]byte(v)); st.Response == nil {
-			if st.Tick = newTickShow(st.Key, []byte(v)); st.Tick == nil {
-				st.Record = &v
-			}
-		}
+		st.decodeRecord(v)
 	}
 	st.Waiters = c.waiters.Val() // 0 when there is no queue (or it is not a sorted set)
 	return nil
@@ -389,8 +389,9 @@ func (st *state) printRecord(row printRow) {
 	case !st.HasRecord:
 		row("record", "%s: none", display(st.RecordKey))
 	case st.Tick != nil:
-		st.Tick.print(row, fmt.Sprintf("%s: %d bytes, for %s more", display(st.RecordKey), st.RecordBytes,
-			duration(ms(st.RecordTTLMs))), st.nowMs)
+		st.Tick.print(row, st.recordHead(), st.nowMs)
+	case st.Run != nil:
+		st.Run.print(row, st.recordHead(), st.nowMs)
 	case r == nil:
 		row("record", "%s: %d bytes, for %s more, not a replay record this version reads: %s",
 			display(st.RecordKey), st.RecordBytes, duration(ms(st.RecordTTLMs)), preview(*st.Record))
