@@ -29,10 +29,10 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// TestDemoFailsWithoutDoneMarkers: with a backend that never finds the
-// done marker, the instances whose clocks are behind run each scheduled
-// time again, and the demo says so.
-func TestDemoFailsWithoutDoneMarkers(t *testing.T) {
+// TestDemoFailsWithoutRunRecords: with a backend that never finds the
+// record of the job's last run, the instances whose clocks are behind run
+// each scheduled time again, and the demo says so.
+func TestDemoFailsWithoutRunRecords(t *testing.T) {
 	t.Parallel()
 	ctx := demotest.Context(t, 30*time.Second)
 	var out bytes.Buffer
@@ -45,14 +45,14 @@ func TestDemoFailsWithoutDoneMarkers(t *testing.T) {
 		return checkOnce(env.Out, runs)
 	})
 	if err == nil || !regexp.MustCompile(`\d\d:\d\d:\d\d ran [23] times`).MatchString(err.Error()) {
-		t.Errorf("run without done markers: %v, want a scheduled time run more than once; output:\n%s", err, &out)
+		t.Errorf("run without run records: %v, want a scheduled time run more than once; output:\n%s", err, &out)
 	}
 }
 
-// forgetful is a lock.Recorder that never finds a done marker.
+// forgetful is a lock.Recorder that never finds a record.
 type forgetful struct{ lock.Recorder }
 
-func (forgetful) IsDone(context.Context, string) (bool, error) { return false, nil }
+func (forgetful) Record(context.Context, string) ([]byte, bool, error) { return nil, false, nil }
 
 // TestCheckOnceFails: a scheduled time run twice, or one missing, fails
 // the Locker part.
