@@ -86,7 +86,8 @@ func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, op
 // Register adds an entry that enqueues task with opts at every tick of
 // cronspec, and returns its id. cronspec is parsed as asynq.Scheduler
 // parses it, in UTC unless it starts with CRON_TZ=. "@every d" ticks at
-// the multiples of d since the Unix epoch.
+// the exact multiples of d since the Unix epoch (not rounded to seconds);
+// d must be at least 1s.
 //
 // The id is the EntryName given in opts, else a hash of cronspec, type and
 // payload, the same on every replica. Registering the same entry again
