@@ -141,6 +141,7 @@ func TestLimiterSteadyRate(t *testing.T) {
 			t.Fatalf("call %d: %v", i, r.err)
 		}
 	}
+	t.Logf("%d of 20 calls started", admitted)
 	if admitted < 13 {
 		t.Errorf("%d of 20 calls started in %v, want 15 (at least 13)", admitted, time.Since(start))
 	}
