@@ -284,7 +284,7 @@ func (a *acquisition) schedule(err error) time.Duration {
 		return max(time.Until(a.timerAt), 0)
 	case a.qw != nil && locked:
 		// Never sooner than the backoff either.
-		d = max(queuedPoll(err, time.Now(), a.c.limitSet), a.c.retry.delay(a.waits))
+		d = max(queuedPoll(err, time.Now()), a.c.retry.delay(a.waits))
 	default:
 		d = a.c.retry.delay(a.waits)
 	}
@@ -424,17 +424,14 @@ const minQueuedPoll = 50 * time.Millisecond
 
 // queuedPoll is the wait of a queued waiter after contention err at now:
 // until just after the holder's lease ends, at least minQueuedPoll, at
-// most the queued poll interval. A slot counts as live for the time
-// tolerance after its expiry.
-func queuedPoll(err error, now time.Time, slot bool) time.Duration {
+// most the queued poll interval. A lock's key and a limit's slot both end
+// at their expiry by the server's clock.
+func queuedPoll(err error, now time.Time) time.Duration {
 	var le *LockedError
 	if !errors.As(err, &le) || le.ExpiresAt.IsZero() {
 		return contract.QueuedPollInterval
 	}
 	d := le.ExpiresAt.Sub(now) + minQueuedPoll
-	if slot {
-		d += contract.TimeTolerance
-	}
 	return min(max(d, minQueuedPoll), contract.QueuedPollInterval)
 }
 

@@ -271,3 +271,91 @@ func TestLimitQueuedWaiterTakesExpiredSlot(t *testing.T) {
 		t.Errorf("queue has %d entries, want 0", n)
 	}
 }
+
+// untilServerMs waits until the server's clock (TIME) reads at least t.
+func untilServerMs(t *testing.T, b *Backend, at time.Time) {
+	t.Helper()
+	waitFor(t, "the server's clock to pass "+at.Format(time.StampMilli), time.Minute, func() bool {
+		now, err := b.client.Time(context.Background()).Result()
+		if err != nil {
+			t.Fatalf("TIME: %v", err)
+		}
+		return !now.Before(at)
+	})
+}
+
+// TestLimitSlotEndsAtItsExpiry: a slot is live until its expiry by the
+// server's clock and not a moment longer, also while another slot keeps
+// the key's sorted set alive: the contention error's ExpiresAt is when a
+// slot is granted again, LookupLimit no longer lists the slot, and its id
+// neither extends nor releases. (A slot live for the time tolerance past
+// its expiry would refuse the grant for another second.)
+func TestLimitSlotEndsAtItsExpiry(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	b := newQueueBackend(t, srv.Client(t), Options{})
+	ctx := context.Background()
+	short, err := slot(t, b, "k", 2, 600*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := slot(t, b, "k", 2, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = slot(t, b, "k", 2, time.Minute)
+	var le *lock.LockedError
+	if !errors.As(err, &le) || !le.ExpiresAt.Equal(short.ExpiresAt) {
+		t.Fatalf("third slot of 2: %v, want a LockedError with the short slot's expiry %v", err, short.ExpiresAt)
+	}
+	untilServerMs(t, b, le.ExpiresAt.Add(20*time.Millisecond))
+
+	info, err := b.LookupLimit(ctx, "k")
+	if err != nil || info == nil || len(info.Holders) != 1 || info.Holders[0].Fence != long.Fence {
+		t.Errorf("LookupLimit after the short slot's expiry = %+v, %v; want the long slot alone", info, err)
+	}
+	if _, err := b.Extend(ctx, short.ID, time.Minute); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("Extend of the expired slot: %v, want ErrNotHeld", err)
+	}
+	l, err := slot(t, b, "k", 2, time.Minute)
+	if err != nil {
+		t.Fatalf("a slot at the ExpiresAt the refusal gave: %v", err)
+	}
+	if l.Fence.Compare(long.Fence) <= 0 {
+		t.Errorf("fence %s, want above %s", l.Fence, long.Fence)
+	}
+}
+
+// TestLimitWaiterGrantedAtExpiry: a caller waiting for a full limit, one
+// of whose holders never releases, gets that slot as it expires by the
+// server's clock, not a time tolerance later (the other holder keeps the
+// key's sorted set). The grant's time is the server's (its ExpiresAt
+// less the TTL).
+func TestLimitWaiterGrantedAtExpiry(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	b := newQueueBackend(t, srv.Client(t), Options{})
+	holder, err := slot(t, b, "k", 2, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slot(t, b, "k", 2, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const ttl = time.Minute
+	l, err := lock.Acquire(ctx, b, "k", lock.WithLimit(2), lock.WithTTL(ttl), lock.WithWait(10*time.Second))
+	if err != nil {
+		t.Fatalf("Acquire waiting for the slot: %v", err)
+	}
+	defer func() { _ = b.Release(context.Background(), l.ID) }()
+	// Granted just after the holder's expiry: the waiter polls a little
+	// after it. Half the time tolerance is far more than that.
+	granted := l.ExpiresAt.Add(-ttl)
+	late := granted.Sub(holder.ExpiresAt)
+	t.Logf("granted %v after the holder's expiry", late)
+	if late < 0 || late > lockdriver.TimeTolerance/2 {
+		t.Errorf("granted %v after the holder's expiry, want within [0, %v]", late, lockdriver.TimeTolerance/2)
+	}
+}

@@ -34,7 +34,9 @@ func NewLimiter(b lock.Backend, opts ...Option) (*Limiter, error) {
 
 // Limit takes a slot for the call of ctx. Every slot of its key taken
 // gives an error matching httpguard.ErrLimitReached (and lock.ErrLocked),
-// with the pushback trailer set to when the first slot frees.
+// with the pushback trailer set to when the first slot frees: a slot ends
+// at its expiry by the Redis server's clock, so a retry sent then is
+// admitted unless another call took the slot first.
 func (l *Limiter) Limit(ctx context.Context) error {
 	method, _ := grpc.Method(ctx)
 	key, err := l.c.callKey(ctx, method, nil)

@@ -105,10 +105,11 @@ func docGRPCClient(target string) *grpc.ClientConn {
 	conn, err := grpc.NewClient(target,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultServiceConfig(`{"methodConfig": [{
-			"name": [{"service": "shop.Orders"}],
+			"name": [{"service": "shop.Orders", "method": "Create"}, {"service": "shop.Orders", "method": "Cancel"}],
 			"retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "2s",
 				"backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "ABORTED"]}}]}`))
 	// call with metadata.AppendToOutgoingContext(ctx, "idempotency-key", uuid): every attempt sends it
+	// the unary methods by name: {"service": "shop.Orders"} alone would retry its streams too
 	// END README
 	if err != nil {
 		log.Fatal(err)

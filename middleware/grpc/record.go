@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
@@ -71,7 +72,8 @@ func (c *config) encode(l lock.Lease, fp [wire.FingerprintSize]byte, resp any, e
 		r.Body = append(r.Body, b...)
 		return r.Encode(), ""
 	}
-	if b, err = proto.Marshal(st.Proto()); err != nil {
+	sp, b, err := sent(st)
+	if err != nil {
 		return nil, httpguard.NotStoredStatus
 	}
 	details := base64.RawStdEncoding.EncodeToString(b)
@@ -79,10 +81,40 @@ func (c *config) encode(l lock.Lease, fp [wire.FingerprintSize]byte, resp any, e
 		return completed(l, fp), httpguard.NotStoredTooLarge
 	}
 	r.Trailer.Set(tDetails, details)
-	if msg := percentEncode(st.Message()); msg != "" && len(msg) <= wire.RecordMaxValue {
+	if msg := percentEncode(sp.GetMessage()); msg != "" && len(msg) <= wire.RecordMaxValue {
 		r.Trailer.Set(tMessage, msg)
 	}
 	return r.Encode(), ""
+}
+
+// sent returns the status st as grpc-go's client receives it, and its
+// encoding. grpc-go sends the message as UTF-8 with each byte that is not
+// valid UTF-8 as U+FFFD, and the details in a google.rpc.Status only when
+// the status marshals, which one with such a message does not: that
+// status arrives as its code and message alone.
+func sent(st *status.Status) (*spb.Status, []byte, error) {
+	sp := st.Proto()
+	if b, err := proto.Marshal(sp); err == nil {
+		return sp, b, nil
+	}
+	sp = &spb.Status{Code: sp.GetCode(), Message: validUTF8(sp.GetMessage())}
+	b, err := proto.Marshal(sp)
+	return sp, b, err
+}
+
+// validUTF8 is s with each byte that is not valid UTF-8 replaced by
+// U+FFFD, as grpc-go encodes a status message.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s) // utf8.RuneError, 1 for a byte that is not valid
+		b.WriteRune(r)
+		s = s[size:]
+	}
+	return b.String()
 }
 
 // completed is the record of a call whose response was too large.

@@ -308,3 +308,40 @@ func TestScopesNFCApart(t *testing.T) {
 		t.Errorf("no principal: %v, want Unauthenticated NO_SCOPE", r.err)
 	}
 }
+
+// TestReplayStatusNotUTF8: a stored code whose message is not valid UTF-8
+// is stored all the same, and a duplicate gets what the first call got
+// from grpc-go: the message with each invalid byte as U+FFFD, and no
+// details (grpc-go cannot marshal such a status, so it sends none).
+func TestReplayStatusNotUTF8(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := &orders{}
+	withDetails, _ := status.New(codes.NotFound, "no order \xff\xfe here").WithDetails(&errdetails.ResourceInfo{ResourceName: "o-1"})
+	o.create = func(ctx context.Context, req *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+		if req.GetValue() == "details" {
+			return nil, withDetails.Err()
+		}
+		return nil, status.Error(codes.NotFound, "no order \xff\xfe here")
+	}
+	conn := replayServer(t, e, o, false)
+	ctx := testCtx(t)
+	want := status.New(codes.NotFound, "no order \uFFFD\uFFFD here").Proto()
+	for _, value := range []string{"plain", "details"} {
+		for i := range 2 {
+			r := call(ctx, conn, value, "idempotency-key", "k-"+value, "x-user-bin", "ann")
+			if got := status.Convert(r.err).Proto(); !proto.Equal(got, want) {
+				t.Errorf("%s, call %d: %v, want %v", value, i, got, want)
+			}
+			if ns := r.trailer.Get(grpclock.MetadataNotStored); len(ns) != 0 {
+				t.Errorf("%s, call %d: trailer %s: %v, want the status stored", value, i, grpclock.MetadataNotStored, ns)
+			}
+			if replayed := len(r.header.Get(grpclock.MetadataReplayed)) > 0; replayed != (i == 1) {
+				t.Errorf("%s, call %d: header %v, want %s only on the duplicate", value, i, r.header, grpclock.MetadataReplayed)
+			}
+		}
+	}
+	if got := o.runs.Load(); got != 2 {
+		t.Errorf("runs = %d, want 2 (each key's first call only)", got)
+	}
+}

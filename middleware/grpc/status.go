@@ -82,7 +82,9 @@ func statusOf(p httpguard.Problem, retry time.Duration) *status.Status {
 	return st
 }
 
-// pushback sets the trailer that makes grpc-go's retry policy wait d.
+// pushback sets the trailer that makes grpc-go's retry policy wait d,
+// rounded up to the millisecond: the retry comes no earlier than d.
 func pushback(ctx context.Context, d time.Duration) {
-	_ = grpc.SetTrailer(ctx, metadata.Pairs(PushbackKey, strconv.FormatInt(d.Milliseconds(), 10)))
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	_ = grpc.SetTrailer(ctx, metadata.Pairs(PushbackKey, strconv.FormatInt(int64(ms), 10)))
 }

@@ -3,6 +3,7 @@ package grpclock_test
 import (
 	"context"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,6 +110,66 @@ func waitUnlocked(t *testing.T, e *env, key string) {
 		case <-ctx.Done():
 			t.Fatalf("%q is still locked", key)
 		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// TestRetryConfigNamesUnaryMethods: docs/grpc.md's retry service config.
+// Named by service, it retries the service's streams too: a second
+// stream on a busy key is refused ABORTED only after maxAttempts attempts,
+// each after the busy answer's pushback. Naming the unary methods leaves
+// streams out: the second stream is refused at its first attempt.
+func TestRetryConfigNamesUnaryMethods(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	o := &orders{watch: func(ss grpc.ServerStream) error {
+		if err := ss.SendMsg(wrapperspb.String("holding")); err != nil {
+			return err
+		}
+		select {
+		case <-hold:
+		case <-ss.Context().Done():
+		}
+		return nil
+	}}
+	ic, err := grpclock.StreamServerInterceptor(e.b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-feed")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts atomic.Int64
+	count := func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		attempts.Add(1)
+		return h(srv, ss)
+	}
+	policy := `"retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "2s",
+		"backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "ABORTED"]}`
+	connFor := func(name string) *grpc.ClientConn {
+		return serve(t, o, false, []grpc.ServerOption{grpc.ChainStreamInterceptor(count, ic)},
+			grpc.WithDefaultServiceConfig(`{"methodConfig": [{"name": [`+name+`], `+policy+`}]}`))
+	}
+	service := connFor(`{"service": "test.Orders"}`)
+	unary := connFor(`{"service": "test.Orders", "method": "Create"}`)
+
+	first := openWatch(t, testCtx(t), service)
+	if err := first.RecvMsg(new(wrapperspb.StringValue)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		desc     string
+		conn     *grpc.ClientConn
+		attempts int64
+	}{
+		{"named by service", service, 4},
+		{"named by unary method", unary, 1},
+	} {
+		attempts.Store(0)
+		start := time.Now()
+		err := openWatch(t, testCtx(t), tt.conn).RecvMsg(new(wrapperspb.StringValue))
+		t.Logf("%s: %v after %d attempts, %v", tt.desc, status.Code(err), attempts.Load(), time.Since(start).Round(10*time.Millisecond))
+		if status.Code(err) != codes.Aborted || attempts.Load() != tt.attempts {
+			t.Errorf("%s: second stream: %v after %d attempts, want ABORTED after %d", tt.desc, err, attempts.Load(), tt.attempts)
 		}
 	}
 }

@@ -43,7 +43,7 @@ if type(existing) == 'table' then
   -- An error reply: WRONGTYPE is a limit's slots (limit.go), refused while
   -- one is live; any other error is the script's.
   if not string.find(existing.err or '', 'WRONGTYPE', 1, true) then return existing end
-  lib().reclaim(KEYS[1], nowMs - tolMs)
+  lib().reclaim(KEYS[1], nowMs)
   if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply(kindMsg) end
   existing = false
 end

@@ -22,7 +22,7 @@ local queue = KEYS[4]
 
 local S = lib()
 
-local freed = S.reclaim(lockKey, nowMs - tolMs)
+local freed = S.reclaim(lockKey, nowMs)
 if not freed then
   -- A lock's JSON: refuse while it is live, take the key when it expired.
   local data, corrupt = decodeLock(redis.call('GET', lockKey))

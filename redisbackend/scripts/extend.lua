@@ -17,7 +17,7 @@ if string.byte(lockKey, 1) == SLOT then
   local _, _, _, slotKey = S.parse(lockKey)
   local expiresAtMs = slotKey and S.typed('ZSCORE', slotKey, ARGV[1])
   if not expiresAtMs then return -1 end
-  if tonumber(expiresAtMs) <= nowMs - tolMs then
+  if tonumber(expiresAtMs) <= nowMs then
     redis.call('ZREM', slotKey, ARGV[1])
     redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[3]))
     return -2

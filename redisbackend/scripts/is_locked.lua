@@ -8,7 +8,7 @@ local nowMs = serverMs()
 local lockData, slots = lib().typed('GET', KEYS[1])
 if slots then
   -- A limit's slots (limit.go): a mismatch while one is live.
-  if redis.call('ZCOUNT', KEYS[1], string.format('(%d', nowMs - tolMs), '+inf') > 0 then return redis.error_reply(kindMsg) end
+  if redis.call('ZCOUNT', KEYS[1], string.format('(%d', nowMs), '+inf') > 0 then return redis.error_reply(kindMsg) end
   return 0
 end
 if not lockData then return 0 end

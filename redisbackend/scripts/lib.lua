@@ -52,9 +52,10 @@ local function lib()
     return fence, tonumber(acq), n, string.sub(rest, 1, klen), string.sub(rest, klen + 1)
   end
 
-  -- L.reclaim removes the expired slots of a limit's lock key (expiry by
-  -- the server's clock, less the tolerance) and returns how many it
-  -- removed; or nil when the key holds something else (a lock).
+  -- L.reclaim removes the slots of a limit's lock key that expired by
+  -- cutoff (the server's clock: a slot is live until its expiresAtMs, no
+  -- tolerance, see prelude.lua) and returns how many it removed; or nil
+  -- when the key holds something else (a lock).
   function L.reclaim(lockKey, cutoff)
     return (L.typed('ZREMRANGEBYSCORE', lockKey, '-inf', cutoff))
   end
@@ -66,8 +67,9 @@ local function lib()
     if redis.call('PTTL', lockKey) < ttlMs then
       redis.call('PEXPIRE', lockKey, ttlMs)
     end
-    -- The index outlives the slot by the tolerance, within which the slot
-    -- still counts as live.
+    -- The index outlives the slot by the tolerance, so that a Release or
+    -- Extend just after the expiry still finds the slot and reads it
+    -- expired.
     redis.call('SET', idKey, index, 'PX', ttlMs + tolMs)
   end
 

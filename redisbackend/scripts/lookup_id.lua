@@ -13,7 +13,7 @@ if string.byte(lockKey, 1) == SLOT then
   local expiresAtMs = slotKey and L.typed('ZSCORE', slotKey, ARGV[1])
   if not expiresAtMs then return nil end
   expiresAtMs = tonumber(expiresAtMs)
-  if expiresAtMs <= nowMs - tolMs then return nil end
+  if expiresAtMs <= nowMs then return nil end
   return string.format(lockFormat, ARGV[1], expiresAtMs, acquiredAtMs, L.jsonText(userKey), fence)
 end
 local lockData = redis.pcall('GET', lockKey)

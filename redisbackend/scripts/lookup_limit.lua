@@ -6,13 +6,12 @@
 -- earliest expiry first ({} when none); SYNCGUARD_KIND while a live lock
 -- holds the key.
 local nowMs = serverMs()
-local cutoff = nowMs - tolMs
 
-local slots, lockData = lib().typed('ZRANGEBYSCORE', KEYS[1], string.format('(%d', cutoff), '+inf', 'WITHSCORES')
+local slots, lockData = lib().typed('ZRANGEBYSCORE', KEYS[1], string.format('(%d', nowMs), '+inf', 'WITHSCORES')
 if lockData then
   local data, corrupt = decodeLock(redis.call('GET', KEYS[1]))
   if not data then return corrupt end
-  if data.expiresAtMs > cutoff then return redis.error_reply(kindMsg) end
+  if data.expiresAtMs > nowMs - tolMs then return redis.error_reply(kindMsg) end
   return {}
 end
 local out = {}

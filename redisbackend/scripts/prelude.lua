@@ -6,8 +6,13 @@
 -- three helpers nearly every script calls; lib.lua holds the rest.
 
 -- Constants of the contract (lock.TimeToleranceMs and lock.FenceMax;
--- TestScriptConstants checks them): a lease is live until its
--- expiresAtMs plus tolMs, and no fence above fenceMax is ever granted.
+-- TestScriptConstants checks them): a lock is live until its expiresAtMs
+-- plus tolMs (the specification's predicate; Redis removes its keys at
+-- expiresAtMs, PX), and no fence above fenceMax is ever granted. A slot
+-- of a limit is live until its expiresAtMs exactly, by the server's
+-- clock that wrote it: the tolerance is for clocks that disagree, and
+-- added to a slot it would make a rate window (grpclock.NewLimiter's) a
+-- second longer than asked, and its pushback false.
 local tolMs = 1000
 local fenceMax = 900000000000000
 

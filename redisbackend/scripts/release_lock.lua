@@ -44,16 +44,15 @@ if k == SLOT then
     if written then redis.call('SET', KEYS[1], lockKey, 'PX', tombMs) end
     return 0
   end
-  local cutoff = nowMs - tolMs
   local expiresAtMs = L.typed('ZSCORE', slotKey, id)
   if not expiresAtMs then
     redis.call('SET', KEYS[1], tombstone('-1', nonce), 'PX', tombMs)
     return -1
   end
   local result = '-2'
-  if tonumber(expiresAtMs) > cutoff then result = '1' end
+  if tonumber(expiresAtMs) > nowMs then result = '1' end
   redis.call('ZREM', slotKey, id)
-  L.reclaim(slotKey, cutoff)
+  L.reclaim(slotKey, nowMs)
   redis.call('SET', KEYS[1], tombstone(result, nonce), 'PX', tombMs)
   if result == '1' and markTTL then
     redis.call('SET', KEYS[2], record or L.parse(lockKey), 'PX', tonumber(markTTL))

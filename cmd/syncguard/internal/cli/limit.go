@@ -75,8 +75,8 @@ const readAttempts = 3
 
 // readLimits reads the lock keys redisKeys of node that hold something
 // other than a string (they answered GET with WRONGTYPE) as limits: their
-// live slots by nowMs (the node's TIME, less wire.TimeToleranceMs, as
-// wire.IsLive) and the slots' index keys, in two pipelines. A slot released
+// live slots by nowMs (the node's TIME: a slot is live until its expiry,
+// with no tolerance, as the scripts judge it) and the slots' index keys, in two pipelines. A slot released
 // between the two (its index a tombstone) may have been replaced by one
 // the first did not see: such a limit is read again, a few times at most.
 func (s *session) readLimits(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) ([]limitRead, error) {
@@ -139,7 +139,7 @@ type limitSet struct {
 // sets at redisKeys by nowMs, their first member and their queues' length.
 // The commands' errors are left in them.
 func (s *session) readLimitSets(ctx context.Context, node *redis.Client, redisKeys []string, nowMs int64) []limitSet {
-	cutoff := "(" + strconv.FormatInt(nowMs-wire.TimeToleranceMs, 10)
+	cutoff := "(" + strconv.FormatInt(nowMs, 10)
 	pipe := node.Pipeline()
 	sets := make([]limitSet, len(redisKeys))
 	for i, k := range redisKeys {

@@ -69,7 +69,7 @@ func TestLimit(t *testing.T) {
 	for rdb.ZCard(ctx, queue).Val() == 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
-	// Wait out the short slot and the tolerance by the server's clock: no
+	// Wait out the short slot by the server's clock: no
 	// script runs on the key meanwhile (the waiter queued already and
 	// does not poll), so its member lingers.
 	for {
