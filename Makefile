@@ -5,7 +5,14 @@ GO       ?= go
 # fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME ?= 5000x
 
-.PHONY: all test fmt-check vet unit fuzz demo bench
+.PHONY: all test fmt-check vet unit fuzz demo bench tidy tidy-check
+
+## MODULES: the directories of the modules that go.work joins (the root and a module per
+## integration, example and heavy test rig; bench/ stays outside). In the workspace one go
+## command builds, vets and tests them all, but ./... stops at a nested module's go.mod,
+## so PKGS names each module's tree.
+MODULES = $(shell $(GO) list -m -f '{{.Dir}}' | sed 's|^$(CURDIR)|.|')
+PKGS    = $(addsuffix /...,$(MODULES))
 
 all: test
 
@@ -13,8 +20,8 @@ all: test
 ## go vet runs beside it at low priority: vet with -race reuses the test build's compiled
 ## packages and mostly runs while the tests wait on their redis-servers. Its findings, if any,
 ## come after the tests. The fuzz targets' seed corpora run as unit tests; `make fuzz` fuzzes.
-test: fmt-check
-	@vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race ./... >"$$vetlog" 2>&1 & vetpid=$$!; \
+test: fmt-check tidy-check
+	@vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race $(PKGS) >"$$vetlog" 2>&1 & vetpid=$$!; \
 	$(MAKE) --no-print-directory unit; unit=$$?; \
 	if wait $$vetpid; then echo "ok    go vet ./..."; else echo "FAIL  go vet ./..."; cat "$$vetlog"; unit=1; fi; \
 	rm -f "$$vetlog"; exit $$unit
@@ -24,7 +31,18 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(PKGS)
+
+## tidy: go mod tidy in every module (bench/ too), each on its own go.mod: GOWORK=off, and the
+## replace directives of the nested modules point their syncguard requirements at this checkout.
+## tidy-check fails, with the diff, when a module's go.mod or go.sum is not tidy.
+tidy:
+	@set -e; for d in $(MODULES) ./bench; do (cd $$d && GOWORK=off $(GO) mod tidy); done
+
+tidy-check:
+	@ok=1; for d in $(MODULES) ./bench; do \
+	  if ! out="$$(cd $$d && GOWORK=off $(GO) mod tidy -diff 2>&1)"; then echo "go mod tidy needed in $$d:"; echo "$$out"; ok=0; fi; \
+	done; [ $$ok = 1 ]
 
 ## unit: go test -race ./... through testkit/testprogress: a line per package as it finishes
 ## (status, package, seconds), the full output of every failed test, the 10 slowest tests.
@@ -39,7 +57,7 @@ SLOWFIRST  = ./redisbackend ./jobs/asynq ./cmd/syncguard/internal/cli ./testkit/
              ./lock/election ./middleware/nethttp ./lock ./testkit/redistest ./otel
 unit:
 	$(GO) run ./testkit/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
-	  -race -count=1 -timeout 8m -p 3 $(TESTFLAGS) $(SLOWFIRST) ./...
+	  -race -count=1 -timeout 8m -p 3 $(TESTFLAGS) $(SLOWFIRST) $(PKGS)
 
 ## fuzz: run every Fuzz target for FUZZTIME (default 5000 inputs, a smoke run; e.g. make fuzz FUZZTIME=2m), a line each;
 ## the targets are found with grep (go test -list would build every package's tests once more).

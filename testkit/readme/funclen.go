@@ -14,8 +14,9 @@ const MaxFuncLines = 60
 
 // LongFuncs returns a line for every function longer than max lines in
 // the non-test Go files of the module rooted at root, naming its file,
-// name and length. It skips what ModuleRegions skips: testdata, hidden
-// directories and nested modules such as bench/.
+// name and length. It covers and skips what ModuleRegions does: the nested
+// modules of root's go.work are included; testdata, hidden directories and
+// the nested modules outside the workspace (bench/) are not.
 func LongFuncs(root string, max int) ([]string, error) {
 	var long []string
 	fset := token.NewFileSet()

@@ -83,7 +83,8 @@ func Regions(file string, src []byte) ([]Region, error) {
 }
 
 // ModuleRegions returns the regions of every Go file of the module rooted
-// at root, skipping testdata, hidden directories and nested modules. File
+// at root and of the nested modules its go.work uses, skipping testdata,
+// hidden directories and the nested modules outside the workspace. File
 // names in the regions are relative to root. A name used in two files is
 // an error.
 func ModuleRegions(root string) ([]Region, error) {
@@ -104,8 +105,13 @@ func ModuleRegions(root string) ([]Region, error) {
 }
 
 // walkGo calls fn with the path relative to root and the content of every
-// .go file of the module rooted at root.
+// .go file of the module rooted at root and of the nested modules that
+// root's go.work uses; it skips the other nested modules (bench/).
 func walkGo(root string, fn func(rel string, src []byte) error) error {
+	used, err := workspaceModules(root)
+	if err != nil {
+		return err
+	}
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -118,8 +124,8 @@ func walkGo(root string, fn func(rel string, src []byte) error) error {
 			if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor" {
 				return filepath.SkipDir
 			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-				return filepath.SkipDir // another module (bench/)
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && !used[relSlash(root, path)] {
+				return filepath.SkipDir // a module outside the workspace (bench/)
 			}
 			return nil
 		}
