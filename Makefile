@@ -1,21 +1,35 @@
-# syncguard-go. `make test` is what CI runs (with SYNCGUARD_REQUIRE_REDIS=1).
+# syncguard-go. `make test` is what CI runs (.ci/run).
 GO       ?= go
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a target
 # with a bare "context deadline exceeded" at the deadline on a loaded machine (go.dev/issue/75804,
 # fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME ?= 5000x
 
-.PHONY: all test fmt-check vet unit fuzz demo bench
+.PHONY: all test test-unit redis-setup fmt-check vet unit fuzz demo bench
 
 all: test
 
-## test: gofmt check, then every test with -race on real Redis (a line per package) while
-## go vet runs beside it at low priority: vet with -race reuses the test build's compiled
-## packages and mostly runs while the tests wait on their redis-servers. Its findings, if any,
-## come after the tests. The fuzz targets' seed corpora run as unit tests; `make fuzz` fuzzes.
-test: fmt-check
-	@vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race ./... >"$$vetlog" 2>&1 & vetpid=$$!; \
-	$(MAKE) --no-print-directory unit; unit=$$?; \
+## test: redis-server and redis-cli on PATH (.ci/redis-setup installs them with apt-get where it
+## can, else stops at once saying what to install), the gofmt check, then every test with -race
+## on real Redis (a line per package) with SYNCGUARD_REQUIRE_REDIS=1, so that a test that needs
+## Redis fails instead of skipping. go vet runs beside the tests at low priority: vet with -race
+## reuses the test build's compiled packages and mostly runs while the tests wait on their
+## redis-servers. Its findings, if any, come after the tests. The fuzz targets' seed corpora run
+## as unit tests; `make fuzz` fuzzes.
+test: redis-setup fmt-check
+	@$(call tests_and_vet,1)
+
+## test-unit: the same tests without the Redis requirement or set-up: those that need a
+## redis-server skip when there is none on PATH, and the summary counts them.
+test-unit: fmt-check
+	@$(call tests_and_vet,)
+
+redis-setup:
+	@sh .ci/redis-setup "make test"
+
+# tests_and_vet runs `unit` with SYNCGUARD_REQUIRE_REDIS=$(1) and go vet beside it.
+tests_and_vet = vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race ./... >"$$vetlog" 2>&1 & vetpid=$$!; \
+	SYNCGUARD_REQUIRE_REDIS=$(1) $(MAKE) --no-print-directory unit; unit=$$?; \
 	if wait $$vetpid; then echo "ok    go vet ./..."; else echo "FAIL  go vet ./..."; cat "$$vetlog"; unit=1; fi; \
 	rm -f "$$vetlog"; exit $$unit
 
@@ -27,7 +41,8 @@ vet:
 	$(GO) vet ./...
 
 ## unit: go test -race ./... through testkit/testprogress: a line per package as it finishes
-## (status, package, seconds), the full output of every failed test, the 10 slowest tests.
+## (status, package, seconds), the full output of every failed test, the 10 slowest tests, the
+## skipped tests by reason, and the tests passed, failed and skipped.
 ## TESTJSON=file keeps go test's JSON events; TESTFLAGS adds go test flags (e.g. -run, -p).
 ## The slowest packages come first: go test starts the test runs in command-line order, so
 ## theirs overlap the other packages' builds instead of running alone at the end. -p 3: the tests
