@@ -25,7 +25,7 @@ test-unit: fmt-check
 	@$(call tests_and_vet,)
 
 redis-setup:
-	@sh .ci/redis-setup "make test"
+	@sh .ci/redis-setup "make $(or $(MAKECMDGOALS),test)"
 
 # tests_and_vet runs `unit` with SYNCGUARD_REQUIRE_REDIS=$(1) and go vet beside it.
 tests_and_vet = vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race ./... >"$$vetlog" 2>&1 & vetpid=$$!; \
@@ -94,10 +94,13 @@ bench:
 ## The reports go to CHAOS_REPORT (default chaos-report.txt at the repo root).
 ## Then TestSchedulerFleet for CHAOS_DURATION: asynqlock.Scheduler replica processes whose leader
 ## is killed, stopped and stalled past its TTL over and over; every tick enqueued once.
+## Like `make test`, it first makes sure of redis-server and redis-cli (.ci/redis-setup), and a
+## run without Redis fails instead of skipping.
 CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt
 .PHONY: chaos
-chaos:
+chaos: export SYNCGUARD_REQUIRE_REDIS = 1
+chaos: redis-setup
 	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./testkit/chaos/ \
 	  -chaos.duration=$(CHAOS_DURATION) -chaos.election-duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
 	SYNCGUARD_SCHED_SOAK=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 10m -run '^TestSchedulerFleet$$' -v ./jobs/asynq/
