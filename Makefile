@@ -12,24 +12,24 @@ all: test
 ## test: redis-server and redis-cli on PATH (.ci/redis-setup installs them with apt-get where it
 ## can, else stops at once saying what to install), the gofmt check, then every test with -race
 ## on real Redis (a line per package) with SYNCGUARD_REQUIRE_REDIS=1, so that a test that needs
-## Redis fails instead of skipping. go vet runs beside the tests at low priority: vet with -race
+## Redis fails instead of skipping (and SYNCGUARD_NO_REDIS cleared). go vet runs beside the tests at low priority: vet with -race
 ## reuses the test build's compiled packages and mostly runs while the tests wait on their
 ## redis-servers. Its findings, if any, come after the tests. The fuzz targets' seed corpora run
 ## as unit tests; `make fuzz` fuzzes.
 test: redis-setup fmt-check
-	@$(call tests_and_vet,1)
+	@$(call tests_and_vet,SYNCGUARD_NO_REDIS= SYNCGUARD_REQUIRE_REDIS=1)
 
-## test-unit: the same tests without the Redis requirement or set-up: those that need a
-## redis-server skip when there is none on PATH, and the summary counts them.
+## test-unit: only the tests that need no Redis, with no set-up: SYNCGUARD_NO_REDIS=1 skips every
+## test that needs one, even with redis-server installed, and the summary counts them.
 test-unit: fmt-check
-	@$(call tests_and_vet,)
+	@$(call tests_and_vet,SYNCGUARD_NO_REDIS=1 SYNCGUARD_REQUIRE_REDIS=)
 
 redis-setup:
 	@sh .ci/redis-setup "make $(or $(MAKECMDGOALS),test)"
 
-# tests_and_vet runs `unit` with SYNCGUARD_REQUIRE_REDIS=$(1) and go vet beside it.
+# tests_and_vet runs `unit` in the environment $(1) and go vet beside it.
 tests_and_vet = vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race ./... >"$$vetlog" 2>&1 & vetpid=$$!; \
-	SYNCGUARD_REQUIRE_REDIS=$(1) $(MAKE) --no-print-directory unit; unit=$$?; \
+	$(1) $(MAKE) --no-print-directory unit; unit=$$?; \
 	if wait $$vetpid; then echo "ok    go vet ./..."; else echo "FAIL  go vet ./..."; cat "$$vetlog"; unit=1; fi; \
 	rm -f "$$vetlog"; exit $$unit
 
@@ -100,6 +100,7 @@ CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt
 .PHONY: chaos
 chaos: export SYNCGUARD_REQUIRE_REDIS = 1
+chaos: export SYNCGUARD_NO_REDIS =
 chaos: redis-setup
 	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./testkit/chaos/ \
 	  -chaos.duration=$(CHAOS_DURATION) -chaos.election-duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
