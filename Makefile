@@ -1,11 +1,11 @@
-# syncguard-go. `make test` is what CI runs (with SYNCGUARD_REQUIRE_REDIS=1).
+# syncguard-go. `make test` is what CI runs (.ci/run).
 GO       ?= go
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a target
 # with a bare "context deadline exceeded" at the deadline on a loaded machine (go.dev/issue/75804,
 # fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME ?= 5000x
 
-.PHONY: all test fmt-check vet unit fuzz demo bench tidy tidy-check
+.PHONY: all test test-unit redis-setup fmt-check vet unit fuzz demo bench tidy tidy-check
 
 ## MODULES: the directories of the modules that go.work joins (the root and a module per
 ## integration, example and heavy test rig; bench/ stays outside). In the workspace one go
@@ -16,13 +16,27 @@ PKGS    = $(addsuffix /...,$(MODULES))
 
 all: test
 
-## test: gofmt check, then every test with -race on real Redis (a line per package) while
-## go vet runs beside it at low priority: vet with -race reuses the test build's compiled
-## packages and mostly runs while the tests wait on their redis-servers. Its findings, if any,
-## come after the tests. The fuzz targets' seed corpora run as unit tests; `make fuzz` fuzzes.
-test: fmt-check tidy-check
-	@vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race $(PKGS) >"$$vetlog" 2>&1 & vetpid=$$!; \
-	$(MAKE) --no-print-directory unit; unit=$$?; \
+## test: redis-server and redis-cli on PATH (.ci/redis-setup installs them with apt-get where it
+## can, else stops at once saying what to install), the gofmt check, then every test with -race
+## on real Redis (a line per package) with SYNCGUARD_REQUIRE_REDIS=1, so that a test that needs
+## Redis fails instead of skipping (and SYNCGUARD_NO_REDIS cleared). go vet runs beside the tests at low priority: vet with -race
+## reuses the test build's compiled packages and mostly runs while the tests wait on their
+## redis-servers. Its findings, if any, come after the tests. The fuzz targets' seed corpora run
+## as unit tests; `make fuzz` fuzzes.
+test: redis-setup fmt-check tidy-check
+	@$(call tests_and_vet,SYNCGUARD_NO_REDIS= SYNCGUARD_REQUIRE_REDIS=1)
+
+## test-unit: only the tests that need no Redis, with no set-up: SYNCGUARD_NO_REDIS=1 skips every
+## test that needs one, even with redis-server installed, and the summary counts them.
+test-unit: fmt-check tidy-check
+	@$(call tests_and_vet,SYNCGUARD_NO_REDIS=1 SYNCGUARD_REQUIRE_REDIS=)
+
+redis-setup:
+	@sh .ci/redis-setup "make $(or $(MAKECMDGOALS),test)"
+
+# tests_and_vet runs `unit` in the environment $(1) and go vet beside it.
+tests_and_vet = vetlog="$$(mktemp)"; nice -n 19 $(GO) vet -race $(PKGS) >"$$vetlog" 2>&1 & vetpid=$$!; \
+	$(1) $(MAKE) --no-print-directory unit; unit=$$?; \
 	if wait $$vetpid; then echo "ok    go vet ./..."; else echo "FAIL  go vet ./..."; cat "$$vetlog"; unit=1; fi; \
 	rm -f "$$vetlog"; exit $$unit
 
@@ -45,7 +59,8 @@ tidy-check:
 	done; [ $$ok = 1 ]
 
 ## unit: go test -race ./... through testkit/testprogress: a line per package as it finishes
-## (status, package, seconds), the full output of every failed test, the 10 slowest tests.
+## (status, package, seconds), the full output of every failed test, the 10 slowest tests, the
+## skipped tests by reason, and the tests passed, failed and skipped.
 ## TESTJSON=file keeps go test's JSON events; TESTFLAGS adds go test flags (e.g. -run, -p).
 ## The slowest packages come first: go test starts the test runs in command-line order, so
 ## theirs overlap the other packages' builds instead of running alone at the end. -p 3: the tests
@@ -97,10 +112,14 @@ bench:
 ## The reports go to CHAOS_REPORT (default chaos-report.txt at the repo root).
 ## Then TestSchedulerFleet for CHAOS_DURATION: asynqlock.Scheduler replica processes whose leader
 ## is killed, stopped and stalled past its TTL over and over; every tick enqueued once.
+## Like `make test`, it first makes sure of redis-server and redis-cli (.ci/redis-setup), and a
+## run without Redis fails instead of skipping.
 CHAOS_DURATION ?= 60s
 CHAOS_REPORT   ?= chaos-report.txt
 .PHONY: chaos
-chaos:
+chaos: export SYNCGUARD_REQUIRE_REDIS = 1
+chaos: export SYNCGUARD_NO_REDIS =
+chaos: redis-setup
 	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./testkit/chaos/ \
 	  -chaos.duration=$(CHAOS_DURATION) -chaos.election-duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
 	SYNCGUARD_SCHED_SOAK=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 10m -run '^TestSchedulerFleet$$' -v ./jobs/asynq/

@@ -96,6 +96,7 @@ func StartCluster(t testing.TB) *Cluster {
 // must keep their keys under Prefix(t) and must not stop its nodes.
 func SharedCluster(t testing.TB) *Cluster {
 	t.Helper()
+	skipIfNoRedis(t)
 	sharedClusterMu.Lock()
 	defer sharedClusterMu.Unlock()
 	if sharedClusterVal != nil {

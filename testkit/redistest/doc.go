@@ -40,7 +40,9 @@
 //   - REDIS_ADDR: host:port of an existing Redis (no password) that Shared uses instead of
 //     starting its own. Start always starts its own process and ignores it.
 //   - SYNCGUARD_REQUIRE_REDIS=1: when no redis-server is on PATH (and, for Shared,
-//     REDIS_ADDR is unset), fail the test instead of skipping it. .ci/run sets it.
+//     REDIS_ADDR is unset), fail the test instead of skipping it. make test sets it.
+//   - SYNCGUARD_NO_REDIS=1: skip every test that needs Redis, even with redis-server on
+//     PATH or REDIS_ADDR set (it wins over SYNCGUARD_REQUIRE_REDIS). make test-unit sets it.
 //
 // redis-server is looked up on PATH. Its command line is
 // --port N --bind 127.0.0.1 --dir DIR --logfile DIR/redis.log --save "" --appendonly no,

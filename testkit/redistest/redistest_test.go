@@ -227,10 +227,29 @@ func TestSharedForbidsDisruption(t *testing.T) {
 	}
 }
 
+// Not parallel: it changes the environment (t.Setenv).
+func TestNoRedisSkipsEvenWithRedis(t *testing.T) {
+	t.Setenv("SYNCGUARD_NO_REDIS", "1")
+	t.Setenv("SYNCGUARD_REQUIRE_REDIS", "1") // SYNCGUARD_NO_REDIS wins
+	t.Setenv("REDIS_ADDR", "127.0.0.1:1")    // never dialled: the test skips first
+	for name, f := range map[string]func(testing.TB){
+		"Start":         func(tb testing.TB) { redistest.Start(tb) },
+		"Shared":        func(tb testing.TB) { redistest.Shared(tb) },
+		"StartCluster":  func(tb testing.TB) { redistest.StartCluster(tb) },
+		"SharedCluster": func(tb testing.TB) { redistest.SharedCluster(tb) },
+		"StartSentinel": func(tb testing.TB) { redistest.StartSentinel(tb) },
+	} {
+		if r := record(t, f); r.kind != "skip" || !strings.Contains(r.msg, "SYNCGUARD_NO_REDIS=1 runs only the tests that need none") {
+			t.Errorf("%s with SYNCGUARD_NO_REDIS=1: %s %q, want a skip naming it", name, r.kind, r.msg)
+		}
+	}
+}
+
 // Not parallel: it changes PATH (t.Setenv).
 func TestNoRedisServerSkipsOrFails(t *testing.T) {
 	t.Setenv("PATH", "")
 	t.Setenv("REDIS_ADDR", "")
+	t.Setenv("SYNCGUARD_NO_REDIS", "")
 
 	t.Setenv("SYNCGUARD_REQUIRE_REDIS", "")
 	r := record(t, func(tb testing.TB) { redistest.Start(tb) })

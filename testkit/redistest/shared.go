@@ -13,6 +13,7 @@ import (
 const (
 	envAddr    = "REDIS_ADDR"
 	envRequire = "SYNCGUARD_REQUIRE_REDIS"
+	envNoRedis = "SYNCGUARD_NO_REDIS"
 )
 
 // The per-package shared server. A mutex rather than a sync.Once so that a call that skips
@@ -27,10 +28,20 @@ var (
 // tests instead of skipping them.
 func RequireRedis() bool { return os.Getenv(envRequire) == "1" }
 
+// skipIfNoRedis skips the test when SYNCGUARD_NO_REDIS=1 (make test-unit): the run
+// asked for the tests that need no Redis, whatever is installed.
+func skipIfNoRedis(t testing.TB) {
+	t.Helper()
+	if os.Getenv(envNoRedis) == "1" {
+		t.Skipf("SKIP: this test needs Redis, and %s=1 runs only the tests that need none", envNoRedis)
+	}
+}
+
 // lookupServer returns the path of redis-server, or skips the test (fails it when
 // RequireRedis) with a loud message. why says who needs it.
 func lookupServer(t testing.TB, why string) string {
 	t.Helper()
+	skipIfNoRedis(t)
 	bin, err := exec.LookPath("redis-server")
 	if err == nil {
 		return bin
@@ -54,6 +65,7 @@ func lookupServer(t testing.TB, why string) string {
 // so does Flush when the server is the external one.
 func Shared(t testing.TB) *Server {
 	t.Helper()
+	skipIfNoRedis(t)
 	sharedMu.Lock()
 	defer sharedMu.Unlock() // also runs when lookupServer skips (runtime.Goexit)
 	if sharedSrv != nil {

@@ -1,7 +1,9 @@
 // Command testprogress runs `go test -json` and prints one line per package
 // as each finishes (status, name, seconds), the full output of every test
-// that failed, and a summary; `make test` uses it so that a run of several
-// minutes shows its progress.
+// that failed, and a summary: the slowest tests, the skipped tests grouped
+// by the reason they gave, and the packages and tests (subtests included)
+// that passed, failed and skipped. `make test` uses it so that a run of
+// several minutes shows its progress, and a run where tests skipped says so.
 //
 //	go run ./testkit/testprogress [-slowest N] [-json FILE] [-go GO] [-idle D] [go test flags] [packages]
 //

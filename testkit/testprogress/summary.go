@@ -40,7 +40,9 @@ type testTime struct {
 }
 
 // summary turns go test's events into one line per package, the output of
-// failed tests, and a final summary. It is safe for concurrent use.
+// failed tests, and a final summary: the slowest tests, the skipped tests by
+// reason, and the counts of packages and of tests (subtests included). It is
+// safe for concurrent use.
 type summary struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -48,8 +50,10 @@ type summary struct {
 	pkgs     map[string]*pkgState
 	build    map[string][]string // build output per import path
 	tests    []testTime
-	lastLine time.Time // of the last package line
-	counts   map[string]int
+	lastLine time.Time      // of the last package line
+	counts   map[string]int // packages by action: pass, fail, skip (no tests)
+	results  map[string]int // tests and subtests by action: pass, fail, skip
+	skips    skipReasons
 	failed   bool
 }
 
@@ -57,7 +61,7 @@ func newSummary(w io.Writer, module string) *summary {
 	return &summary{
 		w: w, module: module,
 		pkgs: map[string]*pkgState{}, build: map[string][]string{}, counts: map[string]int{},
-		lastLine: time.Now(),
+		results: map[string]int{}, lastLine: time.Now(),
 	}
 }
 
@@ -108,10 +112,14 @@ func (s *summary) line(b []byte) {
 	switch {
 	case e.Action == "output":
 		p.output = append(p.output, outputLine{e.Test, e.Output})
+	case e.Test != "" && e.Action == "skip":
+		s.results["skip"]++
+		s.skips.add(s.name(e.Package), e.Test, p.output)
 	case e.Test != "" && e.Action == "fail":
 		p.failed[e.Test] = true
 		fallthrough
 	case e.Test != "" && e.Action == "pass":
+		s.results[e.Action]++
 		if !strings.Contains(e.Test, "/") {
 			s.tests = append(s.tests, testTime{e.Package, e.Test, e.Elapsed})
 		}
@@ -213,11 +221,13 @@ func (s *summary) finish(wall time.Duration, slowest int) bool {
 			fmt.Fprintf(s.w, "  %6.1fs  %s %s\n", t.elapsed, s.name(t.pkg), t.test)
 		}
 	}
+	s.skips.print(s.w)
 	result := "PASS"
 	if s.failed {
 		result = "FAIL"
 	}
-	fmt.Fprintf(s.w, "%s: %d packages ok, %d failed, %d without tests, in %v\n",
-		result, s.counts["pass"], s.counts["fail"], s.counts["skip"], wall.Round(100*time.Millisecond))
+	fmt.Fprintf(s.w, "%s: %d packages ok, %d failed, %d without tests; %d tests passed, %d failed, %d skipped; in %v\n",
+		result, s.counts["pass"], s.counts["fail"], s.counts["skip"],
+		s.results["pass"], s.results["fail"], s.results["skip"], wall.Round(100*time.Millisecond))
 	return s.failed
 }

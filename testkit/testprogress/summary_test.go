@@ -8,13 +8,19 @@ import (
 	"time"
 )
 
-// events is a go test -json stream: a passing package, one with a failing
-// subtest, one without test files, and one that does not build.
+// events is a go test -json stream: a passing package with a skipped test,
+// one with a failing subtest and skipped ones, one without test files, and
+// one that does not build.
 const events = `{"Action":"start","Package":"m/a"}
 {"Action":"run","Package":"m/a","Test":"TestOK"}
 {"Action":"output","Package":"m/a","Test":"TestOK","Output":"=== RUN   TestOK\n"}
 {"Action":"output","Package":"m/a","Test":"TestOK","Output":"    a_test.go:9: noise of a passing test\n"}
 {"Action":"pass","Package":"m/a","Test":"TestOK","Elapsed":1.5}
+{"Action":"run","Package":"m/a","Test":"TestRedis"}
+{"Action":"output","Package":"m/a","Test":"TestRedis","Output":"=== RUN   TestRedis\n"}
+{"Action":"output","Package":"m/a","Test":"TestRedis","Output":"    shared.go:46: SKIP: no redis-server on PATH\n"}
+{"Action":"output","Package":"m/a","Test":"TestRedis","Output":"--- SKIP: TestRedis (0.00s)\n"}
+{"Action":"skip","Package":"m/a","Test":"TestRedis","Elapsed":0}
 {"Action":"output","Package":"m/a","Output":"ok  \tm/a\t1.6s\n"}
 {"Action":"pass","Package":"m/a","Elapsed":1.6}
 {"Action":"start","Package":"m/b"}
@@ -25,6 +31,21 @@ const events = `{"Action":"start","Package":"m/a"}
 {"Action":"fail","Package":"m/b","Test":"TestBad","Elapsed":0.3}
 {"Action":"output","Package":"m/b","Test":"TestFine","Output":"    b_test.go:30: not shown\n"}
 {"Action":"pass","Package":"m/b","Test":"TestFine","Elapsed":2.25}
+{"Action":"output","Package":"m/b","Test":"TestSkips","Output":"=== RUN   TestSkips\n"}
+{"Action":"output","Package":"m/b","Test":"TestSkips/redis","Output":"=== RUN   TestSkips/redis\n"}
+{"Action":"output","Package":"m/b","Test":"TestSkips/redis","Output":"    b_test.go:40: a log line first\n"}
+{"Action":"output","Package":"m/b","Test":"TestSkips/redis","Output":"    shared.go:46: SKIP: no redis-server on PATH\n"}
+{"Action":"output","Package":"m/b","Test":"TestSkips/redis","Output":"    --- SKIP: TestSkips/redis (0.00s)\n"}
+{"Action":"skip","Package":"m/b","Test":"TestSkips/redis","Elapsed":0}
+{"Action":"output","Package":"m/b","Test":"TestSkips/short","Output":"=== RUN   TestSkips/short\n"}
+{"Action":"output","Package":"m/b","Test":"TestSkips/short","Output":"    b_test.go:50: skipped with -short\n"}
+{"Action":"output","Package":"m/b","Test":"TestSkips/short","Output":"    --- SKIP: TestSkips/short (0.00s)\n"}
+{"Action":"skip","Package":"m/b","Test":"TestSkips/short","Elapsed":0}
+{"Action":"output","Package":"m/b","Test":"TestSkips/now","Output":"=== RUN   TestSkips/now\n"}
+{"Action":"output","Package":"m/b","Test":"TestSkips/now","Output":"    --- SKIP: TestSkips/now (0.00s)\n"}
+{"Action":"skip","Package":"m/b","Test":"TestSkips/now","Elapsed":0}
+{"Action":"output","Package":"m/b","Test":"TestSkips","Output":"--- PASS: TestSkips (0.00s)\n"}
+{"Action":"pass","Package":"m/b","Test":"TestSkips","Elapsed":0}
 {"Action":"output","Package":"m/b","Output":"FAIL\tm/b\t2.7s\n"}
 {"Action":"fail","Package":"m/b","Elapsed":2.7}
 {"Action":"output","Package":"m/c","Output":"?   \tm/c\t[no test files]\n"}
@@ -57,7 +78,11 @@ func TestSummary(t *testing.T) {
 		"FAIL  d                                               0.0s\n      # m/d [m/d.test]\n      d_test.go:3:2: undefined: x\n",
 		"not json at all\n",
 		"slowest tests:\n     2.2s  b TestFine\n     1.5s  a TestOK\n",
-		"FAIL: 1 packages ok, 2 failed, 1 without tests, in 3s\n",
+		"skipped tests, by reason:\n" +
+			"       2  SKIP: no redis-server on PATH (a TestRedis, ...)\n" +
+			"       1  b TestSkips/short: skipped with -short\n" +
+			"       1  b TestSkips/now: (no reason given)\n" +
+			"FAIL: 1 packages ok, 2 failed, 1 without tests; 3 tests passed, 2 failed, 4 skipped; in 3s\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q; got:\n%s", want, got)
@@ -73,13 +98,17 @@ func TestSummary(t *testing.T) {
 func TestSummaryPass(t *testing.T) {
 	var out bytes.Buffer
 	s := newSummary(&out, "m")
-	for _, l := range strings.Split(strings.TrimSuffix(events, "\n"), "\n")[:7] { // m/a only
-		s.line([]byte(l))
+	for _, l := range strings.Split(strings.TrimSuffix(events, "\n"), "\n") {
+		if strings.Contains(l, `"Package":"m/a"`) {
+			s.line([]byte(l))
+		}
 	}
 	if s.finish(time.Second, 0) {
 		t.Errorf("finish: got a failure, want none; output:\n%s", &out)
 	}
-	if got, want := out.String(), "PASS: 1 packages ok, 0 failed, 0 without tests, in 1s\n"; !strings.HasSuffix(got, want) {
+	if got, want := out.String(), "skipped tests, by reason:\n"+
+		"       1  a TestRedis: SKIP: no redis-server on PATH\n"+
+		"PASS: 1 packages ok, 0 failed, 0 without tests; 1 tests passed, 0 failed, 1 skipped; in 1s\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("got %q, want it to end in %q", got, want)
 	}
 }
