@@ -5,6 +5,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -289,4 +293,51 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// scriptCommand finds the commands the scripts call: redis.call('GET',
+// redis.pcall('GET', and the helper typed('GET' (lib.lua).
+var scriptCommand = regexp.MustCompile(`(?:redis\.p?call|typed)\(\s*'([A-Za-z]+)'`)
+
+// TestACLRulesGrantScriptCommands: the rules of the application, the
+// worker and the operator who may force grant every command any script
+// calls, by name (a script's path the suites do not reach included), and
+// no rule grants a category, @admin or @dangerous.
+func TestACLRulesGrantScriptCommands(t *testing.T) {
+	files, err := filepath.Glob("scripts/*.lua")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("scripts: %v, %v", files, err)
+	}
+	need := map[string]bool{"evalsha": true, "eval": true}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range scriptCommand.FindAllStringSubmatch(string(src), -1) {
+			need[strings.ToLower(m[1])] = true
+		}
+	}
+	if !need["time"] || !need["zremrangebyscore"] {
+		t.Fatalf("found %v in the scripts, want TIME and ZREMRANGEBYSCORE among them", need)
+	}
+	for _, user := range []string{acltest.App, acltest.Worker, acltest.ForceOperator} {
+		rule := acltest.Rule(t, user)
+		for cmd := range need {
+			if !slices.Contains(rule, "+"+cmd) {
+				t.Errorf("the rule of %s does not grant %s, which a script calls", user, strings.ToUpper(cmd))
+			}
+		}
+	}
+	for _, user := range []string{acltest.App, acltest.Worker, acltest.Operator, acltest.ForceOperator} {
+		rule := acltest.Rule(t, user)
+		if !slices.Contains(rule, "-@all") {
+			t.Errorf("the rule of %s does not start from -@all", user)
+		}
+		for _, w := range rule {
+			if strings.HasPrefix(w, "+@") || w == "allkeys" || w == "allchannels" || w == "~*" || w == "&*" || w == "allcommands" {
+				t.Errorf("the rule of %s grants %s; list the commands, keys and channels one by one", user, w)
+			}
+		}
+	}
 }
