@@ -56,8 +56,8 @@ func TestACLAppConformance(t *testing.T) {
 	acltest.NoDenials(t, srv, acltest.App)
 }
 
-// TestACLAppFeatures: as the application's user, a waiter is handed the
-// lock (hand-off, not polling), a done marker and a replay record are
+// TestACLAppFeatures: as the application's user, the batched keep-alive
+// keeps a lease, a waiter is handed the lock (hand-off, not polling), a done marker and a replay record are
 // stored and read, and an election elects a leader and hands its term on.
 func TestACLAppFeatures(t *testing.T) {
 	srv := redistest.Start(t)
@@ -69,6 +69,20 @@ func TestACLAppFeatures(t *testing.T) {
 	wc.AddHook(counter)
 	waiter := newACLBackend(t, wc, prefix, nil)
 	ctx := context.Background()
+
+	// First, on a server that has loaded no script yet: the batched
+	// keep-alive keeps a 1 s lease through 2 s (its NOSCRIPT path).
+	held, _, release, err := lock.Hold(ctx, holder, "kept", lock.WithTTL(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if held.Err() != nil {
+		t.Errorf("a 1s lease kept 2s: %v", context.Cause(held))
+	}
+	if err := release(); err != nil {
+		t.Errorf("release: %v", err)
+	}
 
 	l, err := holder.Acquire(ctx, "hot", 30*time.Second)
 	if err != nil {
