@@ -147,6 +147,15 @@ func TestACLWrongPrefix(t *testing.T) {
 		strings.Contains(r.err, "holds no syncguard configuration record") {
 		t.Errorf("ls under the default prefix: status %d, stdout %q, stderr %q; want a note that the record cannot be read", r.code, r.out, r.err)
 	}
+	// Locks the user may list (SCAN) but not read: an error, not "0 locks".
+	other := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: "other"})
+	if _, err := other.Acquire(context.Background(), "order:1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r = syncguard(t, "--redis", url, "--prefix", "other", "ls")
+	if r.code != ExitFailure || !strings.Contains(r.err, "permission denied") || strings.Contains(r.out, "0 locks") {
+		t.Errorf("ls --prefix other: status %d, stdout %q, stderr %q; want the permission error", r.code, r.out, r.err)
+	}
 }
 
 // TestACLNoConfigRecord: an operator that may not read the configuration
