@@ -42,7 +42,9 @@ type Options struct {
 	Prefix string
 	// CleanupInIsLocked lets IsLocked delete an expired lock it finds.
 	CleanupInIsLocked bool
-	// Logger receives the fence-threshold warning; default slog.Default().
+	// Logger receives the fence-threshold warning, and the warning that
+	// the Redis user may not subscribe (waiters then poll); default
+	// slog.Default().
 	Logger *slog.Logger
 	// DisableNotifications turns off the waiter queue for this Backend:
 	// lock.Acquire polls instead (docs/waiting.md).
@@ -145,7 +147,7 @@ func New(client redis.UniversalClient, opts *Options) (*Backend, error) {
 	b := &Backend{
 		client:      client,
 		sender:      transport.New(client, !o.DisableCoalescing),
-		notify:      newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle),
+		notify:      newNotifier(client, prefix, o.DisableNotifications || o.ReplicaAck.N > 0, layout == LayoutSingle, log),
 		prefix:      prefix,
 		idPrefix:    wire.IndexPrefix(prefix),
 		layout:      layout,

@@ -3,6 +3,7 @@ package redisbackend
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/redisbackend/internal/errmap"
 )
 
 // Hand-off notifications. Each Backend subscribes to a channel of its own,
@@ -66,16 +68,23 @@ type notifier struct {
 
 	lastRead  atomic.Int64  // when the dispatcher last read (UnixNano)
 	pingAfter time.Duration // pingAfter, or a test's; fixed before the subscriber starts
+
+	log    *slog.Logger
+	denied sync.Once // warns that the user may not subscribe, once
+	// refused says Redis refused the user a subscription (its ACL rule):
+	// the notifier is then not usable, and waiters and watchers poll.
+	refused bool
 }
 
 // newNotifier returns the notifier of a Backend on client. It subscribes
 // only when a waiter needs it. With disabled, waiters poll.
-func newNotifier(client redis.UniversalClient, prefix string, disabled, live bool) *notifier {
+func newNotifier(client redis.UniversalClient, prefix string, disabled, live bool, log *slog.Logger) *notifier {
 	n := &notifier{
 		channel:   prefix + ":waiter:" + lockdriver.NewLockID(),
 		live:      live,
 		waiters:   map[string]*queueWaiter{},
 		pingAfter: pingAfter,
+		log:       log,
 	}
 	if !disabled {
 		n.sub = client
@@ -90,7 +99,7 @@ func (n *notifier) usable() bool {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return !n.closed
+	return !n.closed && !n.refused
 }
 
 // isReady reports whether Redis confirmed the subscription.
@@ -214,6 +223,12 @@ func (n *notifier) run() {
 			if errors.Is(err, redis.ErrClosed) {
 				return
 			}
+			if errmap.IsDenied(err) {
+				// Redis refused the SUBSCRIBE: an answer, not a failure.
+				// Waiters never queue and poll instead.
+				n.warnDenied(err)
+				continue
+			}
 			// The connection failed (go-redis dropped it and dials a
 			// new one on the next read) or cannot be made.
 			if failures++; failures > 1 {
@@ -246,6 +261,18 @@ func (n *notifier) run() {
 			n.mu.Unlock()
 		}
 	}
+}
+
+// warnDenied logs, once, that Redis refused the user a subscription, so
+// waiters poll and leader notices are not heard.
+func (n *notifier) warnDenied(err error) {
+	n.mu.Lock()
+	n.refused = true
+	n.mu.Unlock()
+	n.denied.Do(func() {
+		n.log.Warn("syncguard: the Redis user may not subscribe to this Backend's channels, so waiters poll instead of being handed the lock and leader notices are not heard; grant +subscribe, +unsubscribe and the channels &<prefix>:* ("+errmap.ACLDoc+")",
+			"channel", n.channel, "error", err)
+	})
 }
 
 // deliver passes a hand-off message, "<lock id> <fence> <expiresAtMs>",

@@ -63,7 +63,8 @@ func BusyProblem(retryAfter time.Duration, err error) Problem {
 const notStoredDetail = " but its response was too large to store, so it can be neither replayed nor run again. Use a new key for a new request."
 
 // ErrorProblem is the answer to err, a refusal other than a busy key
-// (docs/http.md lists them); 503 for a failing backend.
+// (docs/http.md lists them); 503 for a failing backend, 500 for one that
+// refuses the server's credentials or permissions (lock.CodeAuthFailed).
 func ErrorProblem(err error) Problem {
 	var mbe *http.MaxBytesError
 	var nre *NotReplayableError
@@ -92,6 +93,9 @@ func ErrorProblem(err error) Problem {
 	case errors.Is(err, errors.ErrUnsupported), errors.Is(err, lock.ErrKindMismatch):
 		return Problem{Type: TypeMisconfigured, Title: "Lock misconfigured", Status: http.StatusInternalServerError,
 			Detail: "The server asks for this resource's lock in a way its lock backend does not support; the request was not run."}
+	case lock.CodeOf(err) == lock.CodeAuthFailed:
+		return Problem{Type: TypeMisconfigured, Title: "Lock misconfigured", Status: http.StatusInternalServerError,
+			Detail: "The server's lock backend refused its credentials or permissions; the request was not run."}
 	case lock.CodeOf(err) == lock.CodeInvalidArgument:
 		detail := "The request does not carry a valid lock key."
 		var le *lock.Error

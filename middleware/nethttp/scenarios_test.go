@@ -102,3 +102,9 @@ func BenchmarkAdapter(b *testing.B) {
 		return mux
 	})
 }
+
+// TestScenariosACL runs a part of the suite through httplock as the
+// application's Redis ACL user of docs/acl.md.
+func TestScenariosACL(t *testing.T) {
+	guardtest.RunACL(t, guardtest.Adapter{New: build})
+}

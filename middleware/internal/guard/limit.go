@@ -19,6 +19,7 @@ func limited(err error) error { return fmt.Errorf("%w: %w", httpguard.ErrLimitRe
 // taken; with FailOpen a backend failure is nil.
 func (g *Guard) Take(ctx context.Context, key string) error {
 	_, err := lock.Acquire(ctx, g.b, key, g.opts...)
+	g.logDenied(ctx, key, err)
 	switch {
 	case err == nil, g.failOpen && failsOpen(err):
 		return nil

@@ -110,6 +110,7 @@ func (g *Guard) recordedEnd(ctx context.Context, key string, fp [wire.Fingerprin
 	default:
 		r.Err = err
 	}
+	g.logDenied(ctx, key, r.Err)
 	return r
 }
 

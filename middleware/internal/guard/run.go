@@ -37,6 +37,9 @@ func (g *Guard) Run(ctx context.Context, key string, next func(ctx context.Conte
 	case err == nil:
 		// lock.Do only returns nil after running fn.
 		return false, lockdriver.InvalidArgument("do", "lock.Do returned without running the handler")
+	}
+	g.logDenied(ctx, key, err)
+	switch {
 	case g.failOpen && failsOpen(err):
 		return true, next(ctx)
 	case g.limit != 0 && errors.Is(err, lock.ErrLocked):

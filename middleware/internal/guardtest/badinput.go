@@ -16,7 +16,7 @@ import (
 // names, as the option or Config field spells it), before any command
 // reaches Redis.
 func badInput(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	replay := &Replay{}
 	tests := []struct {
 		desc  string

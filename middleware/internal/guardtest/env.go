@@ -28,15 +28,25 @@ type env struct {
 	cmds *redistest.Counter
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv returns the scenario's env on the shared server, or on a's own
+// client and prefix (RunACL).
+func (a Adapter) newEnv(t *testing.T) *env {
 	t.Helper()
+	if a.acl != nil {
+		return newEnvPrefix(t, a.acl.client(t), a.acl.prefix(t))
+	}
 	return newEnvOn(t, redistest.Shared(t).Client(t))
 }
 
 func newEnvOn(t *testing.T, rdb *redis.Client) *env {
 	t.Helper()
+	return newEnvPrefix(t, rdb, redistest.Prefix(t))
+}
+
+func newEnvPrefix(t *testing.T, rdb *redis.Client, prefix string) *env {
+	t.Helper()
 	e := &env{rdb: rdb, cmds: redistest.Count(rdb)}
-	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func checkLimitProblem(t *testing.T, rec *httptest.ResponseRecorder, k string) {
 }
 
 func limitNoWait(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	s := &noWait{t: t, bothB: newCloseOnce(), release: newCloseOnce(), allRejected: newCloseOnce(), fences: map[string]bool{}}
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Limit: limit, Handler: s.handle})
 	var recsA []*httptest.ResponseRecorder
@@ -222,7 +222,7 @@ func (o *overlap) check() {
 }
 
 func limitWait(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	o := newOverlap(burstOf, limit)
 	var mu sync.Mutex
 	fences := map[lock.Fence]bool{}
@@ -277,7 +277,7 @@ func holdSlots(t *testing.T, e *env, k string, n int, ttl time.Duration) {
 }
 
 func limitRetryAfter(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	holdSlots(t, e, limitKey(userA), limit, 10*time.Second) // shorter than the middleware's 30s TTL
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Limit: limit, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 		t.Error("handler ran on a full limit")
@@ -288,7 +288,7 @@ func limitRetryAfter(t *testing.T, a Adapter) {
 }
 
 func limitKindMismatch(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	hold(t, e, limitKey(userA), 10*time.Second)
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Limit: limit, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 		t.Error("handler ran on a key held as a plain lock")

@@ -55,7 +55,7 @@ func post(t *testing.T, srv *httptest.Server, path, key, principal, body string)
 }
 
 func realPrincipalsNFC(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var b byPrincipal
 	srv := a.server(t, a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal,
 		Replay: &Replay{}, Handler: b.handle}))
@@ -68,7 +68,7 @@ func realPrincipalsNFC(t *testing.T, a Adapter) {
 }
 
 func realScopedAndPublic(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var b byPrincipal
 	// One prefix and route: alice's key "k", and an anonymous key "alice:k"
 	// that names the same parts when an absent scope is left out.
@@ -87,7 +87,7 @@ func realScopedAndPublic(t *testing.T, a Adapter) {
 }
 
 func realLargeNotStored(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	large := strings.Repeat("x", 64)
 	for _, tc := range []struct {
 		status   int
@@ -122,7 +122,7 @@ func realLargeNotStored(t *testing.T, a Adapter) {
 }
 
 func realPanicAfterStart(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	for _, tc := range []struct {
 		desc  string
 		write func(w http.ResponseWriter)

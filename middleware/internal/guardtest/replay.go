@@ -121,7 +121,7 @@ func checkFirst(t *testing.T, rec *httptest.ResponseRecorder) {
 
 func replaySequential(t *testing.T, a Adapter) {
 	const retries = 100
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle})
 	const body = `{"item":"book","qty":1}`
@@ -161,7 +161,7 @@ func hexSum(s string) string {
 func replayMismatch(t *testing.T, a Adapter) {
 	for _, unscoped := range []bool{false, true} {
 		t.Run(fmt.Sprintf("unscoped=%v", unscoped), func(t *testing.T) {
-			e := newEnv(t)
+			e := a.newEnv(t)
 			var o order
 			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, NoRouteScope: unscoped, Routes: []string{"/orders", "/accounts"},
 				Scope: Principal, Replay: &Replay{}, Handler: o.handle})
@@ -187,7 +187,7 @@ func replayMismatch(t *testing.T, a Adapter) {
 
 func replayConcurrent(t *testing.T, a Adapter) {
 	const n = 20
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{},
 		Handler: func(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool) {
@@ -221,7 +221,7 @@ func replayConcurrent(t *testing.T, a Adapter) {
 func replayNoStore(t *testing.T, a Adapter) {
 	for _, fail := range []string{"500", "panic"} {
 		t.Run(fail, func(t *testing.T) {
-			e := newEnv(t)
+			e := a.newEnv(t)
 			var o order
 			if fail == "500" {
 				o.status.Store(http.StatusInternalServerError)
@@ -257,7 +257,7 @@ func replayNoStore(t *testing.T, a Adapter) {
 }
 
 func replayRestart(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	setup := Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle}
 	first := send(a.Build(t, setup), "/orders", ptr(key), "b")
@@ -277,7 +277,7 @@ func replayRestart(t *testing.T, a Adapter) {
 
 func replayExpiry(t *testing.T, a Adapter) {
 	const ttl = 300 * time.Millisecond
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{TTL: ttl}, Handler: o.handle})
 	first := send(h, "/orders", ptr(key), "b")
@@ -294,7 +294,7 @@ func replayTooLarge(t *testing.T, a Adapter) {
 	const limit = 1000
 	for _, size := range []int{limit, limit + 1} {
 		t.Run(fmt.Sprint(size, " bytes"), func(t *testing.T) {
-			e := newEnv(t)
+			e := a.newEnv(t)
 			o := order{size: size}
 			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{MaxBody: limit}, Handler: o.handle})
 			first := send(h, "/orders", ptr(key), "b")
@@ -334,7 +334,7 @@ func replayTooLarge(t *testing.T, a Adapter) {
 }
 
 func replayRequestTooLarge(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{MaxRequestBody: 10}, Handler: o.handle})
 	checkProblem(t, send(h, "/orders", ptr(key), strings.Repeat("b", 11)), http.StatusRequestEntityTooLarge, key)
@@ -347,7 +347,7 @@ func replayRequestTooLarge(t *testing.T, a Adapter) {
 func replayBadRecord(t *testing.T, a Adapter) {
 	for _, value := range []string{"not a record", "SGR\x01" + "000000000000001", "SGR\x02future", "SGR\x03" + "000000000000001"} {
 		t.Run(fmt.Sprintf("%q", value), func(t *testing.T) {
-			e := newEnv(t)
+			e := a.newEnv(t)
 			var o order
 			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle})
 			// Foreign data where the record would be.
@@ -366,7 +366,7 @@ func replayBadRecord(t *testing.T, a Adapter) {
 }
 
 func replayFingerprint(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Handler: o.handle,
 		Scope: Principal, Replay: &Replay{Fingerprint: func(r *http.Request) (string, error) { return r.Header.Get("X-Tenant"), nil }}})

@@ -73,7 +73,7 @@ func (b *byPrincipal) handle(w http.ResponseWriter, r *http.Request, _ lock.Leas
 }
 
 func replayPrincipals(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var b byPrincipal
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Wait: 5 * time.Second, Routes: []string{"/orders"}, Scope: Principal,
 		Replay: &Replay{}, Handler: b.handle})
@@ -112,7 +112,7 @@ func replayPrincipals(t *testing.T, a Adapter) {
 }
 
 func replayNoScope(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle})
 	before := e.cmds.Commands.Load()
@@ -143,7 +143,7 @@ func replayStatuses(t *testing.T, a Adapter) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d errors=%v", tt.status, tt.errorsOK), func(t *testing.T) {
-			e := newEnv(t)
+			e := a.newEnv(t)
 			var runs atomic.Int32
 			r := &Replay{}
 			if tt.errorsOK {
@@ -198,7 +198,7 @@ func recoverer(next http.Handler, passed ...any) http.Handler {
 }
 
 func replayPanicAfterWrite(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var runs atomic.Int32
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{},
 		Front: func(h http.Handler) http.Handler { return recoverer(h) },
@@ -224,7 +224,7 @@ func replayPanicAfterWrite(t *testing.T, a Adapter) {
 }
 
 func replayHijack(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var runs atomic.Int32
 	// A wait: the client has the hijacked answer before the handler
 	// returns and releases the key.
@@ -266,7 +266,7 @@ func replayHijack(t *testing.T, a Adapter) {
 }
 
 func replayMissingKeyFirst(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{MaxRequestBody: 10}, Handler: o.handle})
 	rec := send(h, "/orders", nil, strings.Repeat("b", 100))
@@ -274,7 +274,7 @@ func replayMissingKeyFirst(t *testing.T, a Adapter) {
 }
 
 func replayMaxBytesError(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var o order
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Routes: []string{"/orders"}, Scope: Principal, Replay: &Replay{}, Handler: o.handle,
 		Front: func(h http.Handler) http.Handler { return http.MaxBytesHandler(h, 10) }})
@@ -431,7 +431,7 @@ func replayRedisStopped(t *testing.T, a Adapter) {
 
 func limitAcrossRoutes(t *testing.T, a Adapter) {
 	const n = 12
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var g maxGauge
 	release := newCloseOnce()
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Limit: limit, Routes: []string{"/exports", "/reports"},

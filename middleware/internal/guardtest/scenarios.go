@@ -101,7 +101,7 @@ func ok(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) }
 
 func busyNoWait(t *testing.T, a Adapter) {
 	const n = 20
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var g maxGauge
 	allAnswered := newCloseOnce()
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
@@ -158,7 +158,7 @@ func busyNoWait(t *testing.T, a Adapter) {
 
 func busyWait(t *testing.T, a Adapter) {
 	const n = 20
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var g maxGauge
 	var mu sync.Mutex
 	fences := map[lock.Fence]bool{}
@@ -198,7 +198,7 @@ func busyWait(t *testing.T, a Adapter) {
 }
 
 func differentKeys(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var g maxGauge
 	both := newCloseOnce()
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
@@ -230,7 +230,7 @@ func differentKeys(t *testing.T, a Adapter) {
 func heartbeat(t *testing.T, a Adapter) {
 	const ttl = time.Second
 	const hold = 3 * time.Second
-	e := newEnv(t)
+	e := a.newEnv(t)
 	entered := newCloseOnce()
 	release := make(chan struct{})
 	var cause error
@@ -277,7 +277,7 @@ func heartbeat(t *testing.T, a Adapter) {
 
 func leaseLost(t *testing.T, a Adapter) {
 	const ttl = 1500 * time.Millisecond
-	e := newEnv(t)
+	e := a.newEnv(t)
 	entered := newCloseOnce()
 	type outcome struct {
 		at    time.Time
@@ -315,7 +315,7 @@ func leaseLost(t *testing.T, a Adapter) {
 }
 
 func clientDisconnect(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	entered := newCloseOnce()
 	sawCancel := make(chan bool, 1)
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
@@ -369,7 +369,7 @@ func clientDisconnect(t *testing.T, a Adapter) {
 var errPanic = errors.New("guardtest: handler panic")
 
 func handlerPanic(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, ok bool) {
 		if !ok {
 			t.Error("no lease in the panicking handler")
@@ -409,7 +409,7 @@ func invalidKeys(t *testing.T, a Adapter) {
 		{desc: "512 bytes plus the namespace", prefix: ns, key: ptr(strings.Repeat("k", lockdriver.MaxKeyBytes))},
 		{desc: "invalid UTF-8", prefix: ns, key: ptr("order-\xff\xfe")},
 	}
-	e := newEnv(t)
+	e := a.newEnv(t)
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			b := &countingBackend{Backend: e.b}
@@ -512,7 +512,7 @@ func retryAfterFromHolder(t *testing.T, a Adapter) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			e := newEnv(t)
+			e := a.newEnv(t)
 			hold(t, e, lk, tt.ttl)
 			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 				t.Error("handler ran on a held key")
@@ -526,7 +526,7 @@ func retryAfterFromHolder(t *testing.T, a Adapter) {
 
 func waitGivesUp(t *testing.T, a Adapter) {
 	const w = 300 * time.Millisecond
-	e := newEnv(t)
+	e := a.newEnv(t)
 	hold(t, e, lk, 10*time.Second)
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Wait: w, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 		t.Error("handler ran on a held key")
@@ -546,7 +546,7 @@ func waitGivesUp(t *testing.T, a Adapter) {
 }
 
 func customResponses(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	hold(t, e, lk, 10*time.Second)
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Custom: true, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {
 		t.Error("handler ran")
@@ -563,7 +563,7 @@ func customResponses(t *testing.T, a Adapter) {
 }
 
 func leaseReachable(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var got lock.Lease
 	var gotOK bool
 	var info *lock.Info
@@ -590,7 +590,7 @@ func leaseReachable(t *testing.T, a Adapter) {
 }
 
 func skipper(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	var hadLease, ran bool
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns,
 		Skip: func(r *http.Request) bool { return r.Header.Get("X-Skip") == "1" },
@@ -619,7 +619,7 @@ func skipper(t *testing.T, a Adapter) {
 func routeScope(t *testing.T, a Adapter) {
 	for _, unscoped := range []bool{false, true} {
 		t.Run(fmt.Sprintf("unscoped=%v", unscoped), func(t *testing.T) {
-			e := newEnv(t)
+			e := a.newEnv(t)
 			entered := newCloseOnce()
 			release := make(chan struct{})
 			h := a.Build(t, Setup{Backend: e.b, Prefix: ns, NoRouteScope: unscoped, Routes: []string{"/orders", "/accounts"},
@@ -655,7 +655,7 @@ func routeScope(t *testing.T, a Adapter) {
 // retryAfterEstimate: after short runs on a route, a request that finds
 // the key busy is told to retry in 1 s, not in the holder's 30 s.
 func retryAfterEstimate(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	entered := newCloseOnce()
 	release := make(chan struct{})
 	h := a.Build(t, Setup{Backend: e.b, Prefix: ns, Handler: func(w http.ResponseWriter, r *http.Request, _ lock.Lease, _ bool) {

@@ -127,6 +127,7 @@ type Adapter struct {
 
 	proto protocol                                 // set by Run
 	raw   func(t *testing.T, s Setup) http.Handler // Build as the adapter gave it
+	acl   *aclEnv                                  // set by RunACL
 }
 
 // WriteCustomBusy is the busy handler installed for Setup.Custom.

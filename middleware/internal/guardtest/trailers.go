@@ -139,7 +139,7 @@ var trailerIdioms = []trailerIdiom{
 // the middleware carries the headers and trailers a bare net/http handler
 // sends, and its replay the same trailers but those off the allow-list.
 func trailersAsNetHTTP(t *testing.T, a Adapter) {
-	e := newEnv(t)
+	e := a.newEnv(t)
 	allowed := append(httpguard.DefaultReplayHeaders(), "X-Checksum", "X-Twice")
 	for _, idiom := range trailerIdioms {
 		t.Run(idiom.desc, func(t *testing.T) {

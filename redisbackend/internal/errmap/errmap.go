@@ -109,8 +109,11 @@ func classifyReply(err error, reply string) (lock.Code, string) {
 	switch {
 	case strings.HasPrefix(reply, CorruptPrefix):
 		return lock.CodeInternal, "corrupt lock data"
-	case redis.IsAuthError(err), redis.IsPermissionError(err),
-		redis.HasErrorPrefix(err, "WRONGPASS"):
+	case redis.HasErrorPrefix(err, "NOAUTH"), redis.HasErrorPrefix(err, "WRONGPASS"):
+		return lock.CodeAuthFailed, "redis rejected the credentials"
+	case redis.IsPermissionError(err), strings.Contains(reply, scriptDenied):
+		return lock.CodeAuthFailed, Denied(reply)
+	case redis.IsAuthError(err):
 		return lock.CodeAuthFailed, "redis rejected the credentials"
 	case redis.IsLoadingError(err), redis.IsReadOnlyError(err),
 		redis.IsMasterDownError(err), redis.IsClusterDownError(err),
@@ -129,4 +132,53 @@ func classifyReply(err error, reply string) (lock.Code, string) {
 		return lock.CodeInvalidArgument, "redis rejected the command"
 	}
 	return lock.CodeInternal, "redis returned an error"
+}
+
+// ACLDoc is where the documentation gives the ACL rule of each role, for
+// the messages of permission errors.
+const ACLDoc = "docs/acl.md"
+
+// scriptDenied is in every error Redis raises for a command a script
+// calls that the user's ACL rule does not allow: "ERR The user executing
+// the script can't run this command or subcommand", "... can't access at
+// least one of the keys ...", "... can't publish to the channel ...".
+const scriptDenied = "The user executing the script can't"
+
+// IsDenied reports whether err is Redis refusing a command, key or channel
+// to the user's ACL rule: a NOPERM reply, or the error of a script's call
+// that the rule does not allow.
+func IsDenied(err error) bool {
+	if err == nil {
+		return false
+	}
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	return redis.IsPermissionError(err) || strings.Contains(rerr.Error(), scriptDenied)
+}
+
+// Denied says what a permission error reply (IsDenied) refuses, in the
+// words of Redis's reply, and where the rule to grant is documented.
+// Redis names the command of a NOPERM reply; it does not name the command
+// a script was refused (ACL LOG, an admin command, does).
+func Denied(reply string) string {
+	what := "a command, key or channel"
+	switch {
+	case strings.Contains(reply, "permissions to run the '"):
+		// NOPERM this user has no permissions to run the 'set' command
+		cmd := reply[strings.Index(reply, "permissions to run the '")+len("permissions to run the '"):]
+		if i := strings.IndexByte(cmd, '\''); i >= 0 {
+			cmd = cmd[:i]
+		}
+		what = "the command " + strings.ToUpper(cmd)
+	case strings.Contains(reply, "one of the keys"), strings.Contains(reply, "of the keys mentioned"):
+		what = "a key outside its key patterns (~)"
+	case strings.Contains(reply, "one of the channels"), strings.Contains(reply, "to the channel"):
+		what = "a channel outside its channel patterns (&)"
+	case strings.Contains(reply, "can't run this command"):
+		what = "a command the script calls (Redis does not say which; ACL LOG does)"
+	}
+	return "permission denied: the Redis user's ACL rule does not allow " + what +
+		"; grant the rule of " + ACLDoc + " for this role"
 }

@@ -41,7 +41,9 @@ type session struct {
 	// recorded is what the application's backends recorded under the
 	// prefix (admin.RecordedConfigs), newest first.
 	recorded []admin.ConfigRecord
-	seed     maphash.Seed // watch's fingerprints of key names
+	// unread says the record could not be read (configure said why).
+	unread bool
+	seed   maphash.Seed // watch's fingerprints of key names
 }
 
 func (s *session) close() {
@@ -197,6 +199,7 @@ func (s *session) configure(ctx context.Context, o *options, bopts *redisbackend
 	recs, err := admin.RecordedConfigs(ctx, s.client, o.prefix)
 	if err != nil {
 		fmt.Fprintf(s.env.Stderr, "syncguard: note: cannot read the configuration the application recorded: %s; naming keys as the flags say\n", oneLine(message(err)))
+		s.unread = true
 		return
 	}
 	s.recorded = recs
@@ -219,12 +222,15 @@ func (s *session) configure(ctx context.Context, o *options, bopts *redisbackend
 // default is named either way, so that output from the wrong server is
 // never taken for the application's.
 func (s *session) noteConfig(o *options) {
-	if len(s.recorded) == 0 {
+	if len(s.recorded) == 0 && !s.unread {
 		fmt.Fprintln(s.env.Stderr, "syncguard: warning: "+s.noRecord())
 		return
 	}
 	if s.defaulted {
 		fmt.Fprintf(s.env.Stderr, "syncguard: note: reading %s%s\n", s.where, defaultedNote)
+	}
+	if s.unread {
+		return // whether there is a record is unknown; configure said so
 	}
 	used, newest := s.backend.Config(), s.recorded[0].Config
 	switch {

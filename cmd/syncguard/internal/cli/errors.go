@@ -85,7 +85,7 @@ func redisError(ctx context.Context, addr string, err error) error {
 	case ctx.Err() != nil:
 		return &exitError{code: ExitFailure, msg: "interrupted"}
 	case redis.IsPermissionError(err):
-		return failf("%s refused a command: %v (the user needs SCAN, GET, TIME and EVALSHA)", addr, err)
+		return failf("%s refused a command: permission denied: %v (the operators' ACL rules: docs/acl.md)", addr, err)
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, redis.ErrClosed):
 		return failf("lost the connection to %s: %v", addr, err)
 	case errors.As(err, &nerr) && nerr.Timeout():

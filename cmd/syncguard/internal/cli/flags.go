@@ -32,11 +32,24 @@ type options struct {
 	samples   int           // doctor
 }
 
-// common binds the flags every command takes.
+// The defaults of the common flags.
+const (
+	defaultPrefix = "syncguard"
+	defaultLayout = "auto"
+)
+
+// newOptions returns the options before any flag is parsed: the common
+// flags at their defaults.
+func newOptions() *options { return &options{prefix: defaultPrefix, layout: defaultLayout} }
+
+// common binds the flags every command takes. Each is bound with its
+// current value as its default, so the command's FlagSet keeps what the
+// global one parsed before the command name: a flag means the same before
+// and after the command.
 func (o *options) common(fs *flag.FlagSet) {
 	fs.Var(&o.urls, "redis", "Redis URL (repeat for a cluster; default $REDIS_URL)")
-	fs.StringVar(&o.prefix, "prefix", "syncguard", "key prefix (redisbackend.Options.Prefix)")
-	fs.StringVar(&o.layout, "layout", "auto", "key layout: auto (as the application recorded it), single or cluster")
+	fs.StringVar(&o.prefix, "prefix", o.prefix, "key prefix (redisbackend.Options.Prefix)")
+	fs.StringVar(&o.layout, "layout", o.layout, "key layout: auto (as the application recorded it), single or cluster")
 	fs.Var(&o.stripes, "fence-stripes", "the application's redisbackend.Options.FenceStripes (default: as it recorded it, else 0)")
 }
 

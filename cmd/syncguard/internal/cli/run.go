@@ -112,56 +112,86 @@ func Run(ctx context.Context, args []string, env Env) int {
 }
 
 func run(ctx context.Context, args []string, env Env) error {
-	var o options
-	global := newFlagSet("syncguard", io.Discard)
-	o.common(global)
-	rest, err := parse(global, args, true)
-	if errors.Is(err, flag.ErrHelp) {
-		usage(env.Stdout)
-		return nil
-	}
+	inv, err := parseArgs(args)
 	if err != nil {
-		return usageErrorf("%v (see syncguard help)", err)
-	}
-	if len(rest) == 0 {
-		usage(env.Stderr)
-		return &exitError{code: ExitUsage}
-	}
-	name := rest[0]
-	if name == "help" {
-		if len(rest) > 1 && lookup(rest[1]) != nil {
-			commandUsage(env.Stdout, lookup(rest[1]))
-			return nil
-		}
-		usage(env.Stdout)
-		return nil
-	}
-	cmd := lookup(name)
-	if cmd == nil {
-		return usageErrorf("unknown command %q (commands: ls, show, release, watch, doctor; see syncguard help)", name)
-	}
-	fs := newFlagSet("syncguard "+name, io.Discard)
-	o.common(fs)
-	if cmd.flags != nil {
-		cmd.flags(fs, &o)
-	}
-	pos, err := parse(fs, rest[1:], false)
-	if errors.Is(err, flag.ErrHelp) {
-		commandUsage(env.Stdout, cmd)
-		return nil
-	}
-	if err != nil {
-		return usageErrorf("%s: %v (see syncguard help %s)", name, err, name)
-	}
-	if err := cmd.check(&o, pos); err != nil {
 		return err
 	}
-	s, err := connect(ctx, &o, env)
+	switch {
+	case inv.usage:
+		usage(env.Stderr)
+		return &exitError{code: ExitUsage}
+	case inv.help && inv.cmd != nil:
+		commandUsage(env.Stdout, inv.cmd)
+		return nil
+	case inv.help:
+		usage(env.Stdout)
+		return nil
+	}
+	if err := inv.cmd.check(inv.o, inv.pos); err != nil {
+		return err
+	}
+	s, err := connect(ctx, inv.o, env)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	return cmd.run(ctx, s, &o, pos)
+	return inv.cmd.run(ctx, s, inv.o, inv.pos)
+}
+
+// invocation is a parsed command line.
+type invocation struct {
+	cmd *command // nil for the general help
+	o   *options
+	pos []string // the command's arguments
+	// help asks for the help of cmd, or the general help without cmd;
+	// usage says no command was given.
+	help, usage bool
+}
+
+// parseArgs parses a command line: the common flags before the command
+// name, the command, then its flags (common ones included) and arguments.
+func parseArgs(args []string) (*invocation, error) {
+	inv := &invocation{o: newOptions()}
+	global := newFlagSet("syncguard", io.Discard)
+	inv.o.common(global)
+	rest, err := parse(global, args, true)
+	if errors.Is(err, flag.ErrHelp) {
+		inv.help = true
+		return inv, nil
+	}
+	if err != nil {
+		return nil, usageErrorf("%v (see syncguard help)", err)
+	}
+	if len(rest) == 0 {
+		inv.usage = true
+		return inv, nil
+	}
+	name := rest[0]
+	if name == "help" {
+		inv.help = true
+		if len(rest) > 1 {
+			inv.cmd = lookup(rest[1])
+		}
+		return inv, nil
+	}
+	inv.cmd = lookup(name)
+	if inv.cmd == nil {
+		return nil, usageErrorf("unknown command %q (commands: ls, show, release, watch, doctor; see syncguard help)", name)
+	}
+	fs := newFlagSet("syncguard "+name, io.Discard)
+	inv.o.common(fs)
+	if inv.cmd.flags != nil {
+		inv.cmd.flags(fs, inv.o)
+	}
+	inv.pos, err = parse(fs, rest[1:], false)
+	if errors.Is(err, flag.ErrHelp) {
+		inv.help = true
+		return inv, nil
+	}
+	if err != nil {
+		return nil, usageErrorf("%s: %v (see syncguard help %s)", name, err, name)
+	}
+	return inv, nil
 }
 
 const usageText = `syncguard: inspect and operate syncguard-go locks on Redis

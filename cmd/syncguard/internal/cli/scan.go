@@ -204,7 +204,7 @@ func (s *session) addLocks(ctx context.Context, p *page, candidates []string, ge
 		switch {
 		case errors.Is(err, redis.Nil):
 			continue // expired or deleted since the SCAN
-		case err != nil && !isReply(err):
+		case err != nil && !isWrongType(err):
 			return nil, redisError(ctx, p.node.Options().Addr, err)
 		case err != nil: // WRONGTYPE: a limit's sorted set, a hash, a set...
 			others = append(others, k)
@@ -264,3 +264,8 @@ func isReply(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re)
 }
+
+// isWrongType reports whether err is Redis's WRONGTYPE reply: the key
+// holds a value of another type. Any other reply, such as NOPERM, says
+// nothing of the key's value.
+func isWrongType(err error) bool { return redis.HasErrorPrefix(err, "WRONGTYPE") }

@@ -225,12 +225,14 @@ func (s *session) readLockKey(ctx context.Context, node *redis.Client, st *state
 	raw, err := c.get.Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-	case err != nil && isReply(err) && c.typ.Val() == "zset":
-		return s.readLimit(ctx, node, st)
-	case err != nil && isReply(err):
-		return failf("%s holds a %s, not syncguard lock data", display(st.LockKey), c.typ.Val())
-	case err != nil:
+	case err != nil && !isWrongType(err):
 		return redisError(ctx, node.Options().Addr, err)
+	case err != nil && c.typ.Err() != nil:
+		return redisError(ctx, node.Options().Addr, c.typ.Err())
+	case err != nil && c.typ.Val() == "zset":
+		return s.readLimit(ctx, node, st)
+	case err != nil:
+		return failf("%s holds a %s, not syncguard lock data", display(st.LockKey), c.typ.Val())
 	default:
 		d, err := wire.DecodeLockData(raw)
 		if err != nil || d.Key != st.Key {
@@ -251,7 +253,7 @@ func (s *session) readLockKey(ctx context.Context, node *redis.Client, st *state
 func (st *state) readOthers(ctx context.Context, addr string, c showCmds) error {
 	if v, err := c.counter.Result(); err == nil {
 		st.Counter = v
-	} else if !errors.Is(err, redis.Nil) && !isReply(err) {
+	} else if !errors.Is(err, redis.Nil) && !isWrongType(err) {
 		return redisError(ctx, addr, err)
 	}
 	if v, err := c.done.Result(); err == nil {
