@@ -240,8 +240,8 @@ func TestWriteResponses(t *testing.T) {
 		}, http.StatusBadRequest, httpguard.TypeInvalidKey, ""},
 		{"unavailable", func(w http.ResponseWriter) {
 			WriteError(context.Background(), w, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"})
-		}, http.StatusServiceUnavailable, httpguard.TypeUnavailable, ""},
-		{"foreign error", func(w http.ResponseWriter) { WriteError(context.Background(), w, errors.New("boom")) }, http.StatusServiceUnavailable, httpguard.TypeUnavailable, ""},
+		}, http.StatusServiceUnavailable, httpguard.TypeUnavailable, "1"},
+		{"foreign error", func(w http.ResponseWriter) { WriteError(context.Background(), w, errors.New("boom")) }, http.StatusServiceUnavailable, httpguard.TypeUnavailable, "1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
