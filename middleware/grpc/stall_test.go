@@ -8,20 +8,20 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
+	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
 // TestStalledRedisUnavailable: with docs/grpc.md's idempotent settings
-// (replay, a 5s wait) on a backend with default go-redis options, a call
+// (replay, a 5s wait) on a striped backend with default go-redis options, a call
 // on a SIGSTOPped Redis is refused UNAVAILABLE with a RetryInfo and the
 // pushback trailer within the backend timeout (1s, plus slack), not after
 // go-redis's timeouts and retries.
 func TestStalledRedisUnavailable(t *testing.T) {
 	srv := redistest.Start(t)
-	backend, err := redisbackend.New(srv.Client(t), nil)
+	backend, err := redisbackend.New(srv.Client(t), &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		t.Fatal(err)
 	}

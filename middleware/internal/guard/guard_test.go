@@ -21,6 +21,10 @@ import (
 // nopBackend is a non-nil lock.Backend that is never called.
 type nopBackend struct{ lock.Backend }
 
+// Capabilities are those of a backend with striped fences, so that replay
+// accepts it (the embedded Backend is nil).
+func (nopBackend) Capabilities() lock.Capabilities { return lock.Capabilities{Backend: "nop"} }
+
 func newGuard(t *testing.T, c Config) *Guard {
 	t.Helper()
 	g, err := newFrom(nopBackend{}, c)

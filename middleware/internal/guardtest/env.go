@@ -36,7 +36,7 @@ func newEnv(t *testing.T) *env {
 func newEnvOn(t *testing.T, rdb *redis.Client) *env {
 	t.Helper()
 	e := &env{rdb: rdb, cmds: redistest.Count(rdb)}
-	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t), FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		t.Fatal(err)
 	}
