@@ -108,6 +108,10 @@ type Capabilities struct {
 	Backend       string // the store, such as "redis"
 	Fencing       bool   // every Lease has a strictly increasing Fence
 	TimeAuthority string // whose clock judges expiry: "server" or "client"
+	// FencePerKey: every key keeps a fence counter of its own that is
+	// never deleted, so a key space without bound grows the store
+	// without bound.
+	FencePerKey bool
 }
 
 // LimitInfo describes the live slots of a key, by hashes as [Info] does.

@@ -23,6 +23,7 @@ type config struct {
 	wait           time.Duration
 	retry          Retry // WithRetry's; its defaults filled in by newConfig
 	releaseTimeout time.Duration
+	backendTimeout time.Duration // 0: none
 	onReleaseError func(Lease, error)
 	release        func(ctx context.Context, l Lease, err error) error
 	heartbeat      Heartbeat
@@ -50,6 +51,8 @@ func newConfig(opts []Option) (config, error) {
 		return c, invalid("config", "wait must not be negative")
 	case c.releaseTimeout <= 0:
 		return c, invalid("config", "release timeout must be positive")
+	case c.backendTimeout < 0:
+		return c, invalid("config", "backend timeout must not be negative")
 	case c.limitSet && (c.limit < 1 || c.limit > contract.MaxLimit):
 		return c, invalid("config", "limit must be between 1 and "+itoa(contract.MaxLimit))
 	}
@@ -75,6 +78,14 @@ func WithWait(d time.Duration) Option { return optionFunc(func(c *config) { c.wa
 // WithReleaseTimeout bounds the release of Do and Hold, 5s by default.
 func WithReleaseTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.releaseTimeout = d })
+}
+
+// WithBackendTimeout bounds each call an acquisition makes to the
+// backend; 0, the default, leaves it to ctx. A call unanswered in d ends
+// the acquisition with a CodeNetworkTimeout error, whatever is left of
+// the wait: the wait is for a busy key, not for a silent backend.
+func WithBackendTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.backendTimeout = d })
 }
 
 // WithReleaseErrorHandler sets the function told of the first failure of

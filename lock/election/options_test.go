@@ -11,7 +11,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock/election"
 )
 
-// TestLeadRefusesWhatItDoesNotUse: the wait, retry and release-timeout
+// TestLeadRefusesWhatItDoesNotUse: the wait, retry, backend and release-timeout
 // options of lock are refused by Lead and Validate, before any I/O, like
 // WithLimit; the options Lead uses are accepted.
 func TestLeadRefusesWhatItDoesNotUse(t *testing.T) {
@@ -27,6 +27,7 @@ func TestLeadRefusesWhatItDoesNotUse(t *testing.T) {
 		{"retry with the most retries", lock.WithRetry(lock.Retry{MaxRetries: math.MaxInt - 1, BaseDelay: time.Second}), "lock.WithRetry"},
 		{"release timeout", lock.WithReleaseTimeout(time.Second), "lock.WithReleaseTimeout"},
 		{"limit", lock.WithLimit(2), "lock.WithLimit"},
+		{"backend timeout", lock.WithBackendTimeout(time.Second), "lock.WithBackendTimeout"},
 	} {
 		b := &countingBackend{}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second) // Lead would campaign

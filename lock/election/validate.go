@@ -80,6 +80,8 @@ func resolve(op string, opts []lock.Option) (lock.Settings, error) {
 		msg = "lock.WithLimit does not apply to an election: a term has one leader"
 	case s.Wait != unset || s.Retry != unsetRetry:
 		msg = "lock.WithWait and lock.WithRetry do not apply to an election: a candidate waits until its context ends"
+	case s.BackendTimeout != 0:
+		msg = "lock.WithBackendTimeout does not apply to an election: a candidate campaigns through a silent backend until its context ends"
 	case s.ReleaseTimeout != unset:
 		msg = "lock.WithReleaseTimeout does not apply to an election: Lead bounds its own stop"
 	case s.TTL < MinTTL:

@@ -42,6 +42,9 @@ type Config struct {
 	TTL time.Duration
 	// Wait is how long to wait for a busy key.
 	Wait time.Duration
+	// BackendTimeout bounds each call to the backend (zero:
+	// httpguard.DefaultBackendTimeout); an unanswered call is a 503.
+	BackendTimeout time.Duration
 	// FailOpen serves without a lease when the backend fails.
 	FailOpen bool
 	// BusyHandler answers a busy key.
@@ -125,7 +128,7 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := settings.Settings{Fields: true, Prefix: c.Prefix, TTL: c.TTL, Wait: c.Wait, FailOpen: c.FailOpen,
+	s := settings.Settings{Fields: true, Prefix: c.Prefix, TTL: c.TTL, Wait: c.Wait, BackendTimeout: c.BackendTimeout, FailOpen: c.FailOpen,
 		LockOptions: c.LockOptions, RouteScope: settings.RouteScope(c.RouteScope), Unscoped: c.Unscoped,
 		ProblemBase: c.ProblemTypeBase, Limit: c.Limit, Key: settings.Of(key), Scope: settings.Of(c.Scope)}
 	if r := c.Replay; r != nil {

@@ -43,6 +43,9 @@ type Config struct {
 	TTL time.Duration
 	// Wait is how long to wait for a busy key.
 	Wait time.Duration
+	// BackendTimeout bounds each call to the backend (zero:
+	// httpguard.DefaultBackendTimeout); an unanswered call is a 503.
+	BackendTimeout time.Duration
 	// Limit, when set, makes the key a limit of Limit slots.
 	Limit int
 	// Replay, when set, turns replay mode on.

@@ -21,7 +21,7 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	h := echocore.Hooks[*echo.Context]{Skipper: c.Skipper, Before: c.BeforeFunc, Key: key, Scope: c.Scope,
 		Busy: DefaultBusyHandler, Error: DefaultErrorHandler}
 	s := settings.Settings{Fields: true, Key: settings.Of(key), Scope: settings.Of(c.Scope),
-		Prefix: c.Prefix, RouteScope: settings.RouteScope(c.RouteScope), TTL: c.TTL, Wait: c.Wait, Limit: c.Limit,
+		Prefix: c.Prefix, RouteScope: settings.RouteScope(c.RouteScope), TTL: c.TTL, Wait: c.Wait, BackendTimeout: c.BackendTimeout, Limit: c.Limit,
 		FailOpen: c.FailOpen, LockOptions: c.LockOptions, Unscoped: c.Unscoped, ProblemBase: c.ProblemTypeBase}
 	if r := c.Replay; r != nil {
 		s.ReplayOn, h.Fingerprint, s.Fingerprint = true, r.Fingerprint, settings.Of(r.Fingerprint)

@@ -137,7 +137,12 @@ func (r *Recording) StoreMark(ctx context.Context, key, mark string) string {
 // ErrKeyReused, one that cannot be decoded ErrBadRecord (logged); no
 // record gives nil, nil; a backend failure its error.
 func (g *Guard) Lookup(ctx context.Context, key string, fp [wire.FingerprintSize]byte) (*wire.Record, error) {
-	b, ok, err := g.replay.rec.Record(ctx, key)
+	var b []byte
+	var ok bool
+	err := g.bounded(ctx, "record", func(ctx context.Context) (err error) {
+		b, ok, err = g.replay.rec.Record(ctx, key)
+		return err
+	})
 	if err != nil || !ok {
 		return nil, err
 	}
