@@ -329,6 +329,19 @@ func (s *stub) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, t
 	return s.err
 }
 
+func (s *stub) AcquireDone(ctx context.Context, key string, ttl time.Duration) (lock.Lease, bool, error) {
+	s.record(ctx, stubCall{Method: "AcquireDone", Key: key, TTL: ttl})
+	return lock.Lease{}, s.err == nil, s.err
+}
+
+func (s *stub) AcquireRecord(ctx context.Context, key string, ttl time.Duration) (lock.Lease, []byte, error) {
+	s.record(ctx, stubCall{Method: "AcquireRecord", Key: key, TTL: ttl})
+	if s.err != nil {
+		return lock.Lease{}, nil, s.err
+	}
+	return lock.Lease{}, stubRecord, nil
+}
+
 func (s *stub) Record(ctx context.Context, key string) ([]byte, bool, error) {
 	s.record(ctx, stubCall{Method: "Record", Key: key})
 	if s.err != nil {

@@ -13,6 +13,7 @@ import (
 var (
 	acquireScript     = newScript("prelude", "lib", "acquire")
 	acquireSlotScript = newScript("prelude", "lib", "acquire_slot")
+	acquireMarkScript = newScript("prelude", "lib", "acquire_mark", "acquire")
 
 	releaseScript        = newScript("prelude", "lib", "release", "index_swap", "release_lock", "handoff")
 	releaseClusterScript = newScript("prelude", "lib", "release", "index_read", "release_lock", "handoff")
