@@ -29,6 +29,7 @@ type Guard struct {
 	limit     int           // 0 unless WithLimit
 	limitWait time.Duration // WithLimitWait's; 0 unless WithLimit
 	do        []lock.Option // lock.Do's options; with a limit, do[waitAt] is the wait, set per task
+	waits     bool          // WithLockOptions asked for a wait on a busy key
 	waitAt    int           // the index of a limit's wait in do
 	drops     dropLog       // tasks dropped, for Logger
 }
@@ -77,6 +78,9 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		g.do = append(g.do, lock.WithWait(0), lock.WithRetry(untilLimitWaitEnds), lock.WithLimit(c.limit))
 	}
 	g.do = append(g.do, lock.WithReleaseFunc(g.release))
+	if s, err := lock.Resolve(b, g.do...); err == nil {
+		g.waits = s.Wait > 0
+	}
 	return g, nil
 }
 
@@ -127,7 +131,11 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 			return &DuplicateError{Done: true, Dropped: true}
 		case err == nil:
 			opts, checked = append(opts[:len(opts):len(opts)], lock.WithLease(l)), true
-		case !errors.Is(err, errors.ErrUnsupported):
+		case errors.Is(err, errors.ErrUnsupported),
+			g.waits && (errors.Is(err, lock.ErrLocked) || lock.CodeOf(err).Transient()):
+			// lock.Do acquires (waiting, as WithLockOptions asked), and
+			// the done check runs while holding.
+		default:
 			return g.notAcquired(ctx, key, err, 0, true)
 		}
 	}
