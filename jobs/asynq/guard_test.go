@@ -492,6 +492,19 @@ func TestRoundTrips(t *testing.T) {
 			}
 		})
 	}
+	t.Run("limit: take a slot, free it", func(t *testing.T) {
+		e := newEnv(t)
+		h := e.guard(t, asynqlock.WithLimit(2)).Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil }))
+		for i, task := range []*asynq.Task{asynq.NewTask("warm-up", nil), asynq.NewTask(taskType, nil), asynq.NewTask(taskType, nil)} {
+			before := e.cmds.RoundTrips.Load()
+			if err := h.ProcessTask(bg(t), task); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.cmds.RoundTrips.Load() - before; i > 0 && got != 2 {
+				t.Errorf("delivery %d: %d round trips, want 2", i, got)
+			}
+		}
+	})
 }
 
 // TestOwnOptionsWin: the Guard's own settings win over the same ones given
