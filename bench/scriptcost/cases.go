@@ -42,6 +42,8 @@ func allCases() []costCase {
 		markCase("replay-2rt", true, true),
 		markCase("dedup-3rt", false, false),
 		markCase("dedup-2rt", false, true),
+		hitCase("hit-record", false),
+		hitCase("hit-acquire", true),
 		scriptCase("specmin", specmin.Acquire, specmin.Release, false),
 		scriptCase("seed", seedAcquire, seedRelease, true),
 	}
@@ -135,6 +137,42 @@ func markCase(name string, record, combined bool) costCase {
 			}
 			return bk.ReleaseDone(ctx, l, time.Minute)
 		},
+	}
+}
+
+// hitCase runs replays of a stored record through a redisbackend.Backend:
+// its "acquire" stores a record for a new key with a plain SET (not a
+// script command, so not counted) and reads it back, by AcquireRecord
+// (combined) or by Record; its "release" does nothing.
+func hitCase(name string, combined bool) costCase {
+	var bk *redisbackend.Backend
+	var rdb *redis.Client
+	ctx := context.Background()
+	return costCase{
+		name: name,
+		setup: func(c *redis.Client) (err error) {
+			rdb = c
+			bk, err = redisbackend.New(rdb, &redisbackend.Options{Prefix: name})
+			return err
+		},
+		acquire: func(i int) (string, error) {
+			key := "k" + strconv.Itoa(i)
+			if err := rdb.Set(ctx, name+":record:"+name+":"+key, "a small response record", time.Minute).Err(); err != nil {
+				return "", err
+			}
+			var r []byte
+			var err error
+			if combined {
+				_, r, err = bk.AcquireRecord(ctx, key, 30*time.Second)
+			} else {
+				r, _, err = bk.Record(ctx, key)
+			}
+			if err == nil && r == nil {
+				err = fmt.Errorf("%s: no record for %s", name, key)
+			}
+			return "", err
+		},
+		release: func(int, string) error { return nil },
 	}
 }
 
