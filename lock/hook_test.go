@@ -581,6 +581,26 @@ func TestHookOps(t *testing.T) {
 			reached: []stubCall{{Method: "Record", Key: "k"}},
 			ret:     tuple{stubRecord, true},
 		},
+		{
+			desc: "Recorder.AcquireDone, an acquire",
+			call: func(ctx context.Context, b lock.Backend) (any, error) {
+				l, done, err := recs(b).AcquireDone(ctx, "k", ttl)
+				return tuple{l, done}, err
+			},
+			want:    lock.Op{Kind: lock.OpAcquire, Key: "k", TTL: ttl, Done: true},
+			reached: []stubCall{{Method: "AcquireDone", Key: "k", TTL: ttl}},
+			ret:     tuple{lock.Lease{}, true},
+		},
+		{
+			desc: "Recorder.AcquireRecord, an acquire",
+			call: func(ctx context.Context, b lock.Backend) (any, error) {
+				l, rec, err := recs(b).AcquireRecord(ctx, "k", ttl)
+				return tuple{rec, l.ID != ""}, err
+			},
+			want:    lock.Op{Kind: lock.OpAcquire, Key: "k", TTL: ttl, Record: stubRecord, Found: true},
+			reached: []stubCall{{Method: "AcquireRecord", Key: "k", TTL: ttl}},
+			ret:     tuple{stubRecord, false},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
