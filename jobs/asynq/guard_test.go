@@ -534,3 +534,46 @@ func TestOwnOptionsWin(t *testing.T) {
 		t.Errorf("over the limit: ran %v, %v after %v; want a *LimitError after WithLimitWait's 50ms, not lock.WithWait's 10s", ran, err, waited)
 	}
 }
+
+// oneStepless is a lock.Recorder whose AcquireDone is unsupported.
+type oneStepless struct{ lock.Recorder }
+
+func (oneStepless) AcquireDone(context.Context, string, time.Duration) (lock.Lease, bool, error) {
+	return lock.Lease{}, false, errors.ErrUnsupported
+}
+
+// TestDoneWindowWithoutAcquireDone: on a Recorder whose AcquireDone is
+// unsupported, the Guard acquires, then checks the marker while holding
+// (3 round trips): a task already done is still dropped without running.
+func TestDoneWindowWithoutAcquireDone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g, err := asynqlock.New(oneStepless{e.backend}, asynqlock.WithDoneTTL(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	h := g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { runs++; return nil }))
+	// A run and a done delivery load the scripts (a script's first call
+	// may be answered NOSCRIPT and sent again).
+	warm := asynq.NewTask(taskType, []byte("warm-up"))
+	if err := h.ProcessTask(bg(t), warm); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.ProcessTask(bg(t), warm)
+	task := asynq.NewTask(taskType, []byte("once"))
+	for i, want := range []int64{3, 3} {
+		before := e.cmds.RoundTrips.Load()
+		err := h.ProcessTask(bg(t), task)
+		if got := e.cmds.RoundTrips.Load() - before; got != want {
+			t.Errorf("delivery %d: %d round trips, want %d", i+1, got, want)
+		}
+		var d *asynqlock.DuplicateError
+		if i == 1 && (!errors.As(err, &d) || !d.Done) {
+			t.Errorf("second delivery: %v, want a done *DuplicateError", err)
+		}
+	}
+	if runs != 2 { // the warm-up and the first delivery
+		t.Errorf("runs = %d, want 2", runs)
+	}
+}
