@@ -25,6 +25,9 @@ func Acquire(ctx context.Context, b Backend, key string, opts ...Option) (Lease,
 	if err != nil {
 		return Lease{}, err
 	}
+	if c.lease != nil {
+		return Lease{}, invalid("acquire", "WithLease is for Do and Hold")
+	}
 	return c.acquire(ctx, b, key)
 }
 

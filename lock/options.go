@@ -30,6 +30,7 @@ type config struct {
 	limit          int32  // WithLimit's n
 	limitSet       bool   // WithLimit was given
 	watch          *Watch // WithWatch's
+	lease          *Lease // WithLease's
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -100,6 +101,13 @@ func WithReleaseErrorHandler(f func(l Lease, err error)) Option {
 // [ErrFuncPanicked]. It may be tried again, so it must be safe to repeat.
 func WithReleaseFunc(f func(ctx context.Context, l Lease, err error) error) Option {
 	return optionFunc(func(c *config) { c.release = f })
+}
+
+// WithLease makes Do and Hold keep and release l, a lease the caller
+// took on their key (such as by Recorder.AcquireRecord), instead of
+// acquiring. Acquire refuses it.
+func WithLease(l Lease) Option {
+	return optionFunc(func(c *config) { c.lease = &l })
 }
 
 func logReleaseError(l Lease, err error) {
