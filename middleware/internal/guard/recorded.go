@@ -51,11 +51,20 @@ type RunFunc func(held context.Context, l lock.Lease) (record []byte, err error)
 func (g *Guard) Recorded(ctx context.Context, key string, fp [wire.FingerprintSize]byte, run RunFunc) *Recording {
 	rp := g.replay
 	r := &Recording{}
-	first, found, err := rp.rec.AcquireRecord(ctx, key, g.ttl)
+	var first lock.Lease
+	var found []byte
+	err := g.bounded(ctx, "acquire", func(ctx context.Context) (err error) {
+		first, found, err = rp.rec.AcquireRecord(ctx, key, g.ttl)
+		return err
+	})
 	switch {
 	case err == nil && first.ID == "":
 		r.Record, r.Err = g.decodeRecord(ctx, key, fp, found)
 		return r.answered()
+	case errors.Is(err, errSilent):
+		// A silent backend is not a busy key: no wait.
+		r.Outcome, r.Err = Refused, err
+		return r
 	case err == nil, errors.Is(err, lock.ErrLocked), lock.CodeOf(err).Transient():
 		// A lease, or a wait as lock.Do's for a busy key or a failure
 		// it retries.
