@@ -111,10 +111,13 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	calls := co.calls.Add(1)
 	defer co.calls.Add(-1)
 	p := newPending(ctx, cmd)
+	direct := sendsDirect(ctx, co.direct)
 	co.mu.Lock()
-	if co.inFlight < busyInFlight || (co.inFlight < maxInFlight && calls <= maxInFlight) {
+	// A call that cannot go out from its goroutine costs a goroutine alone
+	// or queued: it goes alone only below busyInFlight.
+	if co.inFlight < busyInFlight || (direct && co.inFlight < maxInFlight && calls <= maxInFlight) {
 		co.inFlight++
-		if sendsDirect(ctx, co.direct) {
+		if direct {
 			// Send from this goroutine; what queued meanwhile goes on.
 			p.trip = inlineTrip
 			co.mu.Unlock()
