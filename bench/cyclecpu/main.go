@@ -1,6 +1,6 @@
 // Command cyclecpu measures what a lock cycle costs the client, in the
-// shape of the team's independent harness (docs/../shared design: "What a
-// cycle may cost"): one redis-server on loopback, every library on a
+// shape of the team's independent harness (bench/README.md, "In the
+// team's harness"): one redis-server on loopback, every library on a
 // go-redis client of its own (PoolSize 64, other options default); for g
 // goroutines each looping on one key of its own (reused),
 // Backend.Acquire(ctx, key, ttl) then Backend.Release(ctx, id) for
