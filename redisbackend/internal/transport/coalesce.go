@@ -13,8 +13,14 @@ import (
 // Coalescing: concurrent script calls share pipelines. docs/client-retries.md
 // describes it and its limits.
 
-// maxInFlight is how many round trips run at once.
-const maxInFlight = 2
+// maxInFlight is how many round trips run at once while at most that many
+// calls are under way: each goes out alone, as a queued call's wake-up
+// costs the client about what a shared pipeline of two saves.
+const maxInFlight = 4
+
+// busyInFlight is how many round trips run at once while more than
+// maxInFlight calls are under way: the rest queue, and share pipelines.
+const busyInFlight = 2
 
 // maxBatch caps the commands of one pipeline.
 const maxBatch = 128
@@ -38,6 +44,8 @@ type coalescer struct {
 	c      pipelineProcessor
 	direct *directRule
 
+	calls atomic.Int32 // calls under way, queued or not
+
 	mu       sync.Mutex
 	inFlight int
 	queue    []*pending
@@ -50,7 +58,9 @@ type pending struct {
 	cmd      *redis.Cmd
 	done     chan struct{} // receives once cmd has its reply
 	trip     *roundTrip    // set under coalescer.mu
-	panicked any           // the client's panic, for the first caller
+	direct   bool          // the call may lead a batch (mayLead)
+	lead     []*pending    // set under coalescer.mu: the batch this call sends
+	panicked any           // the client's panic, for the call that sent it
 }
 
 var pendingPool = sync.Pool{New: func() any { return &pending{done: make(chan struct{}, 1)} }}
@@ -74,7 +84,8 @@ type roundTrip struct {
 	live   atomic.Int32 // callers still waiting
 }
 
-// inlineTrip is the round trip of a call sent from its caller's goroutine.
+// inlineTrip is the round trip of calls sent from a caller's goroutine: it
+// is never cancelled, as that caller waits for its reply.
 var inlineTrip = &roundTrip{cancel: func() {}}
 
 // leave is called by a caller that stops waiting; the last one cancels.
@@ -90,21 +101,30 @@ func newCoalescer(c pipelineProcessor, direct *directRule) *coalescer {
 }
 
 // do runs cmd as Sender.Do does.
+//
+// A call that may go out from its caller's goroutine (sendsDirect) does
+// so: alone when few round trips are under way, or, when it queued, as the
+// leader of its batch, which a round trip that ends hands to it. Only a
+// batch without such a call goes out from a goroutine of its own (run): a
+// queued call then costs one wake-up, not a new goroutine and a wake-up.
 func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
+	calls := co.calls.Add(1)
+	defer co.calls.Add(-1)
 	p := newPending(ctx, cmd)
+	direct := sendsDirect(ctx, co.direct)
 	co.mu.Lock()
-	if co.inFlight < maxInFlight {
+	// A call that cannot go out from its goroutine costs a goroutine alone
+	// or queued: it goes alone only below busyInFlight.
+	if co.inFlight < busyInFlight || (direct && co.inFlight < maxInFlight && calls <= maxInFlight) {
 		co.inFlight++
-		if sendsDirect(ctx, co.direct) {
+		if direct {
 			// Send from this goroutine; what queued meanwhile goes on.
 			p.trip = inlineTrip
 			co.mu.Unlock()
 			one := [1]*pending{p} // on the stack
-			co.send(inlineTrip, one[:])
-			if t, next := co.next(); next != nil {
-				go co.run(t, next)
-			}
+			co.send(ctx, inlineTrip, one[:], p)
 			<-p.done
+			co.handOn()
 			_ = co.answer(p)
 			if cmd.Err() != nil && ctx.Err() != nil {
 				return ErrAbandoned
@@ -116,11 +136,15 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 		co.mu.Unlock()
 		go co.run(t, batch)
 	} else {
+		p.direct = mayLead(ctx, co.direct)
 		co.queue = append(co.queue, p)
 		co.mu.Unlock()
 	}
 	select {
 	case <-p.done:
+		if p.lead != nil {
+			return co.leadBatch(p)
+		}
 		return co.answer(p)
 	case <-ctx.Done():
 	}
@@ -131,7 +155,14 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 		p.free()
 		return ErrNotSent
 	}
+	led := p.lead != nil
 	co.mu.Unlock()
+	if led {
+		// Its batch waits for it: it sends it, as it would have sent its
+		// own command alone.
+		<-p.done
+		return co.leadBatch(p)
+	}
 	select {
 	case <-p.done:
 		return co.answer(p)
@@ -139,6 +170,44 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	}
 	p.trip.leave()
 	return ErrAbandoned
+}
+
+// mayLead reports whether a queued call on ctx may send its batch from its
+// own goroutine: it may go out from there (sendsDirect) and has no
+// deadline, so the batch's round trip has none of its own either, as a
+// round trip on a goroutine of its own.
+func mayLead(ctx context.Context, d *directRule) bool {
+	if ctx.Done() == nil {
+		return true
+	}
+	_, has := ctx.Deadline()
+	return !has && sendsDirect(ctx, d)
+}
+
+// leadBatch sends the batch p was handed from p's goroutine, hands on the
+// queue, and returns p's answer. The batch goes out on p's context without
+// its cancellation: the other calls in it do not end with p's.
+func (co *coalescer) leadBatch(p *pending) error {
+	batch, ctx := p.lead, p.ctx
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	co.send(ctx, inlineTrip, batch, p)
+	<-p.done // p's own answer, signalled with the batch's
+	co.handOn()
+	return co.answer(p)
+}
+
+// handOn gives the next queued batch, if any, to a round trip: its leader
+// when it has one, else a goroutine of its own.
+func (co *coalescer) handOn() {
+	t, batch, leader := co.next(true)
+	switch {
+	case leader != nil:
+		leader.done <- struct{}{}
+	case batch != nil:
+		go co.run(t, batch)
+	}
 }
 
 // answer frees p and re-raises the client's panic.
@@ -164,22 +233,29 @@ func (co *coalescer) takeLocked(batch []*pending) *roundTrip {
 }
 
 // run sends batch, then the queued calls in batches of at most maxBatch,
-// until the queue is empty.
+// until the queue is empty or a batch has a leader to send it.
 func (co *coalescer) run(t *roundTrip, batch []*pending) {
 	for batch != nil {
-		co.send(t, batch)
-		t, batch = co.next()
+		co.send(batch[0].ctx, t, batch, batch[0])
+		var leader *pending
+		t, batch, leader = co.next(true)
+		if leader != nil {
+			leader.done <- struct{}{}
+			return
+		}
 	}
 }
 
 // next takes up to maxBatch queued calls as the next round trip, or
-// returns nil when none are queued.
-func (co *coalescer) next() (*roundTrip, []*pending) {
+// returns nil when none are queued. With lead, a batch with a call that
+// may go out from its caller's goroutine has that call as its leader
+// (p.lead set) and no roundTrip of its own.
+func (co *coalescer) next(lead bool) (*roundTrip, []*pending, *pending) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	if len(co.queue) == 0 {
 		co.inFlight--
-		return nil, nil
+		return nil, nil, nil
 	}
 	n := min(len(co.queue), maxBatch)
 	batch := make([]*pending, n)
@@ -187,17 +263,30 @@ func (co *coalescer) next() (*roundTrip, []*pending) {
 	rest := copy(co.queue, co.queue[n:])
 	clear(co.queue[rest:])
 	co.queue = co.queue[:rest]
-	return co.takeLocked(batch), batch
+	if lead {
+		for _, p := range batch {
+			if p.direct {
+				for _, q := range batch {
+					q.trip = inlineTrip
+				}
+				p.lead = batch
+				return nil, batch, p
+			}
+		}
+	}
+	return co.takeLocked(batch), batch, nil
 }
 
-// send sends batch, alone or as one pipeline, and signals every done.
-func (co *coalescer) send(t *roundTrip, batch []*pending) {
-	ctx := batch[0].ctx
+// send sends batch on ctx, alone or as one pipeline, and signals every
+// done. A panic of the client goes to owner, the others get errUnanswered.
+func (co *coalescer) send(ctx context.Context, t *roundTrip, batch []*pending, owner *pending) {
 	defer func() {
 		if r := recover(); r != nil {
-			batch[0].panicked = r
-			for _, p := range batch[1:] {
-				p.cmd.SetErr(fmt.Errorf("%w (%v)", errUnanswered, r))
+			owner.panicked = r
+			for _, p := range batch {
+				if p != owner {
+					p.cmd.SetErr(fmt.Errorf("%w (%v)", errUnanswered, r))
+				}
 			}
 		}
 		t.cancel()

@@ -445,3 +445,99 @@ func TestCoalescePanickingClientLeavesNoOneStuck(t *testing.T) {
 	}
 	checkIdle(t, co)
 }
+
+// TestCoalesceFewCallsGoAlone: while at most maxInFlight calls are under
+// way, each goes out alone from its caller's goroutine (a queued call's
+// wake-up would cost what a pipeline of two saves); the next one queues.
+func TestCoalesceFewCallsGoAlone(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f, nil)
+	var calls []*call
+	for i := 0; i < 4; i++ {
+		calls = append(calls, startCall(context.Background(), co, "alone"+strconv.Itoa(i)))
+		if tr := nextTrip(t, f); tr.pipe || len(tr.cmds) != 1 {
+			t.Fatalf("call %d: pipe %v with %d commands, want a lone command", i, tr.pipe, len(tr.cmds))
+		}
+	}
+	waitQueued(t, co, 0)
+	queued := enqueue(t, context.Background(), co, "fifth", 1)
+	f.finishTrips(5)
+	for _, c := range append(calls, queued) {
+		c.wait(t)
+		if got, err := c.cmd.Result(); err != nil || got != c.cmd.Args()[1] {
+			t.Errorf("%v: reply %v, %v", c.cmd.Args(), got, err)
+		}
+	}
+	checkIdle(t, co)
+}
+
+// TestCoalesceQueuedCallLeadsItsBatch: a queued call without a deadline
+// sends its batch from its own goroutine, on its own context (no
+// goroutine and no context are made for the round trip); a batch of
+// calls that all have deadlines goes out from a goroutine of its own on a
+// context that is cancelled when all of them leave.
+func TestCoalesceQueuedCallLeadsItsBatch(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f, nil)
+	lone := saturate(t, co, f)
+	leadCtx := context.WithValue(context.Background(), ctxKey{}, "leader")
+	dl, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	withDeadline := enqueue(t, dl, co, "deadline", 1)
+	leader := enqueue(t, leadCtx, co, "leader", 2)
+	f.finish <- struct{}{}
+	tr := nextTrip(t, f)
+	if !tr.pipe || len(tr.cmds) != 2 {
+		t.Fatalf("next round trip: pipe %v with %d commands, want a pipeline of 2", tr.pipe, len(tr.cmds))
+	}
+	if tr.ctx != leadCtx {
+		t.Errorf("the pipeline went out on %v, want the leader's own context", tr.ctx)
+	}
+	f.finishTrips(len(lone)) // the pipeline and the other lone calls
+	for _, c := range append(lone, withDeadline, leader) {
+		c.wait(t)
+		if got, err := c.cmd.Result(); err != nil || got != c.cmd.Args()[1] {
+			t.Errorf("%v: reply %v, %v", c.cmd.Args(), got, err)
+		}
+	}
+	checkIdle(t, co)
+
+	// Only calls with deadlines: a round trip of their own.
+	lone = saturate(t, co, f)
+	alone := enqueue(t, dl, co, "deadline2", 1)
+	f.finish <- struct{}{}
+	tr = nextTrip(t, f)
+	if tr.pipe || tr.ctx == dl || tr.ctx.Done() == nil {
+		t.Errorf("a batch of deadline calls: pipe %v, want a lone command on a cancellable context of the round trip's own", tr.pipe)
+	}
+	f.finishTrips(len(lone))
+	for _, c := range append(lone, alone) {
+		c.wait(t)
+	}
+	checkIdle(t, co)
+}
+
+// TestCoalesceDeadlineCallsQueueFromTwo: a call that cannot go out from
+// its goroutine (a deadline before the client's bound) costs a goroutine
+// alone or queued, so from two round trips under way it queues, however
+// few calls there are.
+func TestCoalesceDeadlineCallsQueueFromTwo(t *testing.T) {
+	f := newFakeClient()
+	co := newCoalescer(f, nil)
+	dl, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var calls []*call
+	for i := 0; i < busyInFlight; i++ {
+		calls = append(calls, startCall(dl, co, "d"+strconv.Itoa(i)))
+		nextTrip(t, f)
+	}
+	calls = append(calls, enqueue(t, dl, co, "queued", 1))
+	f.finishTrips(busyInFlight + 1)
+	for _, c := range calls {
+		c.wait(t)
+		if got, err := c.cmd.Result(); err != nil || got != c.cmd.Args()[1] {
+			t.Errorf("%v: reply %v, %v", c.cmd.Args(), got, err)
+		}
+	}
+	checkIdle(t, co)
+}

@@ -40,6 +40,17 @@ func (s *Sender) Do(ctx context.Context, cmd *redis.Cmd) error {
 	return Bounded(ctx, func(ctx context.Context) { _ = s.client.Process(ctx, cmd) })
 }
 
+// InFlight reports how many round trips the coalescer has under way, for
+// tests.
+func (s *Sender) InFlight() int {
+	if s.co == nil {
+		return 0
+	}
+	s.co.mu.Lock()
+	defer s.co.mu.Unlock()
+	return s.co.inFlight
+}
+
 // Queued reports how many calls wait in the coalescing queue, for tests.
 func (s *Sender) Queued() int {
 	if s.co == nil {
