@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/internal/event"
 )
 
 // stopTimeout bounds how long Lead waits for the backend once fn returned
@@ -44,7 +43,7 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 		}
 		lost, rerr = t.finish(ctx, h)
 	}()
-	ferr = event.Term(tctx, t.b, t.lease, t.identity, func(hctx context.Context) error {
+	ferr = runTerm(tctx, t.b, t.lease, t.identity, func(hctx context.Context) error {
 		var err error
 		if h, err = t.hold(hctx, opts); err != nil {
 			return err
@@ -153,4 +152,25 @@ func (p *proclaimer) proclaim(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, p.term.TTL/3+time.Millisecond)
 	defer cancel()
 	_ = p.store.Proclaim(ctx, p.term, p.identity)
+}
+
+// runTerm runs run as a lock.OpTerm event through b's hooks. It returns
+// run's error, or a hook's when run did not start. The hooks see the
+// term's end with ctx's cause, when ctx ended, else with run's error.
+func runTerm(ctx context.Context, b lock.Backend, l lock.Lease, identity string, run func(ctx context.Context) error) error {
+	var ran bool
+	var runErr error
+	op := &lock.Op{Kind: lock.OpTerm, Key: l.Key, ID: l.ID, TTL: l.TTL, Lease: l, Identity: identity}
+	err := lock.Emit(ctx, b, op, func(hctx context.Context, _ *lock.Op) error {
+		ran = true
+		runErr = run(hctx)
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+		return runErr
+	})
+	if ran {
+		return runErr
+	}
+	return err
 }
