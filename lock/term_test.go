@@ -11,7 +11,7 @@ import (
 )
 
 // fastBeat is a heartbeat that notices a stolen lease within milliseconds.
-var fastBeat = lock.WithHeartbeat(lock.Heartbeat{Interval: 10 * time.Millisecond})
+var fastBeat = election.WithHeartbeat(lock.Heartbeat{Interval: 10 * time.Millisecond})
 
 // TestTermEndsWithItsCause: election.Lead runs each term as one OpTerm
 // through the hooks, with the term's key, lease and identity, around the
@@ -45,12 +45,12 @@ func TestTermEndsWithItsCause(t *testing.T) {
 		}
 		return boom
 	}
-	if err := election.Lead(ctx, b, "k", "node-1", fn, lock.WithTTL(time.Minute), fastBeat); !errors.Is(err, context.Canceled) {
+	if err := election.Lead(ctx, b, "k", "node-1", fn, election.WithTTL(time.Minute), fastBeat); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lead = %v, want context.Canceled", err)
 	}
 	// A fourth Lead: fn fails while it leads, and Lead returns its error.
 	terms4 := len(terms)
-	if err := election.Lead(context.Background(), b, "k", "node-1", fn, lock.WithTTL(time.Minute)); !errors.Is(err, boom) {
+	if err := election.Lead(context.Background(), b, "k", "node-1", fn, election.WithTTL(time.Minute)); !errors.Is(err, boom) {
 		t.Fatalf("Lead = %v, want fn's error", err)
 	}
 	if len(terms) != terms4+1 || terms4 != 3 {

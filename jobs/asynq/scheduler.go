@@ -29,7 +29,7 @@ type Scheduler struct {
 	b        lock.Recorder
 	key      string
 	identity string
-	opts     []lock.Option
+	opts     []election.Option
 	ttl      time.Duration
 	clock    clock
 	metrics  *schedMetrics
@@ -43,10 +43,10 @@ type Scheduler struct {
 
 // NewScheduler returns a Scheduler that campaigns on key as identity, with
 // client enqueueing the tasks. b must be a lock.Recorder, as redisbackend's
-// Backend is. opts are those of election.Lead; lock.WithTTL bounds the
+// Backend is. opts are those of election.Lead; election.WithTTL bounds the
 // failover time. It returns lock.CodeInvalidArgument, without I/O, for what
 // election.Lead would refuse, a nil client, or a b that is no Recorder.
-func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, opts ...lock.Option) (*Scheduler, error) {
+func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, opts ...election.Option) (*Scheduler, error) {
 	const op = "new_scheduler"
 	switch {
 	case client == nil:
@@ -70,13 +70,8 @@ func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, op
 	if err := election.Validate(b, key, identity, opts...); err != nil {
 		return nil, err
 	}
-	lead, err := lock.Resolve(nil, opts...)
-	if err != nil {
-		return nil, err
-	}
-	ttl := lead.TTL
 	return &Scheduler{
-		client: client, b: rec, key: nkey, identity: identity, opts: opts, ttl: ttl,
+		client: client, b: rec, key: nkey, identity: identity, opts: opts, ttl: election.TermTTL(opts...),
 		metrics: newSchedMetrics(nkey),
 		entries: map[string]*entry{},
 		changed: make(chan struct{}, 1),

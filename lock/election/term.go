@@ -17,7 +17,7 @@ type term struct {
 	b        lock.Backend
 	lease    lock.Lease
 	identity string
-	settings lock.Settings
+	config   config // Lead's options
 }
 
 // holding is a term held by lock.HoldLease, and its proclaimer.
@@ -31,7 +31,7 @@ type holding struct {
 // serve holds the term while fn runs, as one lock.OpTerm of the hooks,
 // proclaims it, and announces its end after the release, also on a
 // panic. It returns fn's error, the loss and the release's error.
-func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) error, opts []lock.Option) (ferr, lost, rerr error) {
+func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) error) (ferr, lost, rerr error) {
 	tctx, end := context.WithCancelCause(ctx) // ends when the term is lost
 	defer end(nil)
 	var h *holding
@@ -45,7 +45,7 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 	}()
 	ferr = runTerm(tctx, t.b, t.lease, t.identity, func(hctx context.Context) error {
 		var err error
-		if h, err = t.hold(hctx, opts); err != nil {
+		if h, err = t.hold(hctx); err != nil {
 			return err
 		}
 		unlink := context.AfterFunc(h.held, func() { end(context.Cause(h.held)) })
@@ -61,10 +61,10 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 }
 
 // hold keeps the term with lock.HoldLease and starts proclaiming it.
-func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
+func (t *term) hold(ctx context.Context) (*holding, error) {
 	store := storeOf(t.b)
 	p := &proclaimer{store: store, term: t.lease, identity: t.identity, poke: make(chan struct{}, 1)}
-	hb := t.settings.Heartbeat
+	hb := t.config.heartbeat
 	onExtend := hb.OnExtend
 	hb.OnExtend = func(exp time.Time) {
 		if onExtend != nil {
@@ -72,16 +72,14 @@ func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
 		}
 		p.kick() // the heartbeat's goroutine must not wait for Redis
 	}
-	all := append(append(make([]lock.Option, 0, len(opts)+3), opts...),
-		lock.WithTTL(t.settings.TTL), lock.WithHeartbeat(hb), lock.WithReleaseTimeout(stopTimeout))
 	if err := ctx.Err(); err != nil {
 		return nil, err // the term ended before it started
 	}
 	l := t.lease
 	if l.TTL <= 0 {
-		l.TTL = t.settings.TTL
+		l.TTL = t.config.ttl
 	}
-	held, release, err := lock.HoldLease(ctx, t.b, l, all...)
+	held, release, err := lock.HoldLease(ctx, t.b, l, t.config.holdOptions(hb)...)
 	if err != nil {
 		return nil, err
 	}
