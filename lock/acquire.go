@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock/internal/cleanup"
@@ -16,11 +17,16 @@ import (
 //
 // When it gives up on a busy key, the error has [CodeAcquisitionTimeout]
 // and matches [ErrLocked]. When ctx ends, it has [CodeAborted] and
-// matches ctx.Err(). docs/lock.md tells the details.
+// matches ctx.Err(). With [WithBackendTimeout], an attempt the backend
+// does not answer in time ends it with [CodeNetworkTimeout]. docs/lock.md
+// tells the details.
 func Acquire(ctx context.Context, b Backend, key string, opts ...Option) (Lease, error) {
 	c, err := newConfig(opts)
 	if err != nil {
 		return Lease{}, err
+	}
+	if c.lease != nil {
+		return Lease{}, invalid("acquire", "WithLease is for Do and Hold")
 	}
 	return c.acquire(ctx, b, key)
 }
@@ -141,9 +147,15 @@ func (a *acquisition) renew(ctx context.Context) error {
 	return a.start()
 }
 
-// finish leaves the queue and stops the timers.
+// finish leaves the queue and stops the timers. After a silent backend
+// it leaves in the background: the caller is not held by the server
+// that just failed to answer.
 func (a *acquisition) finish(ctx context.Context, err error) {
-	a.leave(ctx, err == nil)
+	if errors.Is(err, errSilent) {
+		go a.leave(context.WithoutCancel(ctx), false)
+	} else {
+		a.leave(ctx, err == nil)
+	}
 	if a.timer != nil {
 		a.timer.Stop()
 	}
@@ -156,7 +168,7 @@ func (a *acquisition) finish(ctx context.Context, err error) {
 func (a *acquisition) run(ctx context.Context) (Lease, error) {
 	for attempt := 1; ; attempt++ {
 		a.idUses++
-		l, err := a.try(ctx)
+		l, err := a.attempt(ctx)
 		if err == nil {
 			return l, nil
 		}
@@ -177,6 +189,24 @@ func (a *acquisition) run(ctx context.Context) (Lease, error) {
 			return l, err
 		}
 	}
+}
+
+// errSilent is in the chain of an attempt's error when the backend did
+// not answer within WithBackendTimeout: the acquisition ends.
+var errSilent = errors.New("lock: the backend did not answer within the backend timeout")
+
+// attempt is one attempt, bounded by WithBackendTimeout when it is set.
+func (a *acquisition) attempt(ctx context.Context) (Lease, error) {
+	if a.c.backendTimeout <= 0 {
+		return a.try(ctx)
+	}
+	actx, cancel := context.WithTimeout(ctx, a.c.backendTimeout)
+	defer cancel()
+	l, err := a.try(actx)
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return l, newError(CodeNetworkTimeout, "acquire", "no answer within "+a.c.backendTimeout.String(), fmt.Errorf("%w: %w", errSilent, err))
+	}
+	return l, err
 }
 
 // errRejoin asks run for a new place in the queue.
@@ -200,7 +230,7 @@ func (a *acquisition) judge(ctx context.Context, attempt int, err error) (renewe
 		a.unknown = a.unknown || outcomeUnknown(err)
 		// With one id, a retry gets back what a failed attempt took.
 		// Without, only a watching wait, which never gives up, retries.
-		if (a.id == "" && a.c.watch == nil) || !transient(err) || ctx.Err() != nil {
+		if (a.id == "" && a.c.watch == nil) || !transient(err) || ctx.Err() != nil || errors.Is(err, errSilent) {
 			a.observe(ctx, attempt, err, 0)
 			return false, err
 		}

@@ -64,17 +64,27 @@ type Waiter interface {
 }
 
 // Recorder is the optional Backend extension for a release that leaves a
-// done marker or a record in the same atomic step.
+// done marker or a record in the same atomic step, and for an acquire
+// that answers with that mark instead of taking the lock. An acquire of
+// a Recorder that cannot look in the same step may fail with an error
+// matching errors.ErrUnsupported, taking nothing: callers then call
+// Acquire and IsDone or Record.
 type Recorder interface {
 	Backend
 	// ReleaseDone releases l and marks l.Key done for doneTTL.
 	ReleaseDone(ctx context.Context, l Lease, doneTTL time.Duration) error
 	// IsDone reports whether key carries a live done marker.
 	IsDone(ctx context.Context, key string) (bool, error)
+	// AcquireDone is Acquire, unless key carries a live done marker: then
+	// it takes nothing and returns done, with a zero Lease.
+	AcquireDone(ctx context.Context, key string, ttl time.Duration) (l Lease, done bool, err error)
 	// ReleaseRecord releases l and stores record for l.Key for ttl.
 	ReleaseRecord(ctx context.Context, l Lease, record []byte, ttl time.Duration) error
 	// Record returns the record stored for key; ok is false when none.
 	Record(ctx context.Context, key string) (record []byte, ok bool, err error)
+	// AcquireRecord is Acquire, unless a record is stored for key: then it
+	// takes nothing and returns the record (never nil), with a zero Lease.
+	AcquireRecord(ctx context.Context, key string, ttl time.Duration) (l Lease, record []byte, err error)
 }
 
 // ExtendResult is the outcome for one lease of ExtendBatch.
@@ -108,6 +118,10 @@ type Capabilities struct {
 	Backend       string // the store, such as "redis"
 	Fencing       bool   // every Lease has a strictly increasing Fence
 	TimeAuthority string // whose clock judges expiry: "server" or "client"
+	// FencePerKey: every key keeps a fence counter of its own that is
+	// never deleted, so a key space without bound grows the store
+	// without bound.
+	FencePerKey bool
 }
 
 // LimitInfo describes the live slots of a key, by hashes as [Info] does.

@@ -607,3 +607,43 @@ func TestValidateOptions(t *testing.T) {
 	}
 	wantCode(t, lockdriver.ValidateOptions(lock.WithTTL(0)), lock.CodeInvalidArgument)
 }
+
+// TestDoWithLease: with WithLease, Do runs fn under the lease it is given
+// and releases it through the release function, with no acquire call;
+// Acquire refuses the option, and Do refuses a lease without an id.
+func TestDoWithLease(t *testing.T) {
+	s := &stub{}
+	ctx := context.Background()
+	l := lock.Lease{Key: "k", ID: "AAAAAAAAAAAAAAAAAAAAAA", Fence: "000000000000007", TTL: time.Minute, ExpiresAt: time.Now().Add(time.Minute)}
+	var released []lock.Lease
+	var got lock.Lease
+	err := lock.Do(ctx, s, "k", func(held context.Context, hl lock.Lease) error {
+		got = hl
+		if fl, ok := lock.LeaseFrom(held); !ok || fl != l {
+			t.Errorf("LeaseFrom(held) = %+v, %v; want the given lease", fl, ok)
+		}
+		return nil
+	}, lock.WithLease(l), lock.WithReleaseFunc(func(_ context.Context, rl lock.Lease, outcome error) error {
+		if outcome != nil {
+			t.Errorf("release outcome = %v, want nil", outcome)
+		}
+		released = append(released, rl)
+		return nil
+	}))
+	if err != nil || got != l || len(released) != 1 || released[0] != l {
+		t.Fatalf("Do = %v, fn got %+v, released %+v; want nil, the given lease, released once", err, got, released)
+	}
+	for _, c := range s.calls {
+		if c.Method == "Acquire" || c.Method == "AcquireID" {
+			t.Errorf("Do with WithLease called %s", c.Method)
+		}
+	}
+	if _, err := lock.Acquire(ctx, s, "k", lock.WithLease(l)); lock.CodeOf(err) != lock.CodeInvalidArgument {
+		t.Errorf("Acquire with WithLease = %v, want InvalidArgument", err)
+	}
+	ran := false
+	err = lock.Do(ctx, s, "k", func(context.Context, lock.Lease) error { ran = true; return nil }, lock.WithLease(lock.Lease{}))
+	if lock.CodeOf(err) != lock.CodeInvalidArgument || ran {
+		t.Errorf("Do with WithLease of a zero lease = %v, ran %v; want InvalidArgument, not run", err, ran)
+	}
+}

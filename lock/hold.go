@@ -61,6 +61,12 @@ func HoldLease(ctx context.Context, b Backend, l Lease, opts ...Option) (held co
 
 // hold acquires key and starts keeping the lease alive.
 func (c *config) hold(ctx context.Context, b Backend, key string) (*holding, error) {
+	if c.lease != nil {
+		if ctx == nil || b == nil || c.lease.ID == "" {
+			return nil, invalid("hold", "WithLease needs a context, a backend and a granted lease")
+		}
+		return c.keepLease(ctx, b, *c.lease, true), nil
+	}
 	l, err := c.acquire(ctx, b, key)
 	if err != nil {
 		return nil, err

@@ -329,6 +329,19 @@ func (s *stub) ReleaseRecord(ctx context.Context, l lock.Lease, record []byte, t
 	return s.err
 }
 
+func (s *stub) AcquireDone(ctx context.Context, key string, ttl time.Duration) (lock.Lease, bool, error) {
+	s.record(ctx, stubCall{Method: "AcquireDone", Key: key, TTL: ttl})
+	return lock.Lease{}, s.err == nil, s.err
+}
+
+func (s *stub) AcquireRecord(ctx context.Context, key string, ttl time.Duration) (lock.Lease, []byte, error) {
+	s.record(ctx, stubCall{Method: "AcquireRecord", Key: key, TTL: ttl})
+	if s.err != nil {
+		return lock.Lease{}, nil, s.err
+	}
+	return lock.Lease{}, stubRecord, nil
+}
+
 func (s *stub) Record(ctx context.Context, key string) ([]byte, bool, error) {
 	s.record(ctx, stubCall{Method: "Record", Key: key})
 	if s.err != nil {
@@ -567,6 +580,26 @@ func TestHookOps(t *testing.T) {
 			want:    lock.Op{Kind: lock.OpRecord, Key: "k", Record: stubRecord, Found: true},
 			reached: []stubCall{{Method: "Record", Key: "k"}},
 			ret:     tuple{stubRecord, true},
+		},
+		{
+			desc: "Recorder.AcquireDone, an acquire",
+			call: func(ctx context.Context, b lock.Backend) (any, error) {
+				l, done, err := recs(b).AcquireDone(ctx, "k", ttl)
+				return tuple{l, done}, err
+			},
+			want:    lock.Op{Kind: lock.OpAcquire, Key: "k", TTL: ttl, Done: true},
+			reached: []stubCall{{Method: "AcquireDone", Key: "k", TTL: ttl}},
+			ret:     tuple{lock.Lease{}, true},
+		},
+		{
+			desc: "Recorder.AcquireRecord, an acquire",
+			call: func(ctx context.Context, b lock.Backend) (any, error) {
+				l, rec, err := recs(b).AcquireRecord(ctx, "k", ttl)
+				return tuple{rec, l.ID != ""}, err
+			},
+			want:    lock.Op{Kind: lock.OpAcquire, Key: "k", TTL: ttl, Record: stubRecord, Found: true},
+			reached: []stubCall{{Method: "AcquireRecord", Key: "k", TTL: ttl}},
+			ret:     tuple{stubRecord, false},
 		},
 	}
 	for _, tt := range tests {

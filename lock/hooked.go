@@ -70,6 +70,11 @@ func (h *hooked) call(ctx context.Context, op *Op) (err error) {
 			op.Lease, err = h.id.AcquireID(ctx, op.Key, op.ID, op.TTL)
 		case byAcquireSlot:
 			op.Lease, err = h.id.AcquireSlot(ctx, op.Key, op.ID, op.Limit, op.TTL)
+		case byAcquireDone:
+			op.Lease, op.Done, err = h.rec.AcquireDone(ctx, op.Key, op.TTL)
+		case byAcquireRecord:
+			op.Lease, op.Record, err = h.rec.AcquireRecord(ctx, op.Key, op.TTL)
+			op.Found = op.Record != nil
 		default:
 			op.Lease, err = h.b.Acquire(ctx, op.Key, op.TTL)
 		}
@@ -262,6 +267,23 @@ func (o recOps) IsDone(ctx context.Context, key string) (bool, error) {
 	defer putOp(op)
 	err := o.h.run(ctx, op)
 	return op.Done, err
+}
+
+// AcquireDone runs Recorder.AcquireDone through the hooks, as an acquire.
+func (o recOps) AcquireDone(ctx context.Context, key string, ttl time.Duration) (Lease, bool, error) {
+	op := getOp(Op{Kind: OpAcquire, Key: key, TTL: ttl, method: byAcquireDone})
+	defer putOp(op)
+	err := o.h.run(ctx, op)
+	return op.Lease, op.Done, err
+}
+
+// AcquireRecord runs Recorder.AcquireRecord through the hooks, as an
+// acquire.
+func (o recOps) AcquireRecord(ctx context.Context, key string, ttl time.Duration) (Lease, []byte, error) {
+	op := getOp(Op{Kind: OpAcquire, Key: key, TTL: ttl, method: byAcquireRecord})
+	defer putOp(op)
+	err := o.h.run(ctx, op)
+	return op.Lease, op.Record, err
 }
 
 // ReleaseRecord runs Recorder.ReleaseRecord through the hooks.

@@ -8,7 +8,7 @@ type OpKind uint8
 
 // The kinds of Op. For the events, next does nothing unless said.
 const (
-	OpAcquire       OpKind = iota + 1 // Acquire, AcquireID, AcquireSlot, Waiter.Attempt
+	OpAcquire       OpKind = iota + 1 // Acquire, AcquireID, AcquireSlot, Waiter.Attempt, Recorder.AcquireDone and AcquireRecord
 	OpRelease                         // Release
 	OpReleaseDone                     // Recorder.ReleaseDone
 	OpReleaseRecord                   // Recorder.ReleaseRecord
@@ -71,8 +71,8 @@ type Op struct {
 	Lease     Lease          // granted (acquire, wait, granted), lost, or led under (term)
 	ExpiresAt time.Time      // extend's new expiry
 	Held      bool           // is_locked found the key held
-	Done      bool           // is_done found a done marker
-	Found     bool           // record found a record
+	Done      bool           // is_done, or acquire by AcquireDone, found a done marker
+	Found     bool           // record, or acquire by AcquireRecord, found a record
 	Record    []byte         // the record stored or found
 	Info      *Info          // what a lookup found; nil when nothing
 	LimitInfo *LimitInfo     // what lookup_limit found; nil when nothing
@@ -92,7 +92,9 @@ type Op struct {
 type method uint8
 
 const (
-	byAcquire     method = iota // Backend.Acquire
-	byAcquireID                 // IDBackend.AcquireID
-	byAcquireSlot               // IDBackend.AcquireSlot
+	byAcquire       method = iota // Backend.Acquire
+	byAcquireID                   // IDBackend.AcquireID
+	byAcquireSlot                 // IDBackend.AcquireSlot
+	byAcquireDone                 // Recorder.AcquireDone
+	byAcquireRecord               // Recorder.AcquireRecord
 )

@@ -23,12 +23,14 @@ type config struct {
 	wait           time.Duration
 	retry          Retry // WithRetry's; its defaults filled in by newConfig
 	releaseTimeout time.Duration
+	backendTimeout time.Duration // 0: none
 	onReleaseError func(Lease, error)
 	release        func(ctx context.Context, l Lease, err error) error
 	heartbeat      Heartbeat
 	limit          int32  // WithLimit's n
 	limitSet       bool   // WithLimit was given
 	watch          *Watch // WithWatch's
+	lease          *Lease // WithLease's
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -50,6 +52,8 @@ func newConfig(opts []Option) (config, error) {
 		return c, invalid("config", "wait must not be negative")
 	case c.releaseTimeout <= 0:
 		return c, invalid("config", "release timeout must be positive")
+	case c.backendTimeout < 0:
+		return c, invalid("config", "backend timeout must not be negative")
 	case c.limitSet && (c.limit < 1 || c.limit > contract.MaxLimit):
 		return c, invalid("config", "limit must be between 1 and "+itoa(contract.MaxLimit))
 	}
@@ -77,6 +81,14 @@ func WithReleaseTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.releaseTimeout = d })
 }
 
+// WithBackendTimeout bounds each call an acquisition makes to the
+// backend; 0, the default, leaves it to ctx. A call unanswered in d ends
+// the acquisition with a CodeNetworkTimeout error, whatever is left of
+// the wait: the wait is for a busy key, not for a silent backend.
+func WithBackendTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.backendTimeout = d })
+}
+
 // WithReleaseErrorHandler sets the function told of the first failure of
 // Do and Hold's release; the default logs a warning, nil ignores it. A
 // lease found lost is returned as [ErrLeaseLost] instead.
@@ -89,6 +101,13 @@ func WithReleaseErrorHandler(f func(l Lease, err error)) Option {
 // [ErrFuncPanicked]. It may be tried again, so it must be safe to repeat.
 func WithReleaseFunc(f func(ctx context.Context, l Lease, err error) error) Option {
 	return optionFunc(func(c *config) { c.release = f })
+}
+
+// WithLease makes Do and Hold keep and release l, a lease the caller
+// took on their key (such as by Recorder.AcquireRecord), instead of
+// acquiring. Acquire refuses it.
+func WithLease(l Lease) Option {
+	return optionFunc(func(c *config) { c.lease = &l })
 }
 
 func logReleaseError(l Lease, err error) {

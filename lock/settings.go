@@ -8,6 +8,7 @@ type Settings struct {
 	Wait           time.Duration // WithWait's
 	Retry          Retry         // WithRetry's, defaults filled in
 	ReleaseTimeout time.Duration // WithReleaseTimeout's
+	BackendTimeout time.Duration // WithBackendTimeout's; 0: none
 	Heartbeat      Heartbeat     // WithHeartbeat's
 	Limit          int           // WithLimit's n; 0 without WithLimit
 }
@@ -25,5 +26,5 @@ func Resolve(b Backend, opts ...Option) (Settings, error) {
 		return Settings{}, e
 	}
 	return Settings{TTL: c.ttl, Wait: c.wait, Retry: c.retry, ReleaseTimeout: c.releaseTimeout,
-		Heartbeat: c.heartbeat, Limit: int(c.limit)}, nil
+		BackendTimeout: c.backendTimeout, Heartbeat: c.heartbeat, Limit: int(c.limit)}, nil
 }

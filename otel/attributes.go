@@ -70,7 +70,7 @@ const (
 	OutcomeNotOwner = "not_owner" // release, extend: lockdriver.NotHeldNotOwner
 	OutcomeHeld     = "held"      // is_locked: true
 	OutcomeFree     = "free"      // is_locked: false
-	OutcomeFound    = "found"     // lookup: a live lease; is_done: a live done marker; record: a stored record
+	OutcomeFound    = "found"     // lookup: a live lease; is_done: a live done marker; record: a stored record; acquire: the key's done marker or record, nothing taken (Recorder.AcquireDone, AcquireRecord)
 	OutcomeError    = "error"     // any: a system failure; see error.type; term: the leader's function failed
 	OutcomeResigned = "resigned"  // term: the leader's function returned nil
 	OutcomeLost     = "lost"      // term: the lease was lost

@@ -41,6 +41,9 @@ func (h *Hook) operation(ctx context.Context, op *lock.Op, next lock.OpFunc) err
 func succeeded(op *lock.Op) outcome {
 	switch op.Kind {
 	case lock.OpAcquire:
+		if op.Lease.ID == "" && (op.Found || op.Done) {
+			return outFound // Recorder.AcquireRecord or AcquireDone answered with the mark
+		}
 		return outAcquired
 	case lock.OpRelease, lock.OpReleaseDone, lock.OpReleaseRecord:
 		return outReleased

@@ -80,6 +80,54 @@ func TestWrapRecorder(t *testing.T) {
 	}
 }
 
+// TestWrapAcquireMarked: a wrapped Recorder's AcquireRecord and
+// AcquireDone pass through, each an acquire span: outcome acquired with
+// its fence when it took the key, found when it answered with the record
+// or the done marker (no fence, nothing held).
+func TestWrapAcquireMarked(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	inner, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tracetest.NewSpanRecorder()
+	tp := trace.NewTracerProvider(trace.WithSpanProcessor(rec))
+	c := otellock.Wrap(inner, otellock.WithTracerProvider(tp)).(lock.Recorder)
+	ctx := context.Background()
+	l, r, err := c.AcquireRecord(ctx, "req", time.Minute)
+	if err != nil || l.ID == "" || r != nil {
+		t.Fatalf("AcquireRecord = %q, %q, %v; want a lease", l.ID, r, err)
+	}
+	if err := c.ReleaseRecord(ctx, l, []byte("201"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, r, err := c.AcquireRecord(ctx, "req", time.Minute); err != nil || got.ID != "" || string(r) != "201" {
+		t.Fatalf("AcquireRecord after the record = %q, %q, %v; want the record", got.ID, r, err)
+	}
+	d, _, err := c.AcquireDone(ctx, "job", time.Minute)
+	if err != nil || d.ID == "" {
+		t.Fatalf("AcquireDone = %q, %v; want a lease", d.ID, err)
+	}
+	if err := c.ReleaseDone(ctx, d, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, done, err := c.AcquireDone(ctx, "job", time.Minute); err != nil || got.ID != "" || !done {
+		t.Fatalf("AcquireDone after the marker = %q, %v, %v; want done", got.ID, done, err)
+	}
+	var got []string
+	for _, s := range rec.Ended() {
+		got = append(got, s.Name()+"="+attrOf(s, "syncguard.outcome")+"/"+attrOf(s, "syncguard.fence"))
+	}
+	want := []string{
+		"syncguard.acquire=acquired/" + string(l.Fence), "syncguard.release_record=released/",
+		"syncguard.acquire=found/", "syncguard.acquire=acquired/" + string(d.Fence),
+		"syncguard.release_done=released/", "syncguard.acquire=found/",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("spans = %v, want %v", got, want)
+	}
+}
+
 // TestWrapQueues: waiters still queue, and get the lock handed over by a
 // release, through the wrapper.
 func TestWrapQueues(t *testing.T) {

@@ -52,23 +52,32 @@ func (b *Backend) AcquireID(ctx context.Context, key, id string, ttl time.Durati
 // is "": for the lock, or for a slot among n when n > 0. With a waiter q,
 // a busy key also queues q's entry.
 func (b *Backend) acquire(ctx context.Context, key, id string, n int, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
-	const op = "acquire"
 	c, err := b.newAcquireCall(ctx, key, id, ttl)
 	if err != nil {
 		return lock.Lease{}, err
 	}
-	reply, err := b.sendAcquire(ctx, c, n, q).Result()
+	reply, err := b.acquireReply(ctx, c, b.sendAcquire(ctx, c, n, q), ttl)
 	if err != nil {
-		err = mapError(ctx, op, err)
+		return lock.Lease{}, err
+	}
+	return b.leaseOf(ctx, c, reply, ttl)
+}
+
+// acquireReply returns the reply of cmd, the call of an acquire script
+// for c, or its mapped error.
+func (b *Backend) acquireReply(ctx context.Context, c acquireCall, cmd *redis.Cmd, ttl time.Duration) (any, error) {
+	reply, err := cmd.Result()
+	if err != nil {
+		err = mapError(ctx, "acquire", err)
 		if c.own && mayHaveRun(err) {
 			// The script may have taken the lock (a lost reply): release
 			// the id, which also keeps a late copy of the command from
 			// taking the key.
 			go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, ttl)
 		}
-		return lock.Lease{}, err
+		return nil, err
 	}
-	return b.leaseOf(ctx, c, reply, ttl)
+	return reply, nil
 }
 
 // acquireCall is one acquisition's validated arguments.

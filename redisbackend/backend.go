@@ -201,7 +201,7 @@ func (b *Backend) Prefix() string { return b.prefix }
 
 // Capabilities reports {Backend: "redis", Fencing: true, TimeAuthority: "server"}.
 func (b *Backend) Capabilities() lock.Capabilities {
-	return lock.Capabilities{Backend: "redis", Fencing: true, TimeAuthority: "server"}
+	return lock.Capabilities{Backend: "redis", Fencing: true, TimeAuthority: "server", FencePerKey: b.stripes == 0}
 }
 
 // lockKey validates a user key and returns its normalised form and the

@@ -93,6 +93,67 @@ func (b *Backend) releaseMarkCmd(idKey, markKey, id, lockKey string, ttlMs int64
 	return releaseMarkScript.cmd(2, idKey, markKey, id, b.tombArg, b.nonce(), b.queueArg, lockKey, ttlMs, record)
 }
 
+// AcquireDone implements lock.Recorder: Acquire, unless key carries a
+// live done marker (ReleaseDone): then it takes nothing and returns done.
+// The look and the acquisition are one script.
+func (b *Backend) AcquireDone(ctx context.Context, key string, ttl time.Duration) (lock.Lease, bool, error) {
+	l, mark, err := b.acquireMarked(ctx, key, ttl, false)
+	return l, mark != nil, err
+}
+
+// AcquireRecord implements lock.Recorder: Acquire, unless a record is
+// stored for key (ReleaseRecord): then it takes nothing and returns the
+// record. The look and the acquisition are one script.
+func (b *Backend) AcquireRecord(ctx context.Context, key string, ttl time.Duration) (lock.Lease, []byte, error) {
+	return b.acquireMarked(ctx, key, ttl, true)
+}
+
+// acquireMarked runs acquire_mark.lua on key: the record (record true) or
+// the done marker is returned when there is one, else the lock is taken
+// as Acquire takes it.
+func (b *Backend) acquireMarked(ctx context.Context, key string, ttl time.Duration, record bool) (lock.Lease, []byte, error) {
+	c, err := b.newAcquireCall(ctx, key, "", ttl)
+	if err != nil {
+		return lock.Lease{}, nil, err
+	}
+	var markKey string
+	if record {
+		markKey, err = b.recordKey(c.lockKey)
+	} else {
+		markKey, err = b.doneKey(c.lockKey)
+	}
+	if err != nil {
+		return lock.Lease{}, nil, withOp(err, "acquire")
+	}
+	cmd := b.acquireMarkCmd(c, markKey)
+	var sent *redis.Cmd
+	if b.ack.N > 0 {
+		sent = b.runAcquireAcked(ctx, c, cmd)
+	} else {
+		sent = b.run(ctx, cmd)
+	}
+	reply, err := b.acquireReply(ctx, c, sent, ttl)
+	if err != nil {
+		return lock.Lease{}, nil, err
+	}
+	if t, ok := reply.([]any); ok && len(t) == 2 && t[0] == int64(2) {
+		mark, _ := t[1].(string)
+		return lock.Lease{}, []byte(mark), nil
+	}
+	l, err := b.leaseOf(ctx, c, reply, ttl)
+	return l, nil, err
+}
+
+// acquireMarkCmd is the call of acquire_mark.lua for c: acquire.lua's
+// KEYS (no queue) then the mark's key, and acquire.lua's ARGV.
+func (b *Backend) acquireMarkCmd(c acquireCall, markKey string) scriptCmd {
+	idKey, text := b.indexKey(c.id), wire.JSONText(c.norm)
+	if b.stripes > 0 {
+		return acquireMarkScript.cmd(4, c.lockKey, idKey, c.fenceKey, markKey, c.id, b.ttlBox(c.ttlMs), text, b.stripedArg)
+	}
+	return acquireMarkScript.cmd(4, c.lockKey, idKey, c.fenceKey, markKey, c.id, b.ttlBox(c.ttlMs), text)
+}
+
 // Record returns the record ReleaseRecord stored for key, if any. A done
 // marker is not a record.
 func (b *Backend) Record(ctx context.Context, key string) ([]byte, bool, error) {

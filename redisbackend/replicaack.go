@@ -73,7 +73,7 @@ func (b *Backend) acquireAcked(ctx context.Context, c acquireCall, acq scriptCmd
 		r.SetErr(err)
 		return r
 	}
-	ev, w, err := b.sendAcked(ctx, c.lockKey, acq.args)
+	ev, w, err := b.sendAcked(ctx, c.lockKey, acq)
 	if err != nil {
 		return failed(err)
 	}
@@ -98,10 +98,10 @@ func (b *Backend) acquireAcked(ctx context.Context, c acquireCall, acq scriptCmd
 		Msg: fmt.Sprintf("only %d of %d replicas acknowledged the acquire within %v; the lock was released", acked, b.ack.N, b.ack.Timeout), Err: err})
 }
 
-// sendAcked sends the acquire command and a WAIT in one pipeline to the
+// sendAcked sends the acquire command acq and a WAIT in one pipeline to the
 // master of lockKey. It loads the script on NOSCRIPT and follows a MOVED,
 // each at most twice. err is an error before the pipeline ran.
-func (b *Backend) sendAcked(ctx context.Context, lockKey string, args []any) (ev, w *redis.Cmd, err error) {
+func (b *Backend) sendAcked(ctx context.Context, lockKey string, acq scriptCmd) (ev, w *redis.Cmd, err error) {
 	cc, isCluster := b.client.(*redis.ClusterClient)
 	for try := 0; ; try++ {
 		n, ok := b.client.(*redis.Client)
@@ -112,7 +112,7 @@ func (b *Backend) sendAcked(ctx context.Context, lockKey string, args []any) (ev
 		} else if !ok {
 			return nil, nil, internal("acquire", "ReplicaAck needs a *redis.Client or a *redis.ClusterClient")
 		}
-		ev = redis.NewCmd(ctx, args...)
+		ev = redis.NewCmd(ctx, acq.args...)
 		// Per-command errors are read by the caller.
 		_, _ = n.Pipelined(ctx, func(p redis.Pipeliner) error {
 			_ = p.Process(ctx, ev)
@@ -121,7 +121,7 @@ func (b *Backend) sendAcked(ctx context.Context, lockKey string, args []any) (ev
 		})
 		err := ev.Err()
 		if redis.HasErrorPrefix(err, "NOSCRIPT") && try < 2 {
-			if err := acquireScript.Load(ctx, n).Err(); err != nil {
+			if err := acq.s.Load(ctx, n).Err(); err != nil {
 				return nil, nil, err
 			}
 			continue

@@ -257,3 +257,55 @@ func TestReplicaAckRetriesWithANewID(t *testing.T) {
 		t.Errorf("IsLocked = %v, %v; want free", held, err)
 	}
 }
+
+// TestResentMarkedCycles: with the reply of every script command lost
+// once after it ran, so that each runs twice, AcquireRecord takes a free
+// key (the copy gets its own grant back, not contention), ReleaseRecord
+// stores the record and releases (the copy is still a release), and the
+// next AcquireRecord answers with the record, taking nothing; the same
+// for AcquireDone and ReleaseDone. No key is left locked.
+func TestResentMarkedCycles(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	d := &lossyDialer{drop: alternate()}
+	rdb := srv.Client(t) // go-redis defaults: the lost replies are re-sent
+	rdb.AddHook(dialOnly{d.hook})
+	b := newBackend(t, rdb, strings.TrimSuffix(redistest.Prefix(t), ":"))
+	ctx := context.Background()
+	const cycles = 20
+	for i := range cycles {
+		key := "k" + strconv.Itoa(i)
+		want := []byte("answer " + key)
+		l, r, err := b.AcquireRecord(ctx, key, time.Minute)
+		if err != nil || l.ID == "" || r != nil {
+			t.Fatalf("AcquireRecord(%s) = %q, %q, %v; want a lease", key, l.ID, r, err)
+		}
+		if err := b.ReleaseRecord(ctx, l, want, time.Minute); err != nil {
+			t.Fatalf("ReleaseRecord(%s): %v", key, err)
+		}
+		if l, r, err = b.AcquireRecord(ctx, key, time.Minute); err != nil || l.ID != "" || !bytes.Equal(r, want) {
+			t.Fatalf("AcquireRecord(%s) after its record = %q, %q, %v; want the record", key, l.ID, r, err)
+		}
+		key = "d" + strconv.Itoa(i)
+		l, done, err := b.AcquireDone(ctx, key, time.Minute)
+		if err != nil || l.ID == "" || done {
+			t.Fatalf("AcquireDone(%s) = %q, %v, %v; want a lease", key, l.ID, done, err)
+		}
+		if err := b.ReleaseDone(ctx, l, time.Minute); err != nil {
+			t.Fatalf("ReleaseDone(%s): %v", key, err)
+		}
+		if l, done, err = b.AcquireDone(ctx, key, time.Minute); err != nil || l.ID != "" || !done {
+			t.Fatalf("AcquireDone(%s) after its marker = %q, %v, %v; want done", key, l.ID, done, err)
+		}
+	}
+	if n := d.lost.Load(); n < cycles*6/2 {
+		t.Fatalf("only %d replies lost; the fault did not fire", n)
+	}
+	for i := range cycles {
+		for _, key := range []string{"k" + strconv.Itoa(i), "d" + strconv.Itoa(i)} {
+			if held, err := b.IsLocked(ctx, key); err != nil || held {
+				t.Errorf("%s left locked (%v, %v)", key, held, err)
+			}
+		}
+	}
+}

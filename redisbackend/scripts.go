@@ -13,6 +13,7 @@ import (
 var (
 	acquireScript     = newScript("prelude", "lib", "acquire")
 	acquireSlotScript = newScript("prelude", "lib", "acquire_slot")
+	acquireMarkScript = newScript("acquire_mark", "prelude", "lib", "acquire") // a mark answers before the prelude runs
 
 	releaseScript        = newScript("prelude", "lib", "release", "index_swap", "release_lock", "handoff")
 	releaseClusterScript = newScript("prelude", "lib", "release", "index_read", "release_lock", "handoff")

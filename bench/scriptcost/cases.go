@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/bench/internal/specmin"
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -37,6 +38,12 @@ func allCases() []costCase {
 		backendCase("syncguard", 0, ""),
 		backendCase("slot", 4, ""),
 		backendCase("term", 0, "node-1"),
+		markCase("replay-4rt", true, false),
+		markCase("replay-2rt", true, true),
+		markCase("dedup-3rt", false, false),
+		markCase("dedup-2rt", false, true),
+		hitCase("hit-record", false),
+		hitCase("hit-acquire", true),
 		scriptCase("specmin", specmin.Acquire, specmin.Release, false),
 		scriptCase("seed", seedAcquire, seedRelease, true),
 	}
@@ -74,6 +81,98 @@ func backendCase(name string, limit int, identity string) costCase {
 			return l.ID, err
 		},
 		release: func(_ int, id string) error { return bk.Release(ctx, id) },
+	}
+}
+
+// markCase runs the cycles of a replayed request's first run (record
+// true) or of a task with a done window through a redisbackend.Backend:
+// with combined, the acquire that answers with the key's mark
+// (AcquireRecord, AcquireDone) then the release that stores it
+// (ReleaseRecord, ReleaseDone); without, the calls they replace: for a
+// record Record, Acquire, Record again under the lease, ReleaseRecord;
+// for a done marker Acquire, IsDone, ReleaseDone.
+func markCase(name string, record, combined bool) costCase {
+	var bk *redisbackend.Backend
+	ctx := context.Background()
+	leases := map[int]lock.Lease{}
+	const ttl = 30 * time.Second
+	rec := []byte("a small response record, about the size of a 201 with a JSON body")
+	return costCase{
+		name: name,
+		setup: func(rdb *redis.Client) (err error) {
+			bk, err = redisbackend.New(rdb, &redisbackend.Options{Prefix: name})
+			return err
+		},
+		acquire: func(i int) (string, error) {
+			key := "k" + strconv.Itoa(i)
+			var l lock.Lease
+			var err error
+			switch {
+			case combined && record:
+				l, _, err = bk.AcquireRecord(ctx, key, ttl)
+			case combined:
+				l, _, err = bk.AcquireDone(ctx, key, ttl)
+			case record:
+				if _, _, err = bk.Record(ctx, key); err == nil {
+					if l, err = bk.Acquire(ctx, key, ttl); err == nil {
+						_, _, err = bk.Record(ctx, key)
+					}
+				}
+			default:
+				if l, err = bk.Acquire(ctx, key, ttl); err == nil {
+					_, err = bk.IsDone(ctx, key)
+				}
+			}
+			if err == nil && l.ID == "" {
+				err = fmt.Errorf("%s: key %s answered with its mark", name, key)
+			}
+			leases[i] = l
+			return l.ID, err
+		},
+		release: func(i int, _ string) error {
+			l := leases[i]
+			delete(leases, i)
+			if record {
+				return bk.ReleaseRecord(ctx, l, rec, time.Minute)
+			}
+			return bk.ReleaseDone(ctx, l, time.Minute)
+		},
+	}
+}
+
+// hitCase runs replays of a stored record through a redisbackend.Backend:
+// its "acquire" stores a record for a new key with a plain SET (not a
+// script command, so not counted) and reads it back, by AcquireRecord
+// (combined) or by Record; its "release" does nothing.
+func hitCase(name string, combined bool) costCase {
+	var bk *redisbackend.Backend
+	var rdb *redis.Client
+	ctx := context.Background()
+	return costCase{
+		name: name,
+		setup: func(c *redis.Client) (err error) {
+			rdb = c
+			bk, err = redisbackend.New(rdb, &redisbackend.Options{Prefix: name})
+			return err
+		},
+		acquire: func(i int) (string, error) {
+			key := "k" + strconv.Itoa(i)
+			if err := rdb.Set(ctx, name+":record:"+name+":"+key, "a small response record", time.Minute).Err(); err != nil {
+				return "", err
+			}
+			var r []byte
+			var err error
+			if combined {
+				_, r, err = bk.AcquireRecord(ctx, key, 30*time.Second)
+			} else {
+				r, _, err = bk.Record(ctx, key)
+			}
+			if err == nil && r == nil {
+				err = fmt.Errorf("%s: no record for %s", name, key)
+			}
+			return "", err
+		},
+		release: func(int, string) error { return nil },
 	}
 }
 

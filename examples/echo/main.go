@@ -31,6 +31,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 const (
@@ -105,7 +106,13 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	if err != nil {
 		return err
 	}
-	s := newServer(backend)
+	// Idempotency keys are one per request: striped fence counters, under
+	// a prefix of their own (replay refuses a counter per key).
+	idem, err := env.BackendWith("echolock-demo-idem", redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	if err != nil {
+		return err
+	}
+	s := newServer(backend, idem)
 	defer s.Close()
 	if err := s.noWait(ctx, w); err != nil {
 		return fmt.Errorf("part 1: %w", err)
@@ -132,7 +139,7 @@ type server struct {
 }
 
 // newServer starts the three locked routes behind authentication.
-func newServer(backend lock.Backend) *server {
+func newServer(backend, idem lock.Backend) *server {
 	s := &server{pays: handlerLog{burst: demohttp.NewBurst(burst, 2*time.Second)}}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -155,10 +162,9 @@ func newServer(backend lock.Backend) *server {
 		Wait:      wait,
 	}))
 	// Replay: the first response per user and Idempotency-Key is replayed
-	// to that user's retries. Idempotency keys are unbounded: in
-	// production, use striped fence counters, as examples/nethttp does.
+	// to that user's retries, on the backend with striped fences.
 	e.POST("/orders", s.createOrder, echolock.NewWithConfig(echolock.Config{
-		Backend:   backend,
+		Backend:   idem,
 		KeyLookup: "idempotency:Idempotency-Key", // the IETF draft's Idempotency-Key syntax
 		Scope:     authUser,                      // the authenticated user, never a header the client chooses
 		TTL:       ttl,

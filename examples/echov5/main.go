@@ -37,6 +37,7 @@ import (
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo/v5"
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 const (
@@ -64,13 +65,19 @@ func demo(ctx context.Context, env *demorun.Env) error {
 	if err != nil {
 		return err
 	}
+	// Idempotency keys are one per request: striped fence counters, under
+	// a prefix of their own (replay refuses a counter per key).
+	idem, err := env.BackendWith("echolock-v5-demo-idem", redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	if err != nil {
+		return err
+	}
 	a := &app{burst: demohttp.NewBurst(burst, 2*time.Second)}
 	e := echo.New()
 	e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false) // refusals as RFC 9457 problems
 	e.Use(echo.WrapMiddleware(demohttp.Authenticate))
 	e.POST("/orders/:id/pay", a.pay, echolock.New(backend, echolock.FromParam("id")))
 	replay, err := echolock.Config{
-		Backend:   backend,
+		Backend:   idem,
 		KeyLookup: "idempotency:Idempotency-Key",
 		Scope:     func(c *echo.Context) (string, error) { return demohttp.User(c.Request()) },
 		Replay:    &echolock.ReplayConfig{},

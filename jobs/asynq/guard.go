@@ -29,6 +29,7 @@ type Guard struct {
 	limit     int           // 0 unless WithLimit
 	limitWait time.Duration // WithLimitWait's; 0 unless WithLimit
 	do        []lock.Option // lock.Do's options; with a limit, do[waitAt] is the wait, set per task
+	waits     bool          // WithLockOptions asked for a wait on a busy key
 	waitAt    int           // the index of a limit's wait in do
 	drops     dropLog       // tasks dropped, for Logger
 }
@@ -77,6 +78,9 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		g.do = append(g.do, lock.WithWait(0), lock.WithRetry(untilLimitWaitEnds), lock.WithLimit(c.limit))
 	}
 	g.do = append(g.do, lock.WithReleaseFunc(g.release))
+	if s, err := lock.Resolve(b, g.do...); err == nil {
+		g.waits = s.Wait > 0
+	}
 	return g, nil
 }
 
@@ -100,8 +104,11 @@ func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 	})
 }
 
-// process runs h through lock.Do: one attempt, the done check while
-// holding, and a release that marks the key done after a successful run.
+// process runs h through lock.Do: one attempt, the done check, and a
+// release that marks the key done after a successful run. With a done
+// window the attempt is the Recorder's AcquireDone, which checks the
+// marker in the same step; on a Recorder without it, the check runs
+// while holding.
 func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) error {
 	key, err := g.key(ctx, t)
 	if err != nil {
@@ -116,9 +123,25 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 		opts[g.waitAt] = lock.WithWait(wait)
 		start = time.Now()
 	}
+	checked := false // the done check ran with the acquisition
+	if g.recorder != nil {
+		l, done, err := g.recorder.AcquireDone(ctx, key, g.ttl)
+		switch {
+		case err == nil && done:
+			return &DuplicateError{Done: true, Dropped: true}
+		case err == nil:
+			opts, checked = append(opts[:len(opts):len(opts)], lock.WithLease(l)), true
+		case errors.Is(err, errors.ErrUnsupported),
+			g.waits && (errors.Is(err, lock.ErrLocked) || lock.CodeOf(err).Transient()):
+			// lock.Do acquires (waiting, as WithLockOptions asked), and
+			// the done check runs while holding.
+		default:
+			return g.notAcquired(ctx, key, err, 0, true)
+		}
+	}
 	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
 		ran = true
-		if g.recorder != nil {
+		if g.recorder != nil && !checked {
 			done, err := g.recorder.IsDone(held, key)
 			if err != nil {
 				return fmt.Errorf("asynqlock: done check: %w", err)
@@ -137,7 +160,7 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 		if wait > 0 {
 			waited = time.Since(start)
 		}
-		return g.notAcquired(ctx, key, err, waited)
+		return g.notAcquired(ctx, key, err, waited, false)
 	case errors.Is(err, lock.ErrLeaseLost):
 		return fmt.Errorf("asynqlock: %w", err)
 	}
@@ -168,15 +191,15 @@ func (g *Guard) release(ctx context.Context, l lock.Lease, outcome error) error 
 }
 
 // notAcquired translates a failed acquisition, after waiting for waited,
-// into the task's error.
-func (g *Guard) notAcquired(ctx context.Context, key string, err error, waited time.Duration) error {
+// into the task's error; checked: the acquisition found no done marker.
+func (g *Guard) notAcquired(ctx context.Context, key string, err error, waited time.Duration, checked bool) error {
 	var le *lock.LockedError
 	switch {
 	case errors.As(err, &le):
 		// A busy key with a live done marker is held by a duplicate on its
 		// way out: drop this one too. A marker is proof of a successful run
 		// even without the lock; only its absence needs the lock.
-		if g.recorder != nil && g.policy == Requeue {
+		if g.recorder != nil && g.policy == Requeue && !checked {
 			if done, derr := g.recorder.IsDone(ctx, key); derr == nil && done {
 				return &DuplicateError{Done: true, Dropped: true}
 			}

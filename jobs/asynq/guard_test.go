@@ -446,33 +446,65 @@ func TestWrapNilPanics(t *testing.T) {
 	e.guard(t).Wrap(nil)
 }
 
+// TestRoundTrips counts the round trips to Redis of a task (a pipeline
+// counts as one): a first delivery, a second delivery of the same task,
+// and a delivery while another holds its key. With a done window the
+// acquisition and the done check are one script: a run is 2 (acquire or
+// answer done, release with the marker), a done task 1, a busy key 1.
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		desc string
-		opts []asynqlock.Option
-		want int64
+		desc               string
+		opts               []asynqlock.Option
+		first, again, busy int64
 	}{
-		{"acquire, release", nil, 2},
-		{"acquire, done check, release with marker", []asynqlock.Option{asynqlock.WithDoneTTL(time.Minute)}, 3},
+		{"lock only: acquire, release", nil, 2, 2, 1},
+		{"done window: acquire or done, release with the marker", []asynqlock.Option{asynqlock.WithDoneTTL(time.Minute)}, 2, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			e := newEnv(t)
 			h := e.guard(t, tt.opts...).Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil }))
+			count := func(what string, task *asynq.Task, want int64) {
+				t.Helper()
+				before := e.cmds.RoundTrips.Load()
+				_ = h.ProcessTask(bg(t), task)
+				if got := e.cmds.RoundTrips.Load() - before; got != want {
+					t.Errorf("%s: %d round trips, want %d", what, got, want)
+				}
+			}
 			// The first run may load the scripts (NOSCRIPT, then EVAL).
 			if err := h.ProcessTask(bg(t), asynq.NewTask(taskType, []byte("warm-up"))); err != nil {
 				t.Fatal(err)
 			}
-			before := e.cmds.Commands.Load()
-			if err := h.ProcessTask(bg(t), asynq.NewTask(taskType, []byte("counted"))); err != nil {
+			task := asynq.NewTask(taskType, []byte("counted"))
+			count("first delivery", task, tt.first)
+			count("second delivery", task, tt.again)
+			busy := asynq.NewTask(taskType, []byte("busy"))
+			key, _ := asynqlock.DefaultKey(bg(t), busy)
+			l, err := e.backend.Acquire(bg(t), asynqlock.DefaultPrefix+key, time.Minute)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if got := e.cmds.Commands.Load() - before; got != tt.want {
-				t.Errorf("commands per task = %d, want %d", got, tt.want)
+			count("delivery on a busy key", busy, tt.busy)
+			if err := e.backend.Release(bg(t), l.ID); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
+	t.Run("limit: take a slot, free it", func(t *testing.T) {
+		e := newEnv(t)
+		h := e.guard(t, asynqlock.WithLimit(2)).Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil }))
+		for i, task := range []*asynq.Task{asynq.NewTask("warm-up", nil), asynq.NewTask(taskType, nil), asynq.NewTask(taskType, nil)} {
+			before := e.cmds.RoundTrips.Load()
+			if err := h.ProcessTask(bg(t), task); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.cmds.RoundTrips.Load() - before; i > 0 && got != 2 {
+				t.Errorf("delivery %d: %d round trips, want 2", i, got)
+			}
+		}
+	})
 }
 
 // TestOwnOptionsWin: the Guard's own settings win over the same ones given
@@ -500,5 +532,48 @@ func TestOwnOptionsWin(t *testing.T) {
 	ran, err := runOnce(t, limit, asynq.NewTask(typ, []byte("any")))
 	if waited := time.Since(start); ran || !asynqlock.IsLimited(err) || waited > 5*time.Second {
 		t.Errorf("over the limit: ran %v, %v after %v; want a *LimitError after WithLimitWait's 50ms, not lock.WithWait's 10s", ran, err, waited)
+	}
+}
+
+// oneStepless is a lock.Recorder whose AcquireDone is unsupported.
+type oneStepless struct{ lock.Recorder }
+
+func (oneStepless) AcquireDone(context.Context, string, time.Duration) (lock.Lease, bool, error) {
+	return lock.Lease{}, false, errors.ErrUnsupported
+}
+
+// TestDoneWindowWithoutAcquireDone: on a Recorder whose AcquireDone is
+// unsupported, the Guard acquires, then checks the marker while holding
+// (3 round trips): a task already done is still dropped without running.
+func TestDoneWindowWithoutAcquireDone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g, err := asynqlock.New(oneStepless{e.backend}, asynqlock.WithDoneTTL(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	h := g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { runs++; return nil }))
+	// A run and a done delivery load the scripts (a script's first call
+	// may be answered NOSCRIPT and sent again).
+	warm := asynq.NewTask(taskType, []byte("warm-up"))
+	if err := h.ProcessTask(bg(t), warm); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.ProcessTask(bg(t), warm)
+	task := asynq.NewTask(taskType, []byte("once"))
+	for i, want := range []int64{3, 3} {
+		before := e.cmds.RoundTrips.Load()
+		err := h.ProcessTask(bg(t), task)
+		if got := e.cmds.RoundTrips.Load() - before; got != want {
+			t.Errorf("delivery %d: %d round trips, want %d", i+1, got, want)
+		}
+		var d *asynqlock.DuplicateError
+		if i == 1 && (!errors.As(err, &d) || !d.Done) {
+			t.Errorf("second delivery: %v, want a done *DuplicateError", err)
+		}
+	}
+	if runs != 2 { // the warm-up and the first delivery
+		t.Errorf("runs = %d, want 2", runs)
 	}
 }

@@ -13,7 +13,8 @@ import (
 // When fn returns nil, the term passes to the next candidate and Lead
 // campaigns again. When fn returns an error, Lead releases the term and
 // returns it. When ctx ends, Lead hands the term on and returns ctx's
-// error, waiting at most a second for the backend.
+// error, waiting at most a second for the backend; a term won as ctx
+// ends is released without calling fn.
 //
 // opts are WithTTL, WithHeartbeat and WithReleaseErrorHandler. Bad input
 // is an InvalidArgument error before any I/O: see Validate.

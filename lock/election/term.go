@@ -48,6 +48,11 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 		if h, err = t.hold(hctx); err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			// ctx ended while the term was being set up (the proclaim is
+			// a round trip): fn is not called, and finish releases it.
+			return err
+		}
 		unlink := context.AfterFunc(h.held, func() { end(context.Cause(h.held)) })
 		defer func() {
 			unlink()

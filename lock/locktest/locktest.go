@@ -58,8 +58,9 @@ const (
 // Run runs the conformance suite as subtests of t. newBackend returns a
 // fresh backend for a subtest, isolated from other subtests (for example by
 // a unique key prefix); it is called once per subtest, with that subtest's
-// t. Subtests run sequentially. A backend with concurrency limits
-// ([lock.IDBackend]) also runs [RunLimit].
+// t. Subtests run sequentially. A [lock.Recorder] is checked for its
+// acquires that answer with the key's mark. A backend with concurrency
+// limits ([lock.IDBackend]) also runs [RunLimit].
 func Run(t *testing.T, newBackend func(t *testing.T) lock.Backend, opts ...Option) {
 	t.Helper()
 	s := newSuite(t, opts)
@@ -73,6 +74,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) lock.Backend, opts ...Optio
 		{"lookup", s.lookupTests()},
 		{"validation", s.validationTests()},
 		{"cancel", s.cancelTests()},
+		{"recorder", s.recorderTests()},
 	})
 }
 

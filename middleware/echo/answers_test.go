@@ -21,7 +21,8 @@ import (
 // TestDefaultAnswersReachHTTPErrorHandler checks that the default answers
 // to a busy key, a bad key and a failing backend are *echo.HTTPError
 // values with the lock error as Internal, seen by the application's
-// HTTPErrorHandler (with Retry-After already on the response for 409),
+// HTTPErrorHandler (with Retry-After already on the response for 409,
+// 429 and 503),
 // and that Echo's default HTTPErrorHandler renders them.
 func TestDefaultAnswersReachHTTPErrorHandler(t *testing.T) {
 	const secret = "the-key-itself"
@@ -47,7 +48,7 @@ func TestDefaultAnswersReachHTTPErrorHandler(t *testing.T) {
 			wantErr: func(err error) bool { return lock.CodeOf(err) == lock.CodeInvalidArgument }},
 		{desc: "key over 512 bytes", b: busy, header: strings.Repeat("k", lockdriver.MaxKeyBytes+1), wantStatus: http.StatusBadRequest,
 			wantErr: func(err error) bool { return lock.CodeOf(err) == lock.CodeInvalidArgument }},
-		{desc: "backend down", b: down, header: secret, wantStatus: http.StatusServiceUnavailable,
+		{desc: "backend down", b: down, header: secret, wantStatus: http.StatusServiceUnavailable, wantRetry: "1",
 			wantErr: func(err error) bool { return lock.CodeOf(err) == lock.CodeServiceUnavailable }},
 	}
 	for _, tt := range tests {
@@ -150,7 +151,7 @@ func TestProblemHandlers(t *testing.T) {
 		{"busy key", busy, 0, "k", http.StatusConflict, "urn:syncguard:problem:lock-busy", "10"},
 		{"limit reached", full, 3, "k", http.StatusTooManyRequests, "urn:syncguard:problem:concurrency-limit-reached", "10"},
 		{"missing key", busy, 0, "", http.StatusBadRequest, "urn:syncguard:problem:invalid-lock-key", ""},
-		{"backend down", down, 0, "k", http.StatusServiceUnavailable, "urn:syncguard:problem:lock-unavailable", ""},
+		{"backend down", down, 0, "k", http.StatusServiceUnavailable, "urn:syncguard:problem:lock-unavailable", "1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

@@ -48,6 +48,9 @@ type Config struct {
 	TTL time.Duration
 	// Wait is how long to wait for a busy key.
 	Wait time.Duration
+	// BackendTimeout bounds each call to the backend (zero:
+	// httpguard.DefaultBackendTimeout); an unanswered call is a 503.
+	BackendTimeout time.Duration
 	// Limit, when set, makes the key a limit of Limit slots.
 	Limit int
 	// Replay, when set, turns replay mode on.
@@ -127,7 +130,7 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	h := echocore.Hooks[echo.Context]{Skipper: c.Skipper, Before: c.BeforeFunc, Key: key, Scope: c.Scope,
 		Busy: DefaultBusyHandler, Error: DefaultErrorHandler}
 	s := settings.Settings{Fields: true, Key: settings.Of(key), Scope: settings.Of(c.Scope),
-		Prefix: c.Prefix, RouteScope: settings.RouteScope(c.RouteScope), TTL: c.TTL, Wait: c.Wait, Limit: c.Limit,
+		Prefix: c.Prefix, RouteScope: settings.RouteScope(c.RouteScope), TTL: c.TTL, Wait: c.Wait, BackendTimeout: c.BackendTimeout, Limit: c.Limit,
 		FailOpen: c.FailOpen, LockOptions: c.LockOptions, Unscoped: c.Unscoped, ProblemBase: c.ProblemTypeBase}
 	if r := c.Replay; r != nil {
 		s.ReplayOn, h.Fingerprint, s.Fingerprint = true, r.Fingerprint, settings.Of(r.Fingerprint)

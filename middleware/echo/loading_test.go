@@ -27,7 +27,7 @@ func TestLockFreeAfterLoadingRestart(t *testing.T) {
 	loser, loading := &redistest.ReplyLoser{}, &redistest.LoadingReplies{}
 	rdb.AddHook(loser)
 	rdb.AddHook(loading)
-	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t), FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package echolock
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -14,11 +15,17 @@ func DefaultBusyHandler(c echo.Context, retryAfter time.Duration, err error) err
 	return httpError(httpguard.BusyProblem(retryAfter, err), err)
 }
 
-// DefaultErrorHandler returns an *echo.HTTPError wrapping err.
-func DefaultErrorHandler(_ echo.Context, err error) error {
-	return httpError(httpguard.ErrorProblem(err), err)
+// DefaultErrorHandler returns an *echo.HTTPError wrapping err; a 503
+// (a failing or silent backend) sets Retry-After too.
+func DefaultErrorHandler(c echo.Context, err error) error {
+	p := httpguard.ErrorProblem(err)
+	if p.Status == http.StatusServiceUnavailable {
+		c.Response().Header().Set(echo.HeaderRetryAfter, httpguard.RetryAfterValue(httpguard.UnavailableRetryAfter))
+	}
+	return httpError(p, err)
 }
 
+// httpError is p as an *echo.HTTPError wrapping err.
 func httpError(p httpguard.Problem, err error) *echo.HTTPError {
 	return &echo.HTTPError{Code: p.Status, Message: p.Detail, Internal: err}
 }

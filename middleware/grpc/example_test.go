@@ -26,7 +26,8 @@ func ExampleUnaryServerInterceptor() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	backend, err := redisbackend.New(rdb, nil)
+	// A key per call: striped fence counters keep Redis bounded.
+	backend, err := redisbackend.New(rdb, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		panic(err)
 	}

@@ -125,7 +125,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	rdb := redistest.Shared(t).Client(t)
 	e := &env{rdb: rdb, cmds: redistest.Count(rdb)}
-	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t), FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package grpclock_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -63,9 +64,25 @@ func TestSpansUnderRPC(t *testing.T) {
 			t.Errorf("span %s is under %q (%v), want the RPC's server span", s.Name(), root.Name(), root.SpanKind())
 		}
 	}
-	for _, want := range []string{"syncguard.record", "syncguard.wait", "syncguard.acquire", "syncguard.release_record"} {
+	// The run: an acquire that took the lock, then the release storing
+	// the record; the replay: an acquire that found the record.
+	for _, want := range []string{"syncguard.acquire", "syncguard.release_record"} {
 		if !names[want] {
 			t.Errorf("no %s span among %v", want, names)
 		}
+	}
+	var outcomes []string
+	for _, s := range spans.Ended() {
+		if s.Name() != "syncguard.acquire" {
+			continue
+		}
+		for _, a := range s.Attributes() {
+			if a.Key == otellock.OutcomeKey {
+				outcomes = append(outcomes, a.Value.AsString())
+			}
+		}
+	}
+	if want := []string{otellock.OutcomeAcquired, otellock.OutcomeFound}; !slices.Equal(outcomes, want) {
+		t.Errorf("acquire spans' outcomes = %v, want %v", outcomes, want)
 	}
 }

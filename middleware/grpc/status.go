@@ -3,6 +3,7 @@ package grpclock
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -42,17 +43,24 @@ var codeOf = map[string]codes.Code{
 }
 
 // refuse returns the status error of a call on route refused with err;
-// a busy answer also sets the pushback trailer on ctx's call.
+// a busy or unavailable answer also sets the pushback trailer on ctx's
+// call. A backend that did not answer within the backend timeout is
+// UNAVAILABLE: only the call's own end is a context error.
 func (c *config) refuse(ctx context.Context, route string, err error) error {
 	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return status.FromContextError(err).Err()
+	case ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
+		return status.FromContextError(ctx.Err()).Err()
 	case errors.Is(err, lock.ErrLocked):
 		d := c.g.RetryAfter(route, err)
 		pushback(ctx, d)
 		return statusOf(httpguard.BusyProblem(d, err), d).Err()
 	}
-	return statusOf(httpguard.ErrorProblem(err), 0).Err()
+	p := httpguard.ErrorProblem(err)
+	if p.Status == http.StatusServiceUnavailable {
+		pushback(ctx, httpguard.UnavailableRetryAfter)
+		return statusOf(p, httpguard.UnavailableRetryAfter).Err()
+	}
+	return statusOf(p, 0).Err()
 }
 
 // statusOf returns the gRPC status of one of httpguard's answers p: the

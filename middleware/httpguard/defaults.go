@@ -17,6 +17,12 @@ const (
 	// WaitMaxDelay is the longest pause between attempts on a backend
 	// without a waiter queue.
 	WaitMaxDelay = 50 * time.Millisecond
+	// DefaultBackendTimeout bounds each call to the backend when
+	// WithBackendTimeout is not given.
+	DefaultBackendTimeout = time.Second
+	// UnavailableRetryAfter is the Retry-After of the default answer to a
+	// failing or silent backend (503).
+	UnavailableRetryAfter = time.Second
 	// DefaultReplayTTL is a common replay TTL: 24 hours.
 	DefaultReplayTTL = 24 * time.Hour
 	// MinReplayTTL is the shortest replay TTL accepted.

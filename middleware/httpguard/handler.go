@@ -24,9 +24,14 @@ func DefaultBusyHandler(w http.ResponseWriter, r *http.Request, retryAfter time.
 	WriteProblem(w, withBase(r.Context(), BusyProblem(retryAfter, err)))
 }
 
-// DefaultErrorHandler answers ErrorProblem.
+// DefaultErrorHandler answers ErrorProblem, with a Retry-After of
+// UnavailableRetryAfter when it is 503 (a failing or silent backend).
 func DefaultErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	WriteProblem(w, withBase(r.Context(), ErrorProblem(err)))
+	p := ErrorProblem(err)
+	if p.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", RetryAfterValue(UnavailableRetryAfter))
+	}
+	WriteProblem(w, withBase(r.Context(), p))
 }
 
 // ProblemFor returns p as the middleware in front of r answers it: its

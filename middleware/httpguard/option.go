@@ -22,6 +22,15 @@ func WithTTL(d time.Duration) Option {
 // WithWait sets how long a request waits for a busy key (default 0).
 func WithWait(d time.Duration) Option { return func(s *settings.Settings) { s.Wait = d } }
 
+// WithBackendTimeout bounds each call to the backend (default
+// DefaultBackendTimeout): a request whose call is unanswered in d is
+// refused as for a failing backend (503 with Retry-After), whatever its
+// wait, which is for a busy key. The release is bounded by d too, and
+// tried again in the background.
+func WithBackendTimeout(d time.Duration) Option {
+	return func(s *settings.Settings) { s.BackendTimeout = d; s.Mark("BackendTimeout") }
+}
+
 // WithFailOpen runs the handler without a lease when the backend fails.
 func WithFailOpen(open bool) Option { return func(s *settings.Settings) { s.FailOpen = open } }
 

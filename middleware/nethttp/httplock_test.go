@@ -43,6 +43,8 @@ func TestNewConfigErrors(t *testing.T) {
 		{desc: "negative TTL", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(-time.Second)}},
 		{desc: "zero TTL", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(0)}},
 		{desc: "negative wait", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithWait(-time.Second)}},
+		{desc: "zero backend timeout", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithBackendTimeout(0)}},
+		{desc: "negative backend timeout", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithBackendTimeout(-time.Second)}},
 		{desc: "prefix not UTF-8", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithPrefix("\xff")}},
 		{desc: "replay on a backend that is not a lock.Recorder", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
 		{desc: "replay TTL 0", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(0)}},

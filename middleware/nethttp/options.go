@@ -76,6 +76,7 @@ var (
 	WithPrefix               = httpguard.WithPrefix
 	WithTTL                  = httpguard.WithTTL
 	WithWait                 = httpguard.WithWait
+	WithBackendTimeout       = httpguard.WithBackendTimeout
 	WithFailOpen             = httpguard.WithFailOpen
 	WithLockOptions          = httpguard.WithLockOptions
 	WithRouteScope           = httpguard.WithRouteScope

@@ -84,9 +84,14 @@ func readmeNetHTTPLimit(backend lock.Backend, mux *http.ServeMux, export http.Ha
 }
 
 // The README's replay snippet.
-func readmeNetHTTPReplay(backend lock.Backend, mux *http.ServeMux, createOrder http.HandlerFunc, userID httplock.ScopeFunc) {
+func readmeNetHTTPReplay(rdb *redis.Client, mux *http.ServeMux, createOrder http.HandlerFunc, userID httplock.ScopeFunc) {
 	// README: nethttp-replay
-	mw, err := httplock.New(backend,
+	// A key per request: striped fence counters (at most 128) keep Redis bounded.
+	idem, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: "idem", FenceStripes: 128})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mw, err := httplock.New(idem,
 		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
 		httplock.WithScope(userID),        // keys belong to the authenticated user
 		httplock.WithReplay(24*time.Hour), // how long a response is replayed

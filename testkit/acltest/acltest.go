@@ -44,7 +44,7 @@ const Doc = "docs/acl.md"
 // as ACL SETUSER takes them.
 func Rule(t testing.TB, user string) []string {
 	t.Helper()
-	path := filepath.Join(moduleRoot(t), Doc)
+	path := filepath.Join(repoRoot(t), Doc)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("acltest: %v", err)
@@ -172,21 +172,22 @@ func ResetLog(t testing.TB, srv *redistest.Server) {
 	}
 }
 
-// moduleRoot is the directory of the go.mod above the working directory
-// (a test's package directory).
-func moduleRoot(t testing.TB) string {
+// repoRoot is the nearest directory above the working directory (a test's
+// package directory) that holds docs/acl.md: the repository's root, also
+// for a test in one of its nested modules.
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatalf("acltest: %v", err)
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, Doc)); err == nil {
 			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal(errors.New("acltest: no go.mod above the test's directory"))
+			t.Fatal(errors.New("acltest: no " + Doc + " above the test's directory"))
 		}
 		dir = parent
 	}

@@ -55,6 +55,12 @@ func (r *recorder) Operation(next lock.OpFunc) lock.OpFunc {
 		ret := time.Now().UnixNano()
 		switch op.Kind {
 		case lock.OpAcquire:
+			if err == nil && op.Lease.ID == "" {
+				// Recorder.AcquireDone or AcquireRecord answered with the
+				// key's mark and took nothing: a read.
+				r.lookedUp(ctx, op, call, ret, err)
+				break
+			}
 			r.acquired(call, ret, op.Key, max(op.Limit, 0), deadlineNs(ctx), op.Lease, err)
 		case lock.OpRelease, lock.OpReleaseDone, lock.OpReleaseRecord:
 			r.released(ctx, op.ID, call, ret, err)

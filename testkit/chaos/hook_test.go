@@ -163,6 +163,15 @@ func (f markFake) Record(context.Context, string) ([]byte, bool, error) {
 	return nil, false, errors.New("fake: connection reset")
 }
 
+func (f markFake) AcquireDone(ctx context.Context, key string, ttl time.Duration) (lock.Lease, bool, error) {
+	l, err := f.Acquire(ctx, key, ttl)
+	return l, false, err
+}
+
+func (f markFake) AcquireRecord(context.Context, string, time.Duration) (lock.Lease, []byte, error) {
+	return lock.Lease{}, []byte{}, nil
+}
+
 // TestRecordOps checks the entry each operation of a wrapped backend
 // leaves in the history.
 func TestRecordOps(t *testing.T) {

@@ -340,6 +340,16 @@ func (b *LeakyBackend) IsDone(ctx context.Context, key string) (bool, error) {
 	return b.Backend.(lock.Recorder).IsDone(ctx, key)
 }
 
+// AcquireDone is unsupported, so that callers acquire through Acquire.
+func (b *LeakyBackend) AcquireDone(context.Context, string, time.Duration) (lock.Lease, bool, error) {
+	return lock.Lease{}, false, errors.ErrUnsupported
+}
+
+// AcquireRecord is unsupported, so that callers acquire through Acquire.
+func (b *LeakyBackend) AcquireRecord(context.Context, string, time.Duration) (lock.Lease, []byte, error) {
+	return lock.Lease{}, nil, errors.ErrUnsupported
+}
+
 // LeakyLimiter is a broken concurrency limit for the examples' tests: it
 // grants slots as if the limit were lockdriver.MaxLimit.
 type LeakyLimiter struct {
@@ -382,6 +392,16 @@ func (b LeakyLimiter) ReleaseDone(ctx context.Context, l lock.Lease, doneTTL tim
 // IsDone forwards to the wrapped backend.
 func (b LeakyLimiter) IsDone(ctx context.Context, key string) (bool, error) {
 	return b.IDBackend.(lock.Recorder).IsDone(ctx, key)
+}
+
+// AcquireDone forwards to the wrapped backend.
+func (b LeakyLimiter) AcquireDone(ctx context.Context, key string, ttl time.Duration) (lock.Lease, bool, error) {
+	return b.IDBackend.(lock.Recorder).AcquireDone(ctx, key, ttl)
+}
+
+// AcquireRecord forwards to the wrapped backend.
+func (b LeakyLimiter) AcquireRecord(ctx context.Context, key string, ttl time.Duration) (lock.Lease, []byte, error) {
+	return b.IDBackend.(lock.Recorder).AcquireRecord(ctx, key, ttl)
 }
 
 // RunLeakyLimits runs demo behind a LeakyLimiter and returns demo's error,
@@ -427,6 +447,16 @@ func (b *MixedUsersBackend) ReleaseDone(ctx context.Context, l lock.Lease, doneT
 // IsDone reads To's done marker for From's.
 func (b *MixedUsersBackend) IsDone(ctx context.Context, key string) (bool, error) {
 	return b.Backend.(lock.Recorder).IsDone(ctx, b.key(key))
+}
+
+// AcquireDone takes To's key for From's, unless To's is done.
+func (b *MixedUsersBackend) AcquireDone(ctx context.Context, key string, ttl time.Duration) (lock.Lease, bool, error) {
+	return b.Backend.(lock.Recorder).AcquireDone(ctx, b.key(key), ttl)
+}
+
+// AcquireRecord takes To's key for From's, or answers with To's record.
+func (b *MixedUsersBackend) AcquireRecord(ctx context.Context, key string, ttl time.Duration) (lock.Lease, []byte, error) {
+	return b.Backend.(lock.Recorder).AcquireRecord(ctx, b.key(key), ttl)
 }
 
 // RunMixedUsers runs demo behind a MixedUsersBackend and returns demo's

@@ -31,7 +31,7 @@ var refusals = []struct {
 	{"busy key", &lock.LockedError{ExpiresAt: time.Now().Add(time.Hour)}, 0, "the-key", http.StatusConflict, httpguard.TypeBusy, "1"},
 	{"limit reached", &lock.LockedError{ExpiresAt: time.Now().Add(time.Hour)}, 3, "the-key", http.StatusTooManyRequests, httpguard.TypeLimitReached, "1"},
 	{"missing key", lock.ErrLocked, 0, "", http.StatusBadRequest, httpguard.TypeInvalidKey, ""},
-	{"backend down", &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}, 0, "the-key", http.StatusServiceUnavailable, httpguard.TypeUnavailable, ""},
+	{"backend down", &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}, 0, "the-key", http.StatusServiceUnavailable, httpguard.TypeUnavailable, "1"},
 }
 
 // refuse sends tt's request to e and returns the answer.

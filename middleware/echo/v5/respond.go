@@ -1,6 +1,7 @@
 package echolock
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -14,9 +15,14 @@ func DefaultBusyHandler(c *echo.Context, retryAfter time.Duration, err error) er
 	return httpError(c, httpguard.BusyProblem(retryAfter, err), err)
 }
 
-// DefaultErrorHandler returns an *echo.HTTPError wrapping err.
+// DefaultErrorHandler returns an *echo.HTTPError wrapping err; a 503
+// (a failing or silent backend) sets Retry-After too.
 func DefaultErrorHandler(c *echo.Context, err error) error {
-	return httpError(c, httpguard.ErrorProblem(err), err)
+	p := httpguard.ErrorProblem(err)
+	if p.Status == http.StatusServiceUnavailable {
+		c.Response().Header().Set(echo.HeaderRetryAfter, httpguard.RetryAfterValue(httpguard.UnavailableRetryAfter))
+	}
+	return httpError(c, p, err)
 }
 
 // httpError is p as an *echo.HTTPError wrapping a ProblemErrorer.

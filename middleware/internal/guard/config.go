@@ -1,10 +1,10 @@
 package guard
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -27,8 +27,9 @@ type Guard struct {
 	prefix      string
 	ttl         time.Duration
 	failOpen    bool
-	route       bool // the route goes into keys
-	scoped      bool // Exchange.Scope goes into keys
+	timeout     time.Duration // each backend call's bound
+	route       bool          // the route goes into keys
+	scoped      bool          // Exchange.Scope goes into keys
 	opts        []lock.Option
 	holds       holdTimes
 	replay      *replay // nil: replay mode off
@@ -48,8 +49,11 @@ func New(b lock.Backend, s settings.Settings) (*Guard, error) {
 	if ttl == 0 {
 		ttl = httpguard.DefaultTTL
 	}
-	// The middleware's own settings come last, so they win.
-	opts := append(slices.Clone(s.LockOptions), lock.WithTTL(ttl), lock.WithWait(s.Wait))
+	timeout := cmp.Or(s.BackendTimeout, httpguard.DefaultBackendTimeout)
+	// The release's bound comes first, so that LockOptions can change it;
+	// the middleware's own settings come last, so they win.
+	opts := append([]lock.Option{lock.WithReleaseTimeout(timeout)}, s.LockOptions...)
+	opts = append(opts, lock.WithTTL(ttl), lock.WithWait(s.Wait), lock.WithBackendTimeout(timeout))
 	if s.Wait > 0 {
 		opts = append(opts, lock.WithRetry(untilWaitEnds))
 	}
@@ -65,7 +69,7 @@ func New(b lock.Backend, s settings.Settings) (*Guard, error) {
 		}
 	}
 	route := s.RouteScope == settings.RouteOn || (s.RouteScope == settings.RouteDefault && s.Limit == 0)
-	g := &Guard{b: b, prefix: s.Prefix, ttl: ttl, failOpen: s.FailOpen, route: route, scoped: s.Scope != nil,
+	g := &Guard{b: b, prefix: s.Prefix, ttl: ttl, failOpen: s.FailOpen, timeout: timeout, route: route, scoped: s.Scope != nil,
 		opts: opts, limit: s.Limit, problemBase: s.ProblemBase}
 	if s.ReplayOn {
 		rp, err := newReplay(b, &s)
@@ -90,6 +94,8 @@ func check(b lock.Backend, s *settings.Settings) error {
 		return s.Invalid("TTL", "must be at least "+httpguard.MinTTL.String())
 	case s.Wait < 0:
 		return s.Invalid("Wait", "must not be negative")
+	case s.Set["BackendTimeout"] && s.BackendTimeout == 0, s.BackendTimeout < 0:
+		return s.Invalid("BackendTimeout", "must be positive (leave it out for the default, "+httpguard.DefaultBackendTimeout.String()+")")
 	case !utf8.ValidString(s.Prefix):
 		return s.Invalid("Prefix", "must be valid UTF-8")
 	case len(s.Prefix) >= lockdriver.MaxKeyBytes:

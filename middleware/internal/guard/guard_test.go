@@ -21,6 +21,10 @@ import (
 // nopBackend is a non-nil lock.Backend that is never called.
 type nopBackend struct{ lock.Backend }
 
+// Capabilities are those of a backend with striped fences, so that replay
+// accepts it (the embedded Backend is nil).
+func (nopBackend) Capabilities() lock.Capabilities { return lock.Capabilities{Backend: "nop"} }
+
 func newGuard(t *testing.T, c Config) *Guard {
 	t.Helper()
 	g, err := newFrom(nopBackend{}, c)
@@ -240,8 +244,8 @@ func TestWriteResponses(t *testing.T) {
 		}, http.StatusBadRequest, httpguard.TypeInvalidKey, ""},
 		{"unavailable", func(w http.ResponseWriter) {
 			WriteError(context.Background(), w, &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"})
-		}, http.StatusServiceUnavailable, httpguard.TypeUnavailable, ""},
-		{"foreign error", func(w http.ResponseWriter) { WriteError(context.Background(), w, errors.New("boom")) }, http.StatusServiceUnavailable, httpguard.TypeUnavailable, ""},
+		}, http.StatusServiceUnavailable, httpguard.TypeUnavailable, "1"},
+		{"foreign error", func(w http.ResponseWriter) { WriteError(context.Background(), w, errors.New("boom")) }, http.StatusServiceUnavailable, httpguard.TypeUnavailable, "1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

@@ -99,6 +99,14 @@ func (recLimiter) ReleaseDone(context.Context, lock.Lease, time.Duration) error 
 	return errors.ErrUnsupported
 }
 
+func (recLimiter) AcquireDone(context.Context, string, time.Duration) (lock.Lease, bool, error) {
+	return lock.Lease{}, false, errors.ErrUnsupported
+}
+
+func (recLimiter) AcquireRecord(context.Context, string, time.Duration) (lock.Lease, []byte, error) {
+	return lock.Lease{}, nil, errors.ErrUnsupported
+}
+
 func (recLimiter) IsDone(context.Context, string) (bool, error) { return false, errors.ErrUnsupported }
 
 // TestRunLimitReached: with a limit, contention comes back as

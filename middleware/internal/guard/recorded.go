@@ -37,21 +37,43 @@ type RunFunc func(held context.Context, l lock.Lease) (record []byte, err error)
 // completed run writes one, as it releases): a response stored for fp
 // is replayed, and a record of a completed request without its response
 // (ErrNotReplayable), one for another fingerprint (ErrKeyReused) or one
-// that cannot be decoded (ErrBadRecord, logged) refuses. Without a
-// record it acquires, looks again while holding the lease (a record
-// written by the previous holder is visible then: a request that waited
-// gets the first one's response), and calls run; what run returns is
-// stored with the release (lock.Recorder.ReleaseRecord) for the replay
-// TTL. A request that gave up on a busy key looks once more, since the
-// holder may be a duplicate that found the record. Replay mode must be on.
+// that cannot be decoded (ErrBadRecord, logged) refuses. The first call,
+// lock.Recorder.AcquireRecord, takes the lock or answers with the record
+// in one step; a lease it took runs run at once. A busy key is waited
+// for as lock.Do waits, and a lease got that way looks again while held
+// (a record written by the previous holder is visible then: a request
+// that waited gets the first one's response) before it calls run. What
+// run returns is stored with the release (lock.Recorder.ReleaseRecord)
+// for the replay TTL. A request that gave up on a busy key looks once
+// more, since the holder may be a duplicate that found the record. On a
+// Recorder whose AcquireRecord is unsupported, it looks (Record) before
+// it acquires. Replay mode must be on.
 func (g *Guard) Recorded(ctx context.Context, key string, fp [wire.FingerprintSize]byte, run RunFunc) *Recording {
 	rp := g.replay
 	r := &Recording{}
-	if r.Record, r.Err = g.Lookup(ctx, key, fp); r.Record != nil || r.Err != nil {
-		r.Outcome = Replayed
-		if r.Err != nil {
-			r.Outcome = Refused
+	var first lock.Lease
+	var found []byte
+	err := g.bounded(ctx, "acquire", func(ctx context.Context) (err error) {
+		first, found, err = rp.rec.AcquireRecord(ctx, key, g.ttl)
+		return err
+	})
+	switch {
+	case err == nil && first.ID == "":
+		r.Record, r.Err = g.decodeRecord(ctx, key, fp, found)
+		return r.answered()
+	case errors.Is(err, errSilent):
+		// A silent backend is not a busy key: no wait.
+		r.Outcome, r.Err = Refused, err
+		return r
+	case err == nil, errors.Is(err, lock.ErrLocked), lock.CodeOf(err).Transient():
+		// A lease, or a wait as lock.Do's for a busy key or a failure
+		// it retries.
+	case errors.Is(err, errors.ErrUnsupported):
+		if r.Record, r.Err = g.Lookup(ctx, key, fp); r.Record != nil || r.Err != nil {
+			return r.answered()
 		}
+	default:
+		r.Outcome, r.Err = Refused, err
 		return r
 	}
 	var rec []byte
@@ -65,8 +87,17 @@ func (g *Guard) Recorded(ctx context.Context, key string, fp [wire.FingerprintSi
 		return g.b.Release(rctx, l.ID)
 	}
 	opts := append(g.opts[:len(g.opts):len(g.opts)], lock.WithReleaseFunc(release))
-	err := lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
-		found, err := g.Lookup(held, key, fp)
+	if first.ID != "" {
+		// AcquireRecord found no record as it took the lease, and only
+		// the release of a lease on key stores one.
+		opts = append(opts, lock.WithLease(first))
+	}
+	err = lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
+		var found *wire.Record
+		var err error
+		if first.ID == "" {
+			found, err = g.Lookup(held, key, fp)
+		}
 		switch {
 		case found != nil:
 			r.Record = found
@@ -80,6 +111,16 @@ func (g *Guard) Recorded(ctx context.Context, key string, fp [wire.FingerprintSi
 		return nil
 	}, opts...)
 	return g.recordedEnd(ctx, key, fp, r, rec != nil, runErr, refused, err)
+}
+
+// answered completes r, whose Record or Err a record seen without the
+// lock gave.
+func (r *Recording) answered() *Recording {
+	r.Outcome = Replayed
+	if r.Err != nil {
+		r.Outcome = Refused
+	}
+	return r
 }
 
 // recordedEnd completes r from lock.Do's error err in Recorded.
@@ -137,10 +178,20 @@ func (r *Recording) StoreMark(ctx context.Context, key, mark string) string {
 // ErrKeyReused, one that cannot be decoded ErrBadRecord (logged); no
 // record gives nil, nil; a backend failure its error.
 func (g *Guard) Lookup(ctx context.Context, key string, fp [wire.FingerprintSize]byte) (*wire.Record, error) {
-	b, ok, err := g.replay.rec.Record(ctx, key)
+	var b []byte
+	var ok bool
+	err := g.bounded(ctx, "record", func(ctx context.Context) (err error) {
+		b, ok, err = g.replay.rec.Record(ctx, key)
+		return err
+	})
 	if err != nil || !ok {
 		return nil, err
 	}
+	return g.decodeRecord(ctx, key, fp, b)
+}
+
+// decodeRecord is [Guard.Lookup] for b, the record stored for key.
+func (g *Guard) decodeRecord(ctx context.Context, key string, fp [wire.FingerprintSize]byte, b []byte) (*wire.Record, error) {
 	r, err := wire.DecodeRecord(b)
 	if err != nil {
 		logOf(ctx).ErrorContext(ctx, "syncguard: the value stored for this key is not a response record this version can read; refusing its requests (ErrBadRecord), neither replaying nor running the handler, until it expires or is deleted",

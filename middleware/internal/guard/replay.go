@@ -39,6 +39,9 @@ func newReplay(b lock.Backend, s *settings.Settings) (*replay, error) {
 	case !ok:
 		return nil, s.Invalid("Replay", fmt.Sprintf(
 			"replay needs a backend that stores responses (lock.Recorder, such as redisbackend.Backend or otellock.Wrap of one); %T is not one", b))
+	case b.Capabilities().FencePerKey:
+		return nil, s.Invalid("Backend", "replay keys are one per request, and this backend keeps a fence counter per key that never expires, "+
+			"so Redis would grow by a key per request: build it with striped fence counters (redisbackend.Options.FenceStripes)")
 	case c.TTL < 0, c.TTL > 0 && c.TTL < httpguard.MinReplayTTL:
 		return nil, s.Invalid("Replay.TTL", "must be at least "+httpguard.MinReplayTTL.String())
 	case c.MaxBody < 0:

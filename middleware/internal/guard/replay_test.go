@@ -39,6 +39,19 @@ func (b recorderBackend) ReleaseDone(context.Context, lock.Lease, time.Duration)
 
 func (b recorderBackend) IsDone(context.Context, string) (bool, error) { return false, nil }
 
+func (b recorderBackend) AcquireDone(context.Context, string, time.Duration) (lock.Lease, bool, error) {
+	return lock.Lease{}, false, errors.ErrUnsupported
+}
+
+// AcquireRecord answers with the record; without one it is unsupported,
+// so that the guard acquires as it does on any Recorder without it.
+func (b recorderBackend) AcquireRecord(context.Context, string, time.Duration) (lock.Lease, []byte, error) {
+	if b.record == nil {
+		return lock.Lease{}, nil, errors.ErrUnsupported
+	}
+	return lock.Lease{}, b.record, nil
+}
+
 func TestNewReplayConfig(t *testing.T) {
 	tests := []struct {
 		desc    string

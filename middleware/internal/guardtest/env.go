@@ -46,7 +46,7 @@ func newEnvOn(t *testing.T, rdb *redis.Client) *env {
 func newEnvPrefix(t *testing.T, rdb *redis.Client, prefix string) *env {
 	t.Helper()
 	e := &env{rdb: rdb, cmds: redistest.Count(rdb)}
-	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: prefix})
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: prefix, FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		t.Fatal(err)
 	}

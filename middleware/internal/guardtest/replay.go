@@ -264,7 +264,7 @@ func replayRestart(t *testing.T, a Adapter) {
 	checkFirst(t, first)
 	// A new process: a new client, backend and middleware on the same
 	// Redis and prefix, with nothing in memory from the first.
-	b2, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: e.b.Prefix()})
+	b2, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: e.b.Prefix(), FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		t.Fatal(err)
 	}

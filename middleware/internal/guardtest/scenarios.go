@@ -55,6 +55,7 @@ var scenarios = []scenario{
 	{"skipper bypasses the lock", skipper},
 	{"routes do not share keys unless unscoped", routeScope},
 	{"Retry-After is capped by the route's hold time", retryAfterEstimate},
+	{"round trips per request: lock 2, replay first run 2, replay hit 1, limit 2", roundTrips},
 }
 
 // Run runs every scenario against a, over HTTP/1.1 and over HTTP/2, and

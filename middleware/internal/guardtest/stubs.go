@@ -27,6 +27,18 @@ type NopRecorder struct{ lock.Recorder }
 // tests; it is never called.
 type NopLimiter struct{ fullBackend }
 
+// Capabilities are those of a backend with striped fences: the stubs'
+// embedded interfaces are nil, and the adapters read this when built.
+func (NopBackend) Capabilities() lock.Capabilities { return nopCaps }
+
+// Capabilities: see NopBackend's.
+func (NopRecorder) Capabilities() lock.Capabilities { return nopCaps }
+
+// Capabilities: see NopBackend's.
+func (NopLimiter) Capabilities() lock.Capabilities { return nopCaps }
+
+var nopCaps = lock.Capabilities{Backend: "nop", Fencing: true, TimeAuthority: "server"}
+
 // fullBackend is a backend with both extensions.
 type fullBackend interface {
 	lock.IDBackend
@@ -94,7 +106,7 @@ func (b *KeyRecorder) Acquire(_ context.Context, key string, _ time.Duration) (l
 // of the test's own (redistest.Prefix).
 func NewBackend(t testing.TB) *redisbackend.Backend {
 	t.Helper()
-	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	b, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t), FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,17 +23,19 @@ const (
 
 // Settings is one middleware's configuration. Zero fields take defaults.
 type Settings struct {
-	Prefix      string
-	TTL         time.Duration
-	Wait        time.Duration
-	FailOpen    bool
-	LockOptions []lock.Option
-	RouteScope  RouteScope
-	Unscoped    bool
-	ProblemBase string
-	Limit       int
-	Replay      Replay
-	ReplayOn    bool
+	Prefix string
+	TTL    time.Duration
+	Wait   time.Duration
+	// BackendTimeout bounds each call to the backend.
+	BackendTimeout time.Duration
+	FailOpen       bool
+	LockOptions    []lock.Option
+	RouteScope     RouteScope
+	Unscoped       bool
+	ProblemBase    string
+	Limit          int
+	Replay         Replay
+	ReplayOn       bool
 
 	// Set records options given with a zero value that has no default
 	// (WithTTL(0), WithLimit(0), WithReplay(0)), by option name.

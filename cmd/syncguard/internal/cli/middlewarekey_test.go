@@ -21,7 +21,7 @@ import (
 func TestShowRouteRecord(t *testing.T) {
 	srv := redistest.Shared(t)
 	p := prefix(t)
-	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p, FenceStripes: redisbackend.DefaultFenceStripes})
 	mw, err := httplock.New(b, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")), httplock.WithPrefix("api:"),
 		httplock.WithScope(func(r *http.Request) (string, error) { return r.Header.Get("X-User"), nil }),
 		httplock.WithReplay(time.Hour))
