@@ -8,11 +8,10 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
-	"github.com/syncguard-go/syncguard/lock/internal/event"
 )
 
 // fastBeat is a heartbeat that notices a stolen lease within milliseconds.
-var fastBeat = lock.WithHeartbeat(lock.Heartbeat{Interval: 10 * time.Millisecond})
+var fastBeat = election.WithHeartbeat(lock.Heartbeat{Interval: 10 * time.Millisecond})
 
 // TestTermEndsWithItsCause: election.Lead runs each term as one OpTerm
 // through the hooks, with the term's key, lease and identity, around the
@@ -46,12 +45,12 @@ func TestTermEndsWithItsCause(t *testing.T) {
 		}
 		return boom
 	}
-	if err := election.Lead(ctx, b, "k", "node-1", fn, lock.WithTTL(time.Minute), fastBeat); !errors.Is(err, context.Canceled) {
+	if err := election.Lead(ctx, b, "k", "node-1", fn, election.WithTTL(time.Minute), fastBeat); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lead = %v, want context.Canceled", err)
 	}
 	// A fourth Lead: fn fails while it leads, and Lead returns its error.
 	terms4 := len(terms)
-	if err := election.Lead(context.Background(), b, "k", "node-1", fn, lock.WithTTL(time.Minute)); !errors.Is(err, boom) {
+	if err := election.Lead(context.Background(), b, "k", "node-1", fn, election.WithTTL(time.Minute)); !errors.Is(err, boom) {
 		t.Fatalf("Lead = %v, want fn's error", err)
 	}
 	if len(terms) != terms4+1 || terms4 != 3 {
@@ -90,69 +89,5 @@ func TestTermEndsWithItsCause(t *testing.T) {
 		if !c.ok(got[i].err) {
 			t.Errorf("term %d: next returned %v, want %s", i+1, got[i].err, c.desc)
 		}
-	}
-}
-
-// TestTermWithoutHooks: on a backend without hooks a term just runs, and
-// event.Term returns the work's error.
-func TestTermWithoutHooks(t *testing.T) {
-	f := newFake()
-	l := lease(t, f, "k", time.Minute)
-	boom := errors.New("boom")
-	ran := 0
-	err := event.Term(context.Background(), f, l, "node-1", func(context.Context) error { ran++; return boom })
-	if ran != 1 || !errors.Is(err, boom) {
-		t.Errorf("Term ran the work %d times and returned %v, want once and its error", ran, err)
-	}
-}
-
-// TestTermReturnsTheWorksError: event.Term returns what the work returned,
-// not the cause the hooks see, and a hook's error when it did not let the
-// work start.
-func TestTermReturnsTheWorksError(t *testing.T) {
-	f := newFake()
-	l := lease(t, f, "k", time.Minute)
-	var log opLog
-	ctx, cancel := context.WithCancelCause(context.Background())
-	lost := errors.New("lost")
-	err := event.Term(ctx, lock.WithHooks(f, &log), l, "node-1", func(context.Context) error {
-		cancel(lost)
-		return nil
-	})
-	if err != nil {
-		t.Errorf("Term = %v, want the work's nil", err)
-	}
-	if got := log.only(lock.OpTerm); len(got) != 1 || !errors.Is(got[0].err, lost) {
-		t.Errorf("the hook saw %+v, want one term ending with the context's cause", got)
-	}
-
-	refused := errors.New("refused")
-	refuse := hookFunc(func(next lock.OpFunc) lock.OpFunc {
-		return func(ctx context.Context, op *lock.Op) error {
-			if op.Kind == lock.OpTerm {
-				return refused
-			}
-			return next(ctx, op)
-		}
-	})
-	ran := false
-	err = event.Term(context.Background(), lock.WithHooks(f, refuse), l, "node-1", func(context.Context) error { ran = true; return nil })
-	if ran || !errors.Is(err, refused) {
-		t.Errorf("Term ran the work: %v, returned %v; want the hook's error and no work", ran, err)
-	}
-}
-
-// TestTermNestedHooks: a term goes through every layer of hooks, outer
-// first, as the other events do.
-func TestTermNestedHooks(t *testing.T) {
-	f := newFake()
-	l := lease(t, f, "k", time.Minute)
-	var tr trace
-	b := lock.WithHooks(lock.WithHooks(f, tr.hook("inner")), tr.hook("outer"))
-	if err := event.Term(context.Background(), b, l, "node-1", func(context.Context) error { tr.add("work"); return nil }); err != nil {
-		t.Fatalf("Term: %v", err)
-	}
-	if got, want := tr.String(), "outer>term inner>term work inner<term outer<term"; got != want {
-		t.Errorf("trace = %q, want %q", got, want)
 	}
 }

@@ -58,7 +58,7 @@ func TestTermTelemetry(t *testing.T) {
 		}
 		return boom
 	}
-	opts := []lock.Option{lock.WithTTL(time.Second), lock.WithHeartbeat(lock.Heartbeat{Interval: 20 * time.Millisecond})}
+	opts := []election.Option{election.WithTTL(time.Second), election.WithHeartbeat(lock.Heartbeat{Interval: 20 * time.Millisecond})}
 	if err := election.Lead(ctx, b, key, identity, fn, opts...); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lead = %v, want context.Canceled", err)
 	}
@@ -158,7 +158,7 @@ func TestTermHeartbeat(t *testing.T) {
 	err := election.Lead(testCtx(t), b, uniqueKey("term"), "A", func(context.Context, lock.Lease) error {
 		time.Sleep(150 * time.Millisecond)
 		return stop
-	}, lock.WithTTL(time.Second), lock.WithHeartbeat(lock.Heartbeat{Interval: 20 * time.Millisecond}))
+	}, election.WithTTL(time.Second), election.WithHeartbeat(lock.Heartbeat{Interval: 20 * time.Millisecond}))
 	if !errors.Is(err, stop) {
 		t.Fatalf("Lead = %v, want fn's error", err)
 	}

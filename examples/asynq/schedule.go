@@ -17,7 +17,7 @@ import (
 	"github.com/syncguard-go/syncguard/examples/internal/demoredis"
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -91,7 +91,7 @@ func startReplica(ctx context.Context, rdb *redis.Client, prefix, queue, name st
 		return nil, err
 	}
 	s, err := asynqlock.NewScheduler(asynq.NewClientFromRedisClient(asynqRC), backend, schedulerKey, name,
-		lock.WithTTL(5*time.Second))
+		election.WithTTL(5*time.Second))
 	if err != nil {
 		return nil, err
 	}

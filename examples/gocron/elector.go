@@ -112,7 +112,7 @@ func startMember(ctx context.Context, rdb *redis.Client, prefix, name string, w 
 	if err != nil {
 		return nil, err
 	}
-	e, err := gocronlock.NewElector(backend, electorKey, name, lock.WithTTL(termTTL))
+	e, err := gocronlock.NewElector(backend, electorKey, name, election.WithTTL(termTTL))
 	if err != nil {
 		return nil, err
 	}

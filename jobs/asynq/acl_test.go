@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/acltest"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
@@ -60,7 +60,7 @@ func TestACLWorker(t *testing.T) {
 			t.Fatalf("enqueue: %v", err)
 		}
 	}
-	s, err := asynqlock.NewScheduler(client, b, "sched", "replica-a", lock.WithTTL(2*time.Second))
+	s, err := asynqlock.NewScheduler(client, b, "sched", "replica-a", election.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -181,7 +182,7 @@ func ExampleScheduler() {
 		log.Fatal(err)
 	}
 	client := asynq.NewClientFromRedisClient(rdb)
-	s, err := asynqlock.NewScheduler(client, backend, "scheduler:reports", "replica-1", lock.WithTTL(5*time.Second))
+	s, err := asynqlock.NewScheduler(client, backend, "scheduler:reports", "replica-1", election.WithTTL(5*time.Second))
 	if err != nil {
 		log.Fatal(err)
 	}

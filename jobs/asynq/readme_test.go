@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -136,7 +137,7 @@ func readmeAsynqScheduler(ctx context.Context, rdb *redis.Client, backend lock.B
 	client := asynq.NewClientFromRedisClient(rdb)
 	hostname, _ := os.Hostname()
 	sched, err := asynqlock.NewScheduler(client, backend, "scheduler:reports", hostname,
-		lock.WithTTL(10*time.Second)) // a dead leader's ticks resume within about 10s
+		election.WithTTL(10*time.Second)) // a dead leader's ticks resume within about 10s
 	if err != nil {
 		return err
 	}

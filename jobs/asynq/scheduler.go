@@ -2,6 +2,9 @@ package asynqlock
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +32,7 @@ type Scheduler struct {
 	b        lock.Recorder
 	key      string
 	identity string
-	opts     []lock.Option
+	opts     []election.Option
 	ttl      time.Duration
 	clock    clock
 	metrics  *schedMetrics
@@ -43,10 +46,10 @@ type Scheduler struct {
 
 // NewScheduler returns a Scheduler that campaigns on key as identity, with
 // client enqueueing the tasks. b must be a lock.Recorder, as redisbackend's
-// Backend is. opts are those of election.Lead; lock.WithTTL bounds the
+// Backend is. opts are those of election.Lead; election.WithTTL bounds the
 // failover time. It returns lock.CodeInvalidArgument, without I/O, for what
 // election.Lead would refuse, a nil client, or a b that is no Recorder.
-func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, opts ...lock.Option) (*Scheduler, error) {
+func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, opts ...election.Option) (*Scheduler, error) {
 	const op = "new_scheduler"
 	switch {
 	case client == nil:
@@ -70,13 +73,8 @@ func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, op
 	if err := election.Validate(b, key, identity, opts...); err != nil {
 		return nil, err
 	}
-	lead, err := lock.Resolve(nil, opts...)
-	if err != nil {
-		return nil, err
-	}
-	ttl := lead.TTL
 	return &Scheduler{
-		client: client, b: rec, key: nkey, identity: identity, opts: opts, ttl: ttl,
+		client: client, b: rec, key: nkey, identity: identity, opts: opts, ttl: election.TermTTL(opts...),
 		metrics: newSchedMetrics(nkey),
 		entries: map[string]*entry{},
 		changed: make(chan struct{}, 1),
@@ -187,4 +185,136 @@ func (s *Scheduler) registered(e *entry) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.entries[e.id] == e
+}
+
+// DefaultCatchUp is an entry's catch-up window unless CatchUp says
+// otherwise: a new term enqueues the latest tick missed within the last
+// hour.
+const DefaultCatchUp = time.Hour
+
+// MaxEntryName is the longest name EntryName accepts, in bytes.
+const MaxEntryName = 64
+
+// The option types of EntryName and CatchUp, apart from asynq's: the
+// Scheduler takes them out before asynq sees the options.
+const (
+	entryNameOpt asynq.OptionType = -1 - iota
+	catchUpOpt
+)
+
+// schedOption is an option of Register that asynq does not know.
+type schedOption struct {
+	typ asynq.OptionType
+	val any
+}
+
+func (o schedOption) Type() asynq.OptionType { return o.typ }
+func (o schedOption) Value() any             { return o.val }
+
+func (o schedOption) String() string {
+	if o.typ == entryNameOpt {
+		return fmt.Sprintf("asynqlock.EntryName(%q)", o.val)
+	}
+	return fmt.Sprintf("asynqlock.CatchUp(%v)", o.val)
+}
+
+// EntryName is an option of Scheduler.Register naming the entry: the
+// name is its id, the same whatever its spec, task and options, so a
+// deploy that edits the entry keeps its record and never enqueues a tick
+// that already ran. A name is 1 to MaxEntryName bytes of ASCII letters,
+// digits, '.', '_' and '-'.
+func EntryName(name string) asynq.Option { return schedOption{entryNameOpt, name} }
+
+// CatchUp is an option of Scheduler.Register setting the entry's catch-up
+// window: a new term enqueues the latest tick it finds missed no longer
+// than window ago (DefaultCatchUp when not given). CatchUp(0) enqueues no
+// missed tick.
+func CatchUp(window time.Duration) asynq.Option { return schedOption{catchUpOpt, window} }
+
+// validName reports whether name is a valid EntryName.
+func validName(name string) bool {
+	if name == "" || len(name) > MaxEntryName {
+		return false
+	}
+	for _, c := range []byte(name) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrEntriesDiffer is matched by the Err of a Tick of kind
+// TickEntriesDiffer.
+var ErrEntriesDiffer = errors.New("asynqlock: this replica's entries differ from the leader's")
+
+// TickKind tells what a Tick reports.
+type TickKind int
+
+const (
+	// TickEnqueue is an attempt to enqueue a tick.
+	TickEnqueue TickKind = iota
+	// TickEntriesDiffer is an entry that this replica and the last term's
+	// leader do not register alike (EntryID; Err tells how).
+	TickEntriesDiffer
+)
+
+// Tick is what became of one tick of an entry in the leader's hands, or
+// a difference between this replica's entries and the leader's, as given
+// to the function set with OnTick.
+type Tick struct {
+	// Kind is TickEnqueue or TickEntriesDiffer.
+	Kind TickKind
+	// EntryID is the entry's id, as returned by Register.
+	EntryID string
+	// At is the tick's scheduled time, in UTC.
+	At time.Time
+	// TaskID is the asynq task id of the tick (TickID).
+	TaskID string
+	// Fence is the fence of the term that tried to enqueue it (for
+	// TickEntriesDiffer, of the term whose entries differ).
+	Fence lock.Fence
+	// CatchUp is true for a tick the term enqueued (or failed to) on its
+	// start because it fell in the gap before it. A new term does not
+	// report a tick of that gap that an earlier term enqueued or recorded,
+	// nor one from before the entry's first term: nothing happened to it.
+	CatchUp bool
+	// Delay is how late the enqueue was answered: its time less At.
+	Delay time.Duration
+	// Missed counts the entry's ticks between the last one enqueued and
+	// this one: coalesced into it, never enqueued.
+	Missed int
+	// Err is nil when this process enqueued the task, matches
+	// asynq.ErrTaskIDConflict when a tick due in this term was already
+	// enqueued (by another term), and is the enqueue's error otherwise;
+	// the tick is then tried again until the entry's next tick is due or
+	// the term ends.
+	Err error
+}
+
+// report passes the outcome of a tick to the OnTick function.
+func (t *term) report(sl *slot, at time.Time, missed int, err error) {
+	tk := Tick{
+		EntryID: sl.e.id, At: at, TaskID: TickID(t.s.key, sl.e.id, at),
+		Fence: t.lease.Fence, CatchUp: sl.catchUp, Err: err,
+		Delay: t.s.clock.now().Sub(at), Missed: missed,
+	}
+	t.s.metrics.tick(tk)
+	callOnTick(t.onTick, tk)
+}
+
+// callOnTick calls f with tk, logging and recovering a panic, so that it
+// never ends a term.
+func callOnTick(f func(Tick), tk Tick) {
+	if f == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("asynqlock: the scheduler's OnTick function panicked; recovered",
+				"panic", r, "entry", tk.EntryID)
+		}
+	}()
+	f(tk)
 }

@@ -22,6 +22,7 @@ import (
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
@@ -115,7 +116,7 @@ func schedReplica() {
 	}
 	client := asynq.NewClientFromRedisClient(redis.NewClient(&redis.Options{Addr: addr}))
 	name := os.Getenv(schedNameEnv)
-	s, err := asynqlock.NewScheduler(client, b, schedKey, name, lock.WithTTL(ttl))
+	s, err := asynqlock.NewScheduler(client, b, schedKey, name, election.WithTTL(ttl))
 	if err != nil {
 		fail("NewScheduler:", err)
 	}

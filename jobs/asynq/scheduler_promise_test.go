@@ -13,7 +13,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 )
 
 // startScheduler runs s until the returned function (or the test's end)
@@ -52,7 +52,7 @@ func failover(t *testing.T, e *env, key string, first func(), regs ...func(*asyn
 	var once sync.Once
 	rs := make([]*replica, 2)
 	for i := range rs {
-		s, err := asynqlock.NewScheduler(e.client, e.backend, key, "replica-"+strconv.Itoa(i), lock.WithTTL(2*time.Second))
+		s, err := asynqlock.NewScheduler(e.client, e.backend, key, "replica-"+strconv.Itoa(i), election.WithTTL(2*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestSchedulerOptionOrderAndEdit(t *testing.T) {
 func TestSchedulerFirstDeploy(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", lock.WithTTL(2*time.Second))
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", election.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestSchedulerUnregisterBusyTerm(t *testing.T) {
 	e := newEnv(t)
 	var wg sync.WaitGroup
 	for i := range 8 {
-		s, err := asynqlock.NewScheduler(e.client, e.backend, "sched-"+strconv.Itoa(i), "replica", lock.WithTTL(2*time.Second))
+		s, err := asynqlock.NewScheduler(e.client, e.backend, "sched-"+strconv.Itoa(i), "replica", election.WithTTL(2*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +260,7 @@ func TestSchedulerUnregisterBusyTerm(t *testing.T) {
 func TestSchedulerOnTickPanic(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", lock.WithTTL(2*time.Second))
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", election.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestSchedulerEntriesDiffer(t *testing.T) {
 func TestSchedulerLateTicksSignalled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", lock.WithTTL(2*time.Second))
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", election.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestSchedulerFirstDeployThenNewTerm(t *testing.T) {
 	rs := make([]*replica, 2)
 	var id string
 	for i := range rs {
-		s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-"+strconv.Itoa(i), lock.WithTTL(2*time.Second))
+		s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-"+strconv.Itoa(i), election.WithTTL(2*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -469,7 +469,7 @@ func TestSchedulerFirstDeployThenNewTerm(t *testing.T) {
 func TestSchedulerCatchUpFoundEnqueued(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", lock.WithTTL(2*time.Second))
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica", election.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

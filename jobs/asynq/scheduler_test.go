@@ -12,6 +12,7 @@ import (
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
@@ -31,20 +32,20 @@ func TestSchedulerBadInput(t *testing.T) {
 		{"empty key", func() (*asynqlock.Scheduler, error) { return asynqlock.NewScheduler(e.client, e.backend, "", "a") }, "key is empty"},
 		{"empty identity", func() (*asynqlock.Scheduler, error) { return asynqlock.NewScheduler(e.client, e.backend, "k", "") }, "identity is empty"},
 		{"zero TTL", func() (*asynqlock.Scheduler, error) {
-			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", lock.WithTTL(0))
-		}, "ttl must be positive"},
+			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", election.WithTTL(0))
+		}, "ttl must be at least 1s"},
 		{"TTL under election.MinTTL", func() (*asynqlock.Scheduler, error) {
-			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", lock.WithTTL(500*time.Millisecond))
+			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", election.WithTTL(500*time.Millisecond))
 		}, "election.MinTTL"},
+		{"heartbeat over half the TTL", func() (*asynqlock.Scheduler, error) {
+			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", election.WithTTL(2*time.Second), election.WithHeartbeat(lock.Heartbeat{Interval: 1500 * time.Millisecond}))
+		}, "heartbeat interval must be at most half the ttl"},
 		{"identity of 300 bytes", func() (*asynqlock.Scheduler, error) {
 			return asynqlock.NewScheduler(e.client, e.backend, "k", strings.Repeat("a", 300))
 		}, "at most 256 bytes"},
 		{"identity not UTF-8", func() (*asynqlock.Scheduler, error) {
 			return asynqlock.NewScheduler(e.client, e.backend, "k", "node-\xff")
 		}, "valid UTF-8"},
-		{"a limit", func() (*asynqlock.Scheduler, error) {
-			return asynqlock.NewScheduler(e.client, e.backend, "k", "a", lock.WithLimit(2))
-		}, "WithLimit does not apply"},
 		{"not a Recorder", func() (*asynqlock.Scheduler, error) {
 			return asynqlock.NewScheduler(e.client, struct{ lock.Backend }{e.backend}, "k", "a")
 		}, "not a lock.Recorder"},
@@ -213,7 +214,7 @@ func runScheduler(t *testing.T, s *asynqlock.Scheduler) {
 // scheduled time), with a retention of at least the catch-up window.
 func TestSchedulerTickIDs(t *testing.T) {
 	e := newEnv(t)
-	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", lock.WithTTL(2*time.Second))
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", election.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestSchedulerTickIDs(t *testing.T) {
 func TestSchedulerEveryExact(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", lock.WithTTL(2*time.Second))
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", election.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestSchedulerEveryExact(t *testing.T) {
 // tried again, and the next ticks go on.
 func TestSchedulerConflictIsEnqueued(t *testing.T) {
 	e := newEnv(t)
-	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", lock.WithTTL(2*time.Second))
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", election.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +387,7 @@ func (b *believer) Extend(ctx context.Context, id string, ttl time.Duration) (ti
 func TestSchedulerChecksTheTerm(t *testing.T) {
 	e := newEnv(t)
 	b := &believer{Recorder: e.backend}
-	s, err := asynqlock.NewScheduler(e.client, b, "sched", "replica-a", lock.WithTTL(3*time.Second))
+	s, err := asynqlock.NewScheduler(e.client, b, "sched", "replica-a", election.WithTTL(3*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

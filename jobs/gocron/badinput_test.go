@@ -8,6 +8,7 @@ import (
 
 	gocronlock "github.com/syncguard-go/syncguard/jobs/gocron"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 )
 
 // plainBackend hides every extension of a Backend: not a lock.Recorder.
@@ -43,7 +44,7 @@ func TestBadInput(t *testing.T) {
 		desc          string
 		b             lock.Backend
 		key, identity string
-		opts          []lock.Option
+		opts          []election.Option
 		want          string
 	}{
 		{"nil backend", nil, "k", "me", nil, "backend is nil"},
@@ -51,10 +52,10 @@ func TestBadInput(t *testing.T) {
 		{"key not UTF-8", b, "\xff", "me", nil, "UTF-8"},
 		{"empty identity", b, "k", "", nil, "identity is empty"},
 		{"long identity", b, "k", strings.Repeat("i", 257), nil, "identity must be valid UTF-8 of at most 256 bytes"},
-		{"short TTL", b, "k", "me", []lock.Option{lock.WithTTL(500 * time.Millisecond)}, "at least 1s"},
-		{"slow heartbeat", b, "k", "me", []lock.Option{lock.WithTTL(3 * time.Second), lock.WithHeartbeat(lock.Heartbeat{Interval: 2 * time.Second})}, "half the ttl"},
-		{"limit", b, "k", "me", []lock.Option{lock.WithLimit(2)}, "WithLimit"},
-		{"bad option", b, "k", "me", []lock.Option{lock.WithWait(-time.Second)}, "wait"},
+		{"short TTL", b, "k", "me", []election.Option{election.WithTTL(500 * time.Millisecond)}, "ttl must be at least 1s"},
+		{"zero TTL", b, "k", "me", []election.Option{election.WithTTL(0)}, "ttl must be at least 1s"},
+		{"slow heartbeat", b, "k", "me", []election.Option{election.WithTTL(3 * time.Second), election.WithHeartbeat(lock.Heartbeat{Interval: 2 * time.Second})}, "half the ttl"},
+		{"negative heartbeat", b, "k", "me", []election.Option{election.WithHeartbeat(lock.Heartbeat{Interval: -time.Second})}, "heartbeat interval must not be negative"},
 	}
 	for _, tc := range elector {
 		_, err := gocronlock.NewElector(tc.b, tc.key, tc.identity, tc.opts...)

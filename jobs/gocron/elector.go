@@ -22,7 +22,7 @@ type Elector struct {
 	b        lock.Backend
 	key      string
 	identity string
-	opts     []lock.Option
+	opts     []election.Option
 
 	term atomic.Pointer[term] // nil while not leading
 
@@ -43,7 +43,7 @@ var _ gocron.Elector = (*Elector)(nil)
 // NewElector returns an Elector that campaigns on key as identity once
 // started; opts are election.Lead's. Bad arguments are refused without I/O
 // with an InvalidArgument *lock.Error.
-func NewElector(b lock.Backend, key, identity string, opts ...lock.Option) (*Elector, error) {
+func NewElector(b lock.Backend, key, identity string, opts ...election.Option) (*Elector, error) {
 	if err := election.Validate(b, key, identity, opts...); err != nil {
 		return nil, err
 	}

@@ -16,11 +16,11 @@ func TestElector(t *testing.T) {
 	t.Parallel()
 	in := instances(t, 3)
 	ctx := context.Background()
-	a, err := gocronlock.NewElector(in[0].backend, "sched", "a", lock.WithTTL(5*time.Second))
+	a, err := gocronlock.NewElector(in[0].backend, "sched", "a", election.WithTTL(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := gocronlock.NewElector(in[1].backend, "sched", "b", lock.WithTTL(5*time.Second))
+	b, err := gocronlock.NewElector(in[1].backend, "sched", "b", election.WithTTL(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

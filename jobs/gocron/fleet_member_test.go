@@ -16,6 +16,7 @@ import (
 
 	gocronlock "github.com/syncguard-go/syncguard/jobs/gocron"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -126,7 +127,7 @@ func memberScheduler(ctx context.Context, b lock.Backend, clock clockwork.Clock,
 			return lease.Fence
 		}, func() error { return nil }, err
 	case "elector":
-		e, err := gocronlock.NewElector(b, fleetKey, os.Getenv(fleetNameEnv), lock.WithTTL(ttl))
+		e, err := gocronlock.NewElector(b, fleetKey, os.Getenv(fleetNameEnv), election.WithTTL(ttl))
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -86,7 +86,7 @@ func readmeGocronElector(backend lock.Backend, cleanup func(context.Context, loc
 	defer stop()
 	hostname, _ := os.Hostname()
 	elector, err := gocronlock.NewElector(backend, "scheduler:billing", hostname,
-		lock.WithTTL(10*time.Second)) // a crashed leader's jobs resume within about 10s
+		election.WithTTL(10*time.Second)) // a crashed leader's jobs resume within about 10s
 	if err != nil {
 		return err
 	}

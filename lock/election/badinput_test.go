@@ -59,12 +59,22 @@ func TestElectionBadInput(t *testing.T) {
 		{"long identity", func() error { return election.Lead(ctx, b, "k", strings.Repeat("a", 257), fn) }, "at most 256 bytes"},
 		{"identity not UTF-8", func() error { return election.Lead(ctx, b, "k", "\xff", fn) }, "UTF-8"},
 		{"nil fn", func() error { return election.Lead(ctx, b, "k", "a", nil) }, "fn is nil"},
-		{"short ttl", func() error { return election.Lead(ctx, b, "k", "a", fn, lock.WithTTL(999*time.Millisecond)) }, "at least 1s"},
+		{"short ttl", func() error { return election.Lead(ctx, b, "k", "a", fn, election.WithTTL(999*time.Millisecond)) }, "ttl must be at least 1s"},
+		{"zero ttl", func() error { return election.Lead(ctx, b, "k", "a", fn, election.WithTTL(0)) }, "ttl must be at least 1s"},
+		{"negative ttl", func() error { return election.Lead(ctx, b, "k", "a", fn, election.WithTTL(-1)) }, "ttl must be at least 1s"},
 		{"slow heartbeat", func() error {
-			return election.Lead(ctx, b, "k", "a", fn, lock.WithTTL(3*time.Second), lock.WithHeartbeat(lock.Heartbeat{Interval: 2 * time.Second}))
-		}, "half the ttl"},
-		{"limit", func() error { return election.Lead(ctx, b, "k", "a", fn, lock.WithLimit(2)) }, "WithLimit"},
-		{"bad option", func() error { return election.Lead(ctx, b, "k", "a", fn, lock.WithTTL(-1)) }, "ttl"},
+			return election.Lead(ctx, b, "k", "a", fn, election.WithTTL(3*time.Second), election.WithHeartbeat(lock.Heartbeat{Interval: 2 * time.Second}))
+		}, "heartbeat interval must be at most half the ttl"},
+		{"negative heartbeat", func() error {
+			return election.Lead(ctx, b, "k", "a", fn, election.WithHeartbeat(lock.Heartbeat{Interval: -time.Second}))
+		}, "heartbeat interval must not be negative"},
+		{"Validate nil backend", func() error { return election.Validate(nil, "k", "a") }, "backend is nil"},
+		{"Validate empty key", func() error { return election.Validate(b, "", "a") }, "key is empty"},
+		{"Validate empty identity", func() error { return election.Validate(b, "k", "") }, "identity is empty"},
+		{"Validate short ttl", func() error { return election.Validate(b, "k", "a", election.WithTTL(time.Millisecond)) }, "ttl must be at least 1s"},
+		{"Validate slow heartbeat", func() error {
+			return election.Validate(b, "k", "a", election.WithTTL(2*time.Second), election.WithHeartbeat(lock.Heartbeat{Interval: 1500 * time.Millisecond}))
+		}, "heartbeat interval must be at most half the ttl"},
 		{"LeaderOf empty key", func() error { _, err := election.LeaderOf(ctx, b, ""); return err }, "key is empty"},
 		{"LeaderOf nil backend", func() error { _, err := election.LeaderOf(ctx, nil, "k"); return err }, "backend is nil"},
 		{"Observe empty key", func() error { _, err := election.Observe(ctx, b, ""); return err }, "key is empty"},

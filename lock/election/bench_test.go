@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
@@ -21,7 +21,7 @@ func BenchmarkElectionHandOff(b *testing.B) {
 	srv := redistest.Start(b)
 	bs := newBackends(b, srv, redistest.Prefix(b), 2)
 	const key = "bench:handoff"
-	ttl := lock.WithTTL(30 * time.Second)
+	ttl := election.WithTTL(30 * time.Second)
 	terms := make(chan started, 4)
 	runCandidate(b, bs[0], key, "a", terms, ttl)
 	cur := next(b, terms, 10*time.Second)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
@@ -51,7 +52,7 @@ func TestElectionIdleCost(t *testing.T) {
 	srv := redistest.Start(t)
 	prefix := redistest.Prefix(t)
 	const key = "leader:cost"
-	ttl := lock.WithTTL(3 * time.Second)
+	ttl := election.WithTTL(3 * time.Second)
 	const window = 4 * time.Second
 	hb, rate := alignedRate(t, srv)
 	terms := make(chan started, 10)
@@ -96,9 +97,9 @@ func TestElectionIdleCost(t *testing.T) {
 // second) and a rate measurement whose window starts half a heartbeat
 // after an extension, so that it holds exactly as many of the leader's
 // heartbeats as seconds.
-func alignedRate(t testing.TB, srv *redistest.Server) (lock.Option, func(window time.Duration) float64) {
+func alignedRate(t testing.TB, srv *redistest.Server) (election.Option, func(window time.Duration) float64) {
 	extended := make(chan struct{}, 1)
-	hb := lock.WithHeartbeat(lock.Heartbeat{Interval: time.Second, OnExtend: func(time.Time) {
+	hb := election.WithHeartbeat(lock.Heartbeat{Interval: time.Second, OnExtend: func(time.Time) {
 		select {
 		case extended <- struct{}{}:
 		default:

@@ -9,7 +9,7 @@
 //		// This process leads until ctx ends. Pass term.Fence with every write,
 //		// so a store that checks fences refuses a stalled former leader.
 //		return runScheduler(ctx, term.Fence)
-//	}, lock.WithTTL(10*time.Second))
+//	}, election.WithTTL(10*time.Second))
 //
 // A leader that returns, or whose context ends, hands the term to the
 // oldest waiting candidate at once. LeaderOf tells who leads; Observe

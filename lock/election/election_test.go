@@ -33,7 +33,7 @@ func TestElectionHandOff(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	bs := newBackends(t, srv, prefix, 3)
 	const key = "jobs:scheduler"
-	ttl := lock.WithTTL(30 * time.Second)
+	ttl := election.WithTTL(30 * time.Second)
 	terms := make(chan started, 10)
 	inQueue := queued(t, srv, prefix, key)
 
@@ -84,7 +84,7 @@ func TestElectionTermLost(t *testing.T) {
 	bs := newBackends(t, srv, prefix, 1)
 	const key = "leader:lost"
 	terms := make(chan started, 10)
-	runCandidate(t, bs[0], key, "a", terms, lock.WithTTL(3*time.Second))
+	runCandidate(t, bs[0], key, "a", terms, election.WithTTL(3*time.Second))
 	first := next(t, terms, 10*time.Second)
 	p := strings.TrimRight(prefix, ":")
 	if err := srv.Client(t).Del(context.Background(), p+":"+key).Err(); err != nil {
@@ -116,7 +116,7 @@ func TestLeaderOf(t *testing.T) {
 		t.Fatalf("LeaderOf(free) = %v, want ErrNoLeader", err)
 	}
 	terms := make(chan started, 10)
-	runCandidate(t, bs[0], key, "node-7", terms, lock.WithTTL(3*time.Second))
+	runCandidate(t, bs[0], key, "node-7", terms, election.WithTTL(3*time.Second))
 	s := next(t, terms, 10*time.Second)
 	l, err := election.LeaderOf(ctx, bs[1], key)
 	if err != nil || l.Identity != "node-7" || l.Fence != s.term.Fence || l.ExpiresAt.IsZero() {
@@ -151,7 +151,7 @@ func TestElectionPlainBackend(t *testing.T) {
 	pb := plainBackend{rbs[1], new(atomic.Int64)}
 	bs := []lock.Backend{plainBackend{rbs[0], new(atomic.Int64)}, pb}
 	const key = "leader:plain"
-	ttl := lock.WithTTL(2 * time.Second)
+	ttl := election.WithTTL(2 * time.Second)
 	terms := make(chan started, 10)
 	runCandidate(t, bs[0], key, "a", terms, ttl)
 	a := next(t, terms, 10*time.Second)
@@ -179,7 +179,7 @@ func TestElectionServerPaused(t *testing.T) {
 	bs := newBackends(t, srv, redistest.Prefix(t), 1)
 	const key = "leader:paused"
 	terms := make(chan started, 10)
-	runCandidate(t, bs[0], key, "a", terms, lock.WithTTL(time.Second))
+	runCandidate(t, bs[0], key, "a", terms, election.WithTTL(time.Second))
 	first := next(t, terms, 10*time.Second)
 	srv.Pause(t)
 	select {
@@ -207,7 +207,7 @@ func TestElectionPanicReleases(t *testing.T) {
 	srv := redistest.Shared(t)
 	bs := newBackends(t, srv, redistest.Prefix(t), 2)
 	const key = "leader:panics"
-	ttl := lock.WithTTL(30 * time.Second)
+	ttl := election.WithTTL(30 * time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	recovered := make(chan any, 1)
@@ -238,7 +238,7 @@ func TestElectionStopBound(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	bs := newBackends(t, srv, prefix, 2)
 	const key = "leader:stopped-server"
-	ttl := lock.WithTTL(3 * time.Second)
+	ttl := election.WithTTL(3 * time.Second)
 	terms := make(chan started, 2)
 	a := runCandidate(t, bs[0], key, "a", terms, ttl)
 	first := next(t, terms, 10*time.Second)

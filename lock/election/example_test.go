@@ -37,7 +37,7 @@ func ExampleLead() {
 		stop() // here: step down at once
 		<-ctx.Done()
 		return nil
-	}, lock.WithTTL(10*time.Second))
+	}, election.WithTTL(10*time.Second))
 	fmt.Println("stopped:", errors.Is(err, context.Canceled))
 	// Output:
 	// leader: replica-1 fence: 000000000000001 <nil>

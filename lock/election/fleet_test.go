@@ -58,7 +58,7 @@ func leadWorker() {
 		out.Unlock()
 		<-ctx.Done()
 		return nil
-	}, lock.WithTTL(ttl))
+	}, election.WithTTL(ttl))
 	fmt.Println("stopped", err)
 	os.Exit(0)
 }

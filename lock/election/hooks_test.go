@@ -47,7 +47,7 @@ func TestElectionHooked(t *testing.T) {
 		bs[i] = lock.WithHooks(rbs[i], hooks[i])
 	}
 	const key = "leader:hooked"
-	ttl := lock.WithTTL(30 * time.Second)
+	ttl := election.WithTTL(30 * time.Second)
 	terms := make(chan started, 10)
 	inQueue := queued(t, srv, prefix, key)
 	runCandidate(t, bs[0], key, "a", terms, ttl)

@@ -41,7 +41,7 @@ func TestLeadContextEndsBeforeTerm(t *testing.T) {
 		done <- election.Lead(ctx, b, key, "a", func(ctx context.Context, term lock.Lease) error {
 			called = true
 			return nil
-		}, lock.WithTTL(time.Minute))
+		}, election.WithTTL(time.Minute))
 	}()
 	var err error
 	select {

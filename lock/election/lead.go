@@ -16,11 +16,11 @@ import (
 // error, waiting at most a second for the backend; a term won as ctx
 // ends is released without calling fn.
 //
-// opts are lock.WithTTL, at least MinTTL, lock.WithHeartbeat and the
-// release options. Others, and bad input, are an InvalidArgument error
-// before any I/O: see Validate. docs/election.md tells the details.
-func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx context.Context, term lock.Lease) error, opts ...lock.Option) error {
-	s, err := validateLead(ctx, b, key, identity, fn, opts)
+// opts are WithTTL, WithHeartbeat and WithReleaseErrorHandler. Bad input
+// is an InvalidArgument error before any I/O: see Validate.
+// docs/election.md tells the details.
+func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx context.Context, term lock.Lease) error, opts ...Option) error {
+	c, err := validateLead(ctx, b, key, identity, fn, opts)
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l, err := campaign(ctx, b, key, s.TTL, f)
+		l, err := campaign(ctx, b, key, c.ttl, f)
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
@@ -40,8 +40,8 @@ func Lead(ctx context.Context, b lock.Backend, key, identity string, fn func(ctx
 		case err != nil:
 			return err
 		}
-		t := &term{b: b, lease: l, identity: identity, settings: s}
-		ferr, lost, rerr := t.serve(ctx, fn, opts)
+		t := &term{b: b, lease: l, identity: identity, config: c}
+		ferr, lost, rerr := t.serve(ctx, fn)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

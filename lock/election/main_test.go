@@ -54,7 +54,7 @@ type candidate struct {
 	done   chan error
 }
 
-func runCandidate(t testing.TB, b lock.Backend, key, who string, terms chan<- started, opts ...lock.Option) *candidate {
+func runCandidate(t testing.TB, b lock.Backend, key, who string, terms chan<- started, opts ...election.Option) *candidate {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &candidate{cancel: cancel, done: make(chan error, 1)}

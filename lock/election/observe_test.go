@@ -28,7 +28,7 @@ func TestElectionObserve(t *testing.T) {
 	want = append(want, election.Leader{})
 	seen("the first report")
 
-	ttl := lock.WithTTL(30 * time.Second)
+	ttl := election.WithTTL(30 * time.Second)
 	terms := make(chan started, 10)
 	runCandidate(t, bs[0], key, "a", terms, ttl)
 	a := next(t, terms, 10*time.Second)
@@ -87,7 +87,7 @@ func TestObserveWaitsForTheOwner(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	terms := make(chan started, 1)
-	runCandidate(t, &slowProclaim{Backend: bs[0], delay: 500 * time.Millisecond}, key, "a", terms, lock.WithTTL(10*time.Second))
+	runCandidate(t, &slowProclaim{Backend: bs[0], delay: 500 * time.Millisecond}, key, "a", terms, election.WithTTL(10*time.Second))
 	waitFor(t, 10*time.Second, "a's term", func() bool { ok, _ := bs[1].IsLocked(ctx, key); return ok })
 	ch, err := election.Observe(ctx, bs[1], key)
 	if err != nil {
@@ -119,7 +119,7 @@ func TestObserveIdentityWithNUL(t *testing.T) {
 	}
 	<-ch // nobody
 	terms := make(chan started, 1)
-	runCandidate(t, bs[0], key, who, terms, lock.WithTTL(10*time.Second))
+	runCandidate(t, bs[0], key, who, terms, election.WithTTL(10*time.Second))
 	s := next(t, terms, 10*time.Second)
 	if l := <-ch; l.Identity != who {
 		t.Errorf("Observe reported the identity %q, want %q", l.Identity, who)

@@ -16,7 +16,7 @@ func exampleLead(ctx context.Context, backend lock.Backend, hostname string, run
 		// This process leads until ctx ends. Pass term.Fence with every write,
 		// so a store that checks fences refuses a stalled former leader.
 		return runScheduler(ctx, term.Fence)
-	}, lock.WithTTL(10*time.Second))
+	}, election.WithTTL(10*time.Second))
 	// END README
 	return err
 }

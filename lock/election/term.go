@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/internal/event"
 )
 
 // stopTimeout bounds how long Lead waits for the backend once fn returned
@@ -18,7 +17,7 @@ type term struct {
 	b        lock.Backend
 	lease    lock.Lease
 	identity string
-	settings lock.Settings
+	config   config // Lead's options
 }
 
 // holding is a term held by lock.HoldLease, and its proclaimer.
@@ -32,7 +31,7 @@ type holding struct {
 // serve holds the term while fn runs, as one lock.OpTerm of the hooks,
 // proclaims it, and announces its end after the release, also on a
 // panic. It returns fn's error, the loss and the release's error.
-func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) error, opts []lock.Option) (ferr, lost, rerr error) {
+func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) error) (ferr, lost, rerr error) {
 	tctx, end := context.WithCancelCause(ctx) // ends when the term is lost
 	defer end(nil)
 	var h *holding
@@ -44,9 +43,9 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 		}
 		lost, rerr = t.finish(ctx, h)
 	}()
-	ferr = event.Term(tctx, t.b, t.lease, t.identity, func(hctx context.Context) error {
+	ferr = runTerm(tctx, t.b, t.lease, t.identity, func(hctx context.Context) error {
 		var err error
-		if h, err = t.hold(hctx, opts); err != nil {
+		if h, err = t.hold(hctx); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
@@ -67,10 +66,10 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 }
 
 // hold keeps the term with lock.HoldLease and starts proclaiming it.
-func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
+func (t *term) hold(ctx context.Context) (*holding, error) {
 	store := storeOf(t.b)
 	p := &proclaimer{store: store, term: t.lease, identity: t.identity, poke: make(chan struct{}, 1)}
-	hb := t.settings.Heartbeat
+	hb := t.config.heartbeat
 	onExtend := hb.OnExtend
 	hb.OnExtend = func(exp time.Time) {
 		if onExtend != nil {
@@ -78,16 +77,14 @@ func (t *term) hold(ctx context.Context, opts []lock.Option) (*holding, error) {
 		}
 		p.kick() // the heartbeat's goroutine must not wait for Redis
 	}
-	all := append(append(make([]lock.Option, 0, len(opts)+3), opts...),
-		lock.WithTTL(t.settings.TTL), lock.WithHeartbeat(hb), lock.WithReleaseTimeout(stopTimeout))
 	if err := ctx.Err(); err != nil {
 		return nil, err // the term ended before it started
 	}
 	l := t.lease
 	if l.TTL <= 0 {
-		l.TTL = t.settings.TTL
+		l.TTL = t.config.ttl
 	}
-	held, release, err := lock.HoldLease(ctx, t.b, l, all...)
+	held, release, err := lock.HoldLease(ctx, t.b, l, t.config.holdOptions(hb)...)
 	if err != nil {
 		return nil, err
 	}
@@ -158,4 +155,25 @@ func (p *proclaimer) proclaim(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, p.term.TTL/3+time.Millisecond)
 	defer cancel()
 	_ = p.store.Proclaim(ctx, p.term, p.identity)
+}
+
+// runTerm runs run as a lock.OpTerm event through b's hooks. It returns
+// run's error, or a hook's when run did not start. The hooks see the
+// term's end with ctx's cause, when ctx ended, else with run's error.
+func runTerm(ctx context.Context, b lock.Backend, l lock.Lease, identity string, run func(ctx context.Context) error) error {
+	var ran bool
+	var runErr error
+	op := &lock.Op{Kind: lock.OpTerm, Key: l.Key, ID: l.ID, TTL: l.TTL, Lease: l, Identity: identity}
+	err := lock.Emit(ctx, b, op, func(hctx context.Context, _ *lock.Op) error {
+		ran = true
+		runErr = run(hctx)
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+		return runErr
+	})
+	if ran {
+		return runErr
+	}
+	return err
 }

@@ -33,7 +33,7 @@ func TestUnhashableWrapper(t *testing.T) {
 	}
 	<-ch // the current leader: nobody
 	terms := make(chan started, 1)
-	runCandidate(t, b, key, "a", terms, lock.WithTTL(3*time.Second))
+	runCandidate(t, b, key, "a", terms, election.WithTTL(3*time.Second))
 	s := next(t, terms, 10*time.Second)
 	if l := <-ch; l.Fence != s.term.Fence {
 		t.Errorf("Observe reported %+v, want a's term %s", l, s.term.Fence)

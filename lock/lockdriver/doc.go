@@ -1,5 +1,14 @@
-// Package lockdriver is for code that implements lock.Backend, as
-// database/sql/driver is for drivers.
+// Package lockdriver is for code that builds on lock from outside it: the
+// authors of a lock.Backend, as database/sql/driver is for drivers, and
+// the adapters (middleware, job schedulers) that check their input and
+// log keys as lock does.
+//
+// Both use InvalidArgument, the error of bad input before any I/O;
+// NormalizeKey, a key's checks and NFC form; HashKey, what stands for a
+// key or lock id in logs; and the defaults and checks of lock's options
+// (DefaultTTL, ValidateOptions, ValidateLimit). A backend also issues
+// lock ids and fences (NewLockID, FormatFence), answers a lease not held
+// with a NotHeldError, and tells the hooks of a hand-off (HandedOver).
 //
 // A backend checks its input before any I/O:
 //

@@ -29,3 +29,11 @@ func ValidateLimit(b lock.Backend, n int) error {
 	_, err := lock.Resolve(b, lock.WithLimit(n))
 	return err
 }
+
+// TimeTolerance is syncguard's clock tolerance: a lease counts as live
+// until TimeTolerance after its expiry.
+const TimeTolerance = contract.TimeTolerance // 1s
+
+// QueuedPollInterval is the longest a queued waiter goes without an
+// attempt of its own.
+const QueuedPollInterval = contract.QueuedPollInterval // 1s

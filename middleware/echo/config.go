@@ -38,6 +38,12 @@ type Config struct {
 	KeyExtractor KeyExtractor
 	// Prefix is prepended to every key.
 	Prefix string
+	// Scope returns the principal the keys belong to.
+	Scope func(c echo.Context) (string, error)
+	// Unscoped allows Replay without a Scope.
+	Unscoped bool
+	// RouteScope says whether keys include the route.
+	RouteScope RouteScope
 	// TTL is the lease duration.
 	TTL time.Duration
 	// Wait is how long to wait for a busy key.
@@ -45,26 +51,20 @@ type Config struct {
 	// BackendTimeout bounds each call to the backend (zero:
 	// httpguard.DefaultBackendTimeout); an unanswered call is a 503.
 	BackendTimeout time.Duration
+	// Limit, when set, makes the key a limit of Limit slots.
+	Limit int
+	// Replay, when set, turns replay mode on.
+	Replay *ReplayConfig
 	// FailOpen serves without a lease when the backend fails.
 	FailOpen bool
+	// LockOptions are passed to lock.Do.
+	LockOptions []lock.Option
 	// BusyHandler answers a busy key.
 	BusyHandler BusyHandler
 	// ErrorHandler answers other refusals.
 	ErrorHandler ErrorHandler
-	// LockOptions are passed to lock.Do.
-	LockOptions []lock.Option
-	// RouteScope says whether keys include the route.
-	RouteScope RouteScope
-	// Scope returns the principal the keys belong to.
-	Scope func(c echo.Context) (string, error)
-	// Unscoped allows Replay without a Scope.
-	Unscoped bool
 	// ProblemTypeBase is the base URI of problem types.
 	ProblemTypeBase string
-	// Replay, when set, turns replay mode on.
-	Replay *ReplayConfig
-	// Limit, when set, makes the key a limit of Limit slots.
-	Limit int
 }
 
 // RouteScope says whether lock keys include the route (httpguard's).
@@ -88,10 +88,10 @@ type ReplayConfig struct {
 	MaxBody int64
 	// MaxRequestBody is the largest request body accepted.
 	MaxRequestBody int64
-	// Fingerprint adds its result to the request fingerprint.
-	Fingerprint func(c echo.Context) (string, error)
 	// Statuses decides which statuses are stored.
 	Statuses func(status int) bool
+	// Fingerprint adds its result to the request fingerprint.
+	Fingerprint func(c echo.Context) (string, error)
 }
 
 // DefaultConfig is the default configuration.
@@ -106,8 +106,7 @@ var DefaultConfig = Config{
 // extractor key. It panics on a bad configuration.
 func New(b lock.Backend, key KeyExtractor) echo.MiddlewareFunc {
 	c := DefaultConfig
-	c.Backend = b
-	c.KeyExtractor = key
+	c.Backend, c.KeyExtractor = b, key
 	return NewWithConfig(c)
 }
 
@@ -128,28 +127,24 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := settings.Settings{Fields: true, Prefix: c.Prefix, TTL: c.TTL, Wait: c.Wait, BackendTimeout: c.BackendTimeout, FailOpen: c.FailOpen,
-		LockOptions: c.LockOptions, RouteScope: settings.RouteScope(c.RouteScope), Unscoped: c.Unscoped,
-		ProblemBase: c.ProblemTypeBase, Limit: c.Limit, Key: settings.Of(key), Scope: settings.Of(c.Scope)}
+	h := echocore.Hooks[echo.Context]{Skipper: c.Skipper, Before: c.BeforeFunc, Key: key, Scope: c.Scope,
+		Busy: DefaultBusyHandler, Error: DefaultErrorHandler}
+	s := settings.Settings{Fields: true, Key: settings.Of(key), Scope: settings.Of(c.Scope),
+		Prefix: c.Prefix, RouteScope: settings.RouteScope(c.RouteScope), TTL: c.TTL, Wait: c.Wait, BackendTimeout: c.BackendTimeout, Limit: c.Limit,
+		FailOpen: c.FailOpen, LockOptions: c.LockOptions, Unscoped: c.Unscoped, ProblemBase: c.ProblemTypeBase}
 	if r := c.Replay; r != nil {
-		s.ReplayOn = true
+		s.ReplayOn, h.Fingerprint, s.Fingerprint = true, r.Fingerprint, settings.Of(r.Fingerprint)
 		s.Replay = settings.Replay{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody, Statuses: r.Statuses}
-		s.Fingerprint = settings.Of(r.Fingerprint)
+	}
+	if c.BusyHandler != nil {
+		h.Busy = c.BusyHandler
+	}
+	if c.ErrorHandler != nil {
+		h.Error = c.ErrorHandler
 	}
 	g, err := guard.New(c.Backend, s)
 	if err != nil {
 		return nil, err
-	}
-	h := echocore.Hooks[echo.Context]{Skipper: c.Skipper, Before: c.BeforeFunc, Key: key, Scope: c.Scope,
-		Busy: c.BusyHandler, Error: c.ErrorHandler}
-	if c.Replay != nil {
-		h.Fingerprint = c.Replay.Fingerprint
-	}
-	if h.Busy == nil {
-		h.Busy = DefaultBusyHandler
-	}
-	if h.Error == nil {
-		h.Error = DefaultErrorHandler
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error { return frame.Serve(g, &h, c, next) }

@@ -25,6 +25,7 @@ func DefaultErrorHandler(c echo.Context, err error) error {
 	return httpError(p, err)
 }
 
+// httpError is p as an *echo.HTTPError wrapping err.
 func httpError(p httpguard.Problem, err error) *echo.HTTPError {
 	return &echo.HTTPError{Code: p.Status, Message: p.Detail, Internal: err}
 }

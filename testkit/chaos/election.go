@@ -269,7 +269,7 @@ func (c *candidate) campaign(ctx context.Context) {
 		c.mu.Lock()
 		c.cancel = cancel
 		c.mu.Unlock()
-		err := election.Lead(lctx, c.b, ElectionKey, c.identity(), c.lead, lock.WithTTL(c.cfg.TTL))
+		err := election.Lead(lctx, c.b, ElectionKey, c.identity(), c.lead, election.WithTTL(c.cfg.TTL))
 		cancel()
 		c.e.lead(ctx, err)
 		if lock.CodeOf(err) == lock.CodeInvalidArgument {

@@ -8,6 +8,9 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/echocore"
+	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
 // KeyExtractor reads the lock key from a request; an error or "" is
@@ -25,18 +28,20 @@ type ErrorHandler func(c *echo.Context, err error) error
 type Config struct {
 	// Skipper lets the requests it accepts through without a lock.
 	Skipper middleware.Skipper
+	// BeforeFunc runs before the key is read.
+	BeforeFunc middleware.BeforeFunc
 	// Backend grants the leases.
 	Backend lock.Backend
 	// KeyLookup says where the key is, as "param:id".
 	KeyLookup string
 	// KeyExtractor reads the key.
 	KeyExtractor KeyExtractor
+	// Prefix is prepended to every key.
+	Prefix string
 	// Scope returns the principal the keys belong to.
 	Scope func(c *echo.Context) (string, error)
 	// Unscoped allows Replay without a Scope.
 	Unscoped bool
-	// Prefix is prepended to every key.
-	Prefix string
 	// RouteScope says whether keys include the route.
 	RouteScope RouteScope
 	// TTL is the lease duration.
@@ -54,8 +59,6 @@ type Config struct {
 	FailOpen bool
 	// LockOptions are passed to lock.Do.
 	LockOptions []lock.Option
-	// BeforeFunc runs before the key is read.
-	BeforeFunc middleware.BeforeFunc
 	// BusyHandler answers a busy key.
 	BusyHandler BusyHandler
 	// ErrorHandler answers other refusals.
@@ -115,4 +118,35 @@ func NewWithConfig(c Config) echo.MiddlewareFunc {
 		panic(err)
 	}
 	return mw
+}
+
+// ToMiddleware checks c and returns the middleware, or an
+// InvalidArgument *lock.Error naming the bad field.
+func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
+	key, err := keys.Extractor(c.KeyLookup, c.KeyExtractor)
+	if err != nil {
+		return nil, err
+	}
+	h := echocore.Hooks[*echo.Context]{Skipper: c.Skipper, Before: c.BeforeFunc, Key: key, Scope: c.Scope,
+		Busy: DefaultBusyHandler, Error: DefaultErrorHandler}
+	s := settings.Settings{Fields: true, Key: settings.Of(key), Scope: settings.Of(c.Scope),
+		Prefix: c.Prefix, RouteScope: settings.RouteScope(c.RouteScope), TTL: c.TTL, Wait: c.Wait, BackendTimeout: c.BackendTimeout, Limit: c.Limit,
+		FailOpen: c.FailOpen, LockOptions: c.LockOptions, Unscoped: c.Unscoped, ProblemBase: c.ProblemTypeBase}
+	if r := c.Replay; r != nil {
+		s.ReplayOn, h.Fingerprint, s.Fingerprint = true, r.Fingerprint, settings.Of(r.Fingerprint)
+		s.Replay = settings.Replay{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody, Statuses: r.Statuses}
+	}
+	if c.BusyHandler != nil {
+		h.Busy = c.BusyHandler
+	}
+	if c.ErrorHandler != nil {
+		h.Error = c.ErrorHandler
+	}
+	g, err := guard.New(c.Backend, s)
+	if err != nil {
+		return nil, err
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error { return frame.Serve(g, &h, c, next) }
+	}, nil
 }

@@ -1,7 +1,9 @@
-// Package echolock is Echo v5 middleware that runs each request under a
-// distributed lock on a key taken from the request:
+// Package echolock is Echo v5 middleware that runs each request under
+// a distributed lock on a key taken from the request:
 //
 //	e.POST("/orders/:id", createOrder, echolock.New(backend, echolock.FromParam("id")))
 //
-// It is middleware/echo for Echo v5; docs/http.md has the fields.
+// It follows Echo's conventions (Config, DefaultConfig, ToMiddleware).
+// The errors, answers and defaults are httpguard's; docs/http.md has the
+// fields and the guarantees.
 package echolock

@@ -264,7 +264,7 @@ func TestShowDuringLead(t *testing.T) {
 		}
 		cancel() // one term is enough: Lead releases it and returns
 		return json.Unmarshal([]byte(r.out), &st)
-	}, lock.WithTTL(10*time.Second))
+	}, election.WithTTL(10*time.Second))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lead = %v, want context.Canceled", err)
 	}
