@@ -51,12 +51,7 @@ type RunFunc func(held context.Context, l lock.Lease) (record []byte, err error)
 func (g *Guard) Recorded(ctx context.Context, key string, fp [wire.FingerprintSize]byte, run RunFunc) *Recording {
 	rp := g.replay
 	r := &Recording{}
-	var first lock.Lease
-	var found []byte
-	err := g.bounded(ctx, "acquire", func(ctx context.Context) (err error) {
-		first, found, err = rp.rec.AcquireRecord(ctx, key, g.ttl)
-		return err
-	})
+	first, found, err := g.acquireRecord(ctx, key)
 	switch {
 	case err == nil && first.ID == "":
 		r.Record, r.Err = g.decodeRecord(ctx, key, fp, found)
@@ -111,6 +106,16 @@ func (g *Guard) Recorded(ctx context.Context, key string, fp [wire.FingerprintSi
 		return nil
 	}, opts...)
 	return g.recordedEnd(ctx, key, fp, r, rec != nil, runErr, refused, err)
+}
+
+// acquireRecord is replay's first call, lock.Recorder.AcquireRecord,
+// under the backend timeout.
+func (g *Guard) acquireRecord(ctx context.Context, key string) (first lock.Lease, found []byte, err error) {
+	err = g.bounded(ctx, "acquire", func(ctx context.Context) (err error) {
+		first, found, err = g.replay.rec.AcquireRecord(ctx, key, g.ttl)
+		return err
+	})
+	return first, found, err
 }
 
 // answered completes r, whose Record or Err a record seen without the

@@ -118,18 +118,7 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	if co.inFlight < busyInFlight || (direct && co.inFlight < maxInFlight && calls <= maxInFlight) {
 		co.inFlight++
 		if direct {
-			// Send from this goroutine; what queued meanwhile goes on.
-			p.trip = inlineTrip
-			co.mu.Unlock()
-			one := [1]*pending{p} // on the stack
-			co.send(ctx, inlineTrip, one[:], p)
-			<-p.done
-			co.handOn()
-			_ = co.answer(p)
-			if cmd.Err() != nil && ctx.Err() != nil {
-				return ErrAbandoned
-			}
-			return nil
+			return co.sendAlone(ctx, p, cmd)
 		}
 		batch := []*pending{p}
 		t := co.takeLocked(batch)
@@ -170,6 +159,23 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	}
 	p.trip.leave()
 	return ErrAbandoned
+}
+
+// sendAlone sends p, the call of cmd, from the caller's goroutine; what
+// queued meanwhile goes on after it. co.mu is held on entry, and
+// sendAlone unlocks it.
+func (co *coalescer) sendAlone(ctx context.Context, p *pending, cmd *redis.Cmd) error {
+	p.trip = inlineTrip
+	co.mu.Unlock()
+	one := [1]*pending{p} // on the stack
+	co.send(ctx, inlineTrip, one[:], p)
+	<-p.done
+	co.handOn()
+	_ = co.answer(p)
+	if cmd.Err() != nil && ctx.Err() != nil {
+		return ErrAbandoned
+	}
+	return nil
 }
 
 // mayLead reports whether a queued call on ctx may send its batch from its
