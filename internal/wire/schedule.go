@@ -45,23 +45,15 @@ type ScheduleTick struct {
 
 // Encode returns the record's bytes.
 func (r ScheduleTick) Encode() []byte {
-	return fmt.Appendf(nil, "%s %s %d", ScheduleTickMagic, r.Fence, r.Last.UnixNano())
+	return encodeFenced(ScheduleTickMagic, r.Fence, r.Last.UnixNano())
 }
 
 // DecodeScheduleTick parses b; it returns an error wrapping
 // ErrBadSchedule for anything Encode cannot have written.
 func DecodeScheduleTick(b []byte) (ScheduleTick, error) {
-	f := strings.Split(string(b), " ")
-	if len(f) != 3 || f[0] != ScheduleTickMagic {
-		return ScheduleTick{}, fmt.Errorf("%w: not a tick record", ErrBadSchedule)
-	}
-	fence, err := lockdriver.ParseFence(f[1])
+	fence, ns, err := decodeFenced(b, ScheduleTickMagic, ErrBadSchedule, "tick", "tick")
 	if err != nil {
-		return ScheduleTick{}, fmt.Errorf("%w: bad fence", ErrBadSchedule)
-	}
-	ns, err := strconv.ParseInt(f[2], 10, 64)
-	if err != nil || strconv.FormatInt(ns, 10) != f[2] {
-		return ScheduleTick{}, fmt.Errorf("%w: bad tick", ErrBadSchedule)
+		return ScheduleTick{}, err
 	}
 	return ScheduleTick{Fence: fence, Last: time.Unix(0, ns).UTC()}, nil
 }
