@@ -47,39 +47,27 @@ type holding struct {
 	lost error // the release's result
 }
 
-// HoldLease is [Hold] for a lease l the caller already holds, such as a
-// term lock/election won. Its heartbeat runs on a goroutine of its own
-// under ctx, so its calls carry ctx's values, such as a span.
-func HoldLease(ctx context.Context, b Backend, l Lease, opts ...Option) (held context.Context, release func() error, err error) {
-	c, err := newConfig(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	h := c.keepLease(ctx, b, l, false)
-	return h.held, func() error { return h.release(func(lost error) error { return lost }) }, nil
-}
-
 // hold acquires key and starts keeping the lease alive.
 func (c *config) hold(ctx context.Context, b Backend, key string) (*holding, error) {
 	if c.lease != nil {
 		if ctx == nil || b == nil || c.lease.ID == "" {
 			return nil, invalid("hold", "WithLease needs a context, a backend and a granted lease")
 		}
-		return c.keepLease(ctx, b, *c.lease, true), nil
+		return c.keepLease(ctx, b, *c.lease), nil
 	}
 	l, err := c.acquire(ctx, b, key)
 	if err != nil {
 		return nil, err
 	}
-	return c.keepLease(ctx, b, l, true), nil
+	return c.keepLease(ctx, b, l), nil
 }
 
-// keepLease starts keeping l alive; batch allows Keep's batching.
-func (c *config) keepLease(ctx context.Context, b Backend, l Lease, batch bool) *holding {
+// keepLease starts keeping l alive.
+func (c *config) keepLease(ctx context.Context, b Backend, l Lease) *holding {
 	if l.TTL <= 0 {
 		l.TTL = c.ttl // a backend that leaves TTL unset still gets a heartbeat
 	}
-	kept, stop := keep(ctx, b, l, c.heartbeat, batch)
+	kept, stop := keep(ctx, b, l, c.heartbeat)
 	// Our own context, so that the release ends held with errReleased.
 	held, cancel := context.WithCancelCause(withLease(kept, l))
 	return &holding{c: c, b: b, ctx: ctx, held: held, lease: l, cancel: cancel, stop: stop}

@@ -244,3 +244,57 @@ func TestHoldReleaseError(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, func() bool { return !f.held("k") }, "the release tried again")
 }
+
+// ctxKey is the context key of TestHoldLeaseUnbatched's caller's value.
+type ctxKey struct{}
+
+// TestHoldLeaseUnbatched: Hold of a lease the caller holds (WithLease) with
+// an Unbatched heartbeat, as lock/election holds a term, extends it with
+// Extend under the caller's context, on a backend that would batch it: the
+// hooks see the caller's values, and the release returns the loss.
+func TestHoldLeaseUnbatched(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	f := newIDFake(nil)
+	var mu sync.Mutex
+	seen := map[lock.OpKind][]any{}
+	b := lock.WithHooks(f, hookFunc(func(next lock.OpFunc) lock.OpFunc {
+		return func(ctx context.Context, op *lock.Op) error {
+			mu.Lock()
+			seen[op.Kind] = append(seen[op.Kind], ctx.Value(ctxKey{}))
+			mu.Unlock()
+			return next(ctx, op)
+		}
+	}))
+	ctx := context.WithValue(context.Background(), ctxKey{}, "caller")
+	l, err := f.Acquire(ctx, "k", 150*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, got, release, err := lock.Hold(ctx, b, l.Key, lock.WithLease(l), lock.WithHeartbeat(lock.Heartbeat{Unbatched: true}))
+	if err != nil {
+		t.Fatalf("Hold = %v", err)
+	}
+	if got.ID != l.ID {
+		t.Errorf("Hold's lease id %q, want the lease given, %q", got.ID, l.ID)
+	}
+	waitFor(t, 5*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen[lock.OpExtend]) >= 2
+	}, "two extensions")
+	mu.Lock()
+	for i, v := range seen[lock.OpExtend] {
+		if v != "caller" {
+			t.Errorf("extension %d ran under a context with value %v, want the caller's", i, v)
+		}
+	}
+	if n := len(seen[lock.OpExtendBatch]); n != 0 {
+		t.Errorf("%d batched extensions, want none", n)
+	}
+	mu.Unlock()
+	f.steal(l.Key)
+	waitDone(t, held, 5*time.Second, "held after the lease was stolen")
+	if err := release(); !errors.Is(err, lock.ErrLeaseLost) {
+		t.Errorf("release = %v, want ErrLeaseLost", err)
+	}
+}

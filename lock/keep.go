@@ -14,6 +14,10 @@ type Heartbeat struct {
 	Interval time.Duration             // between extensions; 0: a third of the lease's TTL
 	OnExtend func(expiresAt time.Time) // after each extension, with the new expiry
 	OnError  func(err error)           // after each failed extension that Keep retries
+	// Unbatched extends the lease from a goroutine of its own under the
+	// caller's ctx, so that the calls carry ctx's values, such as a span,
+	// even where Keep would batch it.
+	Unbatched bool
 }
 
 // WithHeartbeat sets the heartbeat of Keep, Do and Hold; the zero
@@ -29,7 +33,8 @@ func WithHeartbeat(h Heartbeat) Option {
 // transient failure until the lease would expire. held ends with a cause
 // matching [ErrLeaseLost] when the lease is lost. stop ends the heartbeat
 // and returns the loss, or nil; it does not release. On an [IDBackend]
-// with [Locals] all leases are extended in batches from one goroutine.
+// with [Locals] all leases are extended in batches from one goroutine,
+// unless the heartbeat is Unbatched.
 func Keep(ctx context.Context, b Backend, l Lease, opts ...Option) (held context.Context, stop func() error) {
 	var c config
 	for _, o := range opts {
@@ -37,11 +42,11 @@ func Keep(ctx context.Context, b Backend, l Lease, opts ...Option) (held context
 			o.apply(&c)
 		}
 	}
-	return keep(ctx, b, l, c.heartbeat, true)
+	return keep(ctx, b, l, c.heartbeat)
 }
 
-// keep is Keep with heartbeat hb; batch allows the batched heartbeat.
-func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat, batch bool) (held context.Context, stop func() error) {
+// keep is Keep with heartbeat hb.
+func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat) (held context.Context, stop func() error) {
 	start := time.Now()
 	cfg := hb
 	if cfg.Interval == 0 {
@@ -61,7 +66,7 @@ func keep(ctx context.Context, b Backend, l Lease, hb Heartbeat, batch bool) (he
 	if !l.ExpiresAt.IsZero() && l.ExpiresAt.Before(k.deadline) {
 		k.deadline = l.ExpiresAt
 	}
-	if be, ok := b.(IDBackend); ok && batch {
+	if be, ok := b.(IDBackend); ok && !hb.Unbatched {
 		if slot := slotOf(be); slot != nil {
 			return held, keepBatched(ctx, be, slot, k)
 		}

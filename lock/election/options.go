@@ -33,7 +33,8 @@ func WithTTL(d time.Duration) Option { return optionFunc(func(c *config) { c.ttl
 // WithHeartbeat sets the heartbeat that keeps a term alive, as
 // lock.WithHeartbeat does for a lock: its Interval is at most half the
 // TTL (0: a third of it), and its OnExtend and OnError are called as
-// lock.Keep calls them.
+// lock.Keep calls them. A term's heartbeat is always Unbatched: its
+// extensions carry the values of Lead's context, such as a span.
 func WithHeartbeat(h lock.Heartbeat) Option {
 	return optionFunc(func(c *config) { c.heartbeat = h })
 }
@@ -77,10 +78,10 @@ func (c config) check(op string) error {
 	return lockdriver.InvalidArgument(op, msg)
 }
 
-// holdOptions are the options of lock.HoldLease for a term: c's, and a
-// release bounded by stopTimeout.
-func (c config) holdOptions(hb lock.Heartbeat) []lock.Option {
-	opts := []lock.Option{lock.WithTTL(c.ttl), lock.WithHeartbeat(hb), lock.WithReleaseTimeout(stopTimeout)}
+// holdOptions are the options of lock.Hold for term l, which the
+// candidate holds already: c's, and a release bounded by stopTimeout.
+func (c config) holdOptions(l lock.Lease, hb lock.Heartbeat) []lock.Option {
+	opts := []lock.Option{lock.WithLease(l), lock.WithTTL(c.ttl), lock.WithHeartbeat(hb), lock.WithReleaseTimeout(stopTimeout)}
 	if c.releaseError {
 		opts = append(opts, lock.WithReleaseErrorHandler(c.onReleaseError))
 	}

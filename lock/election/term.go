@@ -20,7 +20,8 @@ type term struct {
 	config   config // Lead's options
 }
 
-// holding is a term held by lock.HoldLease, and its proclaimer.
+// holding is a term held by lock.Hold with lock.WithLease, and its
+// proclaimer.
 type holding struct {
 	held    context.Context
 	lease   lock.Lease // with its TTL
@@ -65,11 +66,14 @@ func (t *term) serve(ctx context.Context, fn func(context.Context, lock.Lease) e
 	return ferr, lost, rerr
 }
 
-// hold keeps the term with lock.HoldLease and starts proclaiming it.
+// hold keeps the term with lock.Hold and starts proclaiming it. The
+// heartbeat is Unbatched, so that its extensions run under ctx and carry
+// its values, such as the term's span.
 func (t *term) hold(ctx context.Context) (*holding, error) {
 	store := storeOf(t.b)
 	p := &proclaimer{store: store, term: t.lease, identity: t.identity, poke: make(chan struct{}, 1)}
 	hb := t.config.heartbeat
+	hb.Unbatched = true
 	onExtend := hb.OnExtend
 	hb.OnExtend = func(exp time.Time) {
 		if onExtend != nil {
@@ -84,7 +88,7 @@ func (t *term) hold(ctx context.Context) (*holding, error) {
 	if l.TTL <= 0 {
 		l.TTL = t.config.ttl
 	}
-	held, release, err := lock.HoldLease(ctx, t.b, l, t.config.holdOptions(hb)...)
+	held, _, release, err := lock.Hold(ctx, t.b, l.Key, t.config.holdOptions(l, hb)...)
 	if err != nil {
 		return nil, err
 	}
