@@ -106,12 +106,12 @@ type acquisition struct {
 	timerAt time.Time // when the pending timer fires; zero when none is pending
 	waits   int       // backoff timers started: the index into the delay schedule
 	retries int       // attempts counted against retry.MaxRetries
-	w       *longWait // with a Watch or a wait over maxQueueWait; nil else
+	w       *longWait // with WithWatch or a wait over maxQueueWait; nil else
 }
 
-// longWait is the state of a wait with a Watch or over maxQueueWait.
+// longWait is the state of a wait with WithWatch or over maxQueueWait.
 type longWait struct {
-	watch     Watch // WithWatch's, or nil
+	watch     watch // WithWatch's
 	rejoin    *time.Timer
 	failures  int
 	holderExp time.Time
@@ -258,7 +258,7 @@ func (a *acquisition) wait(ctx context.Context, attempt int, err error) (Lease, 
 	}
 	var changed <-chan struct{}
 	if a.c.watch != nil {
-		changed = a.w.watch.Changed()
+		changed = a.w.watch.changed
 	}
 	var rejoin <-chan time.Time
 	if a.w != nil && a.w.rejoin != nil {
@@ -299,7 +299,7 @@ func (a *acquisition) granted(ctx context.Context, g Lease) {
 
 // schedule starts the timer of the next attempt after err and returns
 // its delay: the backoff, or for a queued waiter the fallback poll;
-// with a Watch, until the holder's expiry. A pending timer is kept.
+// with WithWatch, until the holder's expiry. A pending timer is kept.
 func (a *acquisition) schedule(err error) time.Duration {
 	locked := errors.Is(err, ErrLocked)
 	var d time.Duration

@@ -270,6 +270,7 @@ func TestBadOptions(t *testing.T) {
 		{"negative base delay", lock.WithRetry(lock.Retry{BaseDelay: -1})},
 		{"negative max delay", lock.WithRetry(lock.Retry{MaxDelay: -1})},
 		{"zero release timeout", lock.WithReleaseTimeout(0)},
+		{"watch without a holder", lock.WithWatch(make(chan struct{}), nil)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

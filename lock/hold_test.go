@@ -245,14 +245,14 @@ func TestHoldReleaseError(t *testing.T) {
 	waitFor(t, 5*time.Second, func() bool { return !f.held("k") }, "the release tried again")
 }
 
-// ctxKey is the context key of TestHoldLeaseUnbatched's caller's value.
+// ctxKey is the context key of TestHoldWithLeaseUnbatched's caller's value.
 type ctxKey struct{}
 
-// TestHoldLeaseUnbatched: Hold of a lease the caller holds (WithLease) with
+// TestHoldWithLeaseUnbatched: Hold of a lease the caller holds (WithLease) with
 // an Unbatched heartbeat, as lock/election holds a term, extends it with
 // Extend under the caller's context, on a backend that would batch it: the
 // hooks see the caller's values, and the release returns the loss.
-func TestHoldLeaseUnbatched(t *testing.T) {
+func TestHoldWithLeaseUnbatched(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	f := newIDFake(nil)
 	var mu sync.Mutex

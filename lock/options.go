@@ -29,7 +29,7 @@ type config struct {
 	heartbeat      Heartbeat
 	limit          int32  // WithLimit's n
 	limitSet       bool   // WithLimit was given
-	watch          *Watch // WithWatch's
+	watch          *watch // WithWatch's
 	lease          *Lease // WithLease's
 }
 
@@ -56,6 +56,8 @@ func newConfig(opts []Option) (config, error) {
 		return c, invalid("config", "backend timeout must not be negative")
 	case c.limitSet && (c.limit < 1 || c.limit > contract.MaxLimit):
 		return c, invalid("config", "limit must be between 1 and "+itoa(contract.MaxLimit))
+	case c.watch != nil && c.watch.holder == nil:
+		return c, invalid("config", "watch needs a holder function")
 	}
 	if err := c.retry.check(); err != nil {
 		return c, err

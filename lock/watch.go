@@ -7,20 +7,22 @@ import (
 	"github.com/syncguard-go/syncguard/lock/internal/contract"
 )
 
-// Watch tells a wait what is known of a key's holder, for WithWatch.
-type Watch interface {
-	// Changed receives when the holder may have changed.
-	Changed() <-chan struct{}
-	// Holder returns the holder's expiry; zero when the key is free.
-	// known is false until the key was first read.
-	Holder() (expiresAt time.Time, known bool)
+// WithWatch makes a wait on a busy key follow a watcher of its holder
+// instead of a backoff: changed receives when the holder may have
+// changed, and holder returns the holder's expiry, zero when the key is
+// free, with known false until the key was first read. The wait attempts
+// when the key is found free or the holder's expiry passed. It then
+// retries transient failures on any Backend. lock/election's candidates
+// wait so.
+func WithWatch(changed <-chan struct{}, holder func() (expiresAt time.Time, known bool)) Option {
+	return optionFunc(func(c *config) { c.watch = &watch{changed: changed, holder: holder} })
 }
 
-// WithWatch makes a wait on a busy key follow w instead of a backoff: it
-// attempts when w finds the key free or the holder's expiry passed. It
-// then retries transient failures on any Backend. lock/election's
-// candidates wait so.
-func WithWatch(w Watch) Option { return optionFunc(func(c *config) { c.watch = &w }) }
+// watch is WithWatch's watcher.
+type watch struct {
+	changed <-chan struct{}
+	holder  func() (expiresAt time.Time, known bool)
+}
 
 // expiryMargin is how long after the holder's expiry a watching wait
 // attempts, and its least wait: clocks differ.
@@ -30,7 +32,7 @@ const expiryMargin = 50 * time.Millisecond
 // known expiry of the holder, plus expiryMargin.
 func (a *acquisition) until() time.Duration {
 	exp := a.w.holderExp
-	if cur, known := a.w.watch.Holder(); known && cur.After(exp) {
+	if cur, known := a.w.watch.holder(); known && cur.After(exp) {
 		exp = cur
 	}
 	if exp.IsZero() {
@@ -42,7 +44,7 @@ func (a *acquisition) until() time.Duration {
 // woken reports whether a change of holder calls for an attempt at once:
 // the key is free. Else it moves the timer to the new expiry.
 func (a *acquisition) woken() (attempt bool) {
-	if exp, known := a.w.watch.Holder(); known && exp.IsZero() {
+	if exp, known := a.w.watch.holder(); known && exp.IsZero() {
 		return true
 	}
 	if a.w.failures == 0 {

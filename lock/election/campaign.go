@@ -25,15 +25,12 @@ var (
 // passed. It returns the term's lease, ctx's error, or a backend error
 // that is not transient.
 func campaign(ctx context.Context, b lock.Backend, key string, ttl time.Duration, f *follower) (lock.Lease, error) {
-	return lock.Acquire(ctx, b, key, lock.WithTTL(ttl), forever, campaignRetry, lock.WithWatch(f))
+	return lock.Acquire(ctx, b, key, lock.WithTTL(ttl), forever, campaignRetry, lock.WithWatch(f.wake, f.holder))
 }
 
-// Changed receives when the term may have changed (lock.Watch).
-func (f *follower) Changed() <-chan struct{} { return f.wake }
-
-// Holder returns the known term's expiry, zero when nobody leads, and
-// whether the term was ever known (lock.Watch).
-func (f *follower) Holder() (time.Time, bool) {
+// holder returns the known term's expiry, zero when nobody leads, and
+// whether the term was ever known: lock.WithWatch's holder.
+func (f *follower) holder() (time.Time, bool) {
 	cur, known := f.state()
 	if cur.Fence == "" {
 		return time.Time{}, known
