@@ -32,6 +32,7 @@ type Guard struct {
 	waits     bool          // WithLockOptions asked for a wait on a busy key
 	waitAt    int           // the index of a limit's wait in do
 	drops     dropLog       // tasks dropped, for Logger
+	tracing   tracing       // the tracer of the deliveries' spans
 }
 
 // untilLimitWaitEnds is the retry schedule of a limit's wait: attempts
@@ -63,6 +64,7 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		doneTTL:  c.doneTTL,
 		limit:    c.limit,
 	}
+	g.tracing.tp = c.tracerProvider
 	g.do = []lock.Option{
 		// One attempt: a busy key is the policy's business, not a wait
 		// that would hold a worker. A limit's tasks wait for a slot by time.
@@ -93,12 +95,21 @@ func (g *Guard) Middleware() asynq.MiddlewareFunc { return g.Wrap }
 // fails the task with a *DuplicateError or *LimitError, an invalid key
 // with ErrInvalidKey. It panics if h is nil. docs/asynq.md lists every
 // outcome.
+//
+// Each delivery is a span of kind CONSUMER, "process <queue>", that
+// continues the trace whose context the task's headers carry (see
+// Enqueue); the lock's spans and h's work are its children. With no
+// TracerProvider set there is no span. docs/opentelemetry.md has the
+// details.
 func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 	if h == nil {
 		panic("asynqlock: Wrap of a nil handler")
 	}
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		err := g.process(ctx, h, t)
+		var d delivery
+		ctx, span := g.startDelivery(ctx, t)
+		err := g.process(ctx, h, t, &d)
+		endDelivery(span, &d, err)
 		g.drops.add(ctx, err)
 		return err
 	})
@@ -109,12 +120,13 @@ func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 // window the attempt is the Recorder's AcquireDone, which checks the
 // marker in the same step; on a Recorder without it, the check runs
 // while holding.
-func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) error {
+// What it learns of the delivery goes to d.
+func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task, d *delivery) error {
 	key, err := g.key(ctx, t)
 	if err != nil {
 		return err
 	}
-	ran := false
+	d.key = key
 	opts := g.do
 	wait := g.waitFor(ctx)
 	var start time.Time
@@ -139,8 +151,8 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 			return g.notAcquired(ctx, key, err, 0, true)
 		}
 	}
-	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
-		ran = true
+	err = lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
+		d.ran, d.fence = true, l.Fence
 		if g.recorder != nil && !checked {
 			done, err := g.recorder.IsDone(held, key)
 			if err != nil {
@@ -155,7 +167,7 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 	switch {
 	case err == nil:
 		return nil
-	case !ran:
+	case !d.ran:
 		var waited time.Duration
 		if wait > 0 {
 			waited = time.Since(start)
