@@ -26,13 +26,14 @@ type Guard struct {
 	ttl       time.Duration
 	policy    Policy
 	doneTTL   time.Duration
-	limit     int           // 0 unless WithLimit
-	limitWait time.Duration // WithLimitWait's; 0 unless WithLimit
-	do        []lock.Option // lock.Do's options; with a limit, do[waitAt] is the wait, set per task
-	waits     bool          // WithLockOptions asked for a wait on a busy key
-	waitAt    int           // the index of a limit's wait in do
-	drops     dropLog       // tasks dropped, for Logger
-	tracing   tracing       // the tracer of the deliveries' spans
+	limit     int            // 0 unless WithLimit
+	limitWait time.Duration  // WithLimitWait's; 0 unless WithLimit
+	do        []lock.Option  // lock.Do's options; with a limit, do[waitAt] is the wait, set per task
+	waits     bool           // WithLockOptions asked for a wait on a busy key
+	waitAt    int            // the index of a limit's wait in do
+	heartbeat lock.Heartbeat // WithLockOptions' heartbeat, which a traced delivery's extends
+	drops     dropLog        // tasks dropped, for Logger
+	tracing   tracing        // the tracer of the deliveries' spans
 }
 
 // untilLimitWaitEnds is the retry schedule of a limit's wait: attempts
@@ -82,6 +83,7 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 	g.do = append(g.do, lock.WithReleaseFunc(g.release))
 	if s, err := lock.Resolve(b, g.do...); err == nil {
 		g.waits = s.Wait > 0
+		g.heartbeat = s.Heartbeat
 	}
 	return g, nil
 }
@@ -107,9 +109,9 @@ func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 	}
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		var d delivery
-		ctx, span := g.startDelivery(ctx, t)
+		ctx, d.span = g.startDelivery(ctx, t)
 		err := g.process(ctx, h, t, &d)
-		endDelivery(span, &d, err)
+		endDelivery(&d, err)
 		g.drops.add(ctx, err)
 		return err
 	})
@@ -134,6 +136,9 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task, d *
 		opts = slices.Clone(g.do)
 		opts[g.waitAt] = lock.WithWait(wait)
 		start = time.Now()
+	}
+	if d.span != nil && d.span.IsRecording() {
+		opts = append(opts[:len(opts):len(opts)], lock.WithHeartbeat(g.tracedHeartbeat(d.span)))
 	}
 	checked := false // the done check ran with the acquisition
 	if g.recorder != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync/atomic"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"go.opentelemetry.io/otel"
@@ -144,6 +145,7 @@ func WithTracerProvider(tp trace.TracerProvider) TracingOption {
 
 // delivery is what the Guard learnt of one delivery, for its span.
 type delivery struct {
+	span  trace.Span // the delivery's; nil when not traced
 	key   string     // the task's lock key; "" when it could not be derived
 	ran   bool       // the handler was called under a lease
 	fence lock.Fence // the lease's fence, when ran
@@ -195,7 +197,8 @@ func (g *Guard) startDelivery(ctx context.Context, t *asynq.Task) (context.Conte
 // endDelivery ends span, the delivery's, with what became of it: d as
 // the Guard saw it and err, the handler's result. Its status is Error only
 // when IsFailure(err).
-func endDelivery(span trace.Span, d *delivery, err error) {
+func endDelivery(d *delivery, err error) {
+	span := d.span
 	if span == nil {
 		return
 	}
@@ -232,6 +235,30 @@ func endDelivery(span trace.Span, d *delivery, err error) {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 	}
+}
+
+// ExtendedEvent is the event on a delivery's span for each extension of
+// its lease by the heartbeat, with the lease's new expiry (ExpiresAtKey).
+// The extensions themselves are the backend's spans: on the Redis
+// backend, "syncguard.extend_batch" root spans shared by many leases.
+const ExtendedEvent = "syncguard.extended"
+
+// ExpiresAtKey is the expiry of an extended lease, by the backend's
+// clock, in RFC 3339 (ExtendedEvent).
+const ExpiresAtKey = attribute.Key("syncguard.expires_at")
+
+// tracedHeartbeat is the Guard's heartbeat that also adds an
+// ExtendedEvent to span per extension.
+func (g *Guard) tracedHeartbeat(span trace.Span) lock.Heartbeat {
+	hb := g.heartbeat
+	onExtend := hb.OnExtend
+	hb.OnExtend = func(exp time.Time) {
+		span.AddEvent(ExtendedEvent, trace.WithAttributes(ExpiresAtKey.String(exp.UTC().Format(time.RFC3339Nano))))
+		if onExtend != nil {
+			onExtend(exp)
+		}
+	}
+	return hb
 }
 
 // errorType is the error.type of a failed task: the lock.Code of a lock

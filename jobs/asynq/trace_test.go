@@ -230,6 +230,9 @@ func TestTraceOfDuplicates(t *testing.T) {
 		if c.Status().Code == codes.Error {
 			t.Errorf("delivery of %s (%s) has the Error status", id, out)
 		}
+		if out == asynqlock.TaskOutcomeRan && !hasEvent(c, asynqlock.ExtendedEvent) {
+			t.Errorf("the run's span has no %s event: its 400ms outlived a third of the 1s lease", asynqlock.ExtendedEvent)
+		}
 	}
 	if outcomes[asynqlock.TaskOutcomeRan] != 1 || outcomes[asynqlock.TaskOutcomeDuplicate]+outcomes[asynqlock.TaskOutcomeDone] < 2 {
 		t.Errorf("outcomes %v, want one run and the rest duplicates", outcomes)
@@ -257,6 +260,16 @@ func TestTraceOfDuplicates(t *testing.T) {
 		t.Fatalf("the key's hash is not in the spans: the search for the raw key proves nothing\n%s", dumpSpans(spans))
 	}
 	checkNoRawValues(t, spans, map[string]string{"payload": payload, "header": header, "key": key})
+}
+
+// hasEvent reports whether s has an event named name.
+func hasEvent(s sdktrace.ReadOnlySpan, name string) bool {
+	for _, ev := range s.Events() {
+		if ev.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // underConsumer reports whether s descends from a CONSUMER span through
@@ -502,4 +515,41 @@ func TestTraceOfBadHeaders(t *testing.T) {
 		}
 	}
 	checkNoRawValues(t, spans, values)
+}
+
+// TestTracedHeartbeatKeepsOwn: on a traced delivery, the heartbeat given
+// with WithLockOptions keeps its interval and its OnExtend, and each
+// extension is also an event on the delivery's span.
+func TestTracedHeartbeatKeepsOwn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tr := newTracer(t)
+	var extended atomic.Int32
+	g := tr.guard(t, e, asynqlock.WithTTL(time.Minute), asynqlock.WithLockOptions(lock.WithHeartbeat(lock.Heartbeat{
+		Interval: 20 * time.Millisecond,
+		OnExtend: func(time.Time) { extended.Add(1) },
+	})))
+	err := g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+		deadline := time.Now().Add(10 * time.Second)
+		for extended.Load() < 3 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return nil
+	})).ProcessTask(bg(t), asynq.NewTask(taskType, []byte("beats")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := extended.Load(); n < 3 {
+		t.Fatalf("own OnExtend called %d times within 10s at a 20ms interval (1m TTL), want 3", n)
+	}
+	deliveries := ofKind(tr.ended(), trace.SpanKindConsumer)
+	events := 0
+	for _, ev := range deliveries[0].Events() {
+		if ev.Name == asynqlock.ExtendedEvent {
+			events++
+		}
+	}
+	if events < 3 {
+		t.Errorf("%s events: %d, want one per extension (3 or more)", asynqlock.ExtendedEvent, events)
+	}
 }
