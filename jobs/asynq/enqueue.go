@@ -55,7 +55,10 @@ func Enqueue(ctx context.Context, c *asynq.Client, t *asynq.Task, opts ...Enqueu
 			o.applyEnqueue(&cfg)
 		}
 	}
-	tr := tracing{tp: cfg.tracerProvider}
+	tr := &globalTracing
+	if cfg.tracerProvider != nil {
+		tr = &tracing{tp: cfg.tracerProvider}
+	}
 	var span trace.Span
 	if tracer := tr.tracer(); tracer != nil {
 		queue := queueOf(t, cfg.taskOpts)
@@ -81,6 +84,9 @@ func Enqueue(ctx context.Context, c *asynq.Client, t *asynq.Task, opts ...Enqueu
 	}
 	return info, err
 }
+
+// globalTracing is Enqueue's tracer when no WithTracerProvider is given.
+var globalTracing tracing
 
 // withTraceContext returns t with the trace context of ctx added to its
 // headers, or t itself when the propagator writes nothing or when t's
