@@ -43,6 +43,15 @@ func TestDemo(t *testing.T) {
 		"\n│  └─ syncguard.acquire  ",
 		"outcome=acquired",
 		"\n└─ syncguard.release  ",
+		// The invoice request's trace: its enqueue, the task's delivery
+		// under it, and the delivery's lock and work under that.
+		"\nPOST /invoices/{id}  ",
+		"\n└─ send otel-example-",
+		"\n   └─ process otel-example-",
+		"task.outcome=ran",
+		"\n      ├─ syncguard.wait  ",
+		"\n      ├─ send invoice email  ",
+		"\n      └─ syncguard.release  ",
 	} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("the printed tree lacks %q:\n%s", want, tree)
