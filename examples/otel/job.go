@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -39,39 +40,14 @@ func invoiceJob(ctx context.Context, rdb *redis.Client, tp trace.TracerProvider,
 	// with the global propagator.
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	var request trace.SpanContext
-	guard, err := asynqlock.New(backend, asynqlock.WithTTL(5*time.Second), asynqlock.WithTracerProvider(tp))
+	client := asynq.NewClientFromRedisClient(rdb)
+	defer client.Close()
+	queue, sent, stop, err := invoiceWorker(rdb, tp, backend)
 	if err != nil {
 		return request, err
 	}
-	var rnd [6]byte
-	rand.Read(rnd[:]) // never fails (Go 1.24+)
-	queue := "otel-example-" + hex.EncodeToString(rnd[:])
-	sent := make(chan struct{})
-	jobs := asynq.NewServeMux()
-	jobs.Use(guard.Middleware())
-	jobs.HandleFunc("invoice:send", func(ctx context.Context, t *asynq.Task) error {
-		_, span := tp.Tracer("example").Start(ctx, "send invoice email")
-		time.Sleep(20 * time.Millisecond)
-		span.End()
-		close(sent)
-		return nil
-	})
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Queues:            map[string]int{queue: 1},
-		IsFailure:         asynqlock.IsFailure,
-		TaskCheckInterval: 50 * time.Millisecond,
-		LogLevel:          asynq.WarnLevel,
-	})
-	client := asynq.NewClientFromRedisClient(rdb)
-	defer client.Close()
-	insp := asynq.NewInspectorFromRedisClient(rdb)
-	defer insp.Close()
-	defer insp.DeleteQueue(queue, true) // after the server's shutdown
-	if err := srv.Start(jobs); err != nil {
-		return request, err
-	}
-	// Shutdown waits for the handler, and so for the delivery's span to end.
-	defer srv.Shutdown()
+	// stop waits for the handler, and so for the delivery's span to end.
+	defer stop()
 
 	api := http.NewServeMux()
 	api.HandleFunc("POST /invoices/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -107,4 +83,44 @@ func invoiceJob(ctx context.Context, rdb *redis.Client, tp trace.TracerProvider,
 		return request, ctx.Err()
 	}
 	return request, nil
+}
+
+// invoiceWorker starts an asynq server on a queue of its own, running
+// "invoice:send" tasks through an asynqlock.Guard on backend; sent is
+// closed once a task has run. stop shuts the server down and deletes the
+// queue.
+func invoiceWorker(rdb *redis.Client, tp trace.TracerProvider, backend lock.Backend) (queue string, sent <-chan struct{}, stop func(), err error) {
+	guard, err := asynqlock.New(backend, asynqlock.WithTTL(5*time.Second), asynqlock.WithTracerProvider(tp))
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:]) // never fails (Go 1.24+)
+	queue = "otel-example-" + hex.EncodeToString(rnd[:])
+	done := make(chan struct{})
+	var once sync.Once
+	jobs := asynq.NewServeMux()
+	jobs.Use(guard.Middleware())
+	jobs.HandleFunc("invoice:send", func(ctx context.Context, t *asynq.Task) error {
+		_, span := tp.Tracer("example").Start(ctx, "send invoice email")
+		time.Sleep(20 * time.Millisecond)
+		span.End()
+		once.Do(func() { close(done) })
+		return nil
+	})
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Queues:            map[string]int{queue: 1},
+		IsFailure:         asynqlock.IsFailure,
+		TaskCheckInterval: 50 * time.Millisecond,
+		LogLevel:          asynq.WarnLevel,
+	})
+	if err := srv.Start(jobs); err != nil {
+		return "", nil, nil, err
+	}
+	return queue, done, func() {
+		srv.Shutdown()
+		insp := asynq.NewInspectorFromRedisClient(rdb)
+		_ = insp.DeleteQueue(queue, true)
+		insp.Close()
+	}, nil
 }
