@@ -8,7 +8,6 @@ import (
 
 	"github.com/hibiken/asynq"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
@@ -61,23 +60,14 @@ func Enqueue(ctx context.Context, c *asynq.Client, t *asynq.Task, opts ...Enqueu
 	}
 	var span trace.Span
 	if tracer := tr.tracer(); tracer != nil {
-		queue := queueOf(t, cfg.taskOpts)
-		ctx, span = tracer.Start(ctx, "send "+queue, trace.WithSpanKind(trace.SpanKindProducer),
-			trace.WithAttributes(
-				systemAsynq,
-				semconv.MessagingOperationTypeSend,
-				semconv.MessagingOperationName("send"),
-				semconv.MessagingDestinationName(queue),
-				TaskTypeKey.String(t.Type()),
-			))
+		name, attrs := messaging(semconv.MessagingOperationTypeSend, "send", queueOf(t, cfg.taskOpts), t.Type(), 0)
+		ctx, span = tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 		defer span.End()
 	}
 	info, err := c.EnqueueContext(ctx, withTraceContext(ctx, t), cfg.taskOpts...)
 	if span != nil && span.IsRecording() {
 		if err != nil {
-			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
+			setError(span, err)
 		} else {
 			span.SetAttributes(semconv.MessagingMessageID(info.ID))
 		}

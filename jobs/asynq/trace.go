@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hibiken/asynq"
 	"go.opentelemetry.io/otel"
@@ -165,14 +166,7 @@ func (g *Guard) startDelivery(ctx context.Context, t *asynq.Task) (context.Conte
 	if !ok {
 		queue = defaultQueue
 	}
-	attrs := make([]attribute.KeyValue, 0, 7)
-	attrs = append(attrs,
-		systemAsynq,
-		semconv.MessagingOperationTypeProcess,
-		semconv.MessagingOperationName("process"),
-		semconv.MessagingDestinationName(queue),
-		TaskTypeKey.String(t.Type()),
-	)
+	name, attrs := messaging(semconv.MessagingOperationTypeProcess, "process", queue, t.Type(), 2)
 	if id, ok := asynq.GetTaskID(ctx); ok {
 		attrs = append(attrs, semconv.MessagingMessageID(id))
 	}
@@ -191,7 +185,24 @@ func (g *Guard) startDelivery(ctx context.Context, t *asynq.Task) (context.Conte
 			ctx = pctx // baggage, if any
 		}
 	}
-	return tracer.Start(ctx, "process "+queue, opts...)
+	return tracer.Start(ctx, name, opts...)
+}
+
+// messaging returns the span name and the messaging attributes of an
+// operation (op, named name: "send" or "process") on queue for a task of
+// type typ, with room for extra more. A queue or type that is not valid
+// UTF-8, as attribute values must be, is left out.
+func messaging(op attribute.KeyValue, name, queue, typ string, extra int) (string, []attribute.KeyValue) {
+	attrs := make([]attribute.KeyValue, 0, 5+extra)
+	attrs = append(attrs, systemAsynq, op, semconv.MessagingOperationName(name))
+	if utf8.ValidString(queue) {
+		attrs = append(attrs, semconv.MessagingDestinationName(queue))
+		name += " " + queue
+	}
+	if utf8.ValidString(typ) {
+		attrs = append(attrs, TaskTypeKey.String(typ))
+	}
+	return name, attrs
 }
 
 // endDelivery ends span, the delivery's, with what became of it: d as
@@ -231,10 +242,16 @@ func endDelivery(d *delivery, err error) {
 	}
 	span.SetAttributes(attrs...)
 	if IsFailure(err) {
-		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		setError(span, err)
 	}
+}
+
+// setError marks span as failed with err: error.type, the error as an
+// event, and the Error status.
+func setError(span trace.Span, err error) {
+	span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
 }
 
 // ExtendedEvent is the event on a delivery's span for each extension of

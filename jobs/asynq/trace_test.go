@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hibiken/asynq"
 	"go.opentelemetry.io/otel/attribute"
@@ -551,5 +552,32 @@ func TestTracedHeartbeatKeepsOwn(t *testing.T) {
 	}
 	if events < 3 {
 		t.Errorf("%s events: %d, want one per extension (3 or more)", asynqlock.ExtendedEvent, events)
+	}
+}
+
+// TestTraceOfInvalidUTF8: a task type that is not valid UTF-8 is left out
+// of the span, whose attributes must be valid UTF-8; the task runs.
+func TestTraceOfInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tr := newTracer(t)
+	g := tr.guard(t, e)
+	ran := false
+	err := g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+		ran = true
+		return nil
+	})).ProcessTask(bg(t), asynq.NewTask("report:\xff\xfe", []byte("p")))
+	if err != nil || !ran {
+		t.Fatalf("ProcessTask = %v, ran %v; want nil, true", err, ran)
+	}
+	deliveries := ofKind(tr.ended(), trace.SpanKindConsumer)
+	if len(deliveries) != 1 {
+		t.Fatalf("deliveries: %d, want 1", len(deliveries))
+	}
+	if _, ok := attr(deliveries[0], asynqlock.TaskTypeKey); ok {
+		t.Errorf("the invalid task type was recorded")
+	}
+	if dump := dumpSpans(tr.ended()); !utf8.ValidString(dump) {
+		t.Errorf("the spans are not valid UTF-8:\n%q", dump)
 	}
 }
