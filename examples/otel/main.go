@@ -189,7 +189,8 @@ func payWhileJobHolds(ctx context.Context, tp trace.TracerProvider, backend lock
 
 // newTracerProvider returns an SDK exporting to stdout, or over OTLP/HTTP
 // when the standard OTEL_EXPORTER_OTLP_ENDPOINT is set, with a recorder
-// beside the exporter for the tree printed at the end.
+// beside the exporter for the tree printed at the end. Its resource
+// honours OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
 func newTracerProvider(ctx context.Context, w io.Writer) (*sdktrace.TracerProvider, *tracetest.SpanRecorder, error) {
 	var exp sdktrace.SpanExporter
 	var err error
@@ -203,9 +204,15 @@ func newTracerProvider(ctx context.Context, w io.Writer) (*sdktrace.TracerProvid
 	if err != nil {
 		return nil, nil, err
 	}
+	// The service is "orders" unless the standard OTEL_SERVICE_NAME or
+	// OTEL_RESOURCE_ATTRIBUTES say otherwise.
+	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "orders")), resource.WithFromEnv())
+	if err != nil {
+		return nil, nil, err
+	}
 	spans := tracetest.NewSpanRecorder()
 	opts := []sdktrace.TracerProviderOption{
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "orders"))),
+		sdktrace.WithResource(res),
 		sdktrace.WithSpanProcessor(spans),
 	}
 	if exp != nil {
