@@ -110,6 +110,9 @@ func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		var d delivery
 		ctx, d.span = g.startDelivery(ctx, t)
+		if d.span != nil {
+			defer endIfPanicked(&d)
+		}
 		err := g.process(ctx, h, t, &d)
 		endDelivery(&d, err)
 		g.drops.add(ctx, err)

@@ -205,14 +205,15 @@ func messaging(op attribute.KeyValue, name, queue, typ string, extra int) (strin
 	return name, attrs
 }
 
-// endDelivery ends span, the delivery's, with what became of it: d as
-// the Guard saw it and err, the handler's result. Its status is Error only
-// when IsFailure(err).
+// endDelivery ends the delivery's span, once, with what became of it: d
+// as the Guard saw it and err, the handler's result. Its status is Error
+// only when IsFailure(err).
 func endDelivery(d *delivery, err error) {
 	span := d.span
 	if span == nil {
 		return
 	}
+	d.span = nil // ended once
 	defer span.End()
 	if !span.IsRecording() {
 		return
@@ -243,6 +244,19 @@ func endDelivery(d *delivery, err error) {
 	span.SetAttributes(attrs...)
 	if IsFailure(err) {
 		setError(span, err)
+	}
+}
+
+// errPanicked is the error of a delivery whose handler panicked, for its
+// span.
+var errPanicked = errors.New("asynqlock: the handler panicked")
+
+// endIfPanicked, deferred, ends the span of d as failed when the
+// handler's panic skipped endDelivery; the panic goes on (asynq recovers
+// it).
+func endIfPanicked(d *delivery) {
+	if d.span != nil {
+		endDelivery(d, errPanicked)
 	}
 }
 

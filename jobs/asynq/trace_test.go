@@ -581,3 +581,32 @@ func TestTraceOfInvalidUTF8(t *testing.T) {
 		t.Errorf("the spans are not valid UTF-8:\n%q", dump)
 	}
 }
+
+// TestTraceOfPanic: a handler's panic still ends the delivery's span,
+// with the Error status, and goes on to asynq.
+func TestTraceOfPanic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tr := newTracer(t)
+	g := tr.guard(t, e)
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the handler's panic", r)
+			}
+		}()
+		_ = g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+			panic("boom")
+		})).ProcessTask(bg(t), asynq.NewTask(taskType, []byte("panics")))
+	}()
+	deliveries := ofKind(tr.ended(), trace.SpanKindConsumer)
+	if len(deliveries) != 1 || deliveries[0].Status().Code != codes.Error ||
+		attrString(deliveries[0], asynqlock.TaskOutcomeKey) != asynqlock.TaskOutcomeFailed {
+		t.Fatalf("deliveries after a panic: %s; want one, failed, Error", dumpSpans(deliveries))
+	}
+	for _, s := range tr.ended() {
+		if strings.HasPrefix(s.Name(), "syncguard.release") && s.Parent().SpanID() != deliveries[0].SpanContext().SpanID() {
+			t.Errorf("the release after the panic is not under the delivery's span")
+		}
+	}
+}
