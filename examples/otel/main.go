@@ -16,6 +16,11 @@
 // release usually hands the lock over: then the last acquire span has no
 // evalsha of its own and says handoff=true, with the fence.
 //
+// Then POST /invoices/43 enqueues an asynq task with asynqlock.Enqueue,
+// and an asynq server runs it through an asynqlock.Guard on the same
+// backend: the task's delivery (a CONSUMER span), its lock spans and its
+// work are printed in the request's trace (see invoiceJob).
+//
 // The spans go to stdout as pretty-printed JSON (stdouttrace), or over
 // OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set (for example
 // http://localhost:4318 for a local Jaeger or an OpenTelemetry Collector).
@@ -42,6 +47,7 @@ import (
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -98,6 +104,13 @@ func tracedRequest(ctx context.Context, env *demorun.Env) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// asynq on a client of its own: its polling is no one's trace.
+	rdb := redis.NewClient(env.Redis.Options())
+	defer rdb.Close()
+	job, err := invoiceJob(ctx, rdb, tp, backend)
+	if err != nil {
+		return nil, err
+	}
 	// Export everything (stdout JSON or OTLP) before printing the tree.
 	if err := tp.Shutdown(ctx); err != nil {
 		return nil, fmt.Errorf("exporting spans: %w", err)
@@ -108,6 +121,12 @@ func tracedRequest(ctx context.Context, env *demorun.Env) (*node, error) {
 	}
 	fmt.Fprintf(w, "\nThe request's trace (%s):\n", request.TraceID())
 	root.print(w)
+	jobRoot := buildTree(spans.Ended(), job)
+	if jobRoot == nil {
+		return nil, errors.New("the invoice request's span was not recorded")
+	}
+	fmt.Fprintf(w, "\nAn invoice request that enqueued a task, with the task's run (%s):\n", job.TraceID())
+	jobRoot.print(w)
 	return root, nil
 }
 
@@ -170,7 +189,8 @@ func payWhileJobHolds(ctx context.Context, tp trace.TracerProvider, backend lock
 
 // newTracerProvider returns an SDK exporting to stdout, or over OTLP/HTTP
 // when the standard OTEL_EXPORTER_OTLP_ENDPOINT is set, with a recorder
-// beside the exporter for the tree printed at the end.
+// beside the exporter for the tree printed at the end. Its resource
+// honours OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
 func newTracerProvider(ctx context.Context, w io.Writer) (*sdktrace.TracerProvider, *tracetest.SpanRecorder, error) {
 	var exp sdktrace.SpanExporter
 	var err error
@@ -184,9 +204,15 @@ func newTracerProvider(ctx context.Context, w io.Writer) (*sdktrace.TracerProvid
 	if err != nil {
 		return nil, nil, err
 	}
+	// The service is "orders" unless the standard OTEL_SERVICE_NAME or
+	// OTEL_RESOURCE_ATTRIBUTES say otherwise.
+	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "orders")), resource.WithFromEnv())
+	if err != nil {
+		return nil, nil, err
+	}
 	spans := tracetest.NewSpanRecorder()
 	opts := []sdktrace.TracerProviderOption{
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "orders"))),
+		sdktrace.WithResource(res),
 		sdktrace.WithSpanProcessor(spans),
 	}
 	if exp != nil {

@@ -43,6 +43,15 @@ func TestDemo(t *testing.T) {
 		"\n│  └─ syncguard.acquire  ",
 		"outcome=acquired",
 		"\n└─ syncguard.release  ",
+		// The invoice request's trace: its enqueue, the task's delivery
+		// under it, and the delivery's lock and work under that.
+		"\nPOST /invoices/{id}  ",
+		"\n└─ send otel-example-",
+		"\n   └─ process otel-example-",
+		"task.outcome=ran",
+		"\n      ├─ syncguard.wait  ",
+		"\n      ├─ send invoice email  ",
+		"\n      └─ syncguard.release  ",
 	} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("the printed tree lacks %q:\n%s", want, tree)
@@ -135,5 +144,32 @@ func TestDemoOTLP(t *testing.T) {
 	}
 	if strings.Contains(out.String(), `"Name":`) {
 		t.Errorf("spans went to stdout too:\n%s", &out)
+	}
+}
+
+// TestServiceNameFromEnv: the standard OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES name the service; "orders" without them.
+func TestServiceNameFromEnv(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	for _, tt := range []struct {
+		name, attrs, want string
+	}{
+		{"", "", "orders"},
+		{"billing", "", "billing"},
+		{"", "service.name=ledger,deployment.environment=demo", "ledger"},
+	} {
+		t.Setenv("OTEL_SERVICE_NAME", tt.name)
+		t.Setenv("OTEL_RESOURCE_ATTRIBUTES", tt.attrs)
+		tp, spans, err := newTracerProvider(context.Background(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := tp.Tracer("test").Start(context.Background(), "x")
+		span.End()
+		got, _ := spans.Ended()[0].Resource().Set().Value("service.name")
+		if got.AsString() != tt.want {
+			t.Errorf("OTEL_SERVICE_NAME=%q OTEL_RESOURCE_ATTRIBUTES=%q: service.name %q, want %q", tt.name, tt.attrs, got.AsString(), tt.want)
+		}
+		_ = tp.Shutdown(context.Background())
 	}
 }

@@ -76,6 +76,7 @@ var shown = []struct {
 	{"syncguard.outcome", "outcome"},
 	{"syncguard.attempts", "attempts"},
 	{"syncguard.fence", "fence"},
+	{"syncguard.task.outcome", "task.outcome"},
 	{"syncguard.handoff", "handoff"},
 	{"syncguard.wait.next", "next"},
 	{"error.type", "error.type"},

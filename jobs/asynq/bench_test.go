@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -20,6 +21,9 @@ import (
 // handler, on a private redis-server in the same run. The difference is
 // the lock's round trips (acquire and release; with a done TTL also the
 // done check) plus the heartbeat's set-up.
+//
+// guard+traced records a CONSUMER span per delivery on an SDK provider
+// that exports nothing; guard runs with no TracerProvider set.
 //
 // serial/* is the latency added to one task; parallel/* runs 16 workers
 // per CPU on keys of their own, like a busy asynq server, so its ns/op is
@@ -46,6 +50,8 @@ func BenchmarkWrap(b *testing.B) {
 		{"bare", bare},
 		{"guard", guard()},
 		{"guard+done", guard(asynqlock.WithDoneTTL(time.Second))},
+		// A span per delivery, recorded and dropped: the tracing's own cost.
+		{"guard+traced", guard(asynqlock.WithTracerProvider(sdktrace.NewTracerProvider()))},
 	}
 	ctx := context.Background()
 	var seq atomic.Int64

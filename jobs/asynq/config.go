@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hibiken/asynq"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
@@ -74,6 +75,8 @@ type config struct {
 	waitSet   bool          // WithLimitWait was given
 	onRelease func(lock.Lease, error)
 	lockOpts  []lock.Option
+
+	tracerProvider trace.TracerProvider // WithTracerProvider's
 }
 
 // WithKeyFunc sets how the lock key is derived from a task: DefaultKey by

@@ -24,5 +24,8 @@
 //	return srv.Run(mux)
 //
 // A Scheduler enqueues periodic tasks once per tick across a fleet.
+// Enqueue enqueues a task with the caller's trace context in its headers,
+// and each delivery through a Guard is an OpenTelemetry span in that
+// trace, with the lock's spans inside.
 // docs/asynq.md has every outcome, the guarantees and their limits.
 package asynqlock

@@ -9,11 +9,14 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/syncguard-go/syncguard v0.0.0-00010101000000-000000000000
+	github.com/syncguard-go/syncguard/otel v0.0.0-00010101000000-000000000000
 	github.com/syncguard-go/syncguard/testkit/dashboard v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/metric v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
 )
 
 require (
@@ -31,8 +34,6 @@ require (
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
-	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -42,5 +43,6 @@ require (
 
 replace (
 	github.com/syncguard-go/syncguard => ../..
+	github.com/syncguard-go/syncguard/otel => ../../otel
 	github.com/syncguard-go/syncguard/testkit/dashboard => ../../testkit/dashboard
 )

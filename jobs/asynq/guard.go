@@ -26,12 +26,14 @@ type Guard struct {
 	ttl       time.Duration
 	policy    Policy
 	doneTTL   time.Duration
-	limit     int           // 0 unless WithLimit
-	limitWait time.Duration // WithLimitWait's; 0 unless WithLimit
-	do        []lock.Option // lock.Do's options; with a limit, do[waitAt] is the wait, set per task
-	waits     bool          // WithLockOptions asked for a wait on a busy key
-	waitAt    int           // the index of a limit's wait in do
-	drops     dropLog       // tasks dropped, for Logger
+	limit     int            // 0 unless WithLimit
+	limitWait time.Duration  // WithLimitWait's; 0 unless WithLimit
+	do        []lock.Option  // lock.Do's options; with a limit, do[waitAt] is the wait, set per task
+	waits     bool           // WithLockOptions asked for a wait on a busy key
+	waitAt    int            // the index of a limit's wait in do
+	heartbeat lock.Heartbeat // WithLockOptions' heartbeat, which a traced delivery's extends
+	drops     dropLog        // tasks dropped, for Logger
+	tracing   tracing        // the tracer of the deliveries' spans
 }
 
 // untilLimitWaitEnds is the retry schedule of a limit's wait: attempts
@@ -63,6 +65,7 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 		doneTTL:  c.doneTTL,
 		limit:    c.limit,
 	}
+	g.tracing.tp = c.tracerProvider
 	g.do = []lock.Option{
 		// One attempt: a busy key is the policy's business, not a wait
 		// that would hold a worker. A limit's tasks wait for a slot by time.
@@ -80,6 +83,7 @@ func New(b lock.Backend, opts ...Option) (*Guard, error) {
 	g.do = append(g.do, lock.WithReleaseFunc(g.release))
 	if s, err := lock.Resolve(b, g.do...); err == nil {
 		g.waits = s.Wait > 0
+		g.heartbeat = s.Heartbeat
 	}
 	return g, nil
 }
@@ -93,12 +97,24 @@ func (g *Guard) Middleware() asynq.MiddlewareFunc { return g.Wrap }
 // fails the task with a *DuplicateError or *LimitError, an invalid key
 // with ErrInvalidKey. It panics if h is nil. docs/asynq.md lists every
 // outcome.
+//
+// Each delivery is a span of kind CONSUMER, "process <queue>", that
+// continues the trace whose context the task's headers carry (see
+// Enqueue); the lock's spans and h's work are its children. With no
+// TracerProvider set there is no span. docs/opentelemetry.md has the
+// details.
 func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 	if h == nil {
 		panic("asynqlock: Wrap of a nil handler")
 	}
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		err := g.process(ctx, h, t)
+		var d delivery
+		ctx, d.span = g.startDelivery(ctx, t)
+		if d.span != nil {
+			defer endIfPanicked(&d)
+		}
+		err := g.process(ctx, h, t, &d)
+		endDelivery(&d, err)
 		g.drops.add(ctx, err)
 		return err
 	})
@@ -109,12 +125,13 @@ func (g *Guard) Wrap(h asynq.Handler) asynq.Handler {
 // window the attempt is the Recorder's AcquireDone, which checks the
 // marker in the same step; on a Recorder without it, the check runs
 // while holding.
-func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) error {
+// What it learns of the delivery goes to d.
+func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task, d *delivery) error {
 	key, err := g.key(ctx, t)
 	if err != nil {
 		return err
 	}
-	ran := false
+	d.key = key
 	opts := g.do
 	wait := g.waitFor(ctx)
 	var start time.Time
@@ -122,6 +139,9 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 		opts = slices.Clone(g.do)
 		opts[g.waitAt] = lock.WithWait(wait)
 		start = time.Now()
+	}
+	if d.span != nil && d.span.IsRecording() {
+		opts = append(opts[:len(opts):len(opts)], lock.WithHeartbeat(g.tracedHeartbeat(d.span)))
 	}
 	checked := false // the done check ran with the acquisition
 	if g.recorder != nil {
@@ -139,8 +159,8 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 			return g.notAcquired(ctx, key, err, 0, true)
 		}
 	}
-	err = lock.Do(ctx, g.b, key, func(held context.Context, _ lock.Lease) error {
-		ran = true
+	err = lock.Do(ctx, g.b, key, func(held context.Context, l lock.Lease) error {
+		d.ran, d.fence = true, l.Fence
 		if g.recorder != nil && !checked {
 			done, err := g.recorder.IsDone(held, key)
 			if err != nil {
@@ -155,7 +175,7 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 	switch {
 	case err == nil:
 		return nil
-	case !ran:
+	case !d.ran:
 		var waited time.Duration
 		if wait > 0 {
 			waited = time.Since(start)
