@@ -226,7 +226,8 @@ func (t *term) claim(sl *slot, at, now time.Time) error {
 	}
 	opts := append(sl.e.opts[:len(sl.e.opts):len(sl.e.opts)],
 		asynq.TaskID(TickID(t.s.key, sl.e.id, at)), asynq.Retention(t.s.clock.wall(sl.e.retention(at))))
-	_, err = t.s.client.EnqueueContext(ctx, sl.e.task, opts...)
+	// Through Enqueue: a tick's task carries the term's trace context.
+	_, err = Enqueue(ctx, t.s.client, sl.e.task, TaskOptions(opts...))
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		_ = t.s.b.Release(context.WithoutCancel(ctx), l.ID)
 		t.report(sl, at, missed, err)

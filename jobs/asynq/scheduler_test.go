@@ -14,6 +14,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TestSchedulerBadInput: every bad argument is an InvalidArgument error
@@ -445,5 +446,48 @@ func TestSchedulerRunOnce(t *testing.T) {
 	cancelEnded()
 	if err := s.Run(ended); err != nil {
 		t.Errorf("Run again with an ended context: got %v, want nil", err)
+	}
+}
+
+// TestSchedulerTickCarriesTraceContext: a tick's task is enqueued through
+// Enqueue: it carries the trace context of the Scheduler's context in its
+// headers (the global propagator, W3C in these tests), and keeps the
+// entry task's own headers and options.
+func TestSchedulerTickCarriesTraceContext(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", election.WithTTL(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := asynq.NewTaskWithHeaders("tick", nil, map[string]string{"x-own": "kept"}, asynq.MaxRetry(7))
+	if _, err := s.Register("@every 1s", task, asynq.Queue(e.queue)); err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c},
+		SpanID:     trace.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31},
+		TraceFlags: trace.FlagsSampled, Remote: true})
+	ctx, cancel := context.WithCancel(trace.ContextWithRemoteSpanContext(context.Background(), sc))
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	tk := got.wait(t, 1, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })[0]
+	info, err := e.insp.GetTaskInfo(e.queue, tk.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp := info.Headers["traceparent"]; !strings.Contains(tp, sc.TraceID().String()) {
+		t.Errorf("tick's task traceparent = %q, want the Scheduler context's trace %s", tp, sc.TraceID())
+	}
+	if info.Headers["x-own"] != "kept" || info.MaxRetry != 7 {
+		t.Errorf("tick's task headers %v, max retry %d: want the entry task's own header and MaxRetry(7)", info.Headers, info.MaxRetry)
 	}
 }
