@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"go.uber.org/goleak"
 )
 
 // batchFake is an idFake (a lock.IDBackend, so Keep extends its leases in
@@ -75,6 +76,7 @@ func keepMany(t *testing.T, f *batchFake, n int, ttl time.Duration, hb lock.Hear
 
 func TestKeepBatchedExtendsInFewBatches(t *testing.T) {
 	const n, ttl = 200, 300 * time.Millisecond
+	base := goleak.IgnoreCurrent()
 	baseline := runtime.NumGoroutine()
 	f := newBatchFake()
 	ks := keepMany(t, f, n, ttl, lock.Heartbeat{})
@@ -110,7 +112,7 @@ func TestKeepBatchedExtendsInFewBatches(t *testing.T) {
 		}
 	}
 	// The scheduler goroutine exits once no lease is left.
-	settleGoroutines(t, baseline)
+	noLeak(t, base)
 	if got := f.observedLost(); len(got) != 0 {
 		t.Errorf("OpLeaseLost seen %d times, want 0", len(got))
 	}
@@ -180,7 +182,7 @@ func TestKeepBatchedStopRemoves(t *testing.T) {
 
 func TestKeepBatchedRetriesThenLoses(t *testing.T) {
 	const ttl = 300 * time.Millisecond
-	baseline := runtime.NumGoroutine()
+	base := goleak.IgnoreCurrent()
 	f := newBatchFake()
 	var mu sync.Mutex
 	failures := 2
@@ -227,11 +229,11 @@ func TestKeepBatchedRetriesThenLoses(t *testing.T) {
 	if got := len(f.observedLost()); got != len(ks) {
 		t.Errorf("OpLeaseLost seen %d times, want %d", got, len(ks))
 	}
-	settleGoroutines(t, baseline)
+	noLeak(t, base)
 }
 
 func TestKeepBatchedCallerCancelled(t *testing.T) {
-	baseline := runtime.NumGoroutine()
+	base := goleak.IgnoreCurrent()
 	f := newBatchFake()
 	other := keepMany(t, f, 1, 300*time.Millisecond, lock.Heartbeat{})[0]
 	l := lease(t, f.fakeBackend, "mine", 300*time.Millisecond)
@@ -262,13 +264,13 @@ func TestKeepBatchedCallerCancelled(t *testing.T) {
 		t.Errorf("the other lease was cancelled: %v", context.Cause(other.held))
 	}
 	other.stop()
-	settleGoroutines(t, baseline)
+	noLeak(t, base)
 }
 
 // TestKeepBatchedStopDuringSlowBatch: stop does not wait for an in-flight
 // batch, and no callback runs after stop returns.
 func TestKeepBatchedStopDuringSlowBatch(t *testing.T) {
-	baseline := runtime.NumGoroutine()
+	base := goleak.IgnoreCurrent()
 	f := newBatchFake()
 	entered := make(chan struct{}, 1)
 	f.setBatchHook(func([]lock.Lease) error {
@@ -304,13 +306,13 @@ func TestKeepBatchedStopDuringSlowBatch(t *testing.T) {
 			t.Errorf("lease %d: Heartbeat.OnExtend called after stop returned", i)
 		}
 	}
-	settleGoroutines(t, baseline)
+	noLeak(t, base)
 }
 
 // TestKeepBatchedThenRestarts: the scheduler exits with its last lease and
 // a later Keep on the same backend starts it again.
 func TestKeepBatchedThenRestarts(t *testing.T) {
-	baseline := runtime.NumGoroutine()
+	base := goleak.IgnoreCurrent()
 	f := newBatchFake()
 	for round := 0; round < 3; round++ {
 		k := keepMany(t, f, 3, 150*time.Millisecond, lock.Heartbeat{})
@@ -320,7 +322,7 @@ func TestKeepBatchedThenRestarts(t *testing.T) {
 				t.Fatalf("round %d: stop() = %v", round, err)
 			}
 		}
-		settleGoroutines(t, baseline)
+		noLeak(t, base)
 		f.steal("k0")
 		f.steal("k1")
 		f.steal("k2")

@@ -3,12 +3,12 @@ package lock_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"go.uber.org/goleak"
 )
 
 // waitFor polls cond until it holds, failing the test after timeout.
@@ -33,20 +33,13 @@ func waitDone(t *testing.T, ctx context.Context, timeout time.Duration, what str
 	}
 }
 
-// settleGoroutines waits for the goroutine count to drop back to baseline.
-func settleGoroutines(t *testing.T, baseline int) {
+// noLeak fails t when goroutines other than base's are still running
+// (goleak.Find retries while they wind down): a heartbeat outlived its
+// stop.
+func noLeak(t *testing.T, base goleak.Option) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= baseline {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("goroutines = %d, want <= %d: the heartbeat outlived stop", n, baseline)
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := goleak.Find(base); err != nil {
+		t.Errorf("goroutines left after stop: %v", err)
 	}
 }
 
@@ -80,7 +73,7 @@ func (c *counter) get() int {
 
 func TestKeepExtends(t *testing.T) {
 	const ttl = 300 * time.Millisecond
-	baseline := runtime.NumGoroutine()
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // the heartbeat must not outlive stop
 	f := newFake()
 	start := time.Now()
 	l := lease(t, f, "k", ttl)
@@ -126,7 +119,6 @@ func TestKeepExtends(t *testing.T) {
 		t.Errorf("Heartbeat.OnExtend calls = %d, want >= 3", len(exps))
 	}
 	mu.Unlock()
-	settleGoroutines(t, baseline)
 }
 
 func TestKeepInterval(t *testing.T) {
@@ -140,7 +132,7 @@ func TestKeepInterval(t *testing.T) {
 
 func TestKeepDetectsLoss(t *testing.T) {
 	const ttl = 300 * time.Millisecond
-	baseline := runtime.NumGoroutine()
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // the heartbeat must not outlive stop
 	f := newFake()
 	l := lease(t, f, "k", ttl)
 	held, stop := lock.Keep(context.Background(), f, l)
@@ -161,7 +153,6 @@ func TestKeepDetectsLoss(t *testing.T) {
 	if again := stop(); again != err {
 		t.Errorf("second stop() = %v, want the same %v", again, err)
 	}
-	settleGoroutines(t, baseline)
 }
 
 func TestKeepRetriesTransientErrors(t *testing.T) {
@@ -201,7 +192,7 @@ func TestKeepRetriesTransientErrors(t *testing.T) {
 
 func TestKeepGivesUpAtDeadline(t *testing.T) {
 	const ttl = 300 * time.Millisecond
-	baseline := runtime.NumGoroutine()
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // the heartbeat must not outlive stop
 	f := newFake()
 	f.setHook(func(_ context.Context, method string) error {
 		if method == "Extend" {
@@ -227,7 +218,6 @@ func TestKeepGivesUpAtDeadline(t *testing.T) {
 	if err := stop(); !errors.Is(err, lock.ErrLeaseLost) {
 		t.Errorf("stop() = %v, want ErrLeaseLost", err)
 	}
-	settleGoroutines(t, baseline)
 }
 
 func TestKeepCallerCancelled(t *testing.T) {
