@@ -22,7 +22,8 @@ func TestSpansUnderRPC(t *testing.T) {
 	e := newEnv(t)
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	ic, err := grpclock.UnaryServerInterceptor(otellock.Wrap(e.b, otellock.WithTracerProvider(tp)), grpclock.FromIdempotencyKey(), grpclock.WithScope(user), grpclock.WithReplay(time.Minute))
+	ic, err := grpclock.UnaryServerInterceptor(otellock.Wrap(e.b, otellock.WithTracerProvider(tp)),
+		grpclock.FromIdempotencyKey(), grpclock.WithScope(user), grpclock.WithReplay(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
