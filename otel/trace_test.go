@@ -55,7 +55,7 @@ func TestTraceParentChild(t *testing.T) {
 	}
 	tel.spans.Reset()
 
-	mw, err := httplock.New(b, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")))
+	mw, err := httplock.New(b, httplock.FromHeader("Idempotency-Key"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,6 @@ import (
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 	"github.com/syncguard-go/syncguard/lock"
 	ginlock "github.com/syncguard-go/syncguard/middleware/gin"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -82,9 +81,9 @@ func demo(ctx context.Context, env *demorun.Env) error {
 
 func newServer(backend lock.Backend) (*server, error) {
 	mw, err := ginlock.New(backend,
-		ginlock.WithKeyFunc(ginlock.FromIdempotencyKey()),
+		ginlock.FromIdempotencyKey(),
 		ginlock.WithScope(func(c *gin.Context) (string, error) { return demohttp.User(c.Request) }),
-		httpguard.WithReplay(time.Hour))
+		ginlock.WithReplay(time.Hour))
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,6 @@ import (
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 	"github.com/syncguard-go/syncguard/lock"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -91,10 +90,10 @@ type server struct {
 
 func start(backend lock.Backend) (*server, error) {
 	idempotent, err := grpclock.UnaryServerInterceptor(backend,
-		grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()),
-		grpclock.WithScope(userOf),        // the user authenticate put in ctx
-		httpguard.WithReplay(time.Hour),   // responses replayed for an hour
-		httpguard.WithWait(5*time.Second), // duplicates in flight wait, then get the replay
+		grpclock.FromIdempotencyKey(),
+		grpclock.WithScope(userOf),       // the user authenticate put in ctx
+		grpclock.WithReplay(time.Hour),   // responses replayed for an hour
+		grpclock.WithWait(5*time.Second), // duplicates in flight wait, then get the replay
 	)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 func (s *server) retryPart(ctx context.Context, w io.Writer) error {
@@ -39,8 +38,9 @@ func (s *server) reusePart(ctx context.Context, w io.Writer) error {
 
 func (s *server) limitPart(ctx context.Context, w io.Writer) error {
 	fmt.Fprintf(w, "\n== Part 4: 5 reports of bob, at most %d per minute (ratelimit + grpclock.NewLimiter) ==\n", limit)
-	limiter, err := grpclock.NewLimiter(s.backend, grpclock.WithKeyFunc(func(ctx context.Context, _ any) (string, error) { return userOf(ctx) }),
-		httpguard.WithLimit(limit), httpguard.WithTTL(time.Minute)) // shared by every instance on the backend
+	limiter, err := grpclock.NewLimiter(s.backend,
+		func(ctx context.Context, _ any) (string, error) { return userOf(ctx) },
+		grpclock.WithLimit(limit), grpclock.WithTTL(time.Minute)) // shared by every instance on the backend
 	if err != nil {
 		return err
 	}

@@ -110,8 +110,8 @@ func newPayServer(backend lock.Backend) (*payServer, error) {
 	// response is replayed for an hour. To lock per order, use
 	// httplock.FromPathValue("id").
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromIdempotencyKey()), // the IETF draft's Idempotency-Key syntax
-		httplock.WithScope(demohttp.User),                   // the authenticated user, never a header the client chooses
+		httplock.FromIdempotencyKey(),     // the IETF draft's Idempotency-Key syntax
+		httplock.WithScope(demohttp.User), // the authenticated user, never a header the client chooses
 		httplock.WithTTL(ttl),
 		httplock.WithReplay(replayTTL),
 		// No WithWait: a busy key is answered 409 at once.
@@ -217,8 +217,7 @@ type exportServer struct {
 // newExportServer starts the export routes on a local server.
 func newExportServer(backend lock.Backend) (*exportServer, error) {
 	limited := func(opts ...httplock.Option) (func(http.Handler) http.Handler, error) {
-		return httplock.New(backend, append([]httplock.Option{
-			httplock.WithKeyFunc(demohttp.User), // the authenticated user: a limit per user
+		return httplock.New(backend, demohttp.User, append([]httplock.Option{ // a limit per authenticated user
 			httplock.WithPrefix("exports:"),
 			httplock.WithTTL(ttl),
 			httplock.WithLimit(exportLimit), // a slot per export: at most 3 per user, across every instance

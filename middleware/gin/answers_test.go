@@ -27,7 +27,7 @@ func TestRefusalsAbortWithErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Release(context.Background(), l.ID) })
-	mw, err := ginlock.New(b, ginlock.WithKeyFunc(ginlock.FromIdempotencyKey()), httpguard.WithPrefix("busy:"))
+	mw, err := ginlock.New(b, ginlock.FromIdempotencyKey(), ginlock.WithPrefix("busy:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,8 @@ func TestCustomBusyHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Release(context.Background(), l.ID) })
-	mw, err := ginlock.New(b, ginlock.WithKeyFunc(ginlock.FromIdempotencyKey()),
+	mw, err := ginlock.New(b,
+		ginlock.FromIdempotencyKey(),
 		ginlock.WithBusyHandler(func(c *gin.Context, retryAfter time.Duration, err error) {
 			c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"retry_after": retryAfter.Seconds()})
 		}))

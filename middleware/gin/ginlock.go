@@ -1,7 +1,6 @@
 package ginlock
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -15,41 +14,29 @@ import (
 )
 
 // New returns gin middleware that runs each request under the lock on
-// its key in b. opts are this package's and httpguard's options;
-// WithKeyFunc is required. A bad configuration is an InvalidArgument
-// *lock.Error that names the option, and nothing reaches b.
-func New(b lock.Backend, opts ...Option) (gin.HandlerFunc, error) {
-	var s settings.Settings
-	for _, o := range opts {
-		if o != nil {
-			o(&s)
-		}
-	}
-	g, err := guard.New(b, s)
+// its key, read by key, in b. A nil backend, a nil key or a bad option
+// is an InvalidArgument *lock.Error that names it, and nothing reaches b.
+func New(b lock.Backend, key KeyFunc, opts ...Option) (gin.HandlerFunc, error) {
+	var c config
+	settings.Apply(&c, opts)
+	c.s.HasKey = key != nil
+	g, err := guard.New(b, c.s)
 	if err != nil {
 		return nil, err
 	}
-	m := &middleware{g: g, busy: DefaultBusyHandler, onError: DefaultErrorHandler}
-	var errs [6]error
-	m.key, errs[0] = settings.Hook[KeyFunc](&s, "Key", s.Key)
-	m.scope, errs[1] = settings.Hook[ScopeFunc](&s, "Scope", s.Scope)
-	m.fingerprint, errs[2] = settings.Hook[FingerprintFunc](&s, "Fingerprint", s.Fingerprint)
-	m.skip, errs[3] = settings.Hook[func(*gin.Context) bool](&s, "Skipper", s.Skip)
-	if s.Busy != nil {
-		m.busy, errs[4] = settings.Hook[BusyHandler](&s, "BusyHandler", s.Busy)
+	m := &middleware{g: g, key: key, scope: c.scope, fingerprint: c.fingerprint, busy: c.busy, onError: c.onError, skip: c.skip}
+	if m.busy == nil {
+		m.busy = DefaultBusyHandler
 	}
-	if s.Error != nil {
-		m.onError, errs[5] = settings.Hook[ErrorHandler](&s, "ErrorHandler", s.Error)
-	}
-	if err := cmp.Or(errs[:]...); err != nil {
-		return nil, err
+	if m.onError == nil {
+		m.onError = DefaultErrorHandler
 	}
 	return m.handle, nil
 }
 
 // Must is like New but panics on a bad configuration.
-func Must(b lock.Backend, opts ...Option) gin.HandlerFunc {
-	mw, err := New(b, opts...)
+func Must(b lock.Backend, key KeyFunc, opts ...Option) gin.HandlerFunc {
+	mw, err := New(b, key, opts...)
 	if err != nil {
 		panic(err)
 	}

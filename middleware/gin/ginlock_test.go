@@ -6,9 +6,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/syncguard-go/syncguard/lock"
 	ginlock "github.com/syncguard-go/syncguard/middleware/gin"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
@@ -17,9 +19,8 @@ import (
 // replayMW is ginlock in replay mode, keyed by Idempotency-Key, public.
 func replayMW(t *testing.T, opts ...ginlock.Option) gin.HandlerFunc {
 	t.Helper()
-	opts = append([]ginlock.Option{ginlock.WithKeyFunc(ginlock.FromIdempotencyKey()),
-		httpguard.Unscoped(), httpguard.WithReplay(httpguard.DefaultReplayTTL)}, opts...)
-	mw, err := ginlock.New(guardtest.NewBackend(t), opts...)
+	opts = append([]ginlock.Option{ginlock.Unscoped(), ginlock.WithReplay(httpguard.DefaultReplayTTL)}, opts...)
+	mw, err := ginlock.New(guardtest.NewBackend(t), ginlock.FromIdempotencyKey(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,4 +107,19 @@ func (p *probe) send(t *testing.T, method, key string) reply {
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	return reply{status: res.StatusCode, header: res.Header, trailer: res.Trailer, body: string(b), err: err}
+}
+
+// TestNilOptionsAndMust: nil options are skipped, and Must panics with
+// New's InvalidArgument error, which names the nil key function.
+func TestNilOptionsAndMust(t *testing.T) {
+	if _, err := ginlock.New(guardtest.NopBackend{}, ginlock.FromIdempotencyKey(), nil, ginlock.WithTTL(time.Minute), nil); err != nil {
+		t.Errorf("New with nil options: %v", err)
+	}
+	defer func() {
+		err, _ := recover().(error)
+		if lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), "key function argument") {
+			t.Errorf("Must without a key: recovered %v, want an InvalidArgument error naming the key function argument", err)
+		}
+	}()
+	ginlock.Must(guardtest.NopBackend{}, nil)
 }

@@ -5,14 +5,29 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
-// Option configures New: httpguard's options and those below.
-type Option = httpguard.Option
+// Option configures New. Options of other adapters (httplock, grpclock)
+// are other types and do not compile here.
+type Option func(*config)
 
-// Types of the gin functions the options take.
+// config is what the options set: the settings every adapter shares and
+// the gin functions.
+type config struct {
+	s           settings.Settings
+	scope       ScopeFunc
+	fingerprint FingerprintFunc
+	busy        BusyHandler
+	onError     ErrorHandler
+	skip        func(*gin.Context) bool
+}
+
+// set is the option that applies f to the shared settings.
+func set(f settings.Set) Option { return func(c *config) { f(&c.s) } }
+
+// Types of the gin functions New and the options take.
 type (
 	// KeyFunc reads the lock key from a request. An error, or "", is
 	// answered 400 without calling the backend.
@@ -30,29 +45,48 @@ type (
 	ErrorHandler func(c *gin.Context, err error)
 )
 
-// WithKeyFunc sets how the key is read from a request (required).
-func WithKeyFunc(f KeyFunc) Option { return func(s *settings.Settings) { s.Key = settings.Of(f) } }
+// What is locked: the key's parts.
 
-// WithScope puts the request's principal into every key. Replay needs
-// it, or httpguard.Unscoped.
-func WithScope(f ScopeFunc) Option { return func(s *settings.Settings) { s.Scope = settings.Of(f) } }
+// WithPrefix prepends ns verbatim to every key.
+func WithPrefix(ns string) Option { return set(settings.Prefix(ns)) }
 
-// WithFingerprint adds f's result to the replay fingerprint.
-func WithFingerprint(f FingerprintFunc) Option {
-	return func(s *settings.Settings) { s.Fingerprint, s.Tuned = settings.Of(f), "Fingerprint" }
+// WithScope puts the request's principal into every key, so two
+// principals never share a lock or a stored response. Replay needs it,
+// or Unscoped.
+func WithScope(f ScopeFunc) Option {
+	return func(c *config) { c.scope = f; settings.Scoped(f != nil)(&c.s) }
 }
 
-// WithBusyHandler replaces DefaultBusyHandler.
-func WithBusyHandler(h BusyHandler) Option {
-	return func(s *settings.Settings) { s.Busy = settings.Of(h) }
-}
+// Unscoped says that replay runs without a scope, for public endpoints.
+func Unscoped() Option { return set(settings.NoScope()) }
 
-// WithErrorHandler replaces DefaultErrorHandler.
-func WithErrorHandler(h ErrorHandler) Option {
-	return func(s *settings.Settings) { s.Error = settings.Of(h) }
-}
+// WithRouteScope sets whether keys include the method and the route
+// (c.FullPath()); default: on, off for limits.
+func WithRouteScope(on bool) Option { return set(settings.Routes(on)) }
 
 // WithSkipper sends the requests f accepts on without a lock.
-func WithSkipper(f func(c *gin.Context) bool) Option {
-	return func(s *settings.Settings) { s.Skip = settings.Of(f) }
-}
+func WithSkipper(f func(c *gin.Context) bool) Option { return func(c *config) { c.skip = f } }
+
+// How long, and how many at once.
+
+// WithTTL sets the lease duration: httpguard.DefaultTTL by default, at
+// least httpguard.MinTTL.
+func WithTTL(d time.Duration) Option { return set(settings.LeaseTTL(d)) }
+
+// WithWait sets how long a request waits for a busy key (default 0).
+func WithWait(d time.Duration) Option { return set(settings.WaitFor(d)) }
+
+// WithLimit makes the key a concurrency limit of n slots: the rest get
+// 429. It needs a lock.IDBackend.
+func WithLimit(n int) Option { return set(settings.Slots(n)) }
+
+// WithBackendTimeout bounds each call to the backend (default
+// httpguard.DefaultBackendTimeout): a request whose call is unanswered
+// in d is refused as for a failing backend (503), whatever its wait.
+func WithBackendTimeout(d time.Duration) Option { return set(settings.Timeout(d)) }
+
+// WithFailOpen runs the chain without a lease when the backend fails.
+func WithFailOpen(open bool) Option { return set(settings.Open(open)) }
+
+// WithLockOptions passes options to lock.Do.
+func WithLockOptions(opts ...lock.Option) Option { return set(settings.Lock(opts...)) }

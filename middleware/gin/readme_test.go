@@ -14,7 +14,7 @@ import (
 // testkit/readme checks that doc.go quotes it verbatim.
 func docGin(backend lock.Backend, r *gin.Engine, createOrder gin.HandlerFunc) {
 	// README: ginlock-doc
-	mw, err := ginlock.New(backend, ginlock.WithKeyFunc(ginlock.FromParam("id")))
+	mw, err := ginlock.New(backend, ginlock.FromParam("id"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -26,9 +26,9 @@ func docGin(backend lock.Backend, r *gin.Engine, createOrder gin.HandlerFunc) {
 func readmeGin(backend lock.Backend, r *gin.Engine, userID ginlock.ScopeFunc, createOrder gin.HandlerFunc) {
 	// README: gin
 	mw, err := ginlock.New(backend,
-		ginlock.WithKeyFunc(ginlock.FromIdempotencyKey()),
+		ginlock.FromIdempotencyKey(),
 		ginlock.WithScope(userID), // the user your authentication middleware established
-		httpguard.WithReplay(httpguard.DefaultReplayTTL))
+		ginlock.WithReplay(httpguard.DefaultReplayTTL))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
 // DefaultBusyHandler answers httpguard.DefaultBusyHandler's problem
@@ -21,3 +22,13 @@ func DefaultErrorHandler(c *gin.Context, err error) {
 	httpguard.DefaultErrorHandler(c.Writer, c.Request, err)
 	c.Abort()
 }
+
+// WithBusyHandler replaces DefaultBusyHandler.
+func WithBusyHandler(h BusyHandler) Option { return func(c *config) { c.busy = h } }
+
+// WithErrorHandler replaces DefaultErrorHandler.
+func WithErrorHandler(h ErrorHandler) Option { return func(c *config) { c.onError = h } }
+
+// WithProblemTypeBase makes the default answers' problem types uri
+// followed by their names.
+func WithProblemTypeBase(uri string) Option { return set(settings.Problems(uri)) }

@@ -22,7 +22,11 @@ func TestScenarios(t *testing.T) {
 }
 
 func build(s guardtest.Setup) (http.Handler, error) {
-	mw, err := ginlock.New(s.Backend, options(s)...)
+	var key ginlock.KeyFunc
+	if !s.NoKey {
+		key = ginlock.FromHeader(guardtest.Header)
+	}
+	mw, err := ginlock.New(s.Backend, key, options(s)...)
 	if err != nil {
 		return nil, err
 	}
@@ -37,12 +41,9 @@ func build(s guardtest.Setup) (http.Handler, error) {
 
 // options are ginlock's options for s.
 func options(s guardtest.Setup) []ginlock.Option {
-	opts := []ginlock.Option{httpguard.WithPrefix(s.Prefix), httpguard.WithWait(s.Wait), httpguard.WithFailOpen(s.FailOpen)}
-	if !s.NoKey {
-		opts = append(opts, ginlock.WithKeyFunc(ginlock.FromHeader(guardtest.Header)))
-	}
+	opts := []ginlock.Option{ginlock.WithPrefix(s.Prefix), ginlock.WithWait(s.Wait), ginlock.WithFailOpen(s.FailOpen)}
 	if s.TTL != 0 {
-		opts = append(opts, httpguard.WithTTL(s.TTL))
+		opts = append(opts, ginlock.WithTTL(s.TTL))
 	}
 	if s.Custom {
 		opts = append(opts,
@@ -60,18 +61,18 @@ func options(s guardtest.Setup) []ginlock.Option {
 	}
 	switch {
 	case s.NoRouteScope:
-		opts = append(opts, httpguard.WithRouteScope(false))
+		opts = append(opts, ginlock.WithRouteScope(false))
 	case s.RouteScope:
-		opts = append(opts, httpguard.WithRouteScope(true))
+		opts = append(opts, ginlock.WithRouteScope(true))
 	}
 	if s.Scope != nil {
 		opts = append(opts, ginlock.WithScope(func(c *gin.Context) (string, error) { return s.Scope(c.Request) }))
 	}
 	if s.Public {
-		opts = append(opts, httpguard.Unscoped())
+		opts = append(opts, ginlock.Unscoped())
 	}
 	if s.Limit != 0 {
-		opts = append(opts, httpguard.WithLimit(s.Limit))
+		opts = append(opts, ginlock.WithLimit(s.Limit))
 	}
 	if r := s.Replay; r != nil {
 		opts = append(opts, replayOptions(r)...)
@@ -84,21 +85,21 @@ func replayOptions(r *guardtest.Replay) []ginlock.Option {
 	if ttl == 0 {
 		ttl = httpguard.DefaultReplayTTL
 	}
-	opts := []ginlock.Option{httpguard.WithReplay(ttl)}
+	opts := []ginlock.Option{ginlock.WithReplay(ttl)}
 	if r.Headers != nil {
-		opts = append(opts, httpguard.WithReplayHeaders(r.Headers...))
+		opts = append(opts, ginlock.WithReplayHeaders(r.Headers...))
 	}
 	if r.MaxBody != 0 {
-		opts = append(opts, httpguard.WithReplayMaxBody(r.MaxBody))
+		opts = append(opts, ginlock.WithReplayMaxBody(r.MaxBody))
 	}
 	if r.MaxRequestBody != 0 {
-		opts = append(opts, httpguard.WithReplayMaxRequestBody(r.MaxRequestBody))
+		opts = append(opts, ginlock.WithReplayMaxRequestBody(r.MaxRequestBody))
 	}
 	if r.Fingerprint != nil {
 		opts = append(opts, ginlock.WithFingerprint(func(c *gin.Context) (string, error) { return r.Fingerprint(c.Request) }))
 	}
 	if r.Statuses != nil {
-		opts = append(opts, httpguard.WithReplayStatuses(r.Statuses))
+		opts = append(opts, ginlock.WithReplayStatuses(r.Statuses))
 	}
 	return opts
 }

@@ -38,7 +38,7 @@ func TestPermissionDeniedIsInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ic, err := grpclock.UnaryServerInterceptor(b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-order-id")))
+	ic, err := grpclock.UnaryServerInterceptor(b, grpclock.FromMetadata("x-order-id"))
 	if err != nil {
 		t.Fatal(err)
 	}

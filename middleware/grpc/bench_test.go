@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // BenchmarkInterceptor is the cost of a unary call over bufconn: the bare
@@ -22,8 +21,8 @@ import (
 func BenchmarkInterceptor(b *testing.B) {
 	e := newEnv(b)
 	build := func(opts ...grpclock.Option) []grpc.ServerOption {
-		ic, err := grpclock.UnaryServerInterceptor(e.b, append([]grpclock.Option{
-			grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()), grpclock.WithScope(user)}, opts...)...)
+		ic, err := grpclock.UnaryServerInterceptor(e.b, grpclock.FromIdempotencyKey(), append([]grpclock.Option{
+			grpclock.WithScope(user)}, opts...)...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,7 +31,7 @@ func BenchmarkInterceptor(b *testing.B) {
 	var seq atomic.Int64
 	fresh := func(string) string { return "k" + strconv.FormatInt(seq.Add(1), 10) }
 	same := func(own string) string { return own }
-	replay := httpguard.WithReplay(time.Hour)
+	replay := grpclock.WithReplay(time.Hour)
 	b.Run("bare", func(b *testing.B) { benchCalls(b, serve(b, &orders{}, false, nil), fresh) })
 	b.Run("lock", func(b *testing.B) { benchCalls(b, serve(b, &orders{}, false, build()), fresh) })
 	b.Run("replay-first", func(b *testing.B) { benchCalls(b, serve(b, &orders{}, false, build(replay)), fresh) })

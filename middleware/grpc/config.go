@@ -1,14 +1,12 @@
 package grpclock
 
 import (
-	"cmp"
 	"context"
 	"strings"
 
 	"google.golang.org/grpc/codes"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
@@ -34,53 +32,38 @@ const (
 	forLimiter
 )
 
-// newConfig applies opts and checks them: guard.New's checks, then what
-// gRPC does not take. Nothing reaches b.
-func newConfig(b lock.Backend, opts []Option, u use) (*config, error) {
-	var s settings.Settings
-	for _, o := range opts {
-		if o != nil {
-			o(&s)
-		}
-	}
-	if err := checkGRPC(&s, u); err != nil {
+// newConfig applies opts and checks them with key: guard.New's checks,
+// then what gRPC does not take. Nothing reaches b.
+func newConfig(b lock.Backend, key KeyFunc, opts []Option, u use) (*config, error) {
+	var o setup
+	settings.Apply(&o, opts)
+	o.s.HasKey = key != nil
+	if err := checkGRPC(&o.s, u); err != nil {
 		return nil, err
 	}
-	g, err := guard.New(b, s)
+	g, err := guard.New(b, o.s)
 	if err != nil {
 		return nil, err
 	}
-	c := &config{g: g, stores: DefaultReplayCode}
+	c := &config{g: g, key: key, scope: o.scope, fingerprint: o.fingerprint, stores: o.stores}
+	if c.stores == nil {
+		c.stores = DefaultReplayCode
+	}
 	c.maxMsg, c.maxReq = g.ReplayMax()
-	var errs [4]error
-	c.key, errs[0] = settings.Hook[KeyFunc](&s, "Key", s.Key)
-	c.scope, errs[1] = settings.Hook[ScopeFunc](&s, "Scope", s.Scope)
-	c.fingerprint, errs[2] = settings.Hook[FingerprintFunc](&s, "Fingerprint", s.Fingerprint)
-	if s.Stores != nil {
-		c.stores, errs[3] = settings.Hook[func(codes.Code) bool](&s, "Stores", s.Stores)
-	}
-	if err := cmp.Or(errs[:]...); err != nil {
-		return nil, err
-	}
-	if s.Replay.Headers != nil {
+	if o.s.Replay.Headers != nil {
 		c.headers = map[string]bool{}
-		for _, n := range s.Replay.Headers {
+		for _, n := range o.s.Replay.Headers {
 			c.headers[strings.ToLower(n)] = true
 		}
 	}
 	return c, nil
 }
 
-// checkGRPC refuses the settings gRPC has no use for.
+// checkGRPC refuses the settings gRPC has no use for. (The HTTP answers'
+// options, such as WithBusyHandler, are not grpclock's: they do not
+// compile.)
 func checkGRPC(s *settings.Settings, u use) error {
 	switch {
-	case s.Busy != nil, s.Error != nil, s.Skip != nil:
-		return lockdriver.InvalidArgument("config", "WithBusyHandler, WithErrorHandler and WithSkipper are HTTP adapters' options: "+
-			"gRPC answers are statuses (docs/grpc.md), and go-grpc-middleware's selector chooses the methods")
-	case s.ProblemBase != "":
-		return s.Invalid("ProblemBase", "gRPC answers are statuses, with no problem type URI")
-	case s.Replay.Statuses != nil:
-		return s.Invalid("Replay.Statuses", "takes HTTP statuses; a gRPC call ends with a code: use grpclock.WithReplayCodes")
 	case s.ReplayOn && u == forStream:
 		return s.Invalid("Replay.TTL", "a stream's messages are not replayed: use it on UnaryServerInterceptor")
 	case u == forLimiter && s.Limit == 0:

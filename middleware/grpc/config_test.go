@@ -11,7 +11,6 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
-	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
 
 // TestBadConfig: every bad configuration is an InvalidArgument
@@ -20,30 +19,30 @@ import (
 func TestBadConfig(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	key := grpclock.WithKeyFunc(grpclock.FromIdempotencyKey())
-	replay := []grpclock.Option{key, grpclock.WithScope(user), httpguard.WithReplay(time.Minute)}
+	key := grpclock.FromIdempotencyKey()
+	replay := []grpclock.Option{grpclock.WithScope(user), grpclock.WithReplay(time.Minute)}
 	tests := []struct {
 		desc  string
 		nilB  bool
+		nokey bool
 		opts  []grpclock.Option
 		want  string
-		build func(lock.Backend, ...grpclock.Option) error
+		build func(lock.Backend, grpclock.KeyFunc, ...grpclock.Option) error
 	}{
-		{desc: "nil backend", nilB: true, opts: []grpclock.Option{key}, want: "backend"},
-		{desc: "no key function", want: "WithKeyFunc"},
-		{desc: "replay without a scope decision", opts: []grpclock.Option{key, httpguard.WithReplay(time.Minute)}, want: "WithScope"},
-		{desc: "zero TTL", opts: []grpclock.Option{key, httpguard.WithTTL(0)}, want: "WithTTL"},
-		{desc: "negative wait", opts: []grpclock.Option{key, httpguard.WithWait(-time.Second)}, want: "WithWait"},
-		{desc: "limit of zero", opts: []grpclock.Option{key, httpguard.WithLimit(0)}, want: "WithLimit"},
-		{desc: "HTTP statuses", opts: append(replay, httpguard.WithReplayStatuses(func(int) bool { return true })), want: "WithReplayCodes"},
-		{desc: "problem type base", opts: []grpclock.Option{key, httpguard.WithProblemTypeBase("https://example.com/p/")}, want: "WithProblemTypeBase"},
-		{desc: "reserved replay metadata", opts: append(replay, httpguard.WithReplayHeaders("grpc-status")), want: "WithReplayHeaders"},
-		{desc: "replay codes without replay", opts: []grpclock.Option{key, grpclock.WithReplayCodes(func(codes.Code) bool { return true })}, want: "WithReplay"},
-		{desc: "an HTTP key function", opts: []grpclock.Option{httplock.WithKeyFunc(httpguard.FromIdempotencyKey())}, want: "WithKeyFunc"},
-		{desc: "an HTTP busy handler", opts: []grpclock.Option{key, httplock.WithBusyHandler(httpguard.DefaultBusyHandler)}, want: "WithBusyHandler"},
+		{desc: "nil backend", nilB: true, want: "backend"},
+		{desc: "nil key function", nokey: true, want: "key function argument"},
+		{desc: "nil key function, nil options", nokey: true, opts: []grpclock.Option{nil, nil}, want: "key function argument"},
+		{desc: "replay without a scope decision", opts: []grpclock.Option{grpclock.WithReplay(time.Minute)}, want: "WithScope"},
+		{desc: "zero TTL", opts: []grpclock.Option{grpclock.WithTTL(0)}, want: "WithTTL"},
+		{desc: "negative wait", opts: []grpclock.Option{grpclock.WithWait(-time.Second)}, want: "WithWait"},
+		{desc: "limit of zero", opts: []grpclock.Option{grpclock.WithLimit(0)}, want: "WithLimit"},
+		{desc: "reserved replay metadata", opts: append(replay, grpclock.WithReplayHeaders("grpc-status")), want: "WithReplayHeaders"},
+		{desc: "replay codes without replay", opts: []grpclock.Option{grpclock.WithReplayCodes(func(codes.Code) bool { return true })}, want: "WithReplay"},
 		{desc: "stream replay", opts: replay, want: "WithReplay", build: stream},
-		{desc: "limiter without a limit", opts: []grpclock.Option{key, httpguard.WithTTL(time.Second)}, want: "WithLimit", build: limiter},
-		{desc: "limiter without a window", opts: []grpclock.Option{key, httpguard.WithLimit(2)}, want: "WithTTL", build: limiter},
+		{desc: "stream without a key", nokey: true, want: "key function argument", build: stream},
+		{desc: "limiter without a key", nokey: true, opts: []grpclock.Option{grpclock.WithLimit(2), grpclock.WithTTL(time.Second)}, want: "key function argument", build: limiter},
+		{desc: "limiter without a limit", opts: []grpclock.Option{grpclock.WithTTL(time.Second)}, want: "WithLimit", build: limiter},
+		{desc: "limiter without a window", opts: []grpclock.Option{grpclock.WithLimit(2)}, want: "WithTTL", build: limiter},
 	}
 	before := e.cmds.Commands.Load()
 	for _, tt := range tests {
@@ -55,7 +54,11 @@ func TestBadConfig(t *testing.T) {
 		if tt.nilB {
 			b = nil
 		}
-		err := build(b, tt.opts...)
+		k := key
+		if tt.nokey {
+			k = nil
+		}
+		err := build(b, k, tt.opts...)
 		if lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want InvalidArgument naming %s", tt.desc, err, tt.want)
 		}
@@ -63,24 +66,48 @@ func TestBadConfig(t *testing.T) {
 	if n := e.cmds.Commands.Load() - before; n != 0 {
 		t.Errorf("%d Redis commands, want none", n)
 	}
-	if err := unary(e.b, append(replay, httpguard.WithReplayHeaders("x-order"), httpguard.WithReplayMaxBody(10),
+	if err := unary(e.b, key, append(replay, nil, grpclock.WithReplayHeaders("x-order"), grpclock.WithReplayMaxBody(10),
 		grpclock.WithReplayCodes(func(codes.Code) bool { return true }))...); err != nil {
-		t.Errorf("every replay option: %v", err)
+		t.Errorf("every replay option, and a nil one: %v", err)
 	}
 }
 
-func unary(b lock.Backend, opts ...grpclock.Option) error {
-	_, err := grpclock.UnaryServerInterceptor(b, opts...)
+// TestMust: the Must forms panic with the error of their constructor,
+// and return the interceptor otherwise.
+func TestMust(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if grpclock.MustUnaryServerInterceptor(e.b, grpclock.FromIdempotencyKey()) == nil ||
+		grpclock.MustStreamServerInterceptor(e.b, grpclock.FromIdempotencyKey()) == nil {
+		t.Error("Must form returned nil")
+	}
+	for name, f := range map[string]func(){
+		"unary":  func() { grpclock.MustUnaryServerInterceptor(e.b, nil) },
+		"stream": func() { grpclock.MustStreamServerInterceptor(nil, grpclock.FromIdempotencyKey()) },
+	} {
+		func() {
+			defer func() {
+				if err, _ := recover().(error); lock.CodeOf(err) != lock.CodeInvalidArgument {
+					t.Errorf("%s: recovered %v, want an InvalidArgument error", name, err)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func unary(b lock.Backend, key grpclock.KeyFunc, opts ...grpclock.Option) error {
+	_, err := grpclock.UnaryServerInterceptor(b, key, opts...)
 	return err
 }
 
-func stream(b lock.Backend, opts ...grpclock.Option) error {
-	_, err := grpclock.StreamServerInterceptor(b, opts...)
+func stream(b lock.Backend, key grpclock.KeyFunc, opts ...grpclock.Option) error {
+	_, err := grpclock.StreamServerInterceptor(b, key, opts...)
 	return err
 }
 
-func limiter(b lock.Backend, opts ...grpclock.Option) error {
-	_, err := grpclock.NewLimiter(b, opts...)
+func limiter(b lock.Backend, key grpclock.KeyFunc, opts ...grpclock.Option) error {
+	_, err := grpclock.NewLimiter(b, key, opts...)
 	return err
 }
 

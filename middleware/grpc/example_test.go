@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -32,9 +31,9 @@ func ExampleUnaryServerInterceptor() {
 		panic(err)
 	}
 	idempotent, err := grpclock.UnaryServerInterceptor(backend,
-		grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()),
-		httpguard.Unscoped(), // a public method; otherwise grpclock.WithScope
-		httpguard.WithReplay(time.Hour))
+		grpclock.FromIdempotencyKey(),
+		grpclock.Unscoped(), // a public method; otherwise grpclock.WithScope
+		grpclock.WithReplay(time.Hour))
 	if err != nil {
 		panic(err)
 	}

@@ -20,12 +20,11 @@ type Limiter struct {
 	n int
 }
 
-// NewLimiter returns a Limiter on b: httpguard.WithLimit(n) sets the
-// calls per window, httpguard.WithTTL the window (both required), and
-// WithKeyFunc the key, which sees no request message. Errors as
-// UnaryServerInterceptor's.
-func NewLimiter(b lock.Backend, opts ...Option) (*Limiter, error) {
-	c, err := newConfig(b, opts, forLimiter)
+// NewLimiter returns a Limiter on b of the calls' keys read by key,
+// which sees no request message: WithLimit(n) sets the calls per window,
+// WithTTL the window (both required). Errors as UnaryServerInterceptor's.
+func NewLimiter(b lock.Backend, key KeyFunc, opts ...Option) (*Limiter, error) {
+	c, err := newConfig(b, key, opts, forLimiter)
 	if err != nil {
 		return nil, err
 	}

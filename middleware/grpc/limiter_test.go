@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // TestLimiter: behind go-grpc-middleware's ratelimit interceptor, two
@@ -24,8 +23,9 @@ func TestLimiter(t *testing.T) {
 	e := newEnv(t)
 	var conns []*grpc.ClientConn
 	for range 2 {
-		l, err := grpclock.NewLimiter(e.b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-tenant")),
-			httpguard.WithLimit(2), httpguard.WithTTL(time.Minute))
+		l, err := grpclock.NewLimiter(e.b,
+			grpclock.FromMetadata("x-tenant"),
+			grpclock.WithLimit(2), grpclock.WithTTL(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +59,9 @@ func first(vs []string) string {
 // returns a client connection with dial options extra.
 func limiterServer(t *testing.T, e *env, limit int, window time.Duration, attempts *atomic.Int64, extra ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	l, err := grpclock.NewLimiter(e.b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-tenant")),
-		httpguard.WithLimit(limit), httpguard.WithTTL(window))
+	l, err := grpclock.NewLimiter(e.b,
+		grpclock.FromMetadata("x-tenant"),
+		grpclock.WithLimit(limit), grpclock.WithTTL(window))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,14 +14,13 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // holdServer serves a Create that reports its lease on leases and holds
-// the key until release is closed, behind an interceptor with opts.
-func holdServer(t *testing.T, e *env, o *orders, leases chan<- lock.Lease, release <-chan struct{}, opts ...grpclock.Option) *grpc.ClientConn {
+// the key until release is closed, behind an interceptor with key and opts.
+func holdServer(t *testing.T, e *env, o *orders, leases chan<- lock.Lease, release <-chan struct{}, key grpclock.KeyFunc, opts ...grpclock.Option) *grpc.ClientConn {
 	t.Helper()
-	ic, err := grpclock.UnaryServerInterceptor(e.b, opts...)
+	ic, err := grpclock.UnaryServerInterceptor(e.b, key, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +44,7 @@ func TestUnaryLock(t *testing.T) {
 	e := newEnv(t)
 	o := &orders{}
 	leases, release := make(chan lock.Lease, 3), make(chan struct{})
-	conn := holdServer(t, e, o, leases, release, grpclock.WithKeyFunc(grpclock.FromMetadata("x-order-id")))
+	conn := holdServer(t, e, o, leases, release, grpclock.FromMetadata("x-order-id"))
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	var first result
@@ -81,7 +80,7 @@ func TestUnaryLimit(t *testing.T) {
 	e := newEnv(t)
 	o := &orders{}
 	leases, release := make(chan lock.Lease, 2), make(chan struct{})
-	conn := holdServer(t, e, o, leases, release, grpclock.WithKeyFunc(grpclock.FromMetadata("x-tenant")), httpguard.WithLimit(2))
+	conn := holdServer(t, e, o, leases, release, grpclock.FromMetadata("x-tenant"), grpclock.WithLimit(2))
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	for range 2 {
@@ -113,7 +112,7 @@ func TestKeyErrorAtRunTime(t *testing.T) {
 		}
 		return "", nil
 	}
-	ic, err := grpclock.UnaryServerInterceptor(e.b, grpclock.WithKeyFunc(failing))
+	ic, err := grpclock.UnaryServerInterceptor(e.b, failing)
 	if err != nil {
 		t.Fatal(err)
 	}

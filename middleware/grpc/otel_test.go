@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc"
 
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -24,7 +23,7 @@ func TestSpansUnderRPC(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	ic, err := grpclock.UnaryServerInterceptor(otellock.Wrap(e.b, otellock.WithTracerProvider(tp)),
-		grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()), grpclock.WithScope(user), httpguard.WithReplay(time.Minute))
+		grpclock.FromIdempotencyKey(), grpclock.WithScope(user), grpclock.WithReplay(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

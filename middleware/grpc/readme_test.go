@@ -20,14 +20,12 @@ import (
 // that the page quotes the marked regions verbatim.
 func docGRPCLock(backend lock.Backend) *grpc.Server {
 	// README: grpc-lock
-	lockOrder, err := grpclock.UnaryServerInterceptor(backend,
-		grpclock.WithKeyFunc(grpclock.FromMetadata("x-order-id")), // or a field of the request message
-		httpguard.WithWait(2*time.Second),                         // a busy key waits, then ABORTED
-	)
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(authenticate, lockOrder))
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(
+		authenticate,
+		grpclock.MustUnaryServerInterceptor(backend,
+			grpclock.FromMetadata("x-order-id"), // or a field of the request message
+			grpclock.WithWait(2*time.Second)),   // a busy key waits, then ABORTED
+	))
 	// in a handler: l, _ := lock.LeaseFrom(ctx); write with l.Fence
 	// END README
 	return srv
@@ -36,10 +34,10 @@ func docGRPCLock(backend lock.Backend) *grpc.Server {
 func docGRPCReplay(backend lock.Backend, userID grpclock.ScopeFunc) grpc.UnaryServerInterceptor {
 	// README: grpc-replay
 	idempotent, err := grpclock.UnaryServerInterceptor(backend,
-		grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()), // the idempotency-key metadata
-		grpclock.WithScope(userID),                          // the principal your auth interceptor put in ctx
-		httpguard.WithReplay(24*time.Hour),                  // how long a response is replayed
-		httpguard.WithWait(5*time.Second),                   // a duplicate in flight waits, then gets the replay
+		grpclock.FromIdempotencyKey(),     // the idempotency-key metadata
+		grpclock.WithScope(userID),        // the principal your auth interceptor put in ctx
+		grpclock.WithReplay(24*time.Hour), // how long a response is replayed
+		grpclock.WithWait(5*time.Second),  // a duplicate in flight waits, then gets the replay
 	)
 	// END README
 	if err != nil {
@@ -64,7 +62,7 @@ func docGRPCKeyFunc() grpclock.KeyFunc {
 func docGRPCStream(backend lock.Backend) grpc.StreamServerInterceptor {
 	// README: grpc-stream
 	oneSync, err := grpclock.StreamServerInterceptor(backend,
-		grpclock.WithKeyFunc(grpclock.FromMetadata("x-device-id")),
+		grpclock.FromMetadata("x-device-id"),
 	) // the lock is held until the handler returns: the stream ends, fails or is cancelled
 	// END README
 	if err != nil {
@@ -76,9 +74,9 @@ func docGRPCStream(backend lock.Backend) grpc.StreamServerInterceptor {
 func docGRPCLimiter(backend lock.Backend) *grpc.Server {
 	// README: grpc-limiter
 	limiter, err := grpclock.NewLimiter(backend,
-		grpclock.WithKeyFunc(grpclock.FromMetadata("x-tenant")),
-		httpguard.WithLimit(100),       // at most 100 calls per tenant start...
-		httpguard.WithTTL(time.Minute), // ...in any minute, across every instance
+		grpclock.FromMetadata("x-tenant"),
+		grpclock.WithLimit(100),       // at most 100 calls per tenant start...
+		grpclock.WithTTL(time.Minute), // ...in any minute, across every instance
 	)
 	if err != nil {
 		log.Fatal(err)

@@ -25,9 +25,9 @@ import (
 // returns the client connection.
 func replayServer(t *testing.T, e *env, o *orders, tcp bool, opts ...grpclock.Option) *grpc.ClientConn {
 	t.Helper()
-	ic, err := grpclock.UnaryServerInterceptor(e.b, append([]grpclock.Option{
-		grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()), grpclock.WithScope(user),
-		httpguard.WithReplay(time.Minute), httpguard.WithWait(5 * time.Second)}, opts...)...)
+	ic, err := grpclock.UnaryServerInterceptor(e.b, grpclock.FromIdempotencyKey(), append([]grpclock.Option{
+		grpclock.WithScope(user),
+		grpclock.WithReplay(time.Minute), grpclock.WithWait(5 * time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +164,9 @@ func TestReplayRetryPolicy(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	o := &orders{}
-	ic, err := grpclock.UnaryServerInterceptor(e.b, grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()),
-		grpclock.WithScope(user), httpguard.WithReplay(time.Minute))
+	ic, err := grpclock.UnaryServerInterceptor(e.b,
+		grpclock.FromIdempotencyKey(),
+		grpclock.WithScope(user), grpclock.WithReplay(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

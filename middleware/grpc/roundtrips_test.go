@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc"
 
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
 )
 
 // TestRoundTrips counts the round trips to Redis of one call in each mode
@@ -29,12 +28,14 @@ func TestRoundTrips(t *testing.T) {
 		}
 		return serve(t, &orders{}, false, []grpc.ServerOption{grpc.UnaryInterceptor(ic)})
 	}
-	plain := server(grpclock.UnaryServerInterceptor(e.b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-order-id"))))
-	replay := server(grpclock.UnaryServerInterceptor(e.b, grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()),
-		grpclock.WithScope(user), httpguard.WithReplay(time.Minute)))
-	limited := server(grpclock.UnaryServerInterceptor(e.b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-tenant")), httpguard.WithLimit(2)))
-	lim, err := grpclock.NewLimiter(e.b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-tenant")),
-		httpguard.WithLimit(1000), httpguard.WithTTL(time.Minute))
+	plain := server(grpclock.UnaryServerInterceptor(e.b, grpclock.FromMetadata("x-order-id")))
+	replay := server(grpclock.UnaryServerInterceptor(e.b,
+		grpclock.FromIdempotencyKey(),
+		grpclock.WithScope(user), grpclock.WithReplay(time.Minute)))
+	limited := server(grpclock.UnaryServerInterceptor(e.b, grpclock.FromMetadata("x-tenant"), grpclock.WithLimit(2)))
+	lim, err := grpclock.NewLimiter(e.b,
+		grpclock.FromMetadata("x-tenant"),
+		grpclock.WithLimit(1000), grpclock.WithTTL(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

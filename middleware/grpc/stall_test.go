@@ -27,10 +27,10 @@ func TestStalledRedisUnavailable(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = backend.Close() })
 	ic, err := grpclock.UnaryServerInterceptor(backend,
-		grpclock.WithKeyFunc(grpclock.FromIdempotencyKey()),
+		grpclock.FromIdempotencyKey(),
 		grpclock.WithScope(user),
-		httpguard.WithReplay(24*time.Hour),
-		httpguard.WithWait(5*time.Second),
+		grpclock.WithReplay(24*time.Hour),
+		grpclock.WithWait(5*time.Second),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func TestStreamHoldsLock(t *testing.T) {
 			}
 		}
 	}}
-	ic, err := grpclock.StreamServerInterceptor(e.b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-feed")))
+	ic, err := grpclock.StreamServerInterceptor(e.b, grpclock.FromMetadata("x-feed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestRetryConfigNamesUnaryMethods(t *testing.T) {
 		}
 		return nil
 	}}
-	ic, err := grpclock.StreamServerInterceptor(e.b, grpclock.WithKeyFunc(grpclock.FromMetadata("x-feed")))
+	ic, err := grpclock.StreamServerInterceptor(e.b, grpclock.FromMetadata("x-feed"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,19 @@
-// Package httpguard is the surface shared by syncguard's HTTP adapters
-// (httplock for net/http, echolock for Echo): the errors a request can be
-// refused with, the answers and their problem types, the replay headers,
-// the defaults and the options every adapter's New accepts.
+// Package httpguard is what syncguard's request adapters share: httplock
+// (net/http), echolock (Echo v4 and v5), ginlock (gin) and grpclock
+// (gRPC). It declares the errors a request or call can be refused with,
+// the answers and their problem types, the replay headers, the defaults
+// and the key functions of an *http.Request, once.
 //
-// An adapter only translates its framework's request, response and error
-// flow; what a request gets, and why, is declared here once:
+// The options are not here: each adapter declares its own Option type
+// (or Config), so an option of one adapter does not compile with another,
+// and its users find every option in their adapter's documentation:
 //
 //	mw, err := httplock.New(backend,
-//		httplock.WithKeyFunc(httpguard.FromIdempotencyKey()),
+//		httpguard.FromIdempotencyKey(),
 //		httplock.WithScope(userID),
-//		httpguard.WithReplay(httpguard.DefaultReplayTTL))
+//		httplock.WithReplay(httpguard.DefaultReplayTTL))
 //
-// docs/http.md has the options, the answers and the guarantees of replay
-// mode; middleware/ADAPTERS.md tells how to write an adapter.
+// docs/http.md and docs/grpc.md have the options, the answers and the
+// guarantees of replay mode; middleware/ADAPTERS.md tells how to write an
+// adapter.
 package httpguard

@@ -12,9 +12,9 @@ import (
 func docHTTPGuard(backend lock.Backend, userID httplock.ScopeFunc) (func(http.Handler) http.Handler, error) {
 	// README: httpguard-doc
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httpguard.FromIdempotencyKey()),
+		httpguard.FromIdempotencyKey(),
 		httplock.WithScope(userID),
-		httpguard.WithReplay(httpguard.DefaultReplayTTL))
+		httplock.WithReplay(httpguard.DefaultReplayTTL))
 	// END README
 	return mw, err
 }

@@ -31,7 +31,7 @@ func BenchmarkThroughput(b *testing.B) {
 
 	b.Run("httplock", func(b *testing.B) {
 		bk := benchkit.Backend(b, rdb, redisbackend.Options{})
-		mw := httplock.Must(bk, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")), httplock.WithTTL(ttl))
+		mw := httplock.Must(bk, httplock.FromHeader("Idempotency-Key"), httplock.WithTTL(ttl))
 		run(b, mw(noop), &seq)
 	})
 

@@ -2,7 +2,7 @@
 // distributed lock on a key taken from the request: one request at a
 // time per key, across every instance that shares the lock backend.
 //
-//	mw, err := httplock.New(backend, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")))
+//	mw, err := httplock.New(backend, httplock.FromHeader("Idempotency-Key"))
 //	if err != nil {
 //		log.Fatal(err)
 //	}
@@ -13,10 +13,11 @@
 // requests idempotent; keys then belong to the authenticated principal:
 //
 //	mw, err := httplock.New(backend,
-//		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+//		httplock.FromIdempotencyKey(),
 //		httplock.WithScope(userID), // the user your authentication middleware established
 //		httplock.WithReplay(httpguard.DefaultReplayTTL))
 //
-// The errors, answers, headers, defaults and most options are
-// httpguard's; docs/http.md has the options and the guarantees.
+// The options are this package's; the errors, answers, headers and
+// defaults are httpguard's. docs/http.md has the options and the
+// guarantees.
 package httplock

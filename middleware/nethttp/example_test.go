@@ -37,7 +37,7 @@ func Example() {
 
 	// One request at a time per Idempotency-Key.
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")),
+		httplock.FromHeader("Idempotency-Key"),
 		httplock.WithPrefix("orders:"))
 	if err != nil {
 		panic(err)
@@ -113,8 +113,8 @@ func ExampleWithReplay() {
 		panic(err)
 	}
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromIdempotencyKey()), // the draft standard's header syntax
-		httplock.WithScope(userID),                          // the user your authentication middleware established
+		httplock.FromIdempotencyKey(), // the draft standard's header syntax
+		httplock.WithScope(userID),    // the user your authentication middleware established
 		httplock.WithReplay(httpguard.DefaultReplayTTL))
 	if err != nil {
 		panic(err)
@@ -187,7 +187,7 @@ func ExampleWithRouteScope() {
 	var deposit, withdraw http.Handler
 
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromPathValue("account")),
+		httplock.FromPathValue("account"),
 		httplock.WithPrefix("account:"),
 		httplock.WithRouteScope(false)) // deposits and withdrawals on one account exclude each other
 	if err != nil {
@@ -213,8 +213,7 @@ func ExampleWithLimit() {
 	if err != nil {
 		panic(err)
 	}
-	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(userID), // the authenticated user
+	mw, err := httplock.New(backend, userID, // the authenticated user
 		httplock.WithPrefix("exports:"),
 		httplock.WithTTL(10*time.Second),
 		httplock.WithLimit(2))

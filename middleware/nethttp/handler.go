@@ -1,7 +1,6 @@
 package httplock
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -13,23 +12,22 @@ import (
 )
 
 // New returns middleware that runs each request under the lock on its
-// key in b. opts are this package's and httpguard's options; WithKeyFunc
-// is required. A bad configuration is an InvalidArgument *lock.Error
-// that names the option, and nothing reaches b.
-func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error) {
-	var s settings.Settings
-	for _, o := range opts {
-		if o != nil {
-			o(&s)
-		}
-	}
-	g, err := guard.New(b, s)
+// key, read by key, in b. A nil backend, a nil key or a bad option is an
+// InvalidArgument *lock.Error that names it, and nothing reaches b.
+func New(b lock.Backend, key KeyFunc, opts ...Option) (func(http.Handler) http.Handler, error) {
+	var c config
+	settings.Apply(&c, opts)
+	c.s.HasKey = key != nil
+	g, err := guard.New(b, c.s)
 	if err != nil {
 		return nil, err
 	}
-	h := handler{g: g, busy: httpguard.DefaultBusyHandler, onError: httpguard.DefaultErrorHandler}
-	if err := hooks(&s, &h); err != nil {
-		return nil, err
+	h := handler{g: g, key: key, scope: c.scope, fingerprint: c.fingerprint, busy: c.busy, onError: c.onError, skip: c.skip}
+	if h.busy == nil {
+		h.busy = httpguard.DefaultBusyHandler
+	}
+	if h.onError == nil {
+		h.onError = httpguard.DefaultErrorHandler
 	}
 	return func(next http.Handler) http.Handler {
 		h := h
@@ -38,25 +36,9 @@ func New(b lock.Backend, opts ...Option) (func(http.Handler) http.Handler, error
 	}, nil
 }
 
-// hooks reads the net/http functions of s into h.
-func hooks(s *settings.Settings, h *handler) error {
-	var errs [6]error
-	h.key, errs[0] = settings.Hook[KeyFunc](s, "Key", s.Key)
-	h.scope, errs[1] = settings.Hook[ScopeFunc](s, "Scope", s.Scope)
-	h.fingerprint, errs[2] = settings.Hook[FingerprintFunc](s, "Fingerprint", s.Fingerprint)
-	h.skip, errs[3] = settings.Hook[func(*http.Request) bool](s, "Skipper", s.Skip)
-	if s.Busy != nil {
-		h.busy, errs[4] = settings.Hook[BusyHandler](s, "BusyHandler", s.Busy)
-	}
-	if s.Error != nil {
-		h.onError, errs[5] = settings.Hook[ErrorHandler](s, "ErrorHandler", s.Error)
-	}
-	return cmp.Or(errs[:]...)
-}
-
 // Must is like New but panics on a bad configuration.
-func Must(b lock.Backend, opts ...Option) func(http.Handler) http.Handler {
-	mw, err := New(b, opts...)
+func Must(b lock.Backend, key KeyFunc, opts ...Option) func(http.Handler) http.Handler {
+	mw, err := New(b, key, opts...)
 	if err != nil {
 		panic(err)
 	}

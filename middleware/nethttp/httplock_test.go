@@ -17,11 +17,11 @@ import (
 
 // TestReplayNeedsRecorder: the error names what is missing.
 func TestReplayNeedsRecorder(t *testing.T) {
-	_, err := httplock.New(guardtest.NopBackend{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour), httplock.Unscoped())
+	_, err := httplock.New(guardtest.NopBackend{}, httplock.FromHeader("K"), httplock.WithReplay(time.Hour), httplock.Unscoped())
 	if err == nil || !strings.Contains(err.Error(), "lock.Recorder") {
 		t.Errorf("New = %v, want an error naming lock.Recorder", err)
 	}
-	if _, err := httplock.New(guardtest.NopRecorder{}, httplock.WithKeyFunc(httplock.FromHeader("K")), httplock.WithReplay(time.Hour),
+	if _, err := httplock.New(guardtest.NopRecorder{}, httplock.FromHeader("K"), httplock.WithReplay(time.Hour),
 		httplock.WithScope(func(*http.Request) (string, error) { return "u", nil }),
 		httplock.WithReplayStatuses(func(int) bool { return true }), httplock.WithProblemTypeBase("https://example.com/problems/"),
 		httplock.WithReplayHeaders("X-Order"), httplock.WithReplayMaxBody(10), httplock.WithReplayMaxRequestBody(10),
@@ -31,49 +31,57 @@ func TestReplayNeedsRecorder(t *testing.T) {
 }
 
 func TestNewConfigErrors(t *testing.T) {
-	key := httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key"))
+	key := httplock.FromHeader("Idempotency-Key")
 	tests := []struct {
-		desc string
-		b    lock.Backend
-		opts []httplock.Option
+		desc  string
+		b     lock.Backend
+		nokey bool
+		opts  []httplock.Option
 	}{
-		{desc: "nil backend", opts: []httplock.Option{key}},
-		{desc: "no key function", b: guardtest.NopBackend{}},
-		{desc: "nil key function", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithKeyFunc(nil)}},
-		{desc: "negative TTL", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(-time.Second)}},
-		{desc: "zero TTL", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithTTL(0)}},
-		{desc: "negative wait", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithWait(-time.Second)}},
-		{desc: "zero backend timeout", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithBackendTimeout(0)}},
-		{desc: "negative backend timeout", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithBackendTimeout(-time.Second)}},
-		{desc: "prefix not UTF-8", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithPrefix("\xff")}},
-		{desc: "replay on a backend that is not a lock.Recorder", b: guardtest.NopBackend{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
-		{desc: "replay TTL 0", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(0)}},
-		{desc: "replay header Content-Length", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.WithReplayHeaders("Content-Length")}},
-		{desc: "replay option without WithReplay", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplayMaxBody(10)}},
-		{desc: "limit 0", b: guardtest.NopLimiter{}, opts: []httplock.Option{key, httplock.WithLimit(0)}},
-		{desc: "negative limit", b: guardtest.NopLimiter{}, opts: []httplock.Option{key, httplock.WithLimit(-1)}},
-		{desc: "limit over lockdriver.MaxLimit", b: guardtest.NopLimiter{}, opts: []httplock.Option{key, httplock.WithLimit(lockdriver.MaxLimit + 1)}},
-		{desc: "limit on a backend that is not a lock.IDBackend", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithLimit(3)}},
-		{desc: "limit with replay", b: guardtest.NopLimiter{}, opts: []httplock.Option{key, httplock.WithLimit(3), httplock.WithReplay(time.Hour)}},
-		{desc: "replay without a scope", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour)}},
-		{desc: "replay with fail-open", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(), httplock.WithFailOpen(true)}},
-		{desc: "a scope and Unscoped", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplay(time.Hour), httplock.Unscoped(),
+		{desc: "nil backend"},
+		{desc: "nil key function", b: guardtest.NopBackend{}, nokey: true},
+		{desc: "nil key function with options", b: guardtest.NopBackend{}, nokey: true, opts: []httplock.Option{nil, httplock.WithTTL(time.Minute)}},
+		{desc: "negative TTL", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithTTL(-time.Second)}},
+		{desc: "zero TTL", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithTTL(0)}},
+		{desc: "negative wait", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithWait(-time.Second)}},
+		{desc: "zero backend timeout", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithBackendTimeout(0)}},
+		{desc: "negative backend timeout", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithBackendTimeout(-time.Second)}},
+		{desc: "prefix not UTF-8", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithPrefix("\xff")}},
+		{desc: "replay on a backend that is not a lock.Recorder", b: guardtest.NopBackend{}, opts: []httplock.Option{httplock.WithReplay(time.Hour)}},
+		{desc: "replay TTL 0", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithReplay(0)}},
+		{desc: "replay header Content-Length", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithReplay(time.Hour), httplock.WithReplayHeaders("Content-Length")}},
+		{desc: "replay option without WithReplay", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithReplayMaxBody(10)}},
+		{desc: "limit 0", b: guardtest.NopLimiter{}, opts: []httplock.Option{httplock.WithLimit(0)}},
+		{desc: "negative limit", b: guardtest.NopLimiter{}, opts: []httplock.Option{httplock.WithLimit(-1)}},
+		{desc: "limit over lockdriver.MaxLimit", b: guardtest.NopLimiter{}, opts: []httplock.Option{httplock.WithLimit(lockdriver.MaxLimit + 1)}},
+		{desc: "limit on a backend that is not a lock.IDBackend", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithLimit(3)}},
+		{desc: "limit with replay", b: guardtest.NopLimiter{}, opts: []httplock.Option{httplock.WithLimit(3), httplock.WithReplay(time.Hour)}},
+		{desc: "replay without a scope", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithReplay(time.Hour)}},
+		{desc: "replay with fail-open", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithReplay(time.Hour), httplock.Unscoped(), httplock.WithFailOpen(true)}},
+		{desc: "a scope and Unscoped", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithReplay(time.Hour), httplock.Unscoped(),
 			httplock.WithScope(func(*http.Request) (string, error) { return "u", nil })}},
-		{desc: "replay statuses without WithReplay", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithReplayStatuses(func(int) bool { return true })}},
-		{desc: "problem type base not a URI", b: guardtest.NopRecorder{}, opts: []httplock.Option{key, httplock.WithProblemTypeBase("problems/")}},
+		{desc: "replay statuses without WithReplay", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithReplayStatuses(func(int) bool { return true })}},
+		{desc: "problem type base not a URI", b: guardtest.NopRecorder{}, opts: []httplock.Option{httplock.WithProblemTypeBase("problems/")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			mw, err := httplock.New(tt.b, tt.opts...)
+			key := key
+			if tt.nokey {
+				key = nil
+			}
+			mw, err := httplock.New(tt.b, key, tt.opts...)
 			if mw != nil || lock.CodeOf(err) != lock.CodeInvalidArgument {
 				t.Errorf("New = %v, %v; want nil and an InvalidArgument error", mw != nil, err)
+			}
+			if tt.nokey && (err == nil || !strings.Contains(err.Error(), "key function argument")) {
+				t.Errorf("New without a key: %v, want an error naming the key function argument", err)
 			}
 			defer func() {
 				if recover() == nil {
 					t.Error("Must did not panic")
 				}
 			}()
-			httplock.Must(tt.b, tt.opts...)
+			httplock.Must(tt.b, key, tt.opts...)
 		})
 	}
 	t.Run("limits 1 and lockdriver.MaxLimit on a lock.IDBackend", func(t *testing.T) {
@@ -84,7 +92,7 @@ func TestNewConfigErrors(t *testing.T) {
 		}
 	})
 	t.Run("nil options are ignored", func(t *testing.T) {
-		if _, err := httplock.New(guardtest.NopBackend{}, nil, key, nil); err != nil {
+		if _, err := httplock.New(guardtest.NopBackend{}, key, nil, httplock.WithTTL(time.Minute), nil); err != nil {
 			t.Errorf("New: %v", err)
 		}
 	})
@@ -115,7 +123,7 @@ func TestKeyFuncs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			var got string
-			mw := httplock.Must(b, httplock.WithKeyFunc(tt.keyFunc), httplock.WithPrefix("orders:"))
+			mw := httplock.Must(b, tt.keyFunc, httplock.WithPrefix("orders:"))
 			mux := http.NewServeMux()
 			mux.Handle("POST /{tenant}/orders/{id}", mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				l, _ := lock.LeaseFrom(r.Context())
@@ -150,7 +158,8 @@ func TestLeaseFromOutsideMiddleware(t *testing.T) {
 // backend's error, so callers can tell an outage from a bad key.
 func TestErrorHandlerSeesBackendError(t *testing.T) {
 	var got error
-	mw := httplock.Must(guardtest.Failing{Err: &lock.Error{Code: lock.CodeAuthFailed, Op: "acquire"}}, httplock.WithKeyFunc(httplock.FromHeader("K")),
+	mw := httplock.Must(guardtest.Failing{Err: &lock.Error{Code: lock.CodeAuthFailed, Op: "acquire"}},
+		httplock.FromHeader("K"),
 		httplock.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
 			got = err
 			w.WriteHeader(http.StatusBadGateway)
@@ -167,7 +176,8 @@ func TestErrorHandlerSeesBackendError(t *testing.T) {
 // TestProblemTypeBase: WithProblemTypeBase turns the default answers'
 // URN types into links under the base.
 func TestProblemTypeBase(t *testing.T) {
-	mw := httplock.Must(guardtest.NopBackend{}, httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+	mw := httplock.Must(guardtest.NopBackend{},
+		httplock.FromIdempotencyKey(),
 		httplock.WithProblemTypeBase("https://example.com/problems/"))
 	rec := httptest.NewRecorder()
 	mw(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/orders", nil))

@@ -21,7 +21,7 @@ import (
 func TestLimitWrappingServeMux(t *testing.T) {
 	const n, limit = 10, 2
 	b := guardtest.NewBackend(t)
-	mw, err := httplock.New(b, httplock.WithKeyFunc(httplock.FromHeader("X-Test-User")), httplock.WithLimit(limit))
+	mw, err := httplock.New(b, httplock.FromHeader("X-Test-User"), httplock.WithLimit(limit))
 	if err != nil {
 		t.Fatal(err)
 	}

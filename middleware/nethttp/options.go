@@ -2,15 +2,32 @@ package httplock
 
 import (
 	"net/http"
+	"time"
 
+	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/middleware/httpguard"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
-// Option configures New: httpguard's options and those below.
-type Option = httpguard.Option
+// Option configures New. Options of other adapters (ginlock, grpclock)
+// are other types and do not compile here.
+type Option func(*config)
 
-// Types of the net/http functions the options take.
+// config is what the options set: the settings every adapter shares and
+// the net/http functions.
+type config struct {
+	s           settings.Settings
+	scope       ScopeFunc
+	fingerprint FingerprintFunc
+	busy        BusyHandler
+	onError     ErrorHandler
+	skip        func(*http.Request) bool
+}
+
+// set is the option that applies f to the shared settings.
+func set(f settings.Set) Option { return func(c *config) { f(&c.s) } }
+
+// Types of the net/http functions New and the options take.
 type (
 	// KeyFunc reads the lock key from a request.
 	KeyFunc = httpguard.KeyFunc
@@ -27,71 +44,58 @@ type (
 	ErrorHandler = httpguard.ErrorHandler
 )
 
-// WithKeyFunc sets how the key is read from a request (required).
-func WithKeyFunc(f KeyFunc) Option { return func(s *settings.Settings) { s.Key = settings.Of(f) } }
+// WithTTL sets the lease duration: httpguard.DefaultTTL by default, at
+// least httpguard.MinTTL.
+func WithTTL(d time.Duration) Option { return set(settings.LeaseTTL(d)) }
+
+// WithWait sets how long a request waits for a busy key (default 0).
+func WithWait(d time.Duration) Option { return set(settings.WaitFor(d)) }
+
+// WithPrefix prepends ns verbatim to every key.
+func WithPrefix(ns string) Option { return set(settings.Prefix(ns)) }
+
+// WithRouteScope sets whether keys include the method and route pattern
+// (default: on, off for limits).
+func WithRouteScope(on bool) Option { return set(settings.Routes(on)) }
+
+// WithBackendTimeout bounds each call to the backend (default
+// httpguard.DefaultBackendTimeout): a request whose call is unanswered
+// in d is refused as for a failing backend (503 with Retry-After),
+// whatever its wait. The release is bounded by d too, and tried again in
+// the background.
+func WithBackendTimeout(d time.Duration) Option { return set(settings.Timeout(d)) }
+
+// WithFailOpen runs the handler without a lease when the backend fails.
+func WithFailOpen(open bool) Option { return set(settings.Open(open)) }
+
+// WithLockOptions passes options to lock.Do.
+func WithLockOptions(opts ...lock.Option) Option { return set(settings.Lock(opts...)) }
+
+// WithLimit makes the key a concurrency limit of n slots: the rest get
+// 429. It needs a lock.IDBackend.
+func WithLimit(n int) Option { return set(settings.Slots(n)) }
 
 // WithScope puts the request's principal into every key, so two
 // principals never share a lock or a stored response. Replay needs it,
 // or Unscoped.
-func WithScope(f ScopeFunc) Option { return func(s *settings.Settings) { s.Scope = settings.Of(f) } }
-
-// WithFingerprint adds f's result to the replay fingerprint. Needs
-// WithReplay.
-func WithFingerprint(f FingerprintFunc) Option {
-	return func(s *settings.Settings) { s.Fingerprint, s.Tuned = settings.Of(f), "Fingerprint" }
+func WithScope(f ScopeFunc) Option {
+	return func(c *config) { c.scope = f; settings.Scoped(f != nil)(&c.s) }
 }
+
+// Unscoped says that replay runs without a scope, for public endpoints.
+func Unscoped() Option { return set(settings.NoScope()) }
 
 // WithBusyHandler replaces the answer to a busy key (default
 // httpguard.DefaultBusyHandler).
-func WithBusyHandler(h BusyHandler) Option {
-	return func(s *settings.Settings) { s.Busy = settings.Of(h) }
-}
+func WithBusyHandler(h BusyHandler) Option { return func(c *config) { c.busy = h } }
 
 // WithErrorHandler replaces the answer to a bad key or a failing backend
 // (default httpguard.DefaultErrorHandler).
-func WithErrorHandler(h ErrorHandler) Option {
-	return func(s *settings.Settings) { s.Error = settings.Of(h) }
-}
+func WithErrorHandler(h ErrorHandler) Option { return func(c *config) { c.onError = h } }
+
+// WithProblemTypeBase makes the default answers' problem types uri
+// followed by their names.
+func WithProblemTypeBase(uri string) Option { return set(settings.Problems(uri)) }
 
 // WithSkipper sends the requests f accepts to the handler without a lock.
-func WithSkipper(f func(*http.Request) bool) Option {
-	return func(s *settings.Settings) { s.Skip = settings.Of(f) }
-}
-
-// FromPathValue reads the wildcard name of the ServeMux pattern that
-// matched, such as "id" in "POST /orders/{id}".
-func FromPathValue(name string) KeyFunc {
-	return func(r *http.Request) (string, error) {
-		v := r.PathValue(name)
-		if v == "" {
-			return "", httpguard.Missing("path value", name)
-		}
-		return v, nil
-	}
-}
-
-// httpguard's options and key functions, under the names this package
-// has always had.
-var (
-	WithPrefix               = httpguard.WithPrefix
-	WithTTL                  = httpguard.WithTTL
-	WithWait                 = httpguard.WithWait
-	WithBackendTimeout       = httpguard.WithBackendTimeout
-	WithFailOpen             = httpguard.WithFailOpen
-	WithLockOptions          = httpguard.WithLockOptions
-	WithRouteScope           = httpguard.WithRouteScope
-	Unscoped                 = httpguard.Unscoped
-	WithProblemTypeBase      = httpguard.WithProblemTypeBase
-	WithLimit                = httpguard.WithLimit
-	WithReplay               = httpguard.WithReplay
-	WithReplayStatuses       = httpguard.WithReplayStatuses
-	WithReplayHeaders        = httpguard.WithReplayHeaders
-	WithReplayMaxBody        = httpguard.WithReplayMaxBody
-	WithReplayMaxRequestBody = httpguard.WithReplayMaxRequestBody
-	FromHeader               = httpguard.FromHeader
-	FromIdempotencyKey       = httpguard.FromIdempotencyKey
-	FromQuery                = httpguard.FromQuery
-	Compose                  = httpguard.Compose[*http.Request]
-	DefaultBusyHandler       = httpguard.DefaultBusyHandler
-	DefaultErrorHandler      = httpguard.DefaultErrorHandler
-)
+func WithSkipper(f func(*http.Request) bool) Option { return func(c *config) { c.skip = f } }

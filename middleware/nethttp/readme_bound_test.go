@@ -70,12 +70,12 @@ func TestReplayRefusesPerKeyFences(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := redistest.Count(rdb)
-	replay := []httplock.Option{httplock.WithKeyFunc(httplock.FromIdempotencyKey()), httplock.Unscoped(), httplock.WithReplay(time.Hour)}
-	_, err = httplock.New(perKey, replay...)
+	replay := []httplock.Option{httplock.Unscoped(), httplock.WithReplay(time.Hour)}
+	_, err = httplock.New(perKey, httplock.FromIdempotencyKey(), replay...)
 	if lock.CodeOf(err) != lock.CodeInvalidArgument || !strings.Contains(err.Error(), "FenceStripes") {
 		t.Errorf("replay on per-key fences: %v, want InvalidArgument naming FenceStripes", err)
 	}
-	if _, err := httplock.New(perKey, replay[0]); err != nil {
+	if _, err := httplock.New(perKey, httplock.FromIdempotencyKey()); err != nil {
 		t.Errorf("a lock route on per-key fences: %v", err)
 	}
 	if n := cmds.Commands.Load(); n != 0 {
@@ -85,7 +85,7 @@ func TestReplayRefusesPerKeyFences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := httplock.New(striped, replay...); err != nil {
+	if _, err := httplock.New(striped, httplock.FromIdempotencyKey(), replay...); err != nil {
 		t.Errorf("replay on striped fences: %v", err)
 	}
 }

@@ -22,7 +22,7 @@ func readmeNetHTTP(rdb *redis.Client, mux *http.ServeMux, createOrder http.Handl
 	if err != nil {
 		log.Fatal(err)
 	}
-	mw, err := httplock.New(backend, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")))
+	mw, err := httplock.New(backend, httplock.FromHeader("Idempotency-Key"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func readmeNetHTTP(rdb *redis.Client, mux *http.ServeMux, createOrder http.Handl
 // The package comment's snippets (doc.go), kept compiling the same way.
 func docNetHTTP(backend lock.Backend, ordersHandler http.Handler) {
 	// README: nethttp-doc
-	mw, err := httplock.New(backend, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")))
+	mw, err := httplock.New(backend, httplock.FromHeader("Idempotency-Key"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func docNetHTTPStripes(client *redis.Client) (*redisbackend.Backend, error) {
 func docNetHTTPReplay(backend lock.Backend, userID httplock.ScopeFunc) (func(http.Handler) http.Handler, error) {
 	// README: nethttp-doc-replay
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+		httplock.FromIdempotencyKey(),
 		httplock.WithScope(userID), // the user your authentication middleware established
 		httplock.WithReplay(httpguard.DefaultReplayTTL))
 	// END README
@@ -60,8 +60,7 @@ func docNetHTTPReplay(backend lock.Backend, userID httplock.ScopeFunc) (func(htt
 
 func docNetHTTPLimit(backend lock.Backend, userID httplock.KeyFunc) (func(http.Handler) http.Handler, error) {
 	// README: nethttp-doc-limit
-	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(userID), // the authenticated user, from your authentication middleware
+	mw, err := httplock.New(backend, userID, // the authenticated user, from your authentication middleware
 		httplock.WithLimit(3))
 	// END README
 	return mw, err
@@ -70,8 +69,7 @@ func docNetHTTPLimit(backend lock.Backend, userID httplock.KeyFunc) (func(http.H
 // The README's limit snippet.
 func readmeNetHTTPLimit(backend lock.Backend, mux *http.ServeMux, export http.HandlerFunc, userID httplock.KeyFunc) {
 	// README: nethttp-limit
-	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(userID), // the authenticated user, from your authentication middleware
+	mw, err := httplock.New(backend, userID, // the authenticated user, from your authentication middleware
 		httplock.WithPrefix("exports:"),
 		httplock.WithLimit(3), // at most 3 exports per user at once, across every instance
 	)
@@ -92,7 +90,7 @@ func readmeNetHTTPReplay(rdb *redis.Client, mux *http.ServeMux, createOrder http
 		log.Fatal(err)
 	}
 	mw, err := httplock.New(idem,
-		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+		httplock.FromIdempotencyKey(),
 		httplock.WithScope(userID),        // keys belong to the authenticated user
 		httplock.WithReplay(24*time.Hour), // how long a response is replayed
 		httplock.WithWait(5*time.Second),  // a concurrent duplicate waits, then gets the replay

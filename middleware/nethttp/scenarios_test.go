@@ -22,9 +22,6 @@ func build(s guardtest.Setup) (http.Handler, error) {
 		httplock.WithWait(s.Wait),
 		httplock.WithFailOpen(s.FailOpen),
 	}
-	if !s.NoKey {
-		opts = append(opts, httplock.WithKeyFunc(httplock.FromHeader(guardtest.Header)))
-	}
 	if s.TTL != 0 {
 		opts = append(opts, httplock.WithTTL(s.TTL)) // WithTTL(0) is an error
 	}
@@ -77,7 +74,11 @@ func build(s guardtest.Setup) (http.Handler, error) {
 			opts = append(opts, httplock.WithReplayStatuses(r.Statuses))
 		}
 	}
-	mw, err := httplock.New(s.Backend, opts...)
+	var key httplock.KeyFunc
+	if !s.NoKey {
+		key = httplock.FromHeader(guardtest.Header)
+	}
+	mw, err := httplock.New(s.Backend, key, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -36,12 +36,12 @@ func TestStalledRedisAnswers503(t *testing.T) {
 	user := func(*http.Request) (string, error) { return "alice", nil }
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })
 	routes := map[string][]httplock.Option{
-		"lock, wait 5s": {httplock.WithKeyFunc(httplock.FromIdempotencyKey()), httplock.WithWait(5 * time.Second)},
-		"lock, no wait": {httplock.WithKeyFunc(httplock.FromIdempotencyKey())},
+		"lock, wait 5s": {httplock.WithWait(5 * time.Second)},
+		"lock, no wait": {},
 	}
 	handlers := map[string]http.Handler{}
 	for name, opts := range routes {
-		mw, err := httplock.New(backend, append(opts, httplock.WithPrefix(name+":"))...)
+		mw, err := httplock.New(backend, httplock.FromIdempotencyKey(), append(opts, httplock.WithPrefix(name+":"))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestStallAfterHandlerAnswersInTime(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = backend.Close() })
 	var pause sync.Once
-	mw, err := httplock.New(backend, httplock.WithKeyFunc(httplock.FromIdempotencyKey()))
+	mw, err := httplock.New(backend, httplock.FromIdempotencyKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestBackendTimeoutKeepsTheWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = backend.Close() })
-	mw, err := httplock.New(backend, httplock.WithKeyFunc(httplock.FromIdempotencyKey()), httplock.WithWait(5*time.Second),
+	mw, err := httplock.New(backend, httplock.FromIdempotencyKey(), httplock.WithWait(5*time.Second),
 		httplock.WithPrefix("wait:"), httplock.WithRouteScope(false))
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func Authenticate(next http.Handler) http.Handler {
 }
 
 // User returns the user Authenticate established for r, for
-// httplock.WithScope and httplock.WithKeyFunc.
+// httplock.WithScope and as httplock.New's key function.
 func User(r *http.Request) (string, error) {
 	user, ok := r.Context().Value(userKey{}).(string)
 	if !ok || user == "" {

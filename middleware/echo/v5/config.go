@@ -129,11 +129,11 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	}
 	h := echocore.Hooks[*echo.Context]{Skipper: c.Skipper, Before: c.BeforeFunc, Key: key, Scope: c.Scope,
 		Busy: DefaultBusyHandler, Error: DefaultErrorHandler}
-	s := settings.Settings{Fields: true, Key: settings.Of(key), Scope: settings.Of(c.Scope),
+	s := settings.Settings{Fields: true, HasKey: key != nil, HasScope: c.Scope != nil,
 		Prefix: c.Prefix, RouteScope: settings.RouteScope(c.RouteScope), TTL: c.TTL, Wait: c.Wait, BackendTimeout: c.BackendTimeout, Limit: c.Limit,
 		FailOpen: c.FailOpen, LockOptions: c.LockOptions, Unscoped: c.Unscoped, ProblemBase: c.ProblemTypeBase}
 	if r := c.Replay; r != nil {
-		s.ReplayOn, h.Fingerprint, s.Fingerprint = true, r.Fingerprint, settings.Of(r.Fingerprint)
+		s.ReplayOn, h.Fingerprint = true, r.Fingerprint
 		s.Replay = settings.Replay{TTL: r.TTL, Headers: r.Headers, MaxBody: r.MaxBody, MaxRequestBody: r.MaxRequestBody, Statuses: r.Statuses}
 	}
 	if c.BusyHandler != nil {

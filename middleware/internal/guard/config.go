@@ -69,7 +69,7 @@ func New(b lock.Backend, s settings.Settings) (*Guard, error) {
 		}
 	}
 	route := s.RouteScope == settings.RouteOn || (s.RouteScope == settings.RouteDefault && s.Limit == 0)
-	g := &Guard{b: b, prefix: s.Prefix, ttl: ttl, failOpen: s.FailOpen, timeout: timeout, route: route, scoped: s.Scope != nil,
+	g := &Guard{b: b, prefix: s.Prefix, ttl: ttl, failOpen: s.FailOpen, timeout: timeout, route: route, scoped: s.HasScope,
 		opts: opts, limit: s.Limit, problemBase: s.ProblemBase}
 	if s.ReplayOn {
 		rp, err := newReplay(b, &s)
@@ -86,7 +86,7 @@ func check(b lock.Backend, s *settings.Settings) error {
 	switch {
 	case b == nil:
 		return s.Invalid("Backend", "nil lock backend")
-	case s.Key == nil:
+	case !s.HasKey:
 		return s.Invalid("Key", "no key function")
 	case s.Set["TTL"] && s.TTL == 0:
 		return s.Invalid("TTL", "must be positive (leave it out for the default, "+httpguard.DefaultTTL.String()+")")
@@ -106,7 +106,7 @@ func check(b lock.Backend, s *settings.Settings) error {
 		return s.Invalid("Limit", "must be between 1 and "+strconv.Itoa(lockdriver.MaxLimit)+" (leave it out for no limit)")
 	case s.Limit != 0 && s.ReplayOn:
 		return s.Invalid("Limit", "cannot be combined with replay: replay runs a key once, a limit lets several run at once")
-	case s.Scope != nil && s.Unscoped:
+	case s.HasScope && s.Unscoped:
 		return s.Invalid("Unscoped", "a scope is set too; set one")
 	case s.ProblemBase != "" && !absoluteHTTP(s.ProblemBase):
 		return s.Invalid("ProblemBase", fmt.Sprintf("%q is not an absolute http(s) URI", s.ProblemBase))
@@ -126,7 +126,7 @@ func checkReplay(s *settings.Settings) error {
 		return s.Invalid("Replay.TTL", "the replay TTL must be positive (httpguard.DefaultReplayTTL is 24h)")
 	case s.FailOpen:
 		return s.Invalid("FailOpen", "replay cannot fail open: a request let through without a lock stores no response, so its retry would run again")
-	case s.Scope == nil && !s.Unscoped:
+	case !s.HasScope && !s.Unscoped:
 		return s.Invalid("Scope", "replay needs a scope, the authenticated principal whose requests share keys, "+
 			"from your authentication middleware, never a header the client chooses; for a public endpoint say "+s.Name("Unscoped"))
 	}

@@ -29,7 +29,7 @@ type ReplayConfig = settings.Replay
 // newFrom is New for c.
 func newFrom(b lock.Backend, c Config) (*Guard, error) {
 	s := settings.Settings{Prefix: c.Prefix, TTL: c.TTL, Wait: c.Wait, LockOptions: c.LockOptions,
-		Unscoped: c.Unscoped, Limit: c.Limit, Key: "a key function"}
+		Unscoped: c.Unscoped, Limit: c.Limit, HasKey: true}
 	if c.NoRoute {
 		s.RouteScope = settings.RouteOff
 	}

@@ -1,5 +1,5 @@
-// Package guard is the behaviour shared by the HTTP middleware adapters
-// (httplock and echolock): it validates a request's lock key and scopes it
+// Package guard is the behaviour shared by the middleware adapters
+// (httplock, echolock, ginlock and grpclock): it validates a request's lock key and scopes it
 // by prefix and route, runs the handler under [lock.Do] ([Guard.Serve]),
 // stores and replays responses in replay mode (a fingerprint per request,
 // a versioned record written by lock.Recorder.ReleaseRecord), estimates

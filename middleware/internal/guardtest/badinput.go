@@ -24,7 +24,7 @@ func badInput(t *testing.T, a Adapter) {
 		names []string
 	}{
 		{"nil backend", Setup{}, []string{"backend"}},
-		{"no key function", Setup{Backend: e.b, NoKey: true}, []string{"Key"}},
+		{"nil key function", Setup{Backend: e.b, NoKey: true}, []string{"Key"}},
 		{"replay without a scope decision", Setup{Backend: e.b, Replay: replay}, []string{"Scope", "Unscoped"}},
 		{"a scope and unscoped", Setup{Backend: e.b, Scope: Principal, Public: true}, []string{"Unscoped"}},
 		{"negative TTL", Setup{Backend: e.b, TTL: -time.Second}, []string{"TTL"}},

@@ -28,7 +28,7 @@ type Handler func(w http.ResponseWriter, r *http.Request, l lock.Lease, ok bool)
 // Setup is what a scenario asks the adapter to build.
 type Setup struct {
 	Backend  lock.Backend
-	NoKey    bool   // build without a key function
+	NoKey    bool   // build with a nil key function
 	Prefix   string // the middleware's key namespace
 	TTL      time.Duration
 	Wait     time.Duration

@@ -4,7 +4,6 @@ package settings
 
 import (
 	"context"
-	"reflect"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -46,10 +45,9 @@ type Settings struct {
 	// "Config.TTL" rather than "WithTTL".
 	Fields bool
 
-	// The adapter's functions, of its own types.
-	Key, Scope, Fingerprint, Busy, Error, Skip any
-	// Stores is the adapter's own replay filter, such as gRPC's.
-	Stores any
+	// HasKey and HasScope say that the adapter was given a key function
+	// and a scope function; the adapter keeps the functions, typed.
+	HasKey, HasScope bool
 }
 
 // Replay is replay mode's part of Settings.
@@ -73,7 +71,7 @@ func (s *Settings) Mark(name string) {
 // "With" followed by the setting's name.
 var optionNames = map[string]string{
 	"Backend":               "the backend argument of New",
-	"Key":                   "WithKeyFunc",
+	"Key":                   "the key function argument",
 	"Unscoped":              "Unscoped()",
 	"Replay.TTL":            "WithReplay",
 	"Replay.Headers":        "WithReplayHeaders",
@@ -117,28 +115,6 @@ func (s *Settings) Invalid(name, problem string) error {
 // names the setting.
 func (s *Settings) Wrap(name string, err error) error {
 	return &lock.Error{Code: lock.CodeInvalidArgument, Op: "config", Msg: s.Name(name), Err: err}
-}
-
-// Of returns f for a field of Settings, nil when f is nil.
-func Of(f any) any {
-	if f == nil || reflect.ValueOf(f).IsNil() {
-		return nil
-	}
-	return f
-}
-
-// Hook returns the adapter's function v as F: nil when v is nil, an
-// InvalidArgument error naming the setting when v is another adapter's.
-func Hook[F any](s *Settings, name string, v any) (F, error) {
-	var zero F
-	if v == nil {
-		return zero, nil
-	}
-	f, ok := v.(F)
-	if !ok {
-		return zero, s.Invalid(name, "the function is for another framework's adapter")
-	}
-	return f, nil
 }
 
 type problemBaseKey struct{}

@@ -21,11 +21,11 @@ import (
 // no path values yet.
 func TestChiRoutePattern(t *testing.T) {
 	b := guardtest.NewBackend(t)
-	byHeader, err := httplock.New(b, httplock.WithKeyFunc(httplock.FromHeader("X-Key")))
+	byHeader, err := httplock.New(b, httplock.FromHeader("X-Key"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID, err := httplock.New(b, httplock.WithKeyFunc(httplock.FromPathValue("id")))
+	byID, err := httplock.New(b, httplock.FromPathValue("id"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,8 @@ func TestChiRoutePattern(t *testing.T) {
 
 // TestChiReplay: replay mode behind chi, keyed by Idempotency-Key.
 func TestChiReplay(t *testing.T) {
-	mw, err := httplock.New(guardtest.NewBackend(t), httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+	mw, err := httplock.New(guardtest.NewBackend(t),
+		httplock.FromIdempotencyKey(),
 		httplock.Unscoped(), httplock.WithReplay(httpguard.DefaultReplayTTL))
 	if err != nil {
 		t.Fatal(err)

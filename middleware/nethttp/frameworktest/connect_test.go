@@ -114,7 +114,7 @@ func TestConnectUnary(t *testing.T) {
 // answers, on a ServeMux (Connect's own registration).
 func connectMux(t *testing.T, svc http.Handler) *http.ServeMux {
 	mw, err := httplock.New(guardtest.NewBackend(t),
-		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+		httplock.FromIdempotencyKey(),
 		httplock.Unscoped(), // a test: a real service scopes keys to the caller
 		httplock.WithReplay(httpguard.DefaultReplayTTL),
 		httplock.WithBusyHandler(connectBusy),
@@ -157,7 +157,7 @@ func readmeConnect(backend lock.Backend, userID httplock.ScopeFunc, mux *http.Se
 	create func(context.Context, *connect.Request[wrapperspb.StringValue]) (*connect.Response[wrapperspb.StringValue], error)) error {
 	// README: connect
 	mw, err := httplock.New(backend,
-		httplock.WithKeyFunc(httplock.FromIdempotencyKey()),
+		httplock.FromIdempotencyKey(),
 		httplock.WithScope(userID),
 		httplock.WithReplay(httpguard.DefaultReplayTTL),
 		httplock.WithBusyHandler(connectBusy),

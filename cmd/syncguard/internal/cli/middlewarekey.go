@@ -7,12 +7,14 @@ import (
 	"github.com/syncguard-go/syncguard/internal/httpkey"
 )
 
-// The keys of the HTTP middleware (httplock, echolock). They lock
+// The keys of the middleware (httplock, echolock, ginlock, grpclock). They
+// lock
 //
 //	<key prefix><route>:<scope>:<key>
 //
 // where the key prefix is WithPrefix's namespace (verbatim), the route is
-// the method, a space and the route pattern ("POST /orders/{id}", empty
+// the method, a space and the route pattern ("POST /orders/{id}"; for
+// grpclock the call's full method name, "/orders.v1.Orders/Create"; empty
 // with WithRouteScope(false) and for limits), the scope is the principal
 // of WithScope (empty without it), and the key is the key function's
 // result, each part byte for byte (internal/httpkey has the rules, which

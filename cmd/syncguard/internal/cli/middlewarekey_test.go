@@ -22,7 +22,7 @@ func TestShowRouteRecord(t *testing.T) {
 	srv := redistest.Shared(t)
 	p := prefix(t)
 	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p, FenceStripes: redisbackend.DefaultFenceStripes})
-	mw, err := httplock.New(b, httplock.WithKeyFunc(httplock.FromHeader("Idempotency-Key")), httplock.WithPrefix("api:"),
+	mw, err := httplock.New(b, httplock.FromHeader("Idempotency-Key"), httplock.WithPrefix("api:"),
 		httplock.WithScope(func(r *http.Request) (string, error) { return r.Header.Get("X-User"), nil }),
 		httplock.WithReplay(time.Hour))
 	if err != nil {

@@ -27,8 +27,9 @@ var showCommand = &command{
 		"holding anything but syncguard lock data or a concurrency limit's slots for KEY is an error\n" +
 		"(exit status 1). A limit shows the n of its latest grant and each live slot (fence, holder as\n" +
 		"the hash of its lock id, acquired, expires), earliest expiry first.\n" +
-		"For a key of the HTTP middleware (httplock, echolock), give the key the request carried and\n" +
-		"its route (--route \"POST /orders\", the method and the route pattern), --scope (WithScope's\n" +
+		"For a key of the middleware (httplock, echolock, ginlock, grpclock), give the key the request\n" +
+		"carried and its route (--route \"POST /orders\", the method and the route pattern; for gRPC\n" +
+		"the full method name, \"/orders.v1.Orders/Create\"), --scope (WithScope's\n" +
 		"principal) and --key-prefix (WithPrefix): show builds the name the middleware locks,\n" +
 		"<key prefix><route>:<scope>:<key>, escaped as the middleware escapes it, and prints the parts\n" +
 		"as written under it. --route takes the route as written or as a key prints it (\\: for :).\n" +
