@@ -154,7 +154,9 @@ func TestHandoffSpan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			released := make(chan struct{})
 			go func() {
+				defer close(released)
 				time.Sleep(100 * time.Millisecond) // the waiter has queued by then
 				_ = holderB.Release(context.Background(), holder.ID)
 			}()
@@ -166,6 +168,9 @@ func TestHandoffSpan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The hand-off can reach the waiter before the holder's
+			// Release has returned (and ended its span, counted its hold).
+			<-released
 			if err := b.Release(ctx, l.ID); err != nil {
 				t.Fatal(err)
 			}
