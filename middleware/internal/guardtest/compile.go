@@ -13,7 +13,11 @@ import (
 // adapter's option given to another.
 func DoesNotCompile(t *testing.T, dir string, errs ...string) {
 	t.Helper()
-	out, err := exec.Command("go", "build", "-o", os.DevNull, "./"+dir).CombinedOutput()
+	args := []string{"build", "-o", os.DevNull}
+	if race {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, "./"+dir)...).CombinedOutput()
 	if err == nil {
 		t.Fatalf("%s compiled; want the errors %q", dir, errs)
 	}
