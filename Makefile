@@ -63,8 +63,8 @@ tidy-check:
 ## skipped tests by reason, and the tests passed, failed and skipped.
 ## TESTJSON=file keeps go test's JSON events; TESTFLAGS adds go test flags (e.g. -run, -p).
 ## The slowest packages come first: go test starts the test runs in command-line order, so
-## theirs overlap the other packages' builds instead of running alone at the end. -p 3: the tests
-## mostly wait on their redis-servers, so three packages at a time keep both cores busy.
+## theirs overlap the other packages' builds instead of running alone at the end. -p 4: the tests
+## mostly wait on their redis-servers, so four packages at a time keep both cores busy.
 TESTJSON  ?=
 TESTFLAGS ?=
 SLOWFIRST  = ./redisbackend ./jobs/asynq ./cmd/syncguard/internal/cli ./testkit/chaos ./middleware/echo \
@@ -72,7 +72,7 @@ SLOWFIRST  = ./redisbackend ./jobs/asynq ./cmd/syncguard/internal/cli ./testkit/
              ./lock/election ./middleware/nethttp ./lock ./testkit/redistest ./otel
 unit:
 	$(GO) run ./testkit/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
-	  -race -count=1 -timeout 8m -p 3 $(TESTFLAGS) $(SLOWFIRST) $(PKGS)
+	  -race -count=1 -timeout 8m -p 4 $(TESTFLAGS) $(SLOWFIRST) $(PKGS)
 
 ## fuzz: run every Fuzz target for FUZZTIME (default 5000 inputs, a smoke run; e.g. make fuzz FUZZTIME=2m), a line each;
 ## the targets are found with grep (go test -list would build every package's tests once more).
