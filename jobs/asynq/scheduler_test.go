@@ -200,7 +200,13 @@ func (k *ticks) wait(t *testing.T, n int, timeout time.Duration, match func(asyn
 // runScheduler runs s until the test ends.
 func runScheduler(t *testing.T, s *asynqlock.Scheduler) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	runSchedulerIn(t, context.Background(), s)
+}
+
+// runSchedulerIn is runScheduler with a context derived from parent.
+func runSchedulerIn(t *testing.T, parent context.Context, s *asynqlock.Scheduler) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(parent)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	t.Cleanup(func() {
@@ -470,15 +476,7 @@ func TestSchedulerTickCarriesTraceContext(t *testing.T) {
 		TraceID:    trace.TraceID{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c},
 		SpanID:     trace.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31},
 		TraceFlags: trace.FlagsSampled, Remote: true})
-	ctx, cancel := context.WithCancel(trace.ContextWithRemoteSpanContext(context.Background(), sc))
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runSchedulerIn(t, trace.ContextWithRemoteSpanContext(context.Background(), sc), s)
 	tk := got.wait(t, 1, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })[0]
 	info, err := e.insp.GetTaskInfo(e.queue, tk.TaskID)
 	if err != nil {
