@@ -51,16 +51,17 @@ vet:
 ## replace directives of the nested modules point their syncguard requirements at this checkout.
 ## tidy-check fails, with the diff, when a module's go.mod or go.sum is not tidy.
 tidy:
-	@set -e; for d in $(MODULES) ./bench; do (cd $$d && GOWORK=off $(GO) mod tidy); done
+	@set -e; for d in $(MODULES) ./bench ./tools; do (cd $$d && GOWORK=off $(GO) mod tidy); done
 
 tidy-check:
-	@ok=1; for d in $(MODULES) ./bench; do \
+	@ok=1; for d in $(MODULES) ./bench ./tools; do \
 	  if ! out="$$(cd $$d && GOWORK=off $(GO) mod tidy -diff 2>&1)"; then echo "go mod tidy needed in $$d:"; echo "$$out"; ok=0; fi; \
 	done; [ $$ok = 1 ]
 
-## unit: go test -race ./... through testkit/testprogress: a line per package as it finishes
-## (status, package, seconds), the full output of every failed test, the 10 slowest tests, the
-## skipped tests by reason, and the tests passed, failed and skipped.
+## unit: go test -race on every module through gotestsum (pinned in tools/go.mod, a module of
+## its own so that it stays out of every user's module graph; built into .bin/): a line per
+## package as it finishes, the full output of every failed test, then the skipped tests with
+## their reasons, the failures, the totals, and the ten slowest tests.
 ## TESTJSON=file keeps go test's JSON events; TESTFLAGS adds go test flags (e.g. -run, -p).
 ## The slowest packages come first: go test starts the test runs in command-line order, so
 ## theirs overlap the other packages' builds instead of running alone at the end. -p 4: the tests
@@ -70,9 +71,18 @@ TESTFLAGS ?=
 SLOWFIRST  = ./redisbackend ./jobs/asynq ./cmd/syncguard/internal/cli ./testkit/chaos ./middleware/echo \
              ./middleware/gin ./middleware/echo/v5 ./jobs/gocron \
              ./lock/election ./middleware/nethttp ./lock ./testkit/redistest ./otel
-unit:
-	$(GO) run ./testkit/testprogress -go $(GO) -slowest 10 $(if $(TESTJSON),-json $(TESTJSON)) \
-	  -race -count=1 -timeout 8m -p 4 $(TESTFLAGS) $(SLOWFIRST) $(PKGS)
+GOTESTSUM  = $(CURDIR)/.bin/gotestsum
+unit: $(GOTESTSUM)
+	@json="$(or $(TESTJSON),$$(mktemp))"; \
+	$(GOTESTSUM) --format pkgname-and-test-fails --format-icons text --format-hide-empty-pkg \
+	  --jsonfile "$$json" -- -race -count=1 -timeout 8m -p 4 $(TESTFLAGS) $(SLOWFIRST) $(PKGS); rc=$$?; \
+	echo "slowest tests:"; $(GOTESTSUM) tool slowest --jsonfile "$$json" --num 10; \
+	$(if $(TESTJSON),,rm -f "$$json";) exit $$rc
+
+## .bin/gotestsum: built from tools/go.mod's tool directive, outside the workspace (GOWORK=off),
+## so its dependencies never enter the library's modules.
+$(GOTESTSUM): tools/go.mod tools/go.sum
+	@GOWORK=off $(GO) -C tools build -o $(GOTESTSUM) gotest.tools/gotestsum
 
 ## fuzz: run every Fuzz target for FUZZTIME (default 5000 inputs, a smoke run; e.g. make fuzz FUZZTIME=2m), a line each;
 ## the targets are found with grep (go test -list would build every package's tests once more).
