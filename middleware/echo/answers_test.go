@@ -14,7 +14,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
@@ -40,7 +40,7 @@ func TestDefaultAnswersReachHTTPErrorHandler(t *testing.T) {
 	}{
 		{desc: "limit reached", b: full, limit: 3, header: secret, wantStatus: http.StatusTooManyRequests, wantRetry: "7",
 			wantErr: func(err error) bool {
-				return errors.Is(err, lock.ErrLocked) && errors.Is(err, httpguard.ErrLimitReached)
+				return errors.Is(err, lock.ErrLocked) && errors.Is(err, guard.ErrLimitReached)
 			}},
 		{desc: "busy key", b: busy, header: secret, wantStatus: http.StatusConflict, wantRetry: "10",
 			wantErr: func(err error) bool { return errors.Is(err, lock.ErrLocked) }},

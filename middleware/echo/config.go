@@ -7,9 +7,9 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 	"github.com/syncguard-go/syncguard/middleware/internal/echocore"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
@@ -49,7 +49,7 @@ type Config struct {
 	// Wait is how long to wait for a busy key.
 	Wait time.Duration
 	// BackendTimeout bounds each call to the backend (zero:
-	// httpguard.DefaultBackendTimeout); an unanswered call is a 503.
+	// guard.DefaultBackendTimeout); an unanswered call is a 503.
 	BackendTimeout time.Duration
 	// Limit, when set, makes the key a limit of Limit slots.
 	Limit int
@@ -67,15 +67,15 @@ type Config struct {
 	ProblemTypeBase string
 }
 
-// RouteScope says whether lock keys include the route (httpguard's).
-type RouteScope = httpguard.RouteScope
+// RouteScope says whether lock keys include the route (guard's).
+type RouteScope = guard.RouteScope
 
 // The route scopes: RouteScopeDefault includes the route except for
 // limits, RouteScopeOn always, RouteScopeOff never.
 const (
-	RouteScopeDefault = httpguard.RouteScopeDefault
-	RouteScopeOn      = httpguard.RouteScopeOn
-	RouteScopeOff     = httpguard.RouteScopeOff
+	RouteScopeDefault = guard.RouteScopeDefault
+	RouteScopeOn      = guard.RouteScopeOn
+	RouteScopeOff     = guard.RouteScopeOff
 )
 
 // ReplayConfig configures replay mode; zero fields take the defaults.
@@ -97,7 +97,7 @@ type ReplayConfig struct {
 // DefaultConfig is the default configuration.
 var DefaultConfig = Config{
 	Skipper:      middleware.DefaultSkipper,
-	TTL:          httpguard.DefaultTTL,
+	TTL:          guard.DefaultTTL,
 	BusyHandler:  DefaultBusyHandler,
 	ErrorHandler: DefaultErrorHandler,
 }
@@ -142,7 +142,7 @@ func (c Config) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if c.ErrorHandler != nil {
 		h.Error = c.ErrorHandler
 	}
-	g, err := guard.New(c.Backend, s)
+	g, err := core.New(c.Backend, s)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,6 @@
 //	e.POST("/orders/:id", createOrder, echolock.New(backend, echolock.FromParam("id")))
 //
 // It follows Echo's conventions (Config, DefaultConfig, ToMiddleware).
-// The errors, answers and defaults are httpguard's; docs/http.md has the
+// The errors, answers and defaults are guard's; docs/http.md has the
 // fields and the guarantees.
 package echolock

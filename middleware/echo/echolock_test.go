@@ -14,7 +14,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
@@ -116,7 +116,7 @@ func mustPanic(t *testing.T, what string, f func()) {
 
 func TestDefaultConfig(t *testing.T) {
 	c := echolock.DefaultConfig
-	if c.Skipper == nil || c.BusyHandler == nil || c.ErrorHandler == nil || c.TTL != httpguard.DefaultTTL ||
+	if c.Skipper == nil || c.BusyHandler == nil || c.ErrorHandler == nil || c.TTL != guard.DefaultTTL ||
 		c.Backend != nil || c.KeyExtractor != nil || c.Wait != 0 || c.FailOpen {
 		t.Errorf("DefaultConfig = %+v", c)
 	}

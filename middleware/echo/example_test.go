@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -131,7 +131,7 @@ func ExampleReplayConfig() {
 		req.Header.Set("Idempotency-Key", "3f6c")
 		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, req)
-		fmt.Print(user, " ", rec.Code, " ", rec.Header().Get(httpguard.HeaderReplayed), " ", rec.Body)
+		fmt.Print(user, " ", rec.Code, " ", rec.Header().Get(guard.HeaderReplayed), " ", rec.Body)
 	}
 	post("alice", `{"item":"book"}`) // runs
 	post("alice", `{"item":"book"}`) // a retry: replayed

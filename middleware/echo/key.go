@@ -3,7 +3,7 @@ package echolock
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/echocore"
 )
 
@@ -14,16 +14,16 @@ var keys = echocore.Keys[echo.Context, KeyExtractor]{
 func FromParam(name string) KeyExtractor { return keys.Param(name) }
 
 // FromHeader reads the header name as written.
-func FromHeader(name string) KeyExtractor { return keys.OnRequest(httpguard.FromHeader(name)) }
+func FromHeader(name string) KeyExtractor { return keys.OnRequest(guard.FromHeader(name)) }
 
 // FromIdempotencyKey reads the Idempotency-Key header.
-func FromIdempotencyKey() KeyExtractor { return keys.OnRequest(httpguard.FromIdempotencyKey()) }
+func FromIdempotencyKey() KeyExtractor { return keys.OnRequest(guard.FromIdempotencyKey()) }
 
 // FromQuery reads the query parameter name.
-func FromQuery(name string) KeyExtractor { return keys.OnRequest(httpguard.FromQuery(name)) }
+func FromQuery(name string) KeyExtractor { return keys.OnRequest(guard.FromQuery(name)) }
 
 // FromCookie reads the request cookie name.
-func FromCookie(name string) KeyExtractor { return keys.OnRequest(httpguard.FromCookie(name)) }
+func FromCookie(name string) KeyExtractor { return keys.OnRequest(guard.FromCookie(name)) }
 
 // FromForm reads the form value name; it parses the request body.
 func FromForm(name string) KeyExtractor { return keys.Form(name) }

@@ -7,8 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 	"github.com/syncguard-go/syncguard/middleware/internal/echocore"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
 var frame = echocore.Frame[echo.Context]{
@@ -20,7 +20,7 @@ var frame = echocore.Frame[echo.Context]{
 // runNext runs next with the held context and the guard's writer. The
 // request and writer are restored after it; a panic before anything was
 // sent leaves the response uncommitted, for Echo's Recover to answer.
-func runNext(ctx context.Context, g *guard.Guard, ec echo.Context, next func(echo.Context) error, wrap guard.Wrap) error {
+func runNext(ctx context.Context, g *core.Guard, ec echo.Context, next func(echo.Context) error, wrap core.Wrap) error {
 	req, res := ec.Request(), ec.Response()
 	w := res.Writer
 	cw := wrap(w)
@@ -28,7 +28,7 @@ func runNext(ctx context.Context, g *guard.Guard, ec echo.Context, next func(ech
 	defer func() {
 		ec.SetRequest(req)
 		res.Writer = w
-		if !returned && g.Replays() && !guard.Sent(cw) {
+		if !returned && g.Replays() && !core.Sent(cw) {
 			res.Committed, res.Status, res.Size = false, http.StatusOK, 0
 		}
 	}()

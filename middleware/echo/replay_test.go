@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	echolock "github.com/syncguard-go/syncguard/middleware/echo"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
@@ -86,7 +86,7 @@ func TestReplayHandlerErrors(t *testing.T) {
 			if n := handled.Load(); n != tt.wantRuns {
 				t.Errorf("HTTPErrorHandler called %d times for %d errors, want once each", n, tt.wantRuns)
 			}
-			replayed := recs[1].Header().Get(httpguard.HeaderReplayed) == "true"
+			replayed := recs[1].Header().Get(guard.HeaderReplayed) == "true"
 			if replayed != (tt.wantRuns == 1) {
 				t.Errorf("second answer replayed = %v, want %v", replayed, tt.wantRuns == 1)
 			}

@@ -13,12 +13,12 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	ginlock "github.com/syncguard-go/syncguard/middleware/gin"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
 // TestRefusalsAbortWithErrors: a busy key and a missing key abort the
-// context with httpguard's problem, put the refusal on c.Errors, and
+// context with guard's problem, put the refusal on c.Errors, and
 // leave gin's writer reporting the answer, for the middleware in front.
 func TestRefusalsAbortWithErrors(t *testing.T) {
 	b := guardtest.NewBackend(t)
@@ -54,11 +54,11 @@ func TestRefusalsAbortWithErrors(t *testing.T) {
 			r.POST("/orders", mw, func(c *gin.Context) { ran.Store(true) })
 			req := httptest.NewRequest(http.MethodPost, "/orders", nil)
 			if tt.key != "" {
-				req.Header.Set(httpguard.HeaderIdempotencyKey, tt.key)
+				req.Header.Set(guard.HeaderIdempotencyKey, tt.key)
 			}
 			rec := httptest.NewRecorder()
 			r.ServeHTTP(rec, req)
-			if rec.Code != tt.status || rec.Header().Get("Content-Type") != httpguard.ProblemContentType || ran.Load() {
+			if rec.Code != tt.status || rec.Header().Get("Content-Type") != guard.ProblemContentType || ran.Load() {
 				t.Errorf("%d %s %q (handler ran: %v), want a %d problem", rec.Code, rec.Header().Get("Content-Type"), rec.Body, ran.Load(), tt.status)
 			}
 			if !aborted || len(errs) != 1 || !tt.is(errs[0].Err) || errs[0].Type != gin.ErrorTypePrivate {
@@ -90,7 +90,7 @@ func TestCustomBusyHandler(t *testing.T) {
 	r := gin.New()
 	r.POST("/orders", mw, func(c *gin.Context) { t.Error("the handler ran on a busy key") })
 	req := httptest.NewRequest(http.MethodPost, "/orders", nil)
-	req.Header.Set(httpguard.HeaderIdempotencyKey, "k")
+	req.Header.Set(guard.HeaderIdempotencyKey, "k")
 	rec := httptest.NewRecorder()
 	r.ServeHTTP(rec, req)
 	if rec.Code != http.StatusTooManyRequests || rec.Body.String() != `{"retry_after":1}` {
@@ -116,10 +116,10 @@ func TestErrorsLeftToFront(t *testing.T) {
 	})
 	for i := range 2 {
 		req := httptest.NewRequest(http.MethodPost, "/orders", nil)
-		req.Header.Set(httpguard.HeaderIdempotencyKey, "k")
+		req.Header.Set(guard.HeaderIdempotencyKey, "k")
 		rec := httptest.NewRecorder()
 		r.ServeHTTP(rec, req)
-		if rec.Code != http.StatusUnprocessableEntity || rec.Body.String() != `{"error":"no such item"}` || rec.Header().Get(httpguard.HeaderReplayed) != "" {
+		if rec.Code != http.StatusUnprocessableEntity || rec.Body.String() != `{"error":"no such item"}` || rec.Header().Get(guard.HeaderReplayed) != "" {
 			t.Errorf("request %d: %d %q, want the front's 422, not replayed", i+1, rec.Code, rec.Body)
 		}
 	}

@@ -8,6 +8,6 @@
 //	r.POST("/orders/:id", mw, createOrder)
 //
 // Refusals abort the context and go on c.Errors. The options are this
-// package's; the errors, answers and defaults are httpguard's.
+// package's; the errors, answers and defaults are guard's.
 // docs/http.md has the guarantees.
 package ginlock

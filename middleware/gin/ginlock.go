@@ -9,7 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
@@ -20,7 +20,7 @@ func New(b lock.Backend, key KeyFunc, opts ...Option) (gin.HandlerFunc, error) {
 	var c config
 	settings.Apply(&c, opts)
 	c.s.HasKey = key != nil
-	g, err := guard.New(b, c.s)
+	g, err := core.New(b, c.s)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func Must(b lock.Backend, key KeyFunc, opts ...Option) gin.HandlerFunc {
 }
 
 type middleware struct {
-	g           *guard.Guard
+	g           *core.Guard
 	key         KeyFunc
 	scope       ScopeFunc
 	fingerprint FingerprintFunc
@@ -61,7 +61,7 @@ func (m *middleware) handle(c *gin.Context) {
 	}
 	req := c.Request
 	run := &run{m: m, c: c}
-	x := guard.Exchange{R: req, Route: guard.Route(req.Method, c.FullPath(), req.URL.EscapedPath()),
+	x := core.Exchange{R: req, Route: core.Route(req.Method, c.FullPath(), req.URL.EscapedPath()),
 		Key: func() (string, error) { return m.key(c) }, Next: run.next}
 	if m.g.Replays() {
 		x.W = eager{c.Writer}
@@ -76,9 +76,9 @@ func (m *middleware) handle(c *gin.Context) {
 	out, err := m.g.Serve(x)
 	run.returned = true
 	switch {
-	case out == guard.Replayed:
+	case out == core.Replayed:
 		c.Abort()
-	case out == guard.Ran:
+	case out == core.Ran:
 	case errors.Is(err, lock.ErrLocked):
 		_ = c.Error(err)
 		c.Request = m.g.Refusal(req)
@@ -103,8 +103,8 @@ type run struct {
 // next runs the rest of the chain with the held context and, in replay
 // mode, a writer over the guard's capture; both are restored after it.
 // A chain that wrote nothing and left errors on c.Errors is left to the
-// middleware in front (guard.ErrUnanswered).
-func (r *run) next(ctx context.Context, wrap guard.Wrap) error {
+// middleware in front (core.ErrUnanswered).
+func (r *run) next(ctx context.Context, wrap core.Wrap) error {
 	c := r.c
 	req, orig := c.Request, c.Writer
 	defer func() { c.Request, c.Writer = req, orig }()
@@ -119,7 +119,7 @@ func (r *run) next(ctx context.Context, wrap guard.Wrap) error {
 	c.Next()
 	if !r.w.Written() {
 		if len(c.Errors) > errs {
-			return guard.ErrUnanswered
+			return core.ErrUnanswered
 		}
 		r.w.WriteHeaderNow() // as gin does after the last handler
 	}
@@ -132,7 +132,7 @@ func (r *run) next(ctx context.Context, wrap guard.Wrap) error {
 // runtime.Goexit makes net/http close the connection or reset the
 // HTTP/2 stream.
 func (r *run) abort() {
-	if r.returned || r.w == nil || !guard.Sent(r.w.cw) {
+	if r.returned || r.w == nil || !core.Sent(r.w.cw) {
 		return
 	}
 	if v := recover(); v != http.ErrAbortHandler {

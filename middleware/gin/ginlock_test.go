@@ -12,14 +12,14 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	ginlock "github.com/syncguard-go/syncguard/middleware/gin"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
 // replayMW is ginlock in replay mode, keyed by Idempotency-Key, public.
 func replayMW(t *testing.T, opts ...ginlock.Option) gin.HandlerFunc {
 	t.Helper()
-	opts = append([]ginlock.Option{ginlock.Unscoped(), ginlock.WithReplay(httpguard.DefaultReplayTTL)}, opts...)
+	opts = append([]ginlock.Option{ginlock.Unscoped(), ginlock.WithReplay(guard.DefaultReplayTTL)}, opts...)
 	mw, err := ginlock.New(guardtest.NewBackend(t), ginlock.FromIdempotencyKey(), opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func (p *probe) send(t *testing.T, method, key string) reply {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set(httpguard.HeaderIdempotencyKey, key)
+	req.Header.Set(guard.HeaderIdempotencyKey, key)
 	client := *p.srv.Client()
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	res, err := client.Do(req)

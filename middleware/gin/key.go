@@ -3,12 +3,12 @@ package ginlock
 import (
 	"github.com/gin-gonic/gin"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
-// FromRequest reads the key with f, httpguard's key function of an
+// FromRequest reads the key with f, guard's key function of an
 // *http.Request.
-func FromRequest(f httpguard.KeyFunc) KeyFunc {
+func FromRequest(f guard.KeyFunc) KeyFunc {
 	return func(c *gin.Context) (string, error) { return f(c.Request) }
 }
 
@@ -18,26 +18,26 @@ func FromParam(name string) KeyFunc {
 		if v := c.Param(name); v != "" {
 			return v, nil
 		}
-		return "", httpguard.Missing("path parameter", name)
+		return "", guard.Missing("path parameter", name)
 	}
 }
 
-// FromHeader reads the header name as written (httpguard.FromHeader).
-func FromHeader(name string) KeyFunc { return FromRequest(httpguard.FromHeader(name)) }
+// FromHeader reads the header name as written (guard.FromHeader).
+func FromHeader(name string) KeyFunc { return FromRequest(guard.FromHeader(name)) }
 
 // FromIdempotencyKey reads the Idempotency-Key header as the IETF draft
-// defines it (httpguard.FromIdempotencyKey).
-func FromIdempotencyKey() KeyFunc { return FromRequest(httpguard.FromIdempotencyKey()) }
+// defines it (guard.FromIdempotencyKey).
+func FromIdempotencyKey() KeyFunc { return FromRequest(guard.FromIdempotencyKey()) }
 
 // FromQuery reads the query parameter name.
-func FromQuery(name string) KeyFunc { return FromRequest(httpguard.FromQuery(name)) }
+func FromQuery(name string) KeyFunc { return FromRequest(guard.FromQuery(name)) }
 
 // Compose joins the results of fns into one key, escaping each part
-// (httpguard.Compose).
+// (guard.Compose).
 func Compose(fns ...KeyFunc) KeyFunc {
 	parts := make([]func(*gin.Context) (string, error), len(fns))
 	for i, f := range fns {
 		parts[i] = f
 	}
-	return httpguard.Compose(parts...)
+	return guard.Compose(parts...)
 }

@@ -69,8 +69,8 @@ func WithSkipper(f func(c *gin.Context) bool) Option { return func(c *config) { 
 
 // How long, and how many at once.
 
-// WithTTL sets the lease duration: httpguard.DefaultTTL by default, at
-// least httpguard.MinTTL.
+// WithTTL sets the lease duration: guard.DefaultTTL by default, at
+// least guard.MinTTL.
 func WithTTL(d time.Duration) Option { return set(settings.LeaseTTL(d)) }
 
 // WithWait sets how long a request waits for a busy key (default 0).
@@ -81,7 +81,7 @@ func WithWait(d time.Duration) Option { return set(settings.WaitFor(d)) }
 func WithLimit(n int) Option { return set(settings.Slots(n)) }
 
 // WithBackendTimeout bounds each call to the backend (default
-// httpguard.DefaultBackendTimeout): a request whose call is unanswered
+// guard.DefaultBackendTimeout): a request whose call is unanswered
 // in d is refused as for a failing backend (503), whatever its wait.
 func WithBackendTimeout(d time.Duration) Option { return set(settings.Timeout(d)) }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	ginlock "github.com/syncguard-go/syncguard/middleware/gin"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
 // The package comment's snippet (doc.go), kept compiling;
@@ -28,7 +28,7 @@ func readmeGin(backend lock.Backend, r *gin.Engine, userID ginlock.ScopeFunc, cr
 	mw, err := ginlock.New(backend,
 		ginlock.FromIdempotencyKey(),
 		ginlock.WithScope(userID), // the user your authentication middleware established
-		ginlock.WithReplay(httpguard.DefaultReplayTTL))
+		ginlock.WithReplay(guard.DefaultReplayTTL))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
 // renderers are gin's ways to answer, each as a handler.
@@ -78,8 +78,8 @@ func TestReplayRenderers(t *testing.T) {
 						}
 					}
 				}
-				if replay.header.Get(httpguard.HeaderReplayed) != "true" || runs.Load() != 2 {
-					t.Errorf("second answer replayed %q after %d runs (gin's and one), want a replay", replay.header.Get(httpguard.HeaderReplayed), runs.Load())
+				if replay.header.Get(guard.HeaderReplayed) != "true" || runs.Load() != 2 {
+					t.Errorf("second answer replayed %q after %d runs (gin's and one), want a replay", replay.header.Get(guard.HeaderReplayed), runs.Load())
 				}
 				// gin alone sends a status without a body once the middleware
 				// in front returned; ginlock sends it as the chain ends, so

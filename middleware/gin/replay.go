@@ -7,7 +7,7 @@ import (
 )
 
 // WithReplay turns replay mode on: the first response to a key is stored
-// for ttl and replayed to retries (httpguard.DefaultReplayTTL is a
+// for ttl and replayed to retries (guard.DefaultReplayTTL is a
 // day). It needs WithScope or Unscoped. See docs/http.md.
 func WithReplay(ttl time.Duration) Option { return set(settings.ReplayFor(ttl)) }
 
@@ -18,13 +18,13 @@ func WithFingerprint(f FingerprintFunc) Option {
 }
 
 // WithReplayStatuses sets which statuses are stored (default
-// httpguard.DefaultReplayStatus).
+// guard.DefaultReplayStatus).
 func WithReplayStatuses(store func(status int) bool) Option {
 	return set(settings.ReplayStatuses(store))
 }
 
 // WithReplayHeaders sets the response headers stored and replayed
-// (default httpguard.DefaultReplayHeaders).
+// (default guard.DefaultReplayHeaders).
 func WithReplayHeaders(names ...string) Option { return set(settings.ReplayHeaders(names...)) }
 
 // WithReplayMaxBody sets the largest response body stored.

@@ -5,21 +5,21 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
-// DefaultBusyHandler answers httpguard.DefaultBusyHandler's problem
+// DefaultBusyHandler answers guard.DefaultBusyHandler's problem
 // (409, or 429 for a limit, with Retry-After) and aborts c.
 func DefaultBusyHandler(c *gin.Context, retryAfter time.Duration, err error) {
-	httpguard.DefaultBusyHandler(c.Writer, c.Request, retryAfter, err)
+	guard.DefaultBusyHandler(c.Writer, c.Request, retryAfter, err)
 	c.Abort()
 }
 
-// DefaultErrorHandler answers httpguard.DefaultErrorHandler's problem
+// DefaultErrorHandler answers guard.DefaultErrorHandler's problem
 // and aborts c.
 func DefaultErrorHandler(c *gin.Context, err error) {
-	httpguard.DefaultErrorHandler(c.Writer, c.Request, err)
+	guard.DefaultErrorHandler(c.Writer, c.Request, err)
 	c.Abort()
 }
 

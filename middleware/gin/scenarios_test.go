@@ -11,7 +11,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	ginlock "github.com/syncguard-go/syncguard/middleware/gin"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
@@ -83,7 +83,7 @@ func options(s guardtest.Setup) []ginlock.Option {
 func replayOptions(r *guardtest.Replay) []ginlock.Option {
 	ttl := r.TTL
 	if ttl == 0 {
-		ttl = httpguard.DefaultReplayTTL
+		ttl = guard.DefaultReplayTTL
 	}
 	opts := []ginlock.Option{ginlock.WithReplay(ttl)}
 	if r.Headers != nil {

@@ -7,13 +7,13 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
 // config is one interceptor's checked configuration.
 type config struct {
-	g           *guard.Guard
+	g           *core.Guard
 	key         KeyFunc
 	scope       ScopeFunc
 	fingerprint FingerprintFunc
@@ -32,7 +32,7 @@ const (
 	forLimiter
 )
 
-// newConfig applies opts and checks them with key: guard.New's checks,
+// newConfig applies opts and checks them with key: core.New's checks,
 // then what gRPC does not take. Nothing reaches b.
 func newConfig(b lock.Backend, key KeyFunc, opts []Option, u use) (*config, error) {
 	var o setup
@@ -41,7 +41,7 @@ func newConfig(b lock.Backend, key KeyFunc, opts []Option, u use) (*config, erro
 	if err := checkGRPC(&o.s, u); err != nil {
 		return nil, err
 	}
-	g, err := guard.New(b, o.s)
+	g, err := core.New(b, o.s)
 	if err != nil {
 		return nil, err
 	}

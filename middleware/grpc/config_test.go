@@ -10,7 +10,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
 // TestBadConfig: every bad configuration is an InvalidArgument
@@ -111,11 +111,11 @@ func limiter(b lock.Backend, key grpclock.KeyFunc, opts ...grpclock.Option) erro
 	return err
 }
 
-// TestMetadataNames: the replay's metadata keys are httpguard's headers.
+// TestMetadataNames: the replay's metadata keys are guard's headers.
 func TestMetadataNames(t *testing.T) {
-	if grpclock.MetadataReplayed != strings.ToLower(httpguard.HeaderReplayed) ||
-		grpclock.MetadataNotStored != strings.ToLower(httpguard.HeaderNotStored) ||
-		http.CanonicalHeaderKey(grpclock.MetadataIdempotencyKey) != httpguard.HeaderIdempotencyKey {
-		t.Error("the metadata keys differ from httpguard's header names")
+	if grpclock.MetadataReplayed != strings.ToLower(guard.HeaderReplayed) ||
+		grpclock.MetadataNotStored != strings.ToLower(guard.HeaderNotStored) ||
+		http.CanonicalHeaderKey(grpclock.MetadataIdempotencyKey) != guard.HeaderIdempotencyKey {
+		t.Error("the metadata keys differ from guard's header names")
 	}
 }

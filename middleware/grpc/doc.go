@@ -7,6 +7,6 @@
 // NewLimiter is a Limiter for go-grpc-middleware's ratelimit
 // interceptors. Refusals are canonical status codes with google.rpc
 // details. The options are this package's; the errors and defaults are
-// httpguard's, shared with the HTTP adapters. docs/grpc.md has the codes,
+// guard's, shared with the HTTP adapters. docs/grpc.md has the codes,
 // the record and the guarantees.
 package grpclock

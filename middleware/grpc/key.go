@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
 // MetadataIdempotencyKey is the metadata key FromIdempotencyKey reads.
@@ -19,12 +19,12 @@ func FromMetadata(name string) KeyFunc {
 		if vs := metadata.ValueFromIncomingContext(ctx, name); len(vs) > 0 && vs[0] != "" {
 			return vs[0], nil
 		}
-		return "", httpguard.Missing("metadata", name)
+		return "", guard.Missing("metadata", name)
 	}
 }
 
 // FromIdempotencyKey reads the idempotency-key metadata as
-// httpguard.IdempotencyKey reads the Idempotency-Key header.
+// guard.IdempotencyKey reads the Idempotency-Key header.
 func FromIdempotencyKey() KeyFunc { return FromIdempotencyMetadata(MetadataIdempotencyKey) }
 
 // FromIdempotencyMetadata reads the metadata key name as
@@ -32,7 +32,7 @@ func FromIdempotencyKey() KeyFunc { return FromIdempotencyMetadata(MetadataIdemp
 func FromIdempotencyMetadata(name string) KeyFunc {
 	header := http.CanonicalHeaderKey(name)
 	return func(ctx context.Context, _ any) (string, error) {
-		return httpguard.IdempotencyKey(http.Header{header: metadata.ValueFromIncomingContext(ctx, name)}, name)
+		return guard.IdempotencyKey(http.Header{header: metadata.ValueFromIncomingContext(ctx, name)}, name)
 	}
 }
 
@@ -43,11 +43,11 @@ func FromMethod() KeyFunc {
 		if m, ok := grpc.Method(ctx); ok && m != "" {
 			return m, nil
 		}
-		return "", httpguard.Missing("call", "method")
+		return "", guard.Missing("call", "method")
 	}
 }
 
-// Compose joins the results of fns into one key, as httpguard.Compose
+// Compose joins the results of fns into one key, as guard.Compose
 // does.
 func Compose(fns ...KeyFunc) KeyFunc {
 	parts := make([]func(call) (string, error), len(fns))
@@ -56,11 +56,11 @@ func Compose(fns ...KeyFunc) KeyFunc {
 			parts[i] = func(c call) (string, error) { return f(c.ctx, c.req) }
 		}
 	}
-	joined := httpguard.Compose(parts...)
+	joined := guard.Compose(parts...)
 	return func(ctx context.Context, req any) (string, error) { return joined(call{ctx, req}) }
 }
 
-// call is a key function's arguments, for httpguard.Compose.
+// call is a key function's arguments, for guard.Compose.
 type call struct {
 	ctx context.Context
 	req any

@@ -32,7 +32,7 @@ func NewLimiter(b lock.Backend, key KeyFunc, opts ...Option) (*Limiter, error) {
 }
 
 // Limit takes a slot for the call of ctx. Every slot of its key taken
-// gives an error matching httpguard.ErrLimitReached (and lock.ErrLocked),
+// gives an error matching guard.ErrLimitReached (and lock.ErrLocked),
 // with the pushback trailer set to when the first slot frees: a slot ends
 // at its expiry by the Redis server's clock, so a retry sent then is
 // admitted unless another call took the slot first.

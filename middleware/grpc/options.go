@@ -52,8 +52,8 @@ func WithScope(f ScopeFunc) Option {
 // Unscoped says that replay runs without a scope, for public methods.
 func Unscoped() Option { return set(settings.NoScope()) }
 
-// WithTTL sets the lease duration (httpguard.DefaultTTL by default, at
-// least httpguard.MinTTL), and NewLimiter's window.
+// WithTTL sets the lease duration (guard.DefaultTTL by default, at
+// least guard.MinTTL), and NewLimiter's window.
 func WithTTL(d time.Duration) Option { return set(settings.LeaseTTL(d)) }
 
 // WithLimit makes the key a concurrency limit of n calls at once (the
@@ -75,7 +75,7 @@ func WithRouteScope(on bool) Option { return set(settings.Routes(on)) }
 func WithFailOpen(open bool) Option { return set(settings.Open(open)) }
 
 // WithBackendTimeout bounds each call to the backend (default
-// httpguard.DefaultBackendTimeout): a call whose backend call is
+// guard.DefaultBackendTimeout): a call whose backend call is
 // unanswered in d is refused Unavailable, whatever its wait.
 func WithBackendTimeout(d time.Duration) Option { return set(settings.Timeout(d)) }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	otellock "github.com/syncguard-go/syncguard/otel"
 )
 
@@ -53,7 +53,7 @@ func docGRPCKeyFunc() grpclock.KeyFunc {
 		if r, ok := req.(orderRequest); ok {
 			return r.GetOrderId(), nil // "" is answered INVALID_ARGUMENT
 		}
-		return "", httpguard.Missing("field", "order_id")
+		return "", guard.Missing("field", "order_id")
 	})
 	// END README
 	return byOrder

@@ -22,8 +22,8 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 )
 
 // A call's record is its response as grpc-go sends it over HTTP/2, in
@@ -48,7 +48,7 @@ var reserved = map[string]bool{"content-type": true, "te": true, "user-agent": t
 func (c *config) encode(l lock.Lease, fp [wire.FingerprintSize]byte, resp any, err error, cp *capture) ([]byte, string) {
 	st := status.Convert(err)
 	if !c.stores(st.Code()) {
-		return nil, httpguard.NotStoredStatus
+		return nil, guard.NotStoredStatus
 	}
 	hmd, tmd := cp.got()
 	r := &wire.Record{Fence: l.Fence, Fingerprint: fp, Status: http.StatusOK,
@@ -59,13 +59,13 @@ func (c *config) encode(l lock.Lease, fp [wire.FingerprintSize]byte, resp any, e
 	if st.Code() == codes.OK {
 		m, ok := resp.(proto.Message)
 		if !ok || m == nil {
-			return nil, httpguard.NotStoredStatus // not a protobuf message
+			return nil, guard.NotStoredStatus // not a protobuf message
 		}
 		if int64(proto.Size(m)) > c.maxMsg {
-			return completed(l, fp), httpguard.NotStoredTooLarge
+			return completed(l, fp), guard.NotStoredTooLarge
 		}
 		if b, err = proto.Marshal(m); err != nil {
-			return nil, httpguard.NotStoredStatus
+			return nil, guard.NotStoredStatus
 		}
 		r.Header.Set(hMessageType, string(m.ProtoReflect().Descriptor().FullName()))
 		r.Body = binary.BigEndian.AppendUint32([]byte{0}, uint32(len(b)))
@@ -74,11 +74,11 @@ func (c *config) encode(l lock.Lease, fp [wire.FingerprintSize]byte, resp any, e
 	}
 	sp, b, err := sent(st)
 	if err != nil {
-		return nil, httpguard.NotStoredStatus
+		return nil, guard.NotStoredStatus
 	}
 	details := base64.RawStdEncoding.EncodeToString(b)
 	if len(details) > wire.RecordMaxValue {
-		return completed(l, fp), httpguard.NotStoredTooLarge
+		return completed(l, fp), guard.NotStoredTooLarge
 	}
 	r.Trailer.Set(tDetails, details)
 	if msg := percentEncode(sp.GetMessage()); msg != "" && len(msg) <= wire.RecordMaxValue {
@@ -139,7 +139,7 @@ func (c *config) headerOf(md metadata.MD, n int) http.Header {
 		}
 		h[http.CanonicalHeaderKey(k)] = vs
 	}
-	h = guard.KeepHeaders(h, func(string) bool { return true })
+	h = core.KeepHeaders(h, func(string) bool { return true })
 	for len(h) > wire.RecordMaxHeaders-n {
 		delete(h, slices.Max(slices.Collect(maps.Keys(h))))
 	}
@@ -166,7 +166,7 @@ type answer struct {
 }
 
 // decode returns the answer the record r holds. Its error matches
-// httpguard.ErrBadRecord.
+// guard.ErrBadRecord.
 func (c *config) decode(r *wire.Record) (*answer, error) {
 	if r.Header.Get("Content-Type") != contentType {
 		return nil, badRecord(errors.New("not a gRPC response"))
@@ -222,7 +222,7 @@ func (c *config) metadataOf(h http.Header) metadata.MD {
 	return md
 }
 
-func badRecord(err error) error { return fmt.Errorf("%w: %w", httpguard.ErrBadRecord, err) }
+func badRecord(err error) error { return fmt.Errorf("%w: %w", guard.ErrBadRecord, err) }
 
 // percentEncode is the grpc-message encoding of s: bytes outside
 // printable ASCII, and '%', as %XX.

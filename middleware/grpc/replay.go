@@ -13,22 +13,22 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 )
 
-// Metadata of replay mode: httpguard's HeaderReplayed and
+// Metadata of replay mode: guard's HeaderReplayed and
 // HeaderNotStored, as metadata keys.
 const (
 	// MetadataReplayed ("idempotent-replayed: true") marks the header
 	// metadata of a replayed call.
 	MetadataReplayed = "idempotent-replayed"
 	// MetadataNotStored is a trailer of a call whose outcome is not, or
-	// not yet, stored; its value is one of httpguard's NotStored values.
+	// not yet, stored; its value is one of guard's NotStored values.
 	MetadataNotStored = "idempotent-not-stored"
 )
 
-// replay answers a call on method in replay mode, through guard.Recorded.
+// replay answers a call on method in replay mode, through core.Recorded.
 func (c *config) replay(ctx context.Context, key string, req any, method string, handler grpc.UnaryHandler) (any, error) {
 	fp, err := c.fingerprintOf(ctx, method, req)
 	if err != nil {
@@ -37,7 +37,7 @@ func (c *config) replay(ctx context.Context, key string, req any, method string,
 	u := &unaryRun{c: c, req: req, method: method, handler: handler, fp: fp}
 	r := c.g.Recorded(ctx, key, fp, u.run)
 	switch r.Outcome {
-	case guard.Replayed:
+	case core.Replayed:
 		a, err := c.decode(r.Record)
 		if err != nil {
 			slog.ErrorContext(ctx, "syncguard: the record stored for this key is not a gRPC response this binary can replay; refusing its calls until it expires or is deleted",
@@ -49,7 +49,7 @@ func (c *config) replay(ctx context.Context, key string, req any, method string,
 			_ = grpc.SetTrailer(ctx, a.trailer)
 		}
 		return a.resp, a.err
-	case guard.Ran:
+	case core.Ran:
 		mark := u.mark
 		if u.recorded {
 			mark = r.StoreMark(ctx, key, mark)
@@ -69,23 +69,23 @@ func (c *config) fingerprintOf(ctx context.Context, method string, req any) ([wi
 	var fp [wire.FingerprintSize]byte
 	m, ok := req.(proto.Message)
 	if !ok {
-		return fp, fmt.Errorf("%w: the request is a %T, not a protobuf message", httpguard.ErrFingerprint, req)
+		return fp, fmt.Errorf("%w: the request is a %T, not a protobuf message", guard.ErrFingerprint, req)
 	}
 	if int64(proto.Size(m)) > c.maxReq {
-		return fp, httpguard.ErrRequestTooLarge
+		return fp, guard.ErrRequestTooLarge
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
-		return fp, fmt.Errorf("%w: %w", httpguard.ErrFingerprint, err)
+		return fp, fmt.Errorf("%w: %w", guard.ErrFingerprint, err)
 	}
 	var extra string
 	if c.fingerprint != nil {
 		if extra, err = c.fingerprint(ctx, req); err != nil {
-			return fp, fmt.Errorf("%w: %w", httpguard.ErrFingerprint, err)
+			return fp, fmt.Errorf("%w: %w", guard.ErrFingerprint, err)
 		}
 	}
 	sum := sha256.Sum256(b)
-	return guard.FingerprintOf([]byte("syncguard-grpc-v1"), []byte(method), sum[:], []byte(extra)), nil
+	return core.FingerprintOf([]byte("syncguard-grpc-v1"), []byte(method), sum[:], []byte(extra)), nil
 }
 
 // unaryRun is the run of one call in replay mode.

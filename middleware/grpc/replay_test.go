@@ -18,7 +18,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
 // replayServer serves o behind a replay interceptor on e with opts, and
@@ -278,8 +278,8 @@ func TestReplayStatuses(t *testing.T) {
 	}
 	for i := range 2 {
 		r := call(ctx, conn, "busy", "idempotency-key", "k2", "x-user-bin", "ann")
-		if status.Code(r.err) != codes.Unavailable || r.trailer.Get(grpclock.MetadataNotStored)[0] != httpguard.NotStoredStatus {
-			t.Errorf("call %d: %v, trailer %v; want Unavailable marked %s", i, r.err, r.trailer, httpguard.NotStoredStatus)
+		if status.Code(r.err) != codes.Unavailable || r.trailer.Get(grpclock.MetadataNotStored)[0] != guard.NotStoredStatus {
+			t.Errorf("call %d: %v, trailer %v; want Unavailable marked %s", i, r.err, r.trailer, guard.NotStoredStatus)
 		}
 	}
 	if got := o.runs.Load(); got != 3 {

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	grpclock "github.com/syncguard-go/syncguard/middleware/grpc"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
@@ -50,7 +50,7 @@ func TestStalledRedisUnavailable(t *testing.T) {
 	if st.Code() != codes.Unavailable || retryDelay(st) <= 0 || len(r.trailer.Get(grpclock.PushbackKey)) != 1 {
 		t.Errorf("call on a stalled Redis: %v, trailer %v; want UNAVAILABLE with a RetryInfo and a pushback", r.err, r.trailer)
 	}
-	if bound := httpguard.DefaultBackendTimeout + 1500*time.Millisecond; took > bound {
+	if bound := guard.DefaultBackendTimeout + 1500*time.Millisecond; took > bound {
 		t.Errorf("call on a stalled Redis answered after %v, want within %v", took, bound)
 	}
 }

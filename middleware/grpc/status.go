@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
 // ErrorDomain is the domain of the google.rpc.ErrorInfo in every refusal.
@@ -26,20 +26,20 @@ const ErrorDomain = "syncguard"
 // policy waits for before its next attempt.
 const PushbackKey = "grpc-retry-pushback-ms"
 
-// codeOf is the status code of each of httpguard's answers
+// codeOf is the status code of each of guard's answers
 // (docs/grpc.md says why).
 var codeOf = map[string]codes.Code{
-	httpguard.TypeBusy:            codes.Aborted,
-	httpguard.TypeLimitReached:    codes.ResourceExhausted,
-	httpguard.TypeMisconfigured:   codes.Internal,
-	httpguard.TypeInvalidKey:      codes.InvalidArgument,
-	httpguard.TypeUnavailable:     codes.Unavailable,
-	httpguard.TypeKeyReused:       codes.FailedPrecondition,
-	httpguard.TypeRequestTooLarge: codes.InvalidArgument,
-	httpguard.TypeBadRequestBody:  codes.InvalidArgument,
-	httpguard.TypeBadRecord:       codes.Internal,
-	httpguard.TypeNotReplayable:   codes.AlreadyExists,
-	httpguard.TypeNoScope:         codes.Unauthenticated,
+	guard.TypeBusy:            codes.Aborted,
+	guard.TypeLimitReached:    codes.ResourceExhausted,
+	guard.TypeMisconfigured:   codes.Internal,
+	guard.TypeInvalidKey:      codes.InvalidArgument,
+	guard.TypeUnavailable:     codes.Unavailable,
+	guard.TypeKeyReused:       codes.FailedPrecondition,
+	guard.TypeRequestTooLarge: codes.InvalidArgument,
+	guard.TypeBadRequestBody:  codes.InvalidArgument,
+	guard.TypeBadRecord:       codes.Internal,
+	guard.TypeNotReplayable:   codes.AlreadyExists,
+	guard.TypeNoScope:         codes.Unauthenticated,
 }
 
 // refuse returns the status error of a call on route refused with err;
@@ -53,26 +53,26 @@ func (c *config) refuse(ctx context.Context, route string, err error) error {
 	case errors.Is(err, lock.ErrLocked):
 		d := c.g.RetryAfter(route, err)
 		pushback(ctx, d)
-		return statusOf(httpguard.BusyProblem(d, err), d).Err()
+		return statusOf(guard.BusyProblem(d, err), d).Err()
 	}
-	p := httpguard.ErrorProblem(err)
+	p := guard.ErrorProblem(err)
 	if p.Status == http.StatusServiceUnavailable {
-		pushback(ctx, httpguard.UnavailableRetryAfter)
-		return statusOf(p, httpguard.UnavailableRetryAfter).Err()
+		pushback(ctx, guard.UnavailableRetryAfter)
+		return statusOf(p, guard.UnavailableRetryAfter).Err()
 	}
 	return statusOf(p, 0).Err()
 }
 
-// statusOf returns the gRPC status of one of httpguard's answers p: the
+// statusOf returns the gRPC status of one of guard's answers p: the
 // code docs/grpc.md gives it, p's title and detail as the message, an
 // ErrorInfo whose reason is p's type name ("LOCK_BUSY"), and a RetryInfo
 // when retry is positive.
-func statusOf(p httpguard.Problem, retry time.Duration) *status.Status {
+func statusOf(p guard.Problem, retry time.Duration) *status.Status {
 	code, ok := codeOf[p.Type]
 	if !ok {
 		code = codes.Unavailable
 	}
-	name := strings.TrimPrefix(p.Type, httpguard.TypeURNPrefix)
+	name := strings.TrimPrefix(p.Type, guard.TypeURNPrefix)
 	info := &errdetails.ErrorInfo{Reason: strings.ToUpper(strings.ReplaceAll(name, "-", "_")), Domain: ErrorDomain}
 	if p.OriginalStatus != 0 {
 		info.Metadata = map[string]string{"original_status": strconv.Itoa(p.OriginalStatus)}

@@ -15,9 +15,9 @@
 //	mw, err := httplock.New(backend,
 //		httplock.FromIdempotencyKey(),
 //		httplock.WithScope(userID), // the user your authentication middleware established
-//		httplock.WithReplay(httpguard.DefaultReplayTTL))
+//		httplock.WithReplay(guard.DefaultReplayTTL))
 //
 // The options are this package's; the errors, answers, headers and
-// defaults are httpguard's. docs/http.md has the options and the
+// defaults are guard's. docs/http.md has the options and the
 // guarantees.
 package httplock

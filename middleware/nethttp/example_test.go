@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -115,7 +115,7 @@ func ExampleWithReplay() {
 	mw, err := httplock.New(backend,
 		httplock.FromIdempotencyKey(), // the draft standard's header syntax
 		httplock.WithScope(userID),    // the user your authentication middleware established
-		httplock.WithReplay(httpguard.DefaultReplayTTL))
+		httplock.WithReplay(guard.DefaultReplayTTL))
 	if err != nil {
 		panic(err)
 	}
@@ -134,7 +134,7 @@ func ExampleWithReplay() {
 		req.Header.Set("Idempotency-Key", "3f6c")
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, req)
-		fmt.Println(user, rec.Code, rec.Header().Get("Location"), rec.Header().Get(httpguard.HeaderReplayed), rec.Body)
+		fmt.Println(user, rec.Code, rec.Header().Get("Location"), rec.Header().Get(guard.HeaderReplayed), rec.Body)
 	}
 	post("alice", `{"item":"book"}`) // runs
 	post("alice", `{"item":"book"}`) // a retry: replayed

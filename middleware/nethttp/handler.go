@@ -6,8 +6,8 @@ import (
 	"net/http"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
@@ -18,16 +18,16 @@ func New(b lock.Backend, key KeyFunc, opts ...Option) (func(http.Handler) http.H
 	var c config
 	settings.Apply(&c, opts)
 	c.s.HasKey = key != nil
-	g, err := guard.New(b, c.s)
+	g, err := core.New(b, c.s)
 	if err != nil {
 		return nil, err
 	}
 	h := handler{g: g, key: key, scope: c.scope, fingerprint: c.fingerprint, busy: c.busy, onError: c.onError, skip: c.skip}
 	if h.busy == nil {
-		h.busy = httpguard.DefaultBusyHandler
+		h.busy = guard.DefaultBusyHandler
 	}
 	if h.onError == nil {
-		h.onError = httpguard.DefaultErrorHandler
+		h.onError = guard.DefaultErrorHandler
 	}
 	return func(next http.Handler) http.Handler {
 		h := h
@@ -46,12 +46,12 @@ func Must(b lock.Backend, key KeyFunc, opts ...Option) func(http.Handler) http.H
 }
 
 type handler struct {
-	g           *guard.Guard
+	g           *core.Guard
 	key         KeyFunc
 	scope       ScopeFunc
 	fingerprint FingerprintFunc
-	busy        httpguard.BusyHandler
-	onError     httpguard.ErrorHandler
+	busy        guard.BusyHandler
+	onError     guard.ErrorHandler
 	skip        func(*http.Request) bool
 	next        http.Handler
 }
@@ -62,9 +62,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	x := guard.Exchange{W: w, R: r, Route: guard.Route(r.Method, r.Pattern, r.URL.EscapedPath()),
+	x := core.Exchange{W: w, R: r, Route: core.Route(r.Method, r.Pattern, r.URL.EscapedPath()),
 		Key: func() (string, error) { return h.key(r) },
-		Next: func(ctx context.Context, wrap guard.Wrap) error {
+		Next: func(ctx context.Context, wrap core.Wrap) error {
 			h.next.ServeHTTP(wrap(w), r.WithContext(ctx))
 			return nil
 		},
@@ -77,7 +77,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := h.g.Serve(x)
 	switch {
-	case out != guard.Refused:
+	case out != core.Refused:
 	case errors.Is(err, lock.ErrLocked):
 		h.busy(w, h.g.Refusal(r), h.g.RetryAfter(x.Route, err), err)
 	default:

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/settings"
 )
 
@@ -30,7 +30,7 @@ func set(f settings.Set) Option { return func(c *config) { f(&c.s) } }
 // Types of the net/http functions New and the options take.
 type (
 	// KeyFunc reads the lock key from a request.
-	KeyFunc = httpguard.KeyFunc
+	KeyFunc = guard.KeyFunc
 	// ScopeFunc returns the request's authenticated principal, as the
 	// authentication middleware in front established it. An error, or
 	// "", is answered 401.
@@ -39,13 +39,13 @@ type (
 	// fingerprint, such as the tenant.
 	FingerprintFunc func(*http.Request) (string, error)
 	// BusyHandler answers a busy key.
-	BusyHandler = httpguard.BusyHandler
+	BusyHandler = guard.BusyHandler
 	// ErrorHandler answers a request refused for another reason.
-	ErrorHandler = httpguard.ErrorHandler
+	ErrorHandler = guard.ErrorHandler
 )
 
-// WithTTL sets the lease duration: httpguard.DefaultTTL by default, at
-// least httpguard.MinTTL.
+// WithTTL sets the lease duration: guard.DefaultTTL by default, at
+// least guard.MinTTL.
 func WithTTL(d time.Duration) Option { return set(settings.LeaseTTL(d)) }
 
 // WithWait sets how long a request waits for a busy key (default 0).
@@ -59,7 +59,7 @@ func WithPrefix(ns string) Option { return set(settings.Prefix(ns)) }
 func WithRouteScope(on bool) Option { return set(settings.Routes(on)) }
 
 // WithBackendTimeout bounds each call to the backend (default
-// httpguard.DefaultBackendTimeout): a request whose call is unanswered
+// guard.DefaultBackendTimeout): a request whose call is unanswered
 // in d is refused as for a failing backend (503 with Retry-After),
 // whatever its wait. The release is bounded by d too, and tried again in
 // the background.
@@ -86,11 +86,11 @@ func WithScope(f ScopeFunc) Option {
 func Unscoped() Option { return set(settings.NoScope()) }
 
 // WithBusyHandler replaces the answer to a busy key (default
-// httpguard.DefaultBusyHandler).
+// guard.DefaultBusyHandler).
 func WithBusyHandler(h BusyHandler) Option { return func(c *config) { c.busy = h } }
 
 // WithErrorHandler replaces the answer to a bad key or a failing backend
-// (default httpguard.DefaultErrorHandler).
+// (default guard.DefaultErrorHandler).
 func WithErrorHandler(h ErrorHandler) Option { return func(c *config) { c.onError = h } }
 
 // WithProblemTypeBase makes the default answers' problem types uri

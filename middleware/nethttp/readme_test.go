@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
@@ -53,7 +53,7 @@ func docNetHTTPReplay(backend lock.Backend, userID httplock.ScopeFunc) (func(htt
 	mw, err := httplock.New(backend,
 		httplock.FromIdempotencyKey(),
 		httplock.WithScope(userID), // the user your authentication middleware established
-		httplock.WithReplay(httpguard.DefaultReplayTTL))
+		httplock.WithReplay(guard.DefaultReplayTTL))
 	// END README
 	return mw, err
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
@@ -55,7 +55,7 @@ func build(s guardtest.Setup) (http.Handler, error) {
 	if r := s.Replay; r != nil {
 		ttl := r.TTL
 		if ttl == 0 {
-			ttl = httpguard.DefaultReplayTTL
+			ttl = guard.DefaultReplayTTL
 		}
 		opts = append(opts, httplock.WithReplay(ttl))
 		if r.Headers != nil {

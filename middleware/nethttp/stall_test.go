@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
@@ -17,7 +17,7 @@ import (
 // stallBound is what a test accepts for an answer on a stalled Redis:
 // the default backend timeout (1s), plus slack for a loaded machine.
 // Without the bound the answers took 5 to 15 s.
-const stallBound = httpguard.DefaultBackendTimeout + 1500*time.Millisecond
+const stallBound = guard.DefaultBackendTimeout + 1500*time.Millisecond
 
 // TestStalledRedisAnswers503: with the README's backends (default go-redis
 // options) and settings, a request on a SIGSTOPped Redis is answered 503
@@ -169,7 +169,7 @@ func TestBackendTimeoutKeepsTheWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hold := 2*httpguard.DefaultBackendTimeout + 500*time.Millisecond
+	hold := 2*guard.DefaultBackendTimeout + 500*time.Millisecond
 	released := time.AfterFunc(hold, func() { _ = backend.Release(context.Background(), held.ID) })
 	defer released.Stop()
 	r := httptest.NewRequest(http.MethodPost, "/orders", nil)

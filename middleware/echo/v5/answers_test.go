@@ -13,7 +13,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo/v5"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
@@ -28,10 +28,10 @@ var refusals = []struct {
 	wantType   string
 	wantRetry  string
 }{
-	{"busy key", &lock.LockedError{ExpiresAt: time.Now().Add(time.Hour)}, 0, "the-key", http.StatusConflict, httpguard.TypeBusy, "1"},
-	{"limit reached", &lock.LockedError{ExpiresAt: time.Now().Add(time.Hour)}, 3, "the-key", http.StatusTooManyRequests, httpguard.TypeLimitReached, "1"},
-	{"missing key", lock.ErrLocked, 0, "", http.StatusBadRequest, httpguard.TypeInvalidKey, ""},
-	{"backend down", &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}, 0, "the-key", http.StatusServiceUnavailable, httpguard.TypeUnavailable, "1"},
+	{"busy key", &lock.LockedError{ExpiresAt: time.Now().Add(time.Hour)}, 0, "the-key", http.StatusConflict, guard.TypeBusy, "1"},
+	{"limit reached", &lock.LockedError{ExpiresAt: time.Now().Add(time.Hour)}, 3, "the-key", http.StatusTooManyRequests, guard.TypeLimitReached, "1"},
+	{"missing key", lock.ErrLocked, 0, "", http.StatusBadRequest, guard.TypeInvalidKey, ""},
+	{"backend down", &lock.Error{Code: lock.CodeServiceUnavailable, Op: "acquire"}, 0, "the-key", http.StatusServiceUnavailable, guard.TypeUnavailable, "1"},
 }
 
 // refuse sends tt's request to e and returns the answer.
@@ -48,7 +48,7 @@ func refuse(e *echo.Echo, header string) *httptest.ResponseRecorder {
 // TestDefaultAnswers: the default answers are *echo.HTTPError values
 // wrapping the lock error, seen by the application's HTTPErrorHandler
 // with Retry-After already set; Echo's default handler renders the
-// message and its RFC 9457 handler renders httpguard's problem, under
+// message and its RFC 9457 handler renders guard's problem, under
 // ProblemTypeBase.
 func TestDefaultAnswers(t *testing.T) {
 	for _, tt := range refusals {
@@ -85,7 +85,7 @@ func TestDefaultAnswers(t *testing.T) {
 		t.Run(tt.desc+": ProblemDetailsHTTPErrorHandler", func(t *testing.T) {
 			e := newEcho("/orders", echolock.NewWithConfig(c), handler)
 			e.HTTPErrorHandler = echo.ProblemDetailsHTTPErrorHandler(false)
-			checkProblem(t, refuse(e, tt.header), tt.wantStatus, "https://example.com/problems/"+strings.TrimPrefix(tt.wantType, httpguard.TypeURNPrefix), tt.wantRetry)
+			checkProblem(t, refuse(e, tt.header), tt.wantStatus, "https://example.com/problems/"+strings.TrimPrefix(tt.wantType, guard.TypeURNPrefix), tt.wantRetry)
 		})
 	}
 }
@@ -117,7 +117,7 @@ func checkProblem(t *testing.T, rec *httptest.ResponseRecorder, status int, typ,
 	if rec.Code != status || p.Status != status || p.Type != typ || p.Title == "" || p.Detail == "" {
 		t.Errorf("status %d, problem %+v; want %d, type %s, a title and a detail", rec.Code, p, status, typ)
 	}
-	if ct := rec.Header().Get(echo.HeaderContentType); ct != httpguard.ProblemContentType || rec.Header().Get(echo.HeaderRetryAfter) != retry {
-		t.Errorf("Content-Type %q, Retry-After %q; want %s, %q", ct, rec.Header().Get(echo.HeaderRetryAfter), httpguard.ProblemContentType, retry)
+	if ct := rec.Header().Get(echo.HeaderContentType); ct != guard.ProblemContentType || rec.Header().Get(echo.HeaderRetryAfter) != retry {
+		t.Errorf("Content-Type %q, Retry-After %q; want %s, %q", ct, rec.Header().Get(echo.HeaderRetryAfter), guard.ProblemContentType, retry)
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	echolock "github.com/syncguard-go/syncguard/middleware/echo/v5"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 )
 
@@ -118,7 +118,7 @@ func TestHandlerErrorFlow(t *testing.T) {
 			if want := map[bool]error{true: nil, false: tt.err}[tt.replay]; returned[0] != want {
 				t.Errorf("middleware returned %v, want %v", returned[0], want)
 			}
-			if got := b.Header().Get(httpguard.HeaderReplayed) == "true"; got != (tt.wantRuns == 1) {
+			if got := b.Header().Get(guard.HeaderReplayed) == "true"; got != (tt.wantRuns == 1) {
 				t.Errorf("second answer replayed %v, want %v", got, tt.wantRuns == 1)
 			}
 		})
@@ -172,7 +172,7 @@ func TestReplayByteForByte(t *testing.T) {
 			var runs atomic.Int32
 			e := newEcho("/orders", replayed(t, &echolock.ReplayConfig{}), func(c *echo.Context) error { runs.Add(1); return tt.h(c) })
 			first, retry := post(e, "/orders", "k"), post(e, "/orders", "k")
-			if runs.Load() != 1 || retry.Header().Get(httpguard.HeaderReplayed) != "true" {
+			if runs.Load() != 1 || retry.Header().Get(guard.HeaderReplayed) != "true" {
 				t.Fatalf("handler ran %d times, retry headers %v; want once and a replay", runs.Load(), retry.Header())
 			}
 			if first.Code != retry.Code || !bytes.Equal(first.Body.Bytes(), retry.Body.Bytes()) {

@@ -6,8 +6,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 	"github.com/syncguard-go/syncguard/middleware/internal/echocore"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
 )
 
 var frame = echocore.Frame[*echo.Context]{
@@ -17,7 +17,7 @@ var frame = echocore.Frame[*echo.Context]{
 
 // runNext runs next with the held context. In replay mode the handler
 // writes to its own echo.Response over the guard's writer.
-func runNext(ctx context.Context, g *guard.Guard, c *echo.Context, next func(*echo.Context) error, wrap guard.Wrap) error {
+func runNext(ctx context.Context, g *core.Guard, c *echo.Context, next func(*echo.Context) error, wrap core.Wrap) error {
 	req, w := c.Request(), c.Response()
 	defer func() {
 		c.SetRequest(req)

@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 )
 
 // Keys makes key extractors of type K over the context C.
@@ -15,7 +15,7 @@ type Keys[C any, K ~func(C) (string, error)] struct {
 }
 
 // OnRequest reads the key from the request with f.
-func (k Keys[C, K]) OnRequest(f httpguard.KeyFunc) K {
+func (k Keys[C, K]) OnRequest(f guard.KeyFunc) K {
 	return func(c C) (string, error) { return f(k.Request(c)) }
 }
 
@@ -31,19 +31,19 @@ func value[C any, K ~func(C) (string, error)](kind string, get func(C, string) s
 		if v := get(c, name); v != "" {
 			return v, nil
 		}
-		return "", httpguard.Missing(kind, name)
+		return "", guard.Missing(kind, name)
 	}
 }
 
 // sources maps each KeyLookup source to its extractor of a name.
 func (k Keys[C, K]) sources() map[string]func(name string) K {
 	return map[string]func(name string) K{
-		"header":      func(n string) K { return k.OnRequest(httpguard.FromHeader(n)) },
-		"idempotency": func(n string) K { return k.OnRequest(httpguard.FromIdempotencyHeader(n)) },
+		"header":      func(n string) K { return k.OnRequest(guard.FromHeader(n)) },
+		"idempotency": func(n string) K { return k.OnRequest(guard.FromIdempotencyHeader(n)) },
 		"param":       k.Param,
-		"query":       func(n string) K { return k.OnRequest(httpguard.FromQuery(n)) },
+		"query":       func(n string) K { return k.OnRequest(guard.FromQuery(n)) },
 		"form":        k.Form,
-		"cookie":      func(n string) K { return k.OnRequest(httpguard.FromCookie(n)) },
+		"cookie":      func(n string) K { return k.OnRequest(guard.FromCookie(n)) },
 	}
 }
 
@@ -56,14 +56,14 @@ func (k Keys[C, K]) Extractor(lookup string, extractor K) (K, error) {
 	case lookup == "":
 		return extractor, nil
 	}
-	return guard.ParseLookup[C]("Config.KeyLookup", lookup, k.sources())
+	return core.ParseLookup[C]("Config.KeyLookup", lookup, k.sources())
 }
 
-// Compose joins the results of fns into one key (httpguard.Compose).
+// Compose joins the results of fns into one key (guard.Compose).
 func Compose[C any, K ~func(C) (string, error)](fns ...K) K {
 	parts := make([]func(C) (string, error), len(fns))
 	for i, f := range fns {
 		parts[i] = f
 	}
-	return httpguard.Compose(parts...)
+	return guard.Compose(parts...)
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/internal/guard"
+	"github.com/syncguard-go/syncguard/middleware/internal/core"
 )
 
 // Frame is how the middleware reaches one Echo version's context C.
@@ -21,8 +21,8 @@ type Frame[C any] struct {
 	// Logger, when not nil, gets the guard's log lines.
 	Logger func(C) *slog.Logger
 	// Next runs next with ctx and the guard's writer (see
-	// guard.Exchange.Next).
-	Next func(ctx context.Context, g *guard.Guard, c C, next func(C) error, wrap guard.Wrap) error
+	// core.Exchange.Next).
+	Next func(ctx context.Context, g *core.Guard, c C, next func(C) error, wrap core.Wrap) error
 }
 
 // Hooks are a Config's functions. Busy and Error are required.
@@ -35,7 +35,7 @@ type Hooks[C any] struct {
 }
 
 // Serve runs next for c under g, or answers through h.
-func (f *Frame[C]) Serve(g *guard.Guard, h *Hooks[C], c C, next func(C) error) error {
+func (f *Frame[C]) Serve(g *core.Guard, h *Hooks[C], c C, next func(C) error) error {
 	if h.Skipper != nil && h.Skipper(c) {
 		return next(c)
 	}
@@ -43,9 +43,9 @@ func (f *Frame[C]) Serve(g *guard.Guard, h *Hooks[C], c C, next func(C) error) e
 		h.Before(c)
 	}
 	req := f.Request(c)
-	x := guard.Exchange{W: f.Response(c), R: req, Route: guard.Route(req.Method, f.Path(c), req.URL.EscapedPath()),
+	x := core.Exchange{W: f.Response(c), R: req, Route: core.Route(req.Method, f.Path(c), req.URL.EscapedPath()),
 		Key:  func() (string, error) { return h.Key(c) },
-		Next: func(ctx context.Context, wrap guard.Wrap) error { return f.Next(ctx, g, c, next, wrap) }}
+		Next: func(ctx context.Context, wrap core.Wrap) error { return f.Next(ctx, g, c, next, wrap) }}
 	if f.Logger != nil {
 		x.Log = f.Logger(c)
 	}
@@ -56,9 +56,9 @@ func (f *Frame[C]) Serve(g *guard.Guard, h *Hooks[C], c C, next func(C) error) e
 		x.Fingerprint = func() (string, error) { return h.Fingerprint(c) }
 	}
 	switch out, err := g.Serve(x); {
-	case out == guard.Ran && !g.Replays():
+	case out == core.Ran && !g.Replays():
 		return err
-	case out != guard.Refused:
+	case out != core.Refused:
 		// In replay mode the handler's error was rendered inside,
 		// and captured; returned too, it would be rendered twice.
 		return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/testkit/acltest"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
@@ -104,7 +104,7 @@ func aclTooNarrow(t *testing.T, a Adapter, srv *redistest.Server) {
 		ok(w)
 	}})
 	rec := serve(h, ptr(key))
-	var p httpguard.Problem
+	var p guard.Problem
 	_ = json.Unmarshal(rec.Body.Bytes(), &p)
 	if rec.Code != http.StatusInternalServerError || !strings.HasSuffix(p.Type, "lock-misconfigured") || runs.Load() != 0 {
 		t.Errorf("status %d, problem %+v, %d runs; want 500, lock-misconfigured, the handler not run", rec.Code, p, runs.Load())

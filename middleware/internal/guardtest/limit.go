@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
 // limitScenarios are the scenarios of concurrency limits (Setup.Limit).
@@ -47,8 +47,8 @@ func checkLimitProblem(t *testing.T, rec *httptest.ResponseRecorder, k string) {
 	t.Helper()
 	checkProblem(t, rec, http.StatusTooManyRequests, k)
 	var p problem
-	if err := json.Unmarshal(rec.Body.Bytes(), &p); err == nil && p.Type != httpguard.TypeLimitReached {
-		t.Errorf("problem type = %q, want %q (not the 409 %q)", p.Type, httpguard.TypeLimitReached, httpguard.TypeBusy)
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err == nil && p.Type != guard.TypeLimitReached {
+		t.Errorf("problem type = %q, want %q (not the 409 %q)", p.Type, guard.TypeLimitReached, guard.TypeBusy)
 	}
 }
 
@@ -153,7 +153,7 @@ func (s *noWait) checkA(recsA []*httptest.ResponseRecorder) {
 			continue
 		}
 		checkLimitProblem(t, rec, userA)
-		checkRetryAfter(t, rec, 1, int(httpguard.DefaultTTL/time.Second))
+		checkRetryAfter(t, rec, 1, int(guard.DefaultTTL/time.Second))
 	}
 	if okA != limit || s.rejectedA != burstOf-limit {
 		t.Errorf("user A: %d x 200 and %d rejected, want %d and %d", okA, s.rejectedA, limit, burstOf-limit)
@@ -296,7 +296,7 @@ func limitKindMismatch(t *testing.T, a Adapter) {
 	rec := serve(h, ptr(userA))
 	checkProblem(t, rec, http.StatusInternalServerError, userA)
 	var p problem
-	if err := json.Unmarshal(rec.Body.Bytes(), &p); err == nil && p.Type != httpguard.TypeMisconfigured {
-		t.Errorf("problem type = %q, want %q", p.Type, httpguard.TypeMisconfigured)
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err == nil && p.Type != guard.TypeMisconfigured {
+		t.Errorf("problem type = %q, want %q", p.Type, guard.TypeMisconfigured)
 	}
 }

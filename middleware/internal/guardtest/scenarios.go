@@ -17,7 +17,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
@@ -147,7 +147,7 @@ func busyNoWait(t *testing.T, a Adapter) {
 			continue
 		}
 		checkProblem(t, rec, http.StatusConflict, key)
-		checkRetryAfter(t, rec, 1, int(httpguard.DefaultTTL/time.Second))
+		checkRetryAfter(t, rec, 1, int(guard.DefaultTTL/time.Second))
 	}
 	if okCount != 1 || rejected != n-1 {
 		t.Errorf("got %d x 200 and %d rejected, want 1 and %d", okCount, rejected, n-1)

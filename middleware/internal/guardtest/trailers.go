@@ -9,7 +9,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 )
 
 // trailerIdiom is a handler that sets trailers one of the ways net/http's
@@ -140,7 +140,7 @@ var trailerIdioms = []trailerIdiom{
 // sends, and its replay the same trailers but those off the allow-list.
 func trailersAsNetHTTP(t *testing.T, a Adapter) {
 	e := a.newEnv(t)
-	allowed := append(httpguard.DefaultReplayHeaders(), "X-Checksum", "X-Twice")
+	allowed := append(guard.DefaultReplayHeaders(), "X-Checksum", "X-Twice")
 	for _, idiom := range trailerIdioms {
 		t.Run(idiom.desc, func(t *testing.T) {
 			if idiom.desc == noWrite && a.StatusAtFirstWrite {
@@ -157,8 +157,8 @@ func trailersAsNetHTTP(t *testing.T, a Adapter) {
 			if want.err != nil || first.err != nil || replay.err != nil {
 				t.Fatalf("reading the answers: %v, %v, %v", want.err, first.err, replay.err)
 			}
-			if replay.header.Get(httpguard.HeaderReplayed) != "true" {
-				t.Fatalf("second request: %d, not a replay (Idempotent-Not-Stored %q)", replay.status, replay.header.Get(httpguard.HeaderNotStored))
+			if replay.header.Get(guard.HeaderReplayed) != "true" {
+				t.Fatalf("second request: %d, not a replay (Idempotent-Not-Stored %q)", replay.status, replay.header.Get(guard.HeaderNotStored))
 			}
 			for _, got := range []answer{first, replay} {
 				if got.status != want.status || got.body != want.body {

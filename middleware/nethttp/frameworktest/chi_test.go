@@ -8,7 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
@@ -72,7 +72,7 @@ func TestChiRoutePattern(t *testing.T) {
 func TestChiReplay(t *testing.T) {
 	mw, err := httplock.New(guardtest.NewBackend(t),
 		httplock.FromIdempotencyKey(),
-		httplock.Unscoped(), httplock.WithReplay(httpguard.DefaultReplayTTL))
+		httplock.Unscoped(), httplock.WithReplay(guard.DefaultReplayTTL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestChiReplay(t *testing.T) {
 	var bodies []string
 	for range 2 {
 		req := httptest.NewRequest(http.MethodPost, "/orders/7", nil)
-		req.Header.Set(httpguard.HeaderIdempotencyKey, "k")
+		req.Header.Set(guard.HeaderIdempotencyKey, "k")
 		rec := httptest.NewRecorder()
 		r.ServeHTTP(rec, req)
 		if rec.Code != http.StatusCreated {

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/syncguard-go/syncguard/lock"
-	"github.com/syncguard-go/syncguard/middleware/httpguard"
+	"github.com/syncguard-go/syncguard/middleware/guard"
 	"github.com/syncguard-go/syncguard/middleware/internal/guardtest"
 	httplock "github.com/syncguard-go/syncguard/middleware/nethttp"
 )
@@ -27,7 +27,7 @@ const createOrder = "/orders.v1.OrderService/CreateOrder"
 // request's protocol, so Connect clients decode the refusals.
 var connectErrors = connect.NewErrorWriter()
 
-// connectCodes maps httpguard's answer statuses to Connect codes.
+// connectCodes maps guard's answer statuses to Connect codes.
 var connectCodes = map[int]connect.Code{
 	http.StatusBadRequest:            connect.CodeInvalidArgument,
 	http.StatusUnauthorized:          connect.CodeUnauthenticated,
@@ -38,7 +38,7 @@ var connectCodes = map[int]connect.Code{
 	http.StatusServiceUnavailable:    connect.CodeUnavailable,
 }
 
-func writeConnectError(w http.ResponseWriter, r *http.Request, p httpguard.Problem) {
+func writeConnectError(w http.ResponseWriter, r *http.Request, p guard.Problem) {
 	code, ok := connectCodes[p.Status]
 	if !ok {
 		code = connect.CodeInternal
@@ -47,12 +47,12 @@ func writeConnectError(w http.ResponseWriter, r *http.Request, p httpguard.Probl
 }
 
 func connectBusy(w http.ResponseWriter, r *http.Request, retryAfter time.Duration, err error) {
-	w.Header().Set("Retry-After", httpguard.RetryAfterValue(retryAfter))
-	writeConnectError(w, r, httpguard.BusyProblem(retryAfter, err))
+	w.Header().Set("Retry-After", guard.RetryAfterValue(retryAfter))
+	writeConnectError(w, r, guard.BusyProblem(retryAfter, err))
 }
 
 func connectError(w http.ResponseWriter, r *http.Request, err error) {
-	writeConnectError(w, r, httpguard.ErrorProblem(err))
+	writeConnectError(w, r, guard.ErrorProblem(err))
 }
 
 // END README
@@ -78,7 +78,7 @@ func TestConnectUnary(t *testing.T) {
 			client := connect.NewClient[wrapperspb.StringValue, wrapperspb.StringValue](srv.Client(), srv.URL+createOrder)
 			call := func(key, item string) (*connect.Response[wrapperspb.StringValue], error) {
 				req := connect.NewRequest(wrapperspb.String(item))
-				req.Header().Set(httpguard.HeaderIdempotencyKey, key)
+				req.Header().Set(guard.HeaderIdempotencyKey, key)
 				return client.CallUnary(context.Background(), req)
 			}
 
@@ -98,7 +98,7 @@ func TestConnectUnary(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := call("k", "book")
-			if err != nil || res.Msg.GetValue() != "order for book" || res.Header().Get(httpguard.HeaderReplayed) != "true" {
+			if err != nil || res.Msg.GetValue() != "order for book" || res.Header().Get(guard.HeaderReplayed) != "true" {
 				t.Errorf("retry: %v, %v; want the stored response, replayed", res, err)
 			}
 			_, err = call("k", "lamp")
@@ -116,7 +116,7 @@ func connectMux(t *testing.T, svc http.Handler) *http.ServeMux {
 	mw, err := httplock.New(guardtest.NewBackend(t),
 		httplock.FromIdempotencyKey(),
 		httplock.Unscoped(), // a test: a real service scopes keys to the caller
-		httplock.WithReplay(httpguard.DefaultReplayTTL),
+		httplock.WithReplay(guard.DefaultReplayTTL),
 		httplock.WithBusyHandler(connectBusy),
 		httplock.WithErrorHandler(connectError))
 	if err != nil {
@@ -159,7 +159,7 @@ func readmeConnect(backend lock.Backend, userID httplock.ScopeFunc, mux *http.Se
 	mw, err := httplock.New(backend,
 		httplock.FromIdempotencyKey(),
 		httplock.WithScope(userID),
-		httplock.WithReplay(httpguard.DefaultReplayTTL),
+		httplock.WithReplay(guard.DefaultReplayTTL),
 		httplock.WithBusyHandler(connectBusy),
 		httplock.WithErrorHandler(connectError))
 	if err != nil {
