@@ -243,13 +243,13 @@ func (u *uniqueEnqueue) run(ctx context.Context) (*asynq.TaskInfo, error) {
 	l, err := u.rec.Acquire(ctx, u.key, u.lease)
 	if errors.Is(err, lock.ErrLocked) {
 		// A Guard running the recorded task, or a producer deciding.
-		rec, ok, err := readRecord(ctx, u.rec, u.key)
-		if err != nil {
-			return nil, fmt.Errorf("asynqlock: unique: %w", err)
+		rec, ok, rerr := readRecord(ctx, u.rec, u.key)
+		if rerr != nil {
+			return nil, fmt.Errorf("asynqlock: unique: %w", rerr)
 		}
 		if ok {
-			if alive, err := rec.alive(u.insp, true); err != nil || alive {
-				return nil, duplicate(rec, err)
+			if alive, aerr := rec.alive(u.insp, true); aerr != nil || alive {
+				return nil, duplicate(rec, aerr)
 			}
 		}
 		l, err = lock.Acquire(ctx, u.b, u.key, lock.WithTTL(u.lease), lock.WithWait(uniqueWait))

@@ -1,0 +1,367 @@
+package asynqlock_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
+)
+
+// enqueueUnique enqueues a task of payload on e's queue with
+// UniqueUntilDone on e's backend.
+func (e *env) enqueueUnique(payload string, opts ...asynqlock.UniqueOption) (*asynq.TaskInfo, error) {
+	return asynqlock.Enqueue(context.Background(), e.client, asynq.NewTask(taskType, []byte(payload)),
+		asynqlock.TaskOptions(asynq.Queue(e.queue)), asynqlock.UniqueUntilDone(e.backend, e.insp, opts...))
+}
+
+// mustEnqueueUnique is enqueueUnique that fails the test on an error.
+func (e *env) mustEnqueueUnique(t *testing.T, payload string, opts ...asynqlock.UniqueOption) *asynq.TaskInfo {
+	t.Helper()
+	info, err := e.enqueueUnique(payload, opts...)
+	if err != nil {
+		t.Fatalf("unique enqueue: %v", err)
+	}
+	return info
+}
+
+// refused checks that a unique enqueue of payload is refused as a
+// duplicate of the task id.
+func (e *env) refused(t *testing.T, payload, id string, opts ...asynqlock.UniqueOption) {
+	t.Helper()
+	info, err := e.enqueueUnique(payload, opts...)
+	var dup *asynqlock.DuplicateTaskError
+	if !errors.Is(err, asynqlock.ErrDuplicateTask) || !errors.As(err, &dup) {
+		t.Fatalf("unique enqueue: info %v, err %v; want a *DuplicateTaskError", info, err)
+	}
+	if dup.TaskID != id || dup.Queue != e.queue {
+		t.Fatalf("duplicate of task %q in %q, want %q in %q", dup.TaskID, dup.Queue, id, e.queue)
+	}
+}
+
+func TestUniqueRace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const producers = 8
+	var wg sync.WaitGroup
+	infos := make([]*asynq.TaskInfo, producers)
+	errs := make([]error, producers)
+	start := make(chan struct{})
+	for i := range producers {
+		// A client and a backend of its own, as separate processes have.
+		rc := e.redis.Client(t)
+		b, err := redisbackend.New(rc, &redisbackend.Options{Prefix: e.backend.Prefix(), DisableConfigRecord: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := asynq.NewClientFromRedisClient(rc)
+		wg.Go(func() {
+			<-start
+			infos[i], errs[i] = asynqlock.Enqueue(context.Background(), c, asynq.NewTask(taskType, []byte("race")),
+				asynqlock.TaskOptions(asynq.Queue(e.queue)), asynqlock.UniqueUntilDone(b, e.insp))
+		})
+	}
+	close(start)
+	wg.Wait()
+	var won []string
+	for i, err := range errs {
+		if err == nil {
+			won = append(won, infos[i].ID)
+		}
+	}
+	if len(won) != 1 {
+		t.Fatalf("%d producers enqueued (errors %v), want 1", len(won), errs)
+	}
+	for _, err := range errs {
+		var dup *asynqlock.DuplicateTaskError
+		if err != nil && (!errors.As(err, &dup) || dup.TaskID != won[0]) {
+			t.Errorf("loser's error %v, want a duplicate of %s", err, won[0])
+		}
+	}
+	if qi, err := e.insp.GetQueueInfo(e.queue); err != nil || qi.Pending != 1 {
+		t.Errorf("queue: %+v, %v; want 1 pending task", qi, err)
+	}
+}
+
+func TestUniqueFreesWhenTaskEnds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		desc string
+		end  func(t *testing.T, e *env, id string)
+	}{
+		{"deleted through the Inspector", func(t *testing.T, e *env, id string) {
+			if err := e.insp.DeleteTask(e.queue, id); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"archived through the Inspector", func(t *testing.T, e *env, id string) {
+			if err := e.insp.ArchiveTask(e.queue, id); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"succeeded", func(t *testing.T, e *env, id string) {
+			e.serve(t, e.guard(t), func(ctx context.Context, task *asynq.Task) error {
+				if tid, _ := asynq.GetTaskID(ctx); tid != id && string(task.Payload()) == "p" {
+					time.Sleep(time.Second) // the next one runs while the test checks it
+				}
+				return nil
+			}, asynq.Config{})
+			e.waitQueue(t, 10*time.Second, "task done", func(qi *asynq.QueueInfo) bool { return drained(qi) && qi.Processed == 2 })
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			first := e.mustEnqueueUnique(t, "p")
+			e.refused(t, "p", first.ID)
+			e.mustEnqueueUnique(t, "other") // another payload, another key
+			tt.end(t, e, first.ID)
+			second := e.mustEnqueueUnique(t, "p")
+			if second.ID == first.ID {
+				t.Errorf("second task id %q, want a new one", second.ID)
+			}
+			e.refused(t, "p", second.ID)
+		})
+	}
+}
+
+// TestUniqueRetryThenArchive follows one task through a failed attempt,
+// its retry, and its archiving after the last retry: the key stays taken
+// while it runs and while it waits for its retry, and frees when asynq
+// archives it.
+func TestUniqueRetryThenArchive(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	running, proceed := make(chan int), make(chan struct{})
+	// asynq calls the ErrorHandler after the handler and the Guard return
+	// and before it moves the task to retry: the window in which only the
+	// key's record of the failed attempt keeps the key taken.
+	afterFailure := make(chan error, 2)
+	onError := asynq.ErrorHandlerFunc(func(ctx context.Context, _ *asynq.Task, _ error) {
+		if n, _ := asynq.GetRetryCount(ctx); n == 0 {
+			_, err := e.enqueueUnique("r")
+			afterFailure <- err
+		}
+	})
+	var finished atomic.Bool
+	e.serve(t, e.guard(t), func(ctx context.Context, _ *asynq.Task) error {
+		if finished.Load() {
+			return nil
+		}
+		n, _ := asynq.GetRetryCount(ctx)
+		running <- n
+		<-proceed
+		return errors.New("boom")
+	}, asynq.Config{ErrorHandler: onError, RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return 500 * time.Millisecond }})
+	info, err := asynqlock.Enqueue(context.Background(), e.client, asynq.NewTask(taskType, []byte("r")),
+		asynqlock.TaskOptions(asynq.Queue(e.queue), asynq.MaxRetry(1)), asynqlock.UniqueUntilDone(e.backend, e.insp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for attempt := range 2 {
+		if n := <-running; n != attempt {
+			t.Fatalf("attempt with retry count %d, want %d", n, attempt)
+		}
+		e.refused(t, "r", info.ID) // running
+		proceed <- struct{}{}
+		if attempt == 0 {
+			var dup *asynqlock.DuplicateTaskError
+			if err := <-afterFailure; !errors.As(err, &dup) || dup.TaskID != info.ID {
+				t.Fatalf("enqueue after the first attempt failed: %v, want a duplicate of %s", err, info.ID)
+			}
+			e.waitQueue(t, 5*time.Second, "task in retry", func(qi *asynq.QueueInfo) bool { return qi.Retry == 1 })
+			e.refused(t, "r", info.ID) // waiting for its retry
+		}
+	}
+	e.waitQueue(t, 5*time.Second, "task archived", func(qi *asynq.QueueInfo) bool { return qi.Archived == 1 })
+	finished.Store(true)
+	e.mustEnqueueUnique(t, "r")
+}
+
+// TestUniqueSupersededDropped: a task taken for dead, whose key now
+// records another task, is dropped by the Guard when asynq delivers it
+// after all (here it comes back from the archive).
+func TestUniqueSupersededDropped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	old := e.mustEnqueueUnique(t, "s")
+	if err := e.insp.ArchiveTask(e.queue, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	repl := e.mustEnqueueUnique(t, "s")
+	if err := e.insp.RunTask(e.queue, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := newRuns()
+	errs := &errorLog{}
+	// Both tasks have one dedup key too: a short TTL brings back soon the
+	// one that found the other's Guard running.
+	e.serve(t, e.guard(t, asynqlock.WithTTL(time.Second)), func(ctx context.Context, _ *asynq.Task) error {
+		r.enter(ctx)()
+		return nil
+	}, asynq.Config{ErrorHandler: errs, IsFailure: asynqlock.IsFailure, RetryDelayFunc: asynqlock.RetryDelay(quickRetry)})
+	e.waitQueue(t, 10*time.Second, "both delivered", drained)
+	spans := r.byTask()
+	if len(spans) != 1 || len(spans[repl.ID]) != 1 {
+		t.Errorf("runs by task %v, want one run of %s", spans, repl.ID)
+	}
+	superseded := func(err error) bool {
+		var d *asynqlock.DuplicateError
+		return errors.As(err, &d) && d.Superseded && errors.Is(err, asynq.RevokeTask)
+	}
+	if n := errs.count(superseded); n != 1 {
+		t.Errorf("task errors %v, want one superseded duplicate, revoked", errs.all())
+	}
+}
+
+func TestUniqueRedisRestart(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.WithAOF())
+	e := newEnvOn(t, srv)
+	first := e.mustEnqueueUnique(t, "p")
+	srv.Restart(t)
+	e.refused(t, "p", first.ID) // the record and the task survived
+	if err := e.insp.DeleteTask(e.queue, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.mustEnqueueUnique(t, "p")
+}
+
+func TestUniqueBadInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	task := asynq.NewTask(taskType, []byte("bad"))
+	q := asynqlock.TaskOptions(asynq.Queue(e.queue))
+	tests := []struct {
+		desc   string
+		client *asynq.Client
+		task   *asynq.Task
+		opts   []asynqlock.EnqueueOption
+	}{
+		{"nil client", nil, task, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(e.backend, e.insp)}},
+		{"nil task", e.client, nil, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(e.backend, e.insp)}},
+		{"nil backend", e.client, task, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(nil, e.insp)}},
+		{"nil inspector", e.client, task, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(e.backend, nil)}},
+		{"not a Recorder", e.client, task, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(plainBackend{e.backend}, e.insp)}},
+		{"empty key", e.client, task, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(e.backend, e.insp, asynqlock.UniqueKey(""))}},
+		{"invalid key", e.client, task, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(e.backend, e.insp, asynqlock.UniqueKey("a\xff"))}},
+		{"backstop under the lease", e.client, task, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(e.backend, e.insp,
+			asynqlock.UniqueLease(time.Minute), asynqlock.UniqueBackstop(30*time.Second))}},
+		{"asynq.Unique beside it", e.client, task, []asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(e.backend, e.insp),
+			asynqlock.TaskOptions(asynq.Unique(time.Hour))}},
+		{"asynq.Unique in the task", e.client, asynq.NewTask(taskType, nil, asynq.Unique(time.Hour)),
+			[]asynqlock.EnqueueOption{asynqlock.UniqueUntilDone(e.backend, e.insp)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			_, err := asynqlock.Enqueue(context.Background(), tt.client, tt.task, append(tt.opts, q)...)
+			if got := lock.CodeOf(err); got != lock.CodeInvalidArgument {
+				t.Errorf("error %v (code %q), want InvalidArgument", err, got)
+			}
+		})
+	}
+	if qi, err := e.insp.GetQueueInfo(e.queue); err == nil && qi.Size != 0 {
+		t.Errorf("queue size %d after bad input, want 0", qi.Size)
+	}
+}
+
+// plainBackend hides every extension of its Backend.
+type plainBackend struct{ lock.Backend }
+
+// The worker process of TestUniqueWorkerKilled, started by the test
+// binary itself.
+const (
+	uniqAddrEnv   = "ASYNQLOCK_UNIQUE_WORKER_ADDR"
+	uniqPrefixEnv = "ASYNQLOCK_UNIQUE_WORKER_PREFIX"
+	uniqQueueEnv  = "ASYNQLOCK_UNIQUE_WORKER_QUEUE"
+)
+
+// uniqueWorker, in a worker process, runs an asynq server whose handler
+// prints "started <task id>" and runs until the process is killed.
+func uniqueWorker() {
+	addr := os.Getenv(uniqAddrEnv)
+	if addr == "" {
+		return
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: os.Getenv(uniqPrefixEnv)})
+	if err != nil {
+		fmt.Println("redisbackend.New:", err)
+		os.Exit(2)
+	}
+	g, err := asynqlock.New(b)
+	if err != nil {
+		fmt.Println("New:", err)
+		os.Exit(2)
+	}
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Queues: map[string]int{os.Getenv(uniqQueueEnv): 1}, TaskCheckInterval: 50 * time.Millisecond, LogLevel: asynq.ErrorLevel})
+	err = srv.Run(g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		fmt.Println("started", id)
+		<-ctx.Done()
+		return ctx.Err()
+	})))
+	fmt.Println("Run:", err)
+	os.Exit(2)
+}
+
+// TestUniqueWorkerKilled kills the worker process running a unique task:
+// the key stays taken until the Guard's lease on it lapses, then frees.
+func TestUniqueWorkerKilled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	lease := asynqlock.UniqueLease(time.Second)
+	first := e.mustEnqueueUnique(t, "k", lease)
+	c := exec.Command(os.Args[0], "-test.run=^$")
+	c.Env = append(os.Environ(), uniqAddrEnv+"="+e.redis.Addr(), uniqPrefixEnv+"="+e.backend.Prefix(), uniqQueueEnv+"="+e.queue)
+	c.Stderr = os.Stderr
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || sc.Text() != "started "+first.ID {
+		t.Fatalf("worker said %q, want %q", sc.Text(), "started "+first.ID)
+	}
+	time.Sleep(1500 * time.Millisecond) // past the lease: the worker's heartbeat keeps it
+	e.refused(t, "k", first.ID, lease)
+	if err := c.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := e.enqueueUnique("k", lease)
+		if err == nil {
+			if info.ID == first.ID {
+				t.Fatalf("enqueued task id %q again", info.ID)
+			}
+			break
+		}
+		if !errors.Is(err, asynqlock.ErrDuplicateTask) || time.Now().After(deadline) {
+			t.Fatalf("enqueue after the worker died: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if qi, err := e.insp.GetQueueInfo(e.queue); err != nil || qi.Active != 1 || qi.Pending != 1 {
+		t.Errorf("queue %+v (%v): want the dead worker's task active and its successor pending", qi, err)
+	}
+}
