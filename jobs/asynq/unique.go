@@ -293,20 +293,25 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease) (info *asynq.T
 		}
 		rec, _ = json.Marshal(next)
 		info, err = u.c.EnqueueContext(ctx, u.t, append(u.opts[:len(u.opts):len(u.opts)], asynq.TaskID(next.ID))...)
-		if err == nil || u.userID != "" || !errors.Is(err, asynq.ErrTaskIDConflict) {
-			if err != nil {
-				rec = nil
-			}
-			return info, rec, err
+		switch {
+		case err == nil:
+			return info, rec, nil
+		case !errors.Is(err, asynq.ErrTaskIDConflict):
+			return nil, nil, err
 		}
-		// The key's next id is taken: by a task a producer enqueued
-		// without recording it (it stopped in between), or by a finished
-		// task asynq retains.
-		if alive, err := next.alive(u.insp, false); err != nil || alive {
-			if err != nil {
-				rec = nil
-			}
-			return nil, rec, duplicate(next, err)
+		// The id is taken: by a task a producer enqueued without recording
+		// it (it stopped in between), or by a finished task asynq retains.
+		// A live one is recorded; the caller's own id keeps asynq's error.
+		alive, aerr := next.alive(u.insp, false)
+		switch {
+		case aerr != nil:
+			return nil, nil, aerr
+		case u.userID != "" && !alive:
+			return nil, nil, err
+		case u.userID != "":
+			return nil, rec, err
+		case alive:
+			return nil, rec, duplicate(next, nil)
 		}
 	}
 	return nil, nil, &lock.Error{Code: lock.CodeInternal, Op: "enqueue",

@@ -17,6 +17,7 @@ import (
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
@@ -363,5 +364,42 @@ func TestUniqueWorkerKilled(t *testing.T) {
 	}
 	if qi, err := e.insp.GetQueueInfo(e.queue); err != nil || qi.Active != 1 || qi.Pending != 1 {
 		t.Errorf("queue %+v (%v): want the dead worker's task active and its successor pending", qi, err)
+	}
+}
+
+// TestUniqueSchedulerEntry: an entry with UniqueEntry enqueues no tick
+// while its previous tick's task is alive, and enqueues again once it is
+// gone.
+func TestUniqueSchedulerEntry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s, err := asynqlock.NewScheduler(e.client, e.backend, "sched", "replica-a", election.WithTTL(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got ticks
+	s.OnTick(got.add)
+	if _, err := s.Register("@every 1s", asynq.NewTask(taskType, []byte("tick")), asynq.Queue(e.queue),
+		asynqlock.UniqueEntry(e.backend, e.insp)); err != nil {
+		t.Fatal(err)
+	}
+	startScheduler(t, s)
+	dup := func(tk asynqlock.Tick) bool { return errors.Is(tk.Err, asynqlock.ErrDuplicateTask) }
+	got.wait(t, 1, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })
+	got.wait(t, 1, 10*time.Second, dup)
+	qi, err := e.insp.GetQueueInfo(e.queue)
+	if err != nil || qi.Pending != 1 {
+		t.Fatalf("queue %+v (%v), want 1 pending task", qi, err)
+	}
+	tasks, err := e.insp.ListPendingTasks(e.queue)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("pending tasks %v (%v)", tasks, err)
+	}
+	if err := e.insp.DeleteTask(e.queue, tasks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	got.wait(t, 2, 10*time.Second, func(tk asynqlock.Tick) bool { return tk.Err == nil })
+	if _, err := s.Register("@every 1s", asynq.NewTask(taskType, []byte("bad")), asynqlock.UniqueEntry(nil, e.insp)); lock.CodeOf(err) != lock.CodeInvalidArgument {
+		t.Errorf("Register with a bad UniqueEntry: %v, want InvalidArgument", err)
 	}
 }
