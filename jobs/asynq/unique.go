@@ -240,24 +240,11 @@ func newUniqueEnqueue(c *asynq.Client, t *asynq.Task, cfg *enqueueConfig) (*uniq
 // run takes the key (waiting for another producer that holds it), refuses
 // the task if the recorded one is alive, else enqueues it and records it.
 func (u *uniqueEnqueue) run(ctx context.Context) (*asynq.TaskInfo, error) {
-	l, err := u.rec.Acquire(ctx, u.key, u.lease)
-	if errors.Is(err, lock.ErrLocked) {
-		// A Guard running the recorded task, or a producer deciding.
-		rec, ok, rerr := readRecord(ctx, u.rec, u.key)
-		if rerr != nil {
-			return nil, fmt.Errorf("asynqlock: unique: %w", rerr)
-		}
-		if ok {
-			if alive, aerr := rec.alive(u.insp, true); aerr != nil || alive {
-				return nil, duplicate(rec, aerr)
-			}
-		}
-		l, err = lock.Acquire(ctx, u.b, u.key, lock.WithTTL(u.lease), lock.WithWait(uniqueWait))
-	}
+	l, fresh, err := u.take(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("asynqlock: unique: %w", err)
+		return nil, err
 	}
-	info, rec, err := u.decide(ctx, l)
+	info, rec, err := u.decide(ctx, l, fresh)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
 	defer cancel()
 	if rec != nil {
@@ -272,12 +259,55 @@ func (u *uniqueEnqueue) run(ctx context.Context) (*asynq.TaskInfo, error) {
 	return info, err
 }
 
+// take takes the key; fresh: it had no record when taken. A record that
+// names a task alive whoever holds the key refuses the task at once,
+// without taking the key (one round trip and the task's lookup). A key
+// held by a Guard refuses it too; one held by another producer is waited
+// for.
+func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err error) {
+	l, raw, err := u.rec.AcquireRecord(ctx, u.key, u.lease)
+	switch {
+	case err == nil && raw == nil:
+		return l, true, nil
+	case err == nil:
+		var rec uniqueRecord
+		if json.Unmarshal(raw, &rec) == nil && rec.ID != "" {
+			if alive, aerr := rec.alive(u.insp, false); aerr != nil || alive {
+				return l, false, duplicate(rec, aerr)
+			}
+		}
+		l, err = u.rec.Acquire(ctx, u.key, u.lease)
+	case errors.Is(err, errors.ErrUnsupported):
+		l, err = u.rec.Acquire(ctx, u.key, u.lease)
+	}
+	if errors.Is(err, lock.ErrLocked) {
+		// A Guard running the recorded task, or a producer deciding.
+		rec, ok, rerr := readRecord(ctx, u.rec, u.key)
+		if rerr != nil {
+			return l, false, fmt.Errorf("asynqlock: unique: %w", rerr)
+		}
+		if ok {
+			if alive, aerr := rec.alive(u.insp, true); aerr != nil || alive {
+				return l, false, duplicate(rec, aerr)
+			}
+		}
+		l, err = lock.Acquire(ctx, u.b, u.key, lock.WithTTL(u.lease), lock.WithWait(uniqueWait))
+	}
+	if err != nil {
+		return l, false, fmt.Errorf("asynqlock: unique: %w", err)
+	}
+	return l, false, nil
+}
+
 // decide runs while holding the key: the task enqueued, or the error
 // refusing it. rec is the record to write with the release, nil for none.
-func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease) (info *asynq.TaskInfo, rec []byte, err error) {
-	old, ok, err := readRecord(ctx, u.rec, u.key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("asynqlock: unique: %w", err)
+func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (info *asynq.TaskInfo, rec []byte, err error) {
+	var old uniqueRecord
+	ok := false
+	if !fresh {
+		if old, ok, err = readRecord(ctx, u.rec, u.key); err != nil {
+			return nil, nil, fmt.Errorf("asynqlock: unique: %w", err)
+		}
 	}
 	if ok {
 		if alive, err := old.alive(u.insp, false); err != nil || alive {
