@@ -1,19 +1,14 @@
 package asynqlock_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
@@ -283,44 +278,6 @@ func TestUniqueBadInput(t *testing.T) {
 // plainBackend hides every extension of its Backend.
 type plainBackend struct{ lock.Backend }
 
-// The worker process of TestUniqueWorkerKilled, started by the test
-// binary itself.
-const (
-	uniqAddrEnv   = "ASYNQLOCK_UNIQUE_WORKER_ADDR"
-	uniqPrefixEnv = "ASYNQLOCK_UNIQUE_WORKER_PREFIX"
-	uniqQueueEnv  = "ASYNQLOCK_UNIQUE_WORKER_QUEUE"
-)
-
-// uniqueWorker, in a worker process, runs an asynq server whose handler
-// prints "started <task id>" and runs until the process is killed.
-func uniqueWorker() {
-	addr := os.Getenv(uniqAddrEnv)
-	if addr == "" {
-		return
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: os.Getenv(uniqPrefixEnv)})
-	if err != nil {
-		fmt.Println("redisbackend.New:", err)
-		os.Exit(2)
-	}
-	g, err := asynqlock.New(b)
-	if err != nil {
-		fmt.Println("New:", err)
-		os.Exit(2)
-	}
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Queues: map[string]int{os.Getenv(uniqQueueEnv): 1}, TaskCheckInterval: 50 * time.Millisecond, LogLevel: asynq.ErrorLevel})
-	err = srv.Run(g.Wrap(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		id, _ := asynq.GetTaskID(ctx)
-		fmt.Println("started", id)
-		<-ctx.Done()
-		return ctx.Err()
-	})))
-	fmt.Println("Run:", err)
-	os.Exit(2)
-}
-
 // TestUniqueWorkerKilled kills the worker process running a unique task:
 // the key stays taken until the Guard's lease on it lapses, then frees.
 func TestUniqueWorkerKilled(t *testing.T) {
@@ -328,20 +285,9 @@ func TestUniqueWorkerKilled(t *testing.T) {
 	e := newEnv(t)
 	lease := asynqlock.UniqueLease(time.Second)
 	first := e.mustEnqueueUnique(t, "k", lease)
-	c := exec.Command(os.Args[0], "-test.run=^$")
-	c.Env = append(os.Environ(), uniqAddrEnv+"="+e.redis.Addr(), uniqPrefixEnv+"="+e.backend.Prefix(), uniqQueueEnv+"="+e.queue)
-	c.Stderr = os.Stderr
-	out, err := c.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
-	sc := bufio.NewScanner(out)
-	if !sc.Scan() || sc.Text() != "started "+first.ID {
-		t.Fatalf("worker said %q, want %q", sc.Text(), "started "+first.ID)
+	c, lines := startUniqueWorker(t, e, "block")
+	if line := <-lines; line != "start "+first.ID+" k" {
+		t.Fatalf("worker said %q, want %q", line, "start "+first.ID+" k")
 	}
 	time.Sleep(1500 * time.Millisecond) // past the lease: the worker's heartbeat keeps it
 	e.refused(t, "k", first.ID, lease)
