@@ -87,7 +87,8 @@ func UniqueBackstop(d time.Duration) UniqueOption {
 
 // UniqueLease sets the lease a Guard holds on the key while the task
 // runs, extended every third of it: a worker that dies frees the key
-// this long after its last extension. DefaultUniqueLease by default.
+// about two leases after its last extension (docs/asynq.md says why).
+// DefaultUniqueLease by default.
 func UniqueLease(d time.Duration) UniqueOption {
 	return uniqueOptionFunc(func(c *uniqueConfig) { c.lease = d })
 }
@@ -153,13 +154,17 @@ func (o *uniqueOption) config() (uniqueConfig, error) {
 }
 
 // uniqueRecord is what the key records about its task: which task, in
-// which queue, the task id sequence number, and the retry count of the
-// last attempt that failed and will be retried (-1 when none).
+// which queue, the task id sequence number, the retry count of the last
+// attempt that failed and will be retried (-1 when none), and when a
+// producer first found the task running with no Guard holding the key
+// (at which retry count, and the backend's time in Unix ms).
 type uniqueRecord struct {
-	ID    string `json:"id"`
-	Queue string `json:"queue"`
-	Seq   int    `json:"seq,omitempty"`
-	Ended int    `json:"ended"`
+	ID            string `json:"id"`
+	Queue         string `json:"queue"`
+	Seq           int    `json:"seq,omitempty"`
+	Ended         int    `json:"ended"`
+	OrphanRetried int    `json:"orphanRetried,omitempty"`
+	OrphanMs      int64  `json:"orphanMs,omitempty"`
 }
 
 // readRecord returns the key's record; ok is false when there is none.
@@ -172,26 +177,39 @@ func readRecord(ctx context.Context, r lock.Recorder, key string) (rec uniqueRec
 	return rec, json.Unmarshal(raw, &rec) == nil && rec.ID != "", nil
 }
 
-// alive reports whether the recorded task will still run or is running.
-// guarded: a Guard may hold the key (the caller could not take it), so an
-// active task is running under it. Otherwise an active task is alive only
-// between a failed attempt and asynq's retry of it: once a new attempt
-// runs, the Guard running it would hold the key.
-func (rec uniqueRecord) alive(insp *asynq.Inspector, guarded bool) (bool, error) {
+// liveness is what asynq's state of a recorded task says of its key.
+type liveness int
+
+const (
+	dead      liveness = iota // gone, archived or completed: the key is free
+	alive                     // waiting, or between a failed attempt and its retry
+	unguarded                 // running, and no Guard is known to hold the key
+)
+
+// liveness looks the recorded task up in asynq, returning its retry
+// count too. An active task is unguarded unless its last attempt failed
+// and asynq has not moved it to retry yet: a Guard running it holds the
+// key, which the caller may not know. Whether it is running under a
+// Guard, about to be (its Guard waits for the key), or its worker died,
+// the key's lease and the record's orphan mark tell.
+func (rec uniqueRecord) liveness(insp *asynq.Inspector) (liveness, int, error) {
 	info, err := insp.GetTaskInfo(rec.Queue, rec.ID)
 	switch {
 	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
-		return false, nil
+		return dead, 0, nil
 	case err != nil:
-		return false, fmt.Errorf("asynqlock: unique: look up task %q: %w", rec.ID, err)
+		return dead, 0, fmt.Errorf("asynqlock: unique: look up task %q: %w", rec.ID, err)
 	}
 	switch info.State {
 	case asynq.TaskStatePending, asynq.TaskStateScheduled, asynq.TaskStateRetry, asynq.TaskStateAggregating:
-		return true, nil
+		return alive, info.Retried, nil
 	case asynq.TaskStateActive:
-		return guarded || info.Retried == rec.Ended, nil
+		if info.Retried == rec.Ended {
+			return alive, info.Retried, nil
+		}
+		return unguarded, info.Retried, nil
 	}
-	return false, nil // archived or completed
+	return dead, info.Retried, nil // archived or completed
 }
 
 // uniqueEnqueue is an enqueue under UniqueUntilDone: the key's checks
@@ -272,7 +290,7 @@ func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err
 	case err == nil:
 		var rec uniqueRecord
 		if json.Unmarshal(raw, &rec) == nil && rec.ID != "" {
-			if alive, aerr := rec.alive(u.insp, false); aerr != nil || alive {
+			if lv, _, aerr := rec.liveness(u.insp); aerr != nil || lv == alive {
 				return l, false, duplicate(rec, aerr)
 			}
 		}
@@ -287,7 +305,7 @@ func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err
 			return l, false, fmt.Errorf("asynqlock: unique: %w", rerr)
 		}
 		if ok {
-			if alive, aerr := rec.alive(u.insp, true); aerr != nil || alive {
+			if lv, _, aerr := rec.liveness(u.insp); aerr != nil || lv != dead {
 				return l, false, duplicate(rec, aerr)
 			}
 		}
@@ -310,8 +328,8 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 		}
 	}
 	if ok {
-		if alive, err := old.alive(u.insp, false); err != nil || alive {
-			return nil, nil, duplicate(old, err)
+		if refused, mark, err := u.judge(old, l); err != nil || refused {
+			return nil, mark, duplicate(old, err)
 		}
 	}
 	seq := old.Seq
@@ -332,20 +350,47 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 		// The id is taken: by a task a producer enqueued without recording
 		// it (it stopped in between), or by a finished task asynq retains.
 		// A live one is recorded; the caller's own id keeps asynq's error.
-		alive, aerr := next.alive(u.insp, false)
+		lv, _, aerr := next.liveness(u.insp)
 		switch {
 		case aerr != nil:
 			return nil, nil, aerr
-		case u.userID != "" && !alive:
+		case u.userID != "" && lv == dead:
 			return nil, nil, err
 		case u.userID != "":
 			return nil, rec, err
-		case alive:
+		case lv != dead:
 			return nil, rec, duplicate(next, nil)
 		}
 	}
 	return nil, nil, &lock.Error{Code: lock.CodeInternal, Op: "enqueue",
 		Err: errors.New("asynqlock: unique: the key's next task ids are all taken by finished tasks")}
+}
+
+// judge tells, under the key's lease l, whether the recorded task old
+// refuses a new one. A running task with no Guard holding the key is
+// taken for dead once it has been seen so for a whole lease: its Guard
+// may be waiting for the key (asynq delivered it a moment ago), or its
+// worker died and the Guard's lease lapsed. The first producer to see it
+// refuses the task and returns the record with its orphan mark, to write
+// with the release.
+func (u *uniqueEnqueue) judge(old uniqueRecord, l lock.Lease) (refused bool, mark []byte, err error) {
+	lv, retried, err := old.liveness(u.insp)
+	switch {
+	case err != nil:
+		return true, nil, err
+	case lv != unguarded:
+		return lv == alive, nil, nil
+	}
+	now := l.ExpiresAt.Add(-u.lease).UnixMilli() // by the backend's clock
+	if old.OrphanMs != 0 && old.OrphanRetried == retried {
+		if now-old.OrphanMs >= u.lease.Milliseconds() {
+			return false, nil, nil
+		}
+		return true, nil, nil
+	}
+	old.OrphanRetried, old.OrphanMs = retried, now
+	mark, _ = json.Marshal(old)
+	return true, mark, nil
 }
 
 // duplicate is the error of a task refused because rec is alive, or the
