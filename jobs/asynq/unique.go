@@ -36,9 +36,9 @@ const (
 	uniqueTries = 3
 )
 
-// UniqueHeader is the task header that carries a unique task's key and
-// settings from Enqueue to the Guard that runs it.
-const UniqueHeader = "syncguard-unique"
+// uniqueHeaderName is the task header that carries a unique task's key
+// and settings from Enqueue to the Guard that runs it.
+const uniqueHeaderName = "syncguard-unique"
 
 // ErrDuplicateTask is matched by Enqueue's error when UniqueUntilDone
 // refused the task: a task with its key is still alive.
@@ -249,7 +249,7 @@ func newUniqueEnqueue(c *asynq.Client, t *asynq.Task, cfg *enqueueConfig) (*uniq
 	}
 	header := strconv.FormatInt(u.lease.Milliseconds(), 10) + " " + strconv.FormatInt(u.backstop.Milliseconds(), 10) + " " + u.key
 	var ok bool
-	if u.t, ok = withHeaders(t, map[string]string{UniqueHeader: header}); !ok {
+	if u.t, ok = withHeaders(t, map[string]string{uniqueHeaderName: header}); !ok {
 		return nil, lockdriver.InvalidArgument("enqueue", "unique: this asynq version's task options cannot be carried over")
 	}
 	return u, nil

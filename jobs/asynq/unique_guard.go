@@ -15,23 +15,23 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// uniqueHeader is what UniqueHeader carries: the unique key and the
+// uniqueHeader is what uniqueHeaderName carries: the unique key and the
 // producer's lease and backstop.
 type uniqueHeader struct {
 	key             string
 	lease, backstop time.Duration
 }
 
-// parseUniqueHeader reads the value Enqueue wrote: "<lease ms> <backstop
+// parseuniqueHeaderName reads the value Enqueue wrote: "<lease ms> <backstop
 // ms> <key>".
-func parseUniqueHeader(v string) (uniqueHeader, error) {
+func parseuniqueHeaderName(v string) (uniqueHeader, error) {
 	lease, rest, ok1 := strings.Cut(v, " ")
 	backstop, key, ok2 := strings.Cut(rest, " ")
 	l, err1 := strconv.ParseInt(lease, 10, 64)
 	b, err2 := strconv.ParseInt(backstop, 10, 64)
 	h := uniqueHeader{key: key, lease: time.Duration(l) * time.Millisecond, backstop: time.Duration(b) * time.Millisecond}
 	if !ok1 || !ok2 || err1 != nil || err2 != nil || h.lease < MinTTL || h.backstop < h.lease || key == "" {
-		return h, lockdriver.InvalidArgument("validate", "malformed "+UniqueHeader+" header")
+		return h, lockdriver.InvalidArgument("validate", "malformed "+uniqueHeaderName+" header")
 	}
 	return h, nil
 }
@@ -44,11 +44,11 @@ func parseUniqueHeader(v string) (uniqueHeader, error) {
 // dropped. After a failed attempt that asynq will retry, the release
 // records the attempt, so the key stays taken until the retry.
 func (g *Guard) runTask(ctx context.Context, h asynq.Handler, t *asynq.Task) error {
-	v, ok := t.Headers()[UniqueHeader]
+	v, ok := t.Headers()[uniqueHeaderName]
 	if !ok {
 		return h.ProcessTask(ctx, t)
 	}
-	u, err := parseUniqueHeader(v)
+	u, err := parseuniqueHeaderName(v)
 	if err != nil {
 		return invalidKey(err)
 	}
