@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/examples/internal/demorun"
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
+	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
 // The unique part: a refund task that stays unique until it is done
@@ -36,7 +37,8 @@ type uniqueStats struct {
 // is issued.
 func unique(ctx context.Context, env *demorun.Env) (uniqueStats, error) {
 	w := &syncWriter{w: env.Out}
-	backend, err := env.Backend("asynqlock-unique")
+	// Striped fence counters: a unique key per payload, as for the Guard.
+	backend, err := env.BackendWith("asynqlock-unique", redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		return uniqueStats{}, err
 	}

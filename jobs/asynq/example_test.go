@@ -216,7 +216,9 @@ func ExampleUniqueUntilDone() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	backend, err := redisbackend.New(rdb, nil)
+	// Striped fence counters: one key per distinct payload would otherwise
+	// leave one counter in Redis per payload, forever.
+	backend, err := redisbackend.New(rdb, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
 	if err != nil {
 		log.Fatal(err)
 	}
