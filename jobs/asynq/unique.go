@@ -47,8 +47,9 @@ var ErrDuplicateTask = errors.New("asynqlock: duplicate task")
 // DuplicateTaskError is Enqueue's error for a refused duplicate. It
 // matches ErrDuplicateTask.
 type DuplicateTaskError struct {
-	// TaskID and Queue name the live task with the key; TaskID is empty
-	// when a running task holds a key whose record has expired.
+	// TaskID and Queue name the live task with the key. TaskID is empty
+	// when a Guard runs a task whose record has expired (it ran longer
+	// than the backstop); Queue is then the refused task's.
 	TaskID, Queue string
 }
 
@@ -116,8 +117,8 @@ func (o uniqueOption) applyEnqueue(c *enqueueConfig) { c.unique = &o }
 // error matching ErrDuplicateTask (a *DuplicateTaskError naming the live
 // task); of producers racing on one key, exactly one enqueues. The key
 // frees when the task succeeds, is archived, or is deleted (through the
-// Inspector or the CLI); when the worker running it dies, once its lease
-// lapses; and at the latest after the backstop. b stores the key (it must
+// Inspector or the CLI); when the worker running it dies, about two
+// leases later; and, while no Guard runs it, after the backstop. b stores the key (it must
 // be a lock.Recorder, and the workers' Guards must use the same store),
 // insp looks up the recorded task's state. Run the tasks' handlers through
 // a Guard: it holds the key while a task runs. asynq.Unique beside it is
@@ -247,7 +248,7 @@ func newUniqueEnqueue(c *asynq.Client, t *asynq.Task, cfg *enqueueConfig) (*uniq
 	if u.key, err = lockdriver.NormalizeKey(UniquePrefix + key); err != nil {
 		return nil, err
 	}
-	header := strconv.FormatInt(u.lease.Milliseconds(), 10) + " " + strconv.FormatInt(u.backstop.Milliseconds(), 10) + " " + u.key
+	header := uniqueHeader{key: u.key, lease: u.lease, backstop: u.backstop}.String()
 	var ok bool
 	if u.t, ok = withHeaders(t, map[string]string{uniqueHeaderName: header}); !ok {
 		return nil, lockdriver.InvalidArgument("enqueue", "unique: this asynq version's task options cannot be carried over")
@@ -310,6 +311,11 @@ func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err
 			}
 		}
 		l, err = lock.Acquire(ctx, u.b, u.key, lock.WithTTL(u.lease), lock.WithWait(uniqueWait))
+		if !ok && errors.Is(err, lock.ErrLocked) {
+			// Held past the wait with no record: a Guard running a task
+			// whose record expired (it ran longer than the backstop).
+			return l, false, &DuplicateTaskError{Queue: u.queue}
+		}
 	}
 	if err != nil {
 		return l, false, fmt.Errorf("asynqlock: unique: %w", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -22,15 +23,20 @@ type uniqueHeader struct {
 	lease, backstop time.Duration
 }
 
-// parseuniqueHeaderName reads the value Enqueue wrote: "<lease ms> <backstop
-// ms> <key>".
-func parseuniqueHeaderName(v string) (uniqueHeader, error) {
+// String is the header's value: "<lease ms> <backstop ms> <key>".
+func (h uniqueHeader) String() string {
+	return strconv.FormatInt(h.lease.Milliseconds(), 10) + " " + strconv.FormatInt(h.backstop.Milliseconds(), 10) + " " + h.key
+}
+
+// parseUniqueHeader reads a header's value (uniqueHeader.String).
+func parseUniqueHeader(v string) (uniqueHeader, error) {
 	lease, rest, ok1 := strings.Cut(v, " ")
 	backstop, key, ok2 := strings.Cut(rest, " ")
 	l, err1 := strconv.ParseInt(lease, 10, 64)
 	b, err2 := strconv.ParseInt(backstop, 10, 64)
+	const maxMs = math.MaxInt64 / int64(time.Millisecond)
 	h := uniqueHeader{key: key, lease: time.Duration(l) * time.Millisecond, backstop: time.Duration(b) * time.Millisecond}
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || h.lease < MinTTL || h.backstop < h.lease || key == "" {
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || l > maxMs || b > maxMs || h.lease < MinTTL || h.backstop < h.lease || key == "" {
 		return h, lockdriver.InvalidArgument("validate", "malformed "+uniqueHeaderName+" header")
 	}
 	return h, nil
@@ -39,16 +45,16 @@ func parseuniqueHeaderName(v string) (uniqueHeader, error) {
 // runTask runs h. A task enqueued with UniqueUntilDone runs under a lease
 // of its unique key as well, kept alive while it runs: a producer finds
 // the key held and refuses a duplicate; a worker that dies lets the
-// lease lapse, which frees the key. A task whose key records another task
-// was superseded (it was taken for dead while its worker had died) and is
-// dropped. After a failed attempt that asynq will retry, the release
+// lease lapse, and the key frees a lease later. A task whose key records
+// another task was superseded (it was taken for dead after its worker
+// died) and is dropped. After a failed attempt that asynq will retry, the release
 // records the attempt, so the key stays taken until the retry.
 func (g *Guard) runTask(ctx context.Context, h asynq.Handler, t *asynq.Task) error {
 	v, ok := t.Headers()[uniqueHeaderName]
 	if !ok {
 		return h.ProcessTask(ctx, t)
 	}
-	u, err := parseuniqueHeaderName(v)
+	u, err := parseUniqueHeader(v)
 	if err != nil {
 		return invalidKey(err)
 	}
