@@ -373,3 +373,27 @@ func TestUniqueSchedulerEntry(t *testing.T) {
 		t.Errorf("Register with a bad UniqueEntry: %v, want InvalidArgument", err)
 	}
 }
+
+// TestUniqueRunPastBackstop: a task that runs longer than the backstop
+// outlives its record; its Guard still holds the key, so an enqueue is
+// refused as a duplicate of a running task, with no id to give.
+func TestUniqueRunPastBackstop(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	opts := []asynqlock.UniqueOption{asynqlock.UniqueLease(time.Second), asynqlock.UniqueBackstop(time.Second)}
+	started, end := make(chan struct{}), make(chan struct{})
+	e.serve(t, e.guard(t), func(context.Context, *asynq.Task) error {
+		close(started)
+		<-end
+		return nil
+	}, asynq.Config{})
+	t.Cleanup(func() { close(end) })
+	e.mustEnqueueUnique(t, "long", opts...)
+	<-started
+	time.Sleep(1500 * time.Millisecond) // past the backstop
+	_, err := e.enqueueUnique("long", opts...)
+	var dup *asynqlock.DuplicateTaskError
+	if !errors.As(err, &dup) || dup.TaskID != "" || dup.Queue != e.queue {
+		t.Errorf("enqueue: %v, want a duplicate of a running task with no id", err)
+	}
+}
