@@ -80,8 +80,10 @@ func UniqueKey(key string) UniqueOption {
 }
 
 // UniqueBackstop sets how long a key stays taken at most while no Guard
-// runs its task, counted from the enqueue and from each failed attempt:
-// DefaultUniqueBackstop by default. It must be at least the lease.
+// runs its task, counted from when the task is due (asynq.ProcessIn and
+// ProcessAt are added) and from each failed attempt: DefaultUniqueBackstop
+// by default. It must be at least the lease, and should exceed the
+// longest retry delay.
 func UniqueBackstop(d time.Duration) UniqueOption {
 	return uniqueOptionFunc(func(c *uniqueConfig) { c.backstop = d })
 }
@@ -267,7 +269,7 @@ func (u *uniqueEnqueue) run(ctx context.Context) (*asynq.TaskInfo, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
 	defer cancel()
 	if rec != nil {
-		if rerr := u.rec.ReleaseRecord(rctx, l, rec, u.backstop); rerr != nil {
+		if rerr := u.rec.ReleaseRecord(rctx, l, rec, u.backstop+u.delay()); rerr != nil {
 			// The key's lease ends at its TTL; the next producer finds the
 			// task by its id in the key's sequence.
 			logReleaseError(l, rerr)
@@ -397,6 +399,21 @@ func (u *uniqueEnqueue) judge(old uniqueRecord, l lock.Lease) (refused bool, mar
 	old.OrphanRetried, old.OrphanMs = retried, now
 	mark, _ = json.Marshal(old)
 	return true, mark, nil
+}
+
+// delay is how long the task waits before it is due: asynq.ProcessIn's
+// or asynq.ProcessAt's, so that the backstop counts from when it is due.
+func (u *uniqueEnqueue) delay() time.Duration {
+	var d time.Duration
+	if v, ok := optionOf(u.t, u.opts, asynq.ProcessInOpt); ok {
+		d, _ = v.(time.Duration)
+	}
+	if v, ok := optionOf(u.t, u.opts, asynq.ProcessAtOpt); ok {
+		if at, ok := v.(time.Time); ok {
+			d = time.Until(at)
+		}
+	}
+	return max(d, 0)
 }
 
 // duplicate is the error of a task refused because rec is alive, or the

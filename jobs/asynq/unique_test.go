@@ -397,3 +397,33 @@ func TestUniqueRunPastBackstop(t *testing.T) {
 		t.Errorf("enqueue: %v, want a duplicate of a running task with no id", err)
 	}
 }
+
+// TestUniqueBackstopFromDue: the backstop counts from when a scheduled
+// task is due, so a short one does not free the key of a task that waits.
+func TestUniqueBackstopFromDue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	unique := asynqlock.UniqueUntilDone(e.backend, e.insp, asynqlock.UniqueLease(time.Second), asynqlock.UniqueBackstop(time.Second))
+	enqueue := func() (*asynq.TaskInfo, error) {
+		return asynqlock.Enqueue(context.Background(), e.client, asynq.NewTask(taskType, []byte("later")),
+			asynqlock.TaskOptions(asynq.Queue(e.queue), asynq.ProcessIn(time.Minute)), unique)
+	}
+	// A first task, deleted: the key's next task is its second (the id
+	// sequence alone would find the first one again).
+	gone, err := enqueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.insp.DeleteTask(e.queue, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	first, err := enqueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // past the backstop, long before the task is due
+	var dup *asynqlock.DuplicateTaskError
+	if _, err := enqueue(); !errors.As(err, &dup) || dup.TaskID != first.ID {
+		t.Errorf("enqueue: %v, want a duplicate of %s, scheduled", err, first.ID)
+	}
+}
