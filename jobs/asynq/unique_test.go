@@ -186,7 +186,9 @@ func TestUniqueRetryThenArchive(t *testing.T) {
 		running <- n
 		<-proceed
 		return errors.New("boom")
-	}, asynq.Config{ErrorHandler: onError, RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return 500 * time.Millisecond }})
+	}, asynq.Config{ErrorHandler: onError,
+		// Long enough for the test to see the task waiting in retry.
+		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return 2 * time.Second }})
 	info, err := asynqlock.Enqueue(context.Background(), e.client, asynq.NewTask(taskType, []byte("r")),
 		asynqlock.TaskOptions(asynq.Queue(e.queue), asynq.MaxRetry(1)), asynqlock.UniqueUntilDone(e.backend, e.insp))
 	if err != nil {
