@@ -122,6 +122,9 @@ bench:
 ## The reports go to CHAOS_REPORT (default chaos-report.txt at the repo root).
 ## Then TestSchedulerFleet for CHAOS_DURATION: asynqlock.Scheduler replica processes whose leader
 ## is killed, stopped and stalled past its TTL over and over; every tick enqueued once.
+## Then TestUniqueSoak for CHAOS_DURATION: 4 producers enqueue asynqlock.UniqueUntilDone tasks over
+## 6 keys, 3 worker processes run them (attempts fail, tasks archive) while workers are killed and
+## tasks deleted; never two live tasks or runs of one key, and every key frees within its backstop.
 ## Like `make test`, it first makes sure of redis-server and redis-cli (.ci/redis-setup), and a
 ## run without Redis fails instead of skipping.
 CHAOS_DURATION ?= 60s
@@ -133,3 +136,4 @@ chaos: redis-setup
 	$(GO) test -race -count=1 -timeout 10m -run '^TestChaos$$' -v ./testkit/chaos/ \
 	  -chaos.duration=$(CHAOS_DURATION) -chaos.election-duration=$(CHAOS_DURATION) -chaos.report=$(abspath $(CHAOS_REPORT))
 	SYNCGUARD_SCHED_SOAK=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 10m -run '^TestSchedulerFleet$$' -v ./jobs/asynq/
+	SYNCGUARD_UNIQUE_SOAK=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 10m -run '^TestUniqueSoak$$' -v ./jobs/asynq/

@@ -10,6 +10,10 @@
 //  3. A scheduler in every replica: three asynqlock.Schedulers run an
 //     "@every 1s" entry. The leader stops after 3 ticks and another
 //     replica takes over at once. Each scheduled time is enqueued once.
+//  4. Unique until done: three producers race to enqueue one refund
+//     (asynqlock.UniqueUntilDone); one enqueues it, the others are refused
+//     with its task id, as is an enqueue while it runs; once it is done,
+//     the next enqueue goes in.
 //
 // It runs on an embedded Redis by default, or on REDIS_URL under random
 // queues and prefixes. It exits non-zero when the library misbehaves.
@@ -76,7 +80,15 @@ func run(ctx context.Context, env *demorun.Env) error {
 	if err != nil {
 		return err
 	}
-	return checkTicks(env.Out, counts)
+	if err := checkTicks(env.Out, counts); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Out, "\n== Part 4: a task unique until it is done, decided at the enqueue (asynqlock.UniqueUntilDone) ==\n")
+	us, err := unique(ctx, env)
+	if err != nil {
+		return err
+	}
+	return checkUnique(us)
 }
 
 // stats counts what happened to the tasks.

@@ -24,6 +24,9 @@ func TestDemo(t *testing.T) {
 		regexp.MustCompile(`Reports: 12 done, peak [12] running at once \(limit 2\)`),
 		regexp.MustCompile(`cancelling replica-\d's context: it hands the term over`),
 		regexp.MustCompile(`Ticks: \d+, each enqueued once, none missing`),
+		regexp.MustCompile(`Unique: 1 of 3 producers enqueued, 2 refused`),
+		regexp.MustCompile(`While it runs: asynqlock: duplicate task: task "asynqlock-unique:[0-9a-f]{32}:1"`),
+		regexp.MustCompile(`Once it is done: <nil> \(enqueued again\)`),
 	} {
 		if !want.MatchString(got) {
 			t.Errorf("output lacks %q; got:\n%s", want, got)

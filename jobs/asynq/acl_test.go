@@ -2,6 +2,7 @@ package asynqlock_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,5 +90,59 @@ func TestACLWorker(t *testing.T) {
 	if runs.Load() != 1 || ticks.Load() < 2 {
 		t.Errorf("%d runs of the duplicated task, %d ticks enqueued; want 1 run and 2 ticks at least", runs.Load(), ticks.Load())
 	}
+	acltest.NoDenials(t, srv, acltest.Worker)
+}
+
+// TestACLUnique enqueues unique tasks and runs them as the worker's user
+// of docs/acl.md: the producer's key, record and asynq look-ups, and the
+// Guard's hold of the key, need no command, key or channel it lacks.
+func TestACLUnique(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := redis.NewClient(acltest.Create(t, srv, acltest.Worker))
+	t.Cleanup(func() { _ = rc.Close() })
+	b, err := redisbackend.New(rc, &redisbackend.Options{Prefix: acltest.Prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	g, err := asynqlock.New(b, asynqlock.WithTTL(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const queue = "acl"
+	worker := asynq.NewServerFromRedisClient(rc, asynq.Config{
+		Concurrency: 2, Queues: map[string]int{queue: 1}, LogLevel: asynq.ErrorLevel,
+		TaskCheckInterval: 50 * time.Millisecond, ShutdownTimeout: 5 * time.Second,
+	})
+	started := make(chan struct{}, 2)
+	if err := worker.Start(g.Wrap(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+		started <- struct{}{}
+		time.Sleep(200 * time.Millisecond)
+		return nil
+	}))); err != nil {
+		t.Fatalf("asynq server: %v", err)
+	}
+	t.Cleanup(worker.Shutdown)
+	client, insp := asynq.NewClientFromRedisClient(rc), asynq.NewInspectorFromRedisClient(rc)
+	enqueue := func() error {
+		_, err := asynqlock.Enqueue(context.Background(), client, asynq.NewTask(taskType, []byte("acl")),
+			asynqlock.TaskOptions(asynq.Queue(queue)), asynqlock.UniqueUntilDone(b, insp))
+		return err
+	}
+	if err := enqueue(); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := enqueue(); !errors.Is(err, asynqlock.ErrDuplicateTask) {
+		t.Errorf("enqueue while it runs: %v, want a duplicate", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for err := enqueue(); err != nil; err = enqueue() {
+		if !errors.Is(err, asynqlock.ErrDuplicateTask) || time.Now().After(deadline) {
+			t.Fatalf("enqueue after it ran: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	<-started
 	acltest.NoDenials(t, srv, acltest.Worker)
 }

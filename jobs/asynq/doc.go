@@ -23,6 +23,9 @@
 //	})
 //	return srv.Run(mux)
 //
+// Enqueue with UniqueUntilDone refuses a task while another with its key
+// is alive (pending, scheduled, retrying or running), with an error
+// matching ErrDuplicateTask.
 // A Scheduler enqueues periodic tasks once per tick across a fleet.
 // Enqueue enqueues a task with the caller's trace context in its headers,
 // and each delivery through a Guard is an OpenTelemetry span in that

@@ -15,7 +15,8 @@ import (
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
-// EnqueueOption configures Enqueue: TaskOptions, WithTracerProvider.
+// EnqueueOption configures Enqueue: TaskOptions, WithTracerProvider,
+// UniqueUntilDone.
 type EnqueueOption interface {
 	applyEnqueue(*enqueueConfig)
 }
@@ -23,6 +24,7 @@ type EnqueueOption interface {
 type enqueueConfig struct {
 	taskOpts       []asynq.Option
 	tracerProvider trace.TracerProvider
+	unique         *uniqueOption // UniqueUntilDone's
 }
 
 type taskOptions []asynq.Option
@@ -39,8 +41,10 @@ func TaskOptions(opts ...asynq.Option) EnqueueOption { return taskOptions(opts) 
 // spans (see Guard.Wrap) continue the caller's trace. The task's own
 // headers are kept, and so are its options; t itself is not changed.
 // The enqueue is a span of kind PRODUCER, "send <queue>", unless no
-// TracerProvider is set. A nil client or task is refused with an
-// InvalidArgument *lock.Error, nothing enqueued.
+// TracerProvider is set. With UniqueUntilDone, a duplicate of a live task
+// is refused with an error matching ErrDuplicateTask. A nil client or
+// task, or a bad UniqueUntilDone, is refused with an InvalidArgument
+// *lock.Error, nothing enqueued.
 func Enqueue(ctx context.Context, c *asynq.Client, t *asynq.Task, opts ...EnqueueOption) (*asynq.TaskInfo, error) {
 	if c == nil {
 		return nil, lockdriver.InvalidArgument("enqueue", "nil asynq client")
@@ -54,6 +58,13 @@ func Enqueue(ctx context.Context, c *asynq.Client, t *asynq.Task, opts ...Enqueu
 			o.applyEnqueue(&cfg)
 		}
 	}
+	var u *uniqueEnqueue
+	if cfg.unique != nil {
+		var err error
+		if u, err = newUniqueEnqueue(c, t, &cfg); err != nil {
+			return nil, err
+		}
+	}
 	tr := &globalTracing
 	if cfg.tracerProvider != nil {
 		tr = &tracing{tp: cfg.tracerProvider}
@@ -64,7 +75,14 @@ func Enqueue(ctx context.Context, c *asynq.Client, t *asynq.Task, opts ...Enqueu
 		ctx, span = tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 		defer span.End()
 	}
-	info, err := c.EnqueueContext(ctx, withTraceContext(ctx, t), cfg.taskOpts...)
+	var info *asynq.TaskInfo
+	var err error
+	if u != nil {
+		u.t = withTraceContext(ctx, u.t)
+		info, err = u.run(ctx)
+	} else {
+		info, err = c.EnqueueContext(ctx, withTraceContext(ctx, t), cfg.taskOpts...)
+	}
 	if span != nil && span.IsRecording() {
 		if err != nil {
 			setError(span, err)
@@ -87,16 +105,26 @@ func withTraceContext(ctx context.Context, t *asynq.Task) *asynq.Task {
 	if len(carrier) == 0 {
 		return t
 	}
+	// The caller's context replaces a stale one.
+	if with, ok := withHeaders(t, carrier); ok {
+		return with
+	}
+	return t
+}
+
+// withHeaders returns a copy of t with the headers add set over its own;
+// ok is false when t's options cannot be carried over.
+func withHeaders(t *asynq.Task, add map[string]string) (with *asynq.Task, ok bool) {
 	opts, ok := taskOwnOptions(t)
 	if !ok {
-		return t
+		return nil, false
 	}
 	headers := maps.Clone(t.Headers())
 	if headers == nil {
-		headers = make(map[string]string, len(carrier))
+		headers = make(map[string]string, len(add))
 	}
-	maps.Copy(headers, carrier) // the caller's context replaces a stale one
-	return asynq.NewTaskWithHeaders(t.Type(), t.Payload(), headers, opts...)
+	maps.Copy(headers, add)
+	return asynq.NewTaskWithHeaders(t.Type(), t.Payload(), headers, opts...), true
 }
 
 // taskOptsField is the offset of asynq.Task's options, which asynq does
@@ -126,16 +154,10 @@ func taskOwnOptions(t *asynq.Task) (opts []asynq.Option, ok bool) {
 // queueOf returns the queue a task enqueued with the options of t and
 // opts goes to: the last asynq.Queue's, else asynq's default.
 func queueOf(t *asynq.Task, opts []asynq.Option) string {
-	q := defaultQueue
-	own, _ := taskOwnOptions(t)
-	for _, list := range [2][]asynq.Option{own, opts} {
-		for _, o := range list {
-			if o != nil && o.Type() == asynq.QueueOpt {
-				if s, ok := o.Value().(string); ok {
-					q = s
-				}
-			}
+	if v, ok := optionOf(t, opts, asynq.QueueOpt); ok {
+		if s, ok := v.(string); ok {
+			return s
 		}
 	}
-	return q
+	return defaultQueue
 }

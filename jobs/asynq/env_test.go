@@ -37,7 +37,13 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{redis: redistest.Shared(t), cmds: &redistest.Counter{}}
+	return newEnvOn(t, redistest.Shared(t))
+}
+
+// newEnvOn is newEnv on the server s.
+func newEnvOn(t testing.TB, s *redistest.Server) *env {
+	t.Helper()
+	e := &env{redis: s, cmds: &redistest.Counter{}}
 	e.lockRC = e.redis.Client(t)
 	e.lockRC.AddHook(e.cmds)
 	// No configuration record: tests count every command the backend sends.

@@ -22,6 +22,10 @@ type DuplicateError struct {
 	ExpiresAt time.Time
 	// Done is true when a task with this key already succeeded.
 	Done bool
+	// Superseded is true for a task enqueued with UniqueUntilDone whose
+	// key now records another task: it was taken for dead after its worker
+	// died, and a producer enqueued the task that replaces it.
+	Superseded bool
 	// Dropped is true when the task is removed rather than retried.
 	Dropped bool
 }
@@ -29,9 +33,12 @@ type DuplicateError struct {
 // Error implements error.
 func (e *DuplicateError) Error() string {
 	s := "asynqlock: duplicate task: "
-	if e.Done {
+	switch {
+	case e.Done:
 		s += "key already done"
-	} else {
+	case e.Superseded:
+		s += "superseded by a newer task with its unique key"
+	default:
 		s += "key busy until " + e.ExpiresAt.UTC().Format(time.RFC3339Nano)
 	}
 	if e.Dropped {
@@ -44,7 +51,7 @@ func (e *DuplicateError) Error() string {
 
 // Unwrap returns lock.ErrLocked for a busy key and asynq.RevokeTask when
 // the task is dropped.
-func (e *DuplicateError) Unwrap() []error { return notRun(!e.Done, e.Dropped) }
+func (e *DuplicateError) Unwrap() []error { return notRun(!e.Done && !e.Superseded, e.Dropped) }
 
 // notRun is what the error of a task the Guard did not run matches.
 func notRun(busy, dropped bool) []error {

@@ -203,3 +203,47 @@ func ExampleScheduler() {
 	}
 	// Output: enqueued: true task id: true
 }
+
+// ExampleUniqueUntilDone enqueues a task that stays unique until it is
+// done: a second enqueue of it is refused while the first waits, naming
+// the first; once the first is gone (here deleted, as the CLI would),
+// the next enqueue goes in.
+func ExampleUniqueUntilDone() {
+	mr, err := miniredis.Run() // a program uses its own Redis
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	// Striped fence counters: one key per distinct payload would otherwise
+	// leave one counter in Redis per payload, forever.
+	backend, err := redisbackend.New(rdb, &redisbackend.Options{FenceStripes: redisbackend.DefaultFenceStripes})
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := asynq.NewClientFromRedisClient(rdb)
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	ctx := context.Background()
+
+	// Workers run the task through a Guard on the same Redis, which holds
+	// the key while it runs: mux.Use(guard.Middleware()).
+	unique := asynqlock.UniqueUntilDone(backend, insp, asynqlock.UniqueBackstop(6*time.Hour))
+	task := asynq.NewTask("invoice:send", []byte(`{"invoice":42}`))
+	first, err := asynqlock.Enqueue(ctx, client, task, unique)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = asynqlock.Enqueue(ctx, client, task, unique)
+	var dup *asynqlock.DuplicateTaskError
+	fmt.Println(errors.Is(err, asynqlock.ErrDuplicateTask), errors.As(err, &dup) && dup.TaskID == first.ID)
+
+	if err := insp.DeleteTask(first.Queue, first.ID); err != nil {
+		log.Fatal(err)
+	}
+	second, err := asynqlock.Enqueue(ctx, client, task, unique)
+	fmt.Println(err, second.ID != first.ID)
+	// Output:
+	// true true
+	// <nil> true
+}

@@ -170,7 +170,7 @@ func (g *Guard) process(ctx context.Context, h asynq.Handler, t *asynq.Task, d *
 				return &DuplicateError{Done: true, Dropped: true}
 			}
 		}
-		return h.ProcessTask(held, t)
+		return g.runTask(held, h, t)
 	}, opts...)
 	switch {
 	case err == nil:

@@ -20,6 +20,7 @@ import (
 // servers, so four run at a time unless -parallel says otherwise.
 func TestMain(m *testing.M) {
 	schedReplica()
+	uniqueWorker()
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	redistest.DefaultParallel(4)
 	redistest.Main(m)

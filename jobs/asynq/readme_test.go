@@ -3,6 +3,7 @@ package asynqlock_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log"
 	"os"
 	"time"
@@ -164,4 +165,20 @@ func readmeAsynqFront(backend lock.Backend, mux *asynq.ServeMux, send func(conte
 	})
 	// END README
 	return nil
+}
+
+// The unique-until-done enqueue of docs/asynq.md.
+func readmeAsynqUnique(ctx context.Context, rdb *redis.Client, client *asynq.Client, backend lock.Backend, payload []byte) error {
+	// README: asynq-unique
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	info, err := asynqlock.Enqueue(ctx, client, asynq.NewTask("invoice:send", payload),
+		asynqlock.TaskOptions(asynq.Queue("billing")),
+		asynqlock.UniqueUntilDone(backend, insp)) // optional: UniqueKey, UniqueBackstop, UniqueLease
+	var dup *asynqlock.DuplicateTaskError
+	if errors.As(err, &dup) { // errors.Is(err, asynqlock.ErrDuplicateTask)
+		log.Printf("already queued as %s", dup.TaskID)
+	}
+	// END README
+	_ = info
+	return err
 }

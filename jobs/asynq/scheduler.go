@@ -91,6 +91,7 @@ func NewScheduler(client *asynq.Client, b lock.Backend, key, identity string, op
 // payload, the same on every replica. Registering the same entry again
 // returns its id; another entry with the same id is an error. Bad input,
 // asynq.TaskID and asynq.Unique among it, is lock.CodeInvalidArgument.
+// UniqueEntry makes each tick's task unique until done.
 func (s *Scheduler) Register(cronspec string, task *asynq.Task, opts ...asynq.Option) (entryID string, err error) {
 	e, err := newEntry(cronspec, task, opts)
 	if err != nil {
@@ -200,6 +201,7 @@ const MaxEntryName = 64
 const (
 	entryNameOpt asynq.OptionType = -1 - iota
 	catchUpOpt
+	uniqueEntryOpt
 )
 
 // schedOption is an option of Register that asynq does not know.
@@ -212,10 +214,27 @@ func (o schedOption) Type() asynq.OptionType { return o.typ }
 func (o schedOption) Value() any             { return o.val }
 
 func (o schedOption) String() string {
-	if o.typ == entryNameOpt {
+	switch o.typ {
+	case entryNameOpt:
 		return fmt.Sprintf("asynqlock.EntryName(%q)", o.val)
+	case uniqueEntryOpt:
+		if u, ok := o.val.(uniqueOption); ok {
+			if c, err := u.config(); err == nil {
+				return fmt.Sprintf("asynqlock.UniqueEntry(key=%q, backstop=%v, lease=%v)", c.key, c.backstop, c.lease)
+			}
+		}
+		return "asynqlock.UniqueEntry(invalid)"
 	}
 	return fmt.Sprintf("asynqlock.CatchUp(%v)", o.val)
+}
+
+// UniqueEntry is an option of Scheduler.Register making each tick's task
+// unique until done, as UniqueUntilDone does for Enqueue: a tick whose
+// previous task is still alive is not enqueued, and OnTick sees it with
+// an Err matching ErrDuplicateTask. The key is the entry's queue, type
+// and payload unless UniqueKey names one.
+func UniqueEntry(b lock.Backend, insp *asynq.Inspector, opts ...UniqueOption) asynq.Option {
+	return schedOption{uniqueEntryOpt, uniqueOption{b: b, insp: insp, opts: opts}}
 }
 
 // EntryName is an option of Scheduler.Register naming the entry: the
@@ -287,9 +306,11 @@ type Tick struct {
 	Missed int
 	// Err is nil when this process enqueued the task, matches
 	// asynq.ErrTaskIDConflict when a tick due in this term was already
-	// enqueued (by another term), and is the enqueue's error otherwise;
-	// the tick is then tried again until the entry's next tick is due or
-	// the term ends.
+	// enqueued (by another term), matches ErrDuplicateTask when the entry
+	// has UniqueEntry and its previous task is still alive (the tick is
+	// recorded, not enqueued), and is the enqueue's error otherwise; the
+	// tick is then tried again until the entry's next tick is due or the
+	// term ends.
 	Err error
 }
 

@@ -30,6 +30,7 @@ type entry struct {
 	opts     []asynq.Option // asynq's options, by type, the caller's order within a type
 	window   time.Duration  // the catch-up window
 	retained time.Duration  // the Retention given in opts, if any
+	unique   *uniqueOption  // UniqueEntry's, if given
 }
 
 // newEntry parses cronspec, checks the task and its options, and derives
@@ -80,6 +81,13 @@ func (e *entry) setOptions(opts []asynq.Option) error {
 			if e.window, _ = o.Value().(time.Duration); e.window < 0 {
 				return lockdriver.InvalidArgument(op, "catch-up window is negative")
 			}
+		case uniqueEntryOpt:
+			u, _ := o.Value().(uniqueOption)
+			if _, err := u.config(); err != nil {
+				return lockdriver.InvalidArgument(op, err.Error())
+			}
+			e.unique = &u
+			e.opts = append(e.opts, o) // in the content hash; taken out at the enqueue
 		case asynq.TaskIDOpt:
 			return lockdriver.InvalidArgument(op, "asynq.TaskID is set by the scheduler for each tick")
 		case asynq.UniqueOpt:
@@ -366,4 +374,20 @@ func (sp *spec) instants(wall time.Time) []time.Time {
 		out = append(out, start.UTC())
 	}
 	return out
+}
+
+// enqueueOptions are the options of the enqueue of a tick with task id
+// id, kept by asynq for retention.
+func (e *entry) enqueueOptions(id string, retention time.Duration) []EnqueueOption {
+	opts := make([]asynq.Option, 0, len(e.opts)+2)
+	for _, o := range e.opts {
+		if o.Type() != uniqueEntryOpt {
+			opts = append(opts, o)
+		}
+	}
+	eopts := []EnqueueOption{TaskOptions(append(opts, asynq.TaskID(id), asynq.Retention(retention))...)}
+	if e.unique != nil {
+		eopts = append(eopts, *e.unique)
+	}
+	return eopts
 }

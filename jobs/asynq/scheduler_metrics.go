@@ -90,6 +90,8 @@ func (sm *schedMetrics) tick(tk Tick) {
 		sm.missed.Add(ctx, int64(tk.Missed), set)
 	case errors.Is(tk.Err, asynq.ErrTaskIDConflict):
 		outcome = "already"
+	case errors.Is(tk.Err, ErrDuplicateTask):
+		outcome = "duplicate"
 	}
 	sm.ticks.Add(ctx, 1, set, metric.WithAttributes(attribute.String("syncguard.scheduler.outcome", outcome)))
 }

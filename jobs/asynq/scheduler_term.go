@@ -224,11 +224,9 @@ func (t *term) claim(sl *slot, at, now time.Time) error {
 		}
 		return err
 	}
-	opts := append(sl.e.opts[:len(sl.e.opts):len(sl.e.opts)],
-		asynq.TaskID(TickID(t.s.key, sl.e.id, at)), asynq.Retention(t.s.clock.wall(sl.e.retention(at))))
 	// Through Enqueue: a tick's task carries the term's trace context.
-	_, err = Enqueue(ctx, t.s.client, sl.e.task, TaskOptions(opts...))
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	_, err = Enqueue(ctx, t.s.client, sl.e.task, sl.e.enqueueOptions(TickID(t.s.key, sl.e.id, at), t.s.clock.wall(sl.e.retention(at)))...)
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, ErrDuplicateTask) {
 		_ = t.s.b.Release(context.WithoutCancel(ctx), l.ID)
 		t.report(sl, at, missed, err)
 		return err
