@@ -146,3 +146,16 @@ func TestLimitConformanceMiniredis(t *testing.T) {
 			time.Sleep(d)
 		}))
 }
+
+// The read-write lock suite (locktest.RunReadWrite) on a single server and
+// a cluster; sentinel_test.go runs it through a failover client.
+
+func TestReadWriteConformanceRedis(t *testing.T) {
+	t.Parallel()
+	locktest.RunReadWrite(t, conformanceBackends(redistest.Shared(t).Client(t)))
+}
+
+func TestReadWriteConformanceCluster(t *testing.T) {
+	t.Parallel()
+	locktest.RunReadWrite(t, conformanceBackends(redistest.SharedCluster(t).Client(t)))
+}

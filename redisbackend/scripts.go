@@ -15,13 +15,16 @@ var (
 	acquireSlotScript = newScript("prelude", "lib", "acquire_slot")
 	acquireMarkScript = newScript("acquire_mark", "prelude", "lib", "acquire") // a mark answers before the prelude runs
 
-	releaseScript        = newScript("prelude", "lib", "release", "index_swap", "release_lock", "handoff")
-	releaseClusterScript = newScript("prelude", "lib", "release", "index_read", "release_lock", "handoff")
-	releaseMarkScript    = newScript("prelude", "lib", "release_mark", "index_read", "release_lock", "handoff")
-	releaseLeaveScript   = newScript("prelude", "lib", "release_leave", "index_read", "release_lock", "handoff")
+	acquireRWScript = newScript("prelude", "lib", "rw", "acquire_rw")
 
-	extendScript      = newScript("prelude", "lib", "extend")
-	lookupIDScript    = newScript("prelude", "lib", "lookup_id")
+	releaseScript        = newScript("prelude", "lib", "rw", "release", "index_swap", "release_lock", "handoff")
+	releaseClusterScript = newScript("prelude", "lib", "rw", "release", "index_read", "release_lock", "handoff")
+	releaseMarkScript    = newScript("prelude", "lib", "rw", "release_mark", "index_read", "release_lock", "handoff")
+	releaseLeaveScript   = newScript("prelude", "lib", "rw", "release_leave", "index_read", "release_lock", "handoff")
+
+	extendScript      = newScript("prelude", "lib", "rw", "extend")
+	lookupIDScript    = newScript("prelude", "lib", "rw", "lookup_id")
+	lookupRWScript    = newScript("prelude", "lib", "rw", "lookup_rw")
 	lookupKeyScript   = newScript("prelude", "lib", "lookup_key")
 	isLockedScript    = newScript("prelude", "lib", "is_locked")
 	lookupLimitScript = newScript("prelude", "lib", "lookup_limit")

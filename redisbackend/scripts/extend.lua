@@ -26,6 +26,20 @@ if string.byte(lockKey, 1) == SLOT then
   S.add(slotKey, KEYS[1], ARGV[1], newExpiresAtMs, ttlMs, lockKey)
   return {1, newExpiresAtMs}
 end
+if string.byte(lockKey, 1) == RW then
+  -- A holder of a read-write lock (rw.lua).
+  local L = lib()
+  local mode, _, _, rwKey = rwlib(L).parse(lockKey)
+  local exp = mode and L.typed('ZSCORE', rwKey, mode .. ARGV[1])
+  if not exp then return -1 end
+  if tonumber(exp) <= nowMs then
+    redis.call('ZREM', rwKey, mode .. ARGV[1])
+    redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[3]))
+    return -2
+  end
+  L.add(rwKey, KEYS[1], mode .. ARGV[1], nowMs + ttlMs, ttlMs, lockKey)
+  return {1, nowMs + ttlMs}
+end
 local lockData = redis.pcall('GET', lockKey)
 if type(lockData) == 'table' then
   -- An error reply: WRONGTYPE is a limit's slots since (the lock expired).
