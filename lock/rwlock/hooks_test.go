@@ -1,0 +1,71 @@
+package rwlock_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
+)
+
+// newBackendOn returns a Backend on client under a prefix of its own.
+func newBackendOn(t *testing.T, client redis.UniversalClient) *redisbackend.Backend {
+	t.Helper()
+	b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// noRW hides the read-write methods of a backend.
+type noRW struct{ lock.Backend }
+
+// recorder is a lock.Hook that records each operation's kind and mode.
+type recorder struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (r *recorder) Operation(next lock.OpFunc) lock.OpFunc {
+	return func(ctx context.Context, op *lock.Op) error {
+		err := next(ctx, op)
+		r.mu.Lock()
+		r.ops = append(r.ops, op.Kind.String()+":"+op.Mode)
+		r.mu.Unlock()
+		return err
+	}
+}
+
+// TestHooksSeeTheMode: a backend wrapped by lock.WithHooks (as otellock
+// does) still takes read-write locks, and its hooks see the wait, the
+// attempt and the release of each, with the mode.
+func TestHooksSeeTheMode(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	b := lock.WithHooks(newBackends(t, 1)[0], rec)
+	fn := func(context.Context, lock.Lease) error { return nil }
+	if err := rwlock.Read(context.Background(), b, "k", fn); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if err := rwlock.Write(context.Background(), b, "k", fn); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	want := []string{"acquire:read", "wait:read", "release:read", "acquire:write", "wait:write", "release:write"}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ops) != len(want) {
+		t.Fatalf("ops %v, want %v", rec.ops, want)
+	}
+	for i := range want {
+		if rec.ops[i] != want[i] {
+			t.Errorf("op %d: %s, want %s (all: %v)", i, rec.ops[i], want[i], rec.ops)
+		}
+	}
+}
