@@ -17,10 +17,10 @@ var (
 
 	acquireRWScript = newScript("prelude", "lib", "rw", "acquire_rw")
 
-	releaseScript        = newScript("prelude", "lib", "rw", "release", "index_swap", "release_lock", "handoff")
-	releaseClusterScript = newScript("prelude", "lib", "rw", "release", "index_read", "release_lock", "handoff")
-	releaseMarkScript    = newScript("prelude", "lib", "rw", "release_mark", "index_read", "release_lock", "handoff")
-	releaseLeaveScript   = newScript("prelude", "lib", "rw", "release_leave", "index_read", "release_lock", "handoff")
+	releaseScript        = newScript("prelude", "lib", "rw", "rw_release", "release", "index_swap", "release_lock", "handoff")
+	releaseClusterScript = newScript("prelude", "lib", "rw", "rw_release", "release", "index_read", "release_lock", "handoff")
+	releaseMarkScript    = newScript("prelude", "lib", "rw", "rw_release", "release_mark", "index_read", "release_lock", "handoff")
+	releaseLeaveScript   = newScript("prelude", "lib", "rw", "rw_release", "release_leave", "index_read", "release_lock", "handoff")
 
 	extendScript      = newScript("prelude", "lib", "rw", "extend")
 	lookupIDScript    = newScript("prelude", "lib", "rw", "lookup_id")

@@ -19,25 +19,29 @@
 -- its release the tombstone on the index key takes nothing.
 local nowMs, t = serverMs()
 local lockKey, id, mode = KEYS[1], ARGV[1], ARGV[5]
-local L = lib()
-local R = rwlib(L)
+local R = rwlib()
 
 local idx = redis.call('GET', KEYS[2])
 if idx then
   if string.byte(idx, 1) == TOMB then return {-4} end
-  local exp = string.byte(idx, 1) == RW and L.typed('ZSCORE', lockKey, mode .. id)
+  local exp = string.byte(idx, 1) == RW and R.score(lockKey, mode .. id)
   if exp and tonumber(exp) > nowMs then
     local _, fence = R.parse(idx)
     return {1, fence, tonumber(exp)}
   end
 end
 
-local state, kind = R.state(lockKey, nowMs)
-if not state then return kind end
 local queue = ARGV[6] .. lockKey
-local _, granted, blocked
-_, granted, blocked, state = R.grant(lockKey, queue, string.sub(KEYS[2], 1, #KEYS[2] - #id), ARGV[3], nowMs, state)
-if granted[id] then return {1, granted[id][1], granted[id][2]} end
+local state, granted, blocked = '', {}, false
+-- A key nobody holds or waits for (the uncontended attempt) is free.
+if redis.call('EXISTS', lockKey, queue) > 0 then
+  local kind
+  state, kind = R.state(lockKey, nowMs)
+  if not state then return kind end
+  local idPrefix = string.sub(KEYS[2], 1, #KEYS[2] - #id)
+  granted, blocked, state = R.grant(lockKey, queue, idPrefix, ARGV[3], nowMs, state)
+  if granted[id] then return {1, granted[id][1], granted[id][2]} end
+end
 
 if blocked or state == 'w' or (mode == 'w' and state == 'r') then
   if KEYS[4] then
@@ -48,10 +52,23 @@ if blocked or state == 'w' or (mode == 'w' and state == 'r') then
   return {0, tonumber(last[2]) or 0}
 end
 
-local f = L.nextFence(KEYS[3], ARGV[4] == '1', nowMs)
+local f
+if ARGV[4] == '1' then
+  f = lib().nextFence(KEYS[3], true, nowMs)
+else
+  f = redis.call('INCR', KEYS[3])
+end
 local fence = string.format('%015d', f)
 if f > fenceMax then return {-3, fence} end
 local expiresAtMs = nowMs + tonumber(ARGV[2])
-L.add(lockKey, KEYS[2], mode .. id, expiresAtMs, tonumber(ARGV[2]), R.index(mode, fence, nowMs, lockKey, ARGV[3]))
+local index = R.index(mode, fence, nowMs, lockKey, ARGV[3])
+if state == '' then
+  -- The first holder: the set lives as long as it does.
+  redis.call('ZADD', lockKey, expiresAtMs, mode .. id)
+  redis.call('PEXPIRE', lockKey, ARGV[2])
+  redis.call('SET', KEYS[2], index, 'PX', tonumber(ARGV[2]) + tolMs)
+else
+  lib().add(lockKey, KEYS[2], mode .. id, expiresAtMs, tonumber(ARGV[2]), index)
+end
 if KEYS[4] and ARGV[8] == '1' then redis.call('ZREM', KEYS[4], ARGV[7]) end
 return {1, fence, expiresAtMs}

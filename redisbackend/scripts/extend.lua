@@ -29,7 +29,7 @@ end
 if string.byte(lockKey, 1) == RW then
   -- A holder of a read-write lock (rw.lua).
   local L = lib()
-  local mode, _, _, rwKey = rwlib(L).parse(lockKey)
+  local mode, _, _, rwKey = rwlib().parse(lockKey)
   local exp = mode and L.typed('ZSCORE', rwKey, mode .. ARGV[1])
   if not exp then return -1 end
   if tonumber(exp) <= nowMs then

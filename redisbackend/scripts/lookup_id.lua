@@ -19,7 +19,7 @@ end
 if string.byte(lockKey, 1) == RW then
   -- A holder of a read-write lock (rw.lua): its lock data, as a lock's would be.
   local L = lib()
-  local mode, fence, acquiredAtMs, rwKey, userKey = rwlib(L).parse(lockKey)
+  local mode, fence, acquiredAtMs, rwKey, userKey = rwlib().parse(lockKey)
   local exp = mode and L.typed('ZSCORE', rwKey, mode .. ARGV[1])
   if not exp or tonumber(exp) <= nowMs then return nil end
   return string.format(lockFormat, ARGV[1], tonumber(exp), acquiredAtMs, L.jsonText(userKey), fence)

@@ -63,7 +63,7 @@ if k == SLOT then
 end
 if k == RW and not markLock then
   -- A holder of a read-write lock (rw.lua).
-  return rwlib(lib()).release(KEYS[1], lockKey, id, nonce, tombMs, queueStart, written)
+  return rwRelease(KEYS[1], lockKey, id, nonce, tombMs, queueStart, written)
 end
 if markLock and lockKey ~= markLock then return 0 end
 

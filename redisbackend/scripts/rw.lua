@@ -7,8 +7,24 @@
 --   "\2" .. "1 <r|w> <fence> <acquiredAtMs> <lock key length> <lock key><user key>"
 -- and its queue entry ends its flags with its mode: "<l|n><s|k><r|w>".
 local RW = 2
-local function rwlib(L)
-  local R = {}
+local function rwlib()
+  local R, L = {}, nil
+  -- lib.lua's helpers, made on first use: the uncontended release needs none.
+  local function lb()
+    L = L or lib()
+    return L
+  end
+
+  -- R.score: the score of member in lockKey, or nil (also when lockKey
+  -- holds another kind now).
+  function R.score(lockKey, member)
+    local s = redis.pcall('ZSCORE', lockKey, member)
+    if type(s) == 'table' then
+      if string.find(s.err or '', 'WRONGTYPE', 1, true) then return nil end
+      return redis.call('ZSCORE', lockKey, member)
+    end
+    return s
+  end
 
   -- R.index: the index value of a holder in mode (r or w).
   function R.index(mode, fence, nowMs, lockKey, userKey)
@@ -28,7 +44,8 @@ local function rwlib(L)
   -- and the kind error while a plain lock or a limit holds it (an expired
   -- plain lock is deleted).
   function R.state(lockKey, nowMs)
-    if not L.reclaim(lockKey, nowMs) then
+    if redis.call('EXISTS', lockKey) == 0 then return '' end
+    if not lb().reclaim(lockKey, nowMs) then
       local data, corrupt = decodeLock(redis.call('GET', lockKey))
       if not data then return nil, corrupt end
       if data.expiresAtMs > nowMs - tolMs then return nil, redis.error_reply(kindMsg) end
@@ -46,14 +63,14 @@ local function rwlib(L)
   -- entries of its queue, in order: a writer when nobody holds it, readers
   -- while no writer does. It stops at the first live entry it cannot
   -- grant, so a waiting writer keeps the readers behind it out. Entries
-  -- past their wait, or of another kind, are dropped. Returns the fence of
-  -- the first grant (or nil), a table lock id -> {fence, expiresAtMs} of
-  -- the grants, whether a live entry still waits, and the state after.
+  -- past their wait, or of another kind, are dropped. Returns a table
+  -- lock id -> {fence, expiresAtMs} of the grants, whether a live entry
+  -- may still wait, the state after, and the fence of the first grant.
   function R.grant(lockKey, queue, idPrefix, userKey, nowMs, state)
     local granted, first, blocked = {}, nil, false
-    if state == 'w' then return nil, granted, true, state end
+    if state == 'w' then return granted, true, state end
     local entries = redis.call('ZRANGE', queue, 0, 15, 'WITHSCORES')
-    if #entries == 0 then return nil, granted, false, state end
+    if #entries == 0 then return granted, false, state end
     local done = {}
     for i = 1, #entries, 2 do
       local e = entries[i]
@@ -66,14 +83,14 @@ local function rwlib(L)
         break
       else
         clen = tonumber(clen)
-        local f = L.nextFence(string.sub(rest, clen + 1), striped == 's', nowMs)
+        local f = lb().nextFence(string.sub(rest, clen + 1), striped == 's', nowMs)
         if f > fenceMax then blocked = true break end -- the waiter's own attempt reports it
         local fence = string.format('%015d', f)
         local expiresAtMs = nowMs + tonumber(ttl)
         done[#done + 1] = e
         local heard = redis.call('PUBLISH', string.sub(rest, 1, clen), id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs))
         if heard > 0 or live == 'n' then
-          L.add(lockKey, idPrefix .. id, mode .. id, expiresAtMs, tonumber(ttl), R.index(mode, fence, nowMs, lockKey, userKey))
+          lb().add(lockKey, idPrefix .. id, mode .. id, expiresAtMs, tonumber(ttl), R.index(mode, fence, nowMs, lockKey, userKey))
           granted[id] = {fence, expiresAtMs}
           first = first or fence
           state = mode
@@ -82,32 +99,7 @@ local function rwlib(L)
     end
     if #done > 0 then redis.call('ZREM', queue, unpack(done)) end
     if not blocked and #entries == 32 then blocked = redis.call('EXISTS', queue) == 1 end
-    return first, granted, blocked, state
-  end
-
-  -- R.release frees the holder id (index key idKey, whose value v names its
-  -- lock key) and hands the key on: release_lock.lua's results.
-  function R.release(idKey, v, id, nonce, tombMs, queueStart, written)
-    local mode, _, _, lockKey, userKey = R.parse(v)
-    if not mode then
-      if written then redis.call('SET', idKey, v, 'PX', tombMs) end
-      return 0
-    end
-    local nowMs = serverMs()
-    local exp = L.typed('ZSCORE', lockKey, mode .. id)
-    if not exp then
-      redis.call('SET', idKey, tombstone('-1', nonce), 'PX', tombMs)
-      return -1
-    end
-    local result = '-2'
-    if tonumber(exp) > nowMs then result = '1' end
-    redis.call('ZREM', lockKey, mode .. id)
-    redis.call('SET', idKey, tombstone(result, nonce), 'PX', tombMs)
-    local state = R.state(lockKey, nowMs)
-    if not state then return tonumber(result) end
-    local to = R.grant(lockKey, queueStart .. lockKey, string.sub(idKey, 1, #idKey - #id), userKey, nowMs, state)
-    if to and result == '1' then return {2, to} end
-    return tonumber(result)
+    return granted, blocked, state, first
   end
 
   return R

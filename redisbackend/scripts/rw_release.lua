@@ -1,0 +1,33 @@
+-- rw_release.lua: the release of a read-write lock's holder (rw.lua), for
+-- the release scripts, after rw.lua: rwRelease(idKey, v, ...) frees the
+-- holder id (index key idKey, whose value v names its lock key) and hands
+-- the key to the waiters (R.grant); release_lock.lua's results.
+local function rwRelease(idKey, v, id, nonce, tombMs, queueStart, written)
+  local R = rwlib()
+  local mode, _, _, lockKey, userKey = R.parse(v)
+  if not mode then
+    if written then redis.call('SET', idKey, v, 'PX', tombMs) end
+    return 0
+  end
+  local nowMs = serverMs()
+  local exp = R.score(lockKey, mode .. id)
+  if not exp then
+    redis.call('SET', idKey, tombstone('-1', nonce), 'PX', tombMs)
+    return -1
+  end
+  local result = '-2'
+  if tonumber(exp) > nowMs then result = '1' end
+  redis.call('ZREM', lockKey, mode .. id)
+  if result ~= '1' or not written then
+    redis.call('SET', idKey, tombstone(result, nonce), 'PX', tombMs)
+  end
+  -- Nobody queued (the uncontended release): the next attempt drops
+  -- holders that expired.
+  local queue = queueStart .. lockKey
+  if redis.call('EXISTS', queue) == 0 then return tonumber(result) end
+  local state = R.state(lockKey, nowMs)
+  if not state then return tonumber(result) end
+  local _, _, _, to = R.grant(lockKey, queue, string.sub(idKey, 1, #idKey - #id), userKey, nowMs, state)
+  if to and result == '1' then return {2, to} end
+  return tonumber(result)
+end
