@@ -74,7 +74,7 @@ end
 -- Concurrency limits (limit.go). The lock key of a limit is a sorted set
 -- of its slots, lock id -> expiresAtMs; a slot's index key holds
 -- lib().index(...) ("\1" first: neither a key name nor a tombstone) instead
--- of the lock key. A key is a lock (a string) or a limit (a sorted set),
--- never both: the other kind's scripts answer the kind error while it is
--- live, redis.error_reply(kindMsg).
-local kindMsg = 'SYNCGUARD_KIND the key is held as a lock and asked for as a concurrency limit, or the reverse'
+-- of the lock key. A key is a lock (a string), a limit or a read-write
+-- lock (sorted sets, rw.lua), never two at once: the other kinds' scripts
+-- answer the kind error while it is live, redis.error_reply(kindMsg).
+local kindMsg = 'SYNCGUARD_KIND the key is held as one kind (a lock, a concurrency limit or a read-write lock) and asked for as another'
