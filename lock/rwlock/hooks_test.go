@@ -2,8 +2,10 @@ package rwlock_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -67,5 +69,34 @@ func TestHooksSeeTheMode(t *testing.T) {
 		if rec.ops[i] != want[i] {
 			t.Errorf("op %d: %s, want %s (all: %v)", i, rec.ops[i], want[i], rec.ops)
 		}
+	}
+}
+
+// TestHooksSeeTheHandOff: a reader that waits behind a writer and is
+// handed the key by the writer's release is an OpGranted of its hooks.
+func TestHooksSeeTheHandOff(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	inner := newBackends(t, 1)[0]
+	b := lock.WithHooks(inner, rec)
+	_, _, release, err := rwlock.HoldWrite(context.Background(), inner, "k")
+	if err != nil {
+		t.Fatalf("HoldWrite: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- rwlock.Read(context.Background(), b, "k", func(context.Context, lock.Lease) error { return nil }, lock.WithWait(5*time.Second))
+	}()
+	time.Sleep(300 * time.Millisecond) // the reader queues behind the writer
+	if err := release(); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.Contains(rec.ops, "granted:read") {
+		t.Errorf("ops %v, want a granted:read", rec.ops)
 	}
 }

@@ -85,11 +85,17 @@ func acquire(ctx context.Context, b lock.Backend, key string, mode Mode, opts []
 	v := &view{b: b, rw: rw, mode: mode}
 	op := &lock.Op{Kind: lock.OpWait, Key: key, TTL: s.TTL, Mode: mode.String()}
 	err = lock.Emit(ctx, b, op, func(ctx context.Context, op *lock.Op) (err error) {
-		op.Lease, err = lock.Acquire(ctx, v, key, opts...)
+		if op.Lease, err = lock.Acquire(ctx, v, key, opts...); err == nil && op.Lease != v.last {
+			// No attempt returned it: a release handed it to the waiter.
+			_ = v.emit(ctx, &lock.Op{Kind: lock.OpGranted, Key: key, ID: op.Lease.ID, TTL: op.Lease.TTL, Lease: op.Lease}, nil)
+		}
 		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, lock.Lease{}, err
+	case op.Lease.ID == "":
+		return nil, lock.Lease{}, &lock.Error{Code: lock.CodeInternal, Op: "acquire", Msg: "a hook returned from OpWait without running the acquisition"}
 	}
 	return v, op.Lease, nil
 }

@@ -18,6 +18,7 @@ type view struct {
 	b    lock.Backend // as given, hooks and all
 	rw   Backend      // b's read-write Backend
 	mode Mode
+	last lock.Lease // the last lease an attempt returned: another came by a hand-off
 }
 
 var _ lock.IDBackend = (*view)(nil)
@@ -45,6 +46,9 @@ func (v *view) AcquireID(ctx context.Context, key, id string, ttl time.Duration)
 		op.Lease, err = v.rw.AcquireRW(ctx, key, id, v.mode, ttl)
 		return err
 	})
+	if err == nil {
+		v.last = op.Lease
+	}
 	return op.Lease, err
 }
 
@@ -135,6 +139,9 @@ func (w *waiter) Attempt(ctx context.Context) (lock.Lease, error) {
 		op.Lease, err = w.Waiter.Attempt(ctx)
 		return err
 	})
+	if err == nil {
+		w.v.last = op.Lease
+	}
 	return op.Lease, err
 }
 
