@@ -103,7 +103,8 @@ demo:
 bench:
 	cd bench && $(GO) run . -out RESULTS.md
 
-## chaos: fault-injection run of lock.Do on a real redis-server, workers on go-redis's default
+## chaos: fault-injection run of lock.Do (locks, a limit, a read-write lock through rwlock.Read
+## and Write) on a real redis-server, workers on go-redis's default
 ## options (restarts, stops, SIGSTOP, toxiproxy cuts/resets/latency, replies lost after their
 ## command ran, holders paused past their TTL); fails on any violation. `make test` runs a 10 s version.
 ## Then as long a run of election.Lead: 3 candidates, faults on the leader (cancel, a stall past its
