@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/lock/rwlock"
@@ -128,13 +128,13 @@ func (b *Backend) LookupRW(ctx context.Context, key string) (*rwlock.Info, error
 		member, _ := res[i].(string)
 		score, _ := res[i+1].(string)
 		idx, _ := res[i+2].(string)
-		h, ok := decodeRWIndex(idx)
-		exp, err := strconv.ParseFloat(score, 64)
-		if !ok || err != nil || len(member) < 2 {
+		h, err := wire.DecodeRWIndex(idx)
+		exp, err1 := strconv.ParseFloat(score, 64)
+		if err != nil || err1 != nil || len(member) < 2 {
 			continue // no index (gone, or ending now)
 		}
-		li := lock.Info{KeyHash: info.KeyHash, IDHash: lockdriver.HashKey(member[1:]), Fence: h.fence,
-			AcquiredAt: msTime(h.acquiredAtMs), ExpiresAt: msTime(int64(exp))}
+		li := lock.Info{KeyHash: info.KeyHash, IDHash: lockdriver.HashKey(member[1:]), Fence: h.Fence,
+			AcquiredAt: msTime(h.AcquiredAtMs), ExpiresAt: msTime(int64(exp))}
 		if member[0] == 'w' {
 			info.Writer = &li
 		} else {
@@ -145,29 +145,4 @@ func (b *Backend) LookupRW(ctx context.Context, key string) (*rwlock.Info, error
 		return nil, nil
 	}
 	return info, nil
-}
-
-// rwIndex is the value of a read-write lock holder's index key.
-type rwIndex struct {
-	mode         byte
-	fence        lock.Fence
-	acquiredAtMs int64
-}
-
-// decodeRWIndex parses "\x021 <r|w> <fence> <acquiredAtMs> <klen> <lock key><user key>".
-func decodeRWIndex(v string) (rwIndex, bool) {
-	rest, ok := strings.CutPrefix(v, "\x021 ")
-	if !ok {
-		return rwIndex{}, false
-	}
-	f := strings.SplitN(rest, " ", 5)
-	if len(f) != 5 || (f[0] != "r" && f[0] != "w") {
-		return rwIndex{}, false
-	}
-	fence, err := lockdriver.ParseFence(f[1])
-	acq, err1 := strconv.ParseInt(f[2], 10, 64)
-	if err != nil || err1 != nil {
-		return rwIndex{}, false
-	}
-	return rwIndex{mode: f[0][0], fence: fence, acquiredAtMs: acq}, true
 }
