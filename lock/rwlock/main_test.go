@@ -12,7 +12,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 
 // newBackends returns n Backends on the shared server, each on a client
 // of its own (default options), under one prefix: n instances of a fleet.
-func newBackends(t *testing.T, n int) []*redisbackend.Backend {
+func newBackends(t testing.TB, n int) []*redisbackend.Backend {
 	t.Helper()
 	srv := redistest.Shared(t)
 	prefix := redistest.Prefix(t)
@@ -27,3 +27,6 @@ func newBackends(t *testing.T, n int) []*redisbackend.Backend {
 	}
 	return bs
 }
+
+// benchBackend is a Backend on the shared server for a benchmark.
+func benchBackend(b *testing.B) *redisbackend.Backend { return newBackends(b, 1)[0] }
