@@ -16,9 +16,9 @@ import (
 // lock is a sorted set of its holders, "r<lock id>" for a reader and
 // "w<lock id>" for the writer -> expiresAtMs. A holder's index key holds
 //
-//	"\x021 <r|w> <fence> <acquiredAtMs> <lock key length> <lock key><user key>"
+//	"\x021 <r|w> <fence> <acquiredAtMs> <expiresAtMs> <lock key length> <lock key><user key>"
 //
-// (version 1), so Release, Extend, ExtendBatch and LookupID find it by its
+// (version 1, wire.RWIndex), so Release, Extend, ExtendBatch and LookupID find it by its
 // id as they find a lock. Holders take their fences from the key's counter
 // and wait in the key's queue, their entries' flags ending in their mode.
 // A key is a lock, a limit or a read-write lock, never two at once.

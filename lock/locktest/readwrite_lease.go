@@ -55,6 +55,9 @@ func (s *suite) testRWByID(t *testing.T, b rwlock.Backend) {
 	if err != nil || !exp.After(r.ExpiresAt) {
 		t.Fatalf("Extend(reader) = %v, %v; want a later expiry than %v", exp, err, r.ExpiresAt)
 	}
+	if info, err := b.LookupID(ctx(t), r.ID); err != nil || info == nil || !near(info.ExpiresAt, exp, time.Millisecond) {
+		t.Errorf("LookupID(extended reader) = %+v, %v; want its new expiry %v", info, err, exp)
+	}
 	s.wait(t, expiryWait(shortTTL))
 	res := b.ExtendBatch(ctx(t), []lock.Lease{{Key: key, ID: r.ID, TTL: longTTL}})
 	if len(res) != 1 || res[0].Err != nil {

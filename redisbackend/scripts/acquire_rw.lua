@@ -24,11 +24,9 @@ local R = rwlib()
 local idx = redis.call('GET', KEYS[2])
 if idx then
   if string.byte(idx, 1) == TOMB then return {-4} end
-  local exp = string.byte(idx, 1) == RW and R.score(lockKey, mode .. id)
-  if exp and tonumber(exp) > nowMs then
-    local _, fence = R.parse(idx)
-    return {1, fence, tonumber(exp)}
-  end
+  -- The index of a live holder (its expiry is its score's).
+  local m, fence, _, exp = R.parse(idx)
+  if m and exp > nowMs and R.member(lockKey, m .. id) then return {1, fence, exp} end
 end
 
 local queue = ARGV[6] .. lockKey
@@ -61,7 +59,7 @@ end
 local fence = string.format('%015d', f)
 if f > fenceMax then return {-3, fence} end
 local expiresAtMs = nowMs + tonumber(ARGV[2])
-local index = R.index(mode, fence, nowMs, lockKey, ARGV[3])
+local index = R.index(mode, fence, nowMs, expiresAtMs, lockKey, ARGV[3])
 if state == '' then
   -- The first holder: the set lives as long as it does.
   redis.call('ZADD', lockKey, expiresAtMs, mode .. id)

@@ -28,17 +28,17 @@ if string.byte(lockKey, 1) == SLOT then
 end
 if string.byte(lockKey, 1) == RW then
   -- A holder of a read-write lock (rw.lua).
-  local L = lib()
-  local mode, _, _, rwKey = rwlib().parse(lockKey)
-  local exp = mode and L.typed('ZSCORE', rwKey, mode .. ARGV[1])
-  if not exp then return -1 end
-  if tonumber(exp) <= nowMs then
-    redis.call('ZREM', rwKey, mode .. ARGV[1])
+  local R = rwlib()
+  local mode, fence, acq, exp, rwKey, userKey = R.parse(lockKey)
+  if not mode or not R.member(rwKey, mode .. ARGV[1]) then return -1 end
+  if exp <= nowMs then
+    redis.pcall('ZREM', rwKey, mode .. ARGV[1])
     redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[3]))
     return -2
   end
-  L.add(rwKey, KEYS[1], mode .. ARGV[1], nowMs + ttlMs, ttlMs, lockKey)
-  return {1, nowMs + ttlMs}
+  local newExpiresAtMs = nowMs + ttlMs
+  lib().add(rwKey, KEYS[1], mode .. ARGV[1], newExpiresAtMs, ttlMs, R.index(mode, fence, acq, newExpiresAtMs, rwKey, userKey))
+  return {1, newExpiresAtMs}
 end
 local lockData = redis.pcall('GET', lockKey)
 if type(lockData) == 'table' then

@@ -18,11 +18,9 @@ if string.byte(lockKey, 1) == SLOT then
 end
 if string.byte(lockKey, 1) == RW then
   -- A holder of a read-write lock (rw.lua): its lock data, as a lock's would be.
-  local L = lib()
-  local mode, fence, acquiredAtMs, rwKey, userKey = rwlib().parse(lockKey)
-  local exp = mode and L.typed('ZSCORE', rwKey, mode .. ARGV[1])
-  if not exp or tonumber(exp) <= nowMs then return nil end
-  return string.format(lockFormat, ARGV[1], tonumber(exp), acquiredAtMs, L.jsonText(userKey), fence)
+  local mode, fence, acquiredAtMs, exp, _, userKey = rwlib().parse(lockKey)
+  if not mode or exp <= nowMs then return nil end
+  return string.format(lockFormat, ARGV[1], exp, acquiredAtMs, lib().jsonText(userKey), fence)
 end
 local lockData = redis.pcall('GET', lockKey)
 if type(lockData) == 'table' then

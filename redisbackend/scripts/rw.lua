@@ -4,8 +4,10 @@
 -- expiresAtMs, live until that time exactly by the server's clock (as a
 -- slot of a limit). A writer never shares the set, so its lowest member
 -- tells the state. A holder's index key holds, version 1,
---   "\2" .. "1 <r|w> <fence> <acquiredAtMs> <lock key length> <lock key><user key>"
--- and its queue entry ends its flags with its mode: "<l|n><s|k><r|w>".
+--   "\2" .. "1 <r|w> <fence> <acquiredAtMs> <expiresAtMs> <lock key length> <lock key><user key>"
+-- (its expiry is its score: a release, an extension or a lookup by id reads
+-- no score), and its queue entry ends its flags with its mode:
+-- "<l|n><s|k><r|w>".
 local RW = 2
 local function rwlib()
   local R, L = {}, nil
@@ -15,28 +17,30 @@ local function rwlib()
     return L
   end
 
-  -- R.score: the score of member in lockKey, or nil (also when lockKey
-  -- holds another kind now).
-  function R.score(lockKey, member)
+  -- R.member reports whether lockKey holds member (false too when
+  -- lockKey holds another kind now).
+  function R.member(lockKey, member)
     local s = redis.pcall('ZSCORE', lockKey, member)
     if type(s) == 'table' then
-      if string.find(s.err or '', 'WRONGTYPE', 1, true) then return nil end
-      return redis.call('ZSCORE', lockKey, member)
+      if string.find(s.err or '', 'WRONGTYPE', 1, true) then return false end
+      return redis.call('ZSCORE', lockKey, member) ~= false
     end
-    return s
+    return s ~= false
   end
 
-  -- R.index: the index value of a holder in mode (r or w).
-  function R.index(mode, fence, nowMs, lockKey, userKey)
-    return "\0021 " .. mode .. ' ' .. fence .. ' ' .. string.format('%d', nowMs) .. ' ' .. #lockKey .. ' ' .. lockKey .. userKey
+  -- R.index: the index value of a holder in mode (r or w), live until
+  -- expiresAtMs (its score in the set: both are written together).
+  function R.index(mode, fence, nowMs, expiresAtMs, lockKey, userKey)
+    return "\0021 " .. mode .. ' ' .. fence .. ' ' .. string.format('%d %d', nowMs, expiresAtMs) .. ' ' .. #lockKey .. ' ' .. lockKey .. userKey
   end
 
-  -- R.parse: mode, fence, acquiredAtMs, lock key, user key of an R.index value.
+  -- R.parse: mode, fence, acquiredAtMs, expiresAtMs, lock key, user key of
+  -- an R.index value.
   function R.parse(v)
-    local mode, fence, acq, klen, rest = string.match(v, "^\0021 ([rw]) (%d+) (%d+) (%d+) (.*)$")
+    local mode, fence, acq, exp, klen, rest = string.match(v, "^\0021 ([rw]) (%d+) (%d+) (%d+) (%d+) (.*)$")
     if not mode then return nil end
     klen = tonumber(klen)
-    return mode, fence, tonumber(acq), string.sub(rest, 1, klen), string.sub(rest, klen + 1)
+    return mode, fence, tonumber(acq), tonumber(exp), string.sub(rest, 1, klen), string.sub(rest, klen + 1)
   end
 
   -- R.state drops the holders that expired by nowMs and returns 'w' when a
@@ -90,7 +94,7 @@ local function rwlib()
         done[#done + 1] = e
         local heard = redis.call('PUBLISH', string.sub(rest, 1, clen), id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs))
         if heard > 0 or live == 'n' then
-          lb().add(lockKey, idPrefix .. id, mode .. id, expiresAtMs, tonumber(ttl), R.index(mode, fence, nowMs, lockKey, userKey))
+          lb().add(lockKey, idPrefix .. id, mode .. id, expiresAtMs, tonumber(ttl), R.index(mode, fence, nowMs, expiresAtMs, lockKey, userKey))
           granted[id] = {fence, expiresAtMs}
           first = first or fence
           state = mode

@@ -4,20 +4,21 @@
 -- the key to the waiters (R.grant); release_lock.lua's results.
 local function rwRelease(idKey, v, id, nonce, tombMs, queueStart, written)
   local R = rwlib()
-  local mode, _, _, lockKey, userKey = R.parse(v)
+  local mode, _, _, exp, lockKey, userKey = R.parse(v)
   if not mode then
     if written then redis.call('SET', idKey, v, 'PX', tombMs) end
     return 0
   end
-  local nowMs = serverMs()
-  local exp = R.score(lockKey, mode .. id)
-  if not exp then
+  -- (pcall: the key may be another kind's since the holder expired.)
+  local removed = redis.pcall('ZREM', lockKey, mode .. id)
+  if removed ~= 1 then
+    if type(removed) == 'table' and not string.find(removed.err or '', 'WRONGTYPE', 1, true) then return removed end
     redis.call('SET', idKey, tombstone('-1', nonce), 'PX', tombMs)
     return -1
   end
+  local nowMs = serverMs()
   local result = '-2'
-  if tonumber(exp) > nowMs then result = '1' end
-  redis.call('ZREM', lockKey, mode .. id)
+  if exp > nowMs then result = '1' end
   if result ~= '1' or not written then
     redis.call('SET', idKey, tombstone(result, nonce), 'PX', tombMs)
   end
