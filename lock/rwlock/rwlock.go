@@ -47,7 +47,7 @@ func do(ctx context.Context, b lock.Backend, key string, mode Mode, fn func(cont
 	if err != nil {
 		return err
 	}
-	return lock.Do(ctx, v, key, fn, append(opts, lock.WithLease(l))...)
+	return lock.Do(ctx, v, key, fn, append(opts[:len(opts):len(opts)], lock.WithLease(l))...)
 }
 
 // hold is HoldRead and HoldWrite.
@@ -56,7 +56,7 @@ func hold(ctx context.Context, b lock.Backend, key string, mode Mode, opts []loc
 	if err != nil {
 		return nil, lock.Lease{}, nil, err
 	}
-	return lock.Hold(ctx, v, key, append(opts, lock.WithLease(l))...)
+	return lock.Hold(ctx, v, key, append(opts[:len(opts):len(opts)], lock.WithLease(l))...)
 }
 
 // acquire checks the call before any I/O, then takes key in mode as
