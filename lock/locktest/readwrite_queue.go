@@ -13,7 +13,7 @@ import (
 // one that must not.
 const (
 	handOffWait = 3 * time.Second
-	quietWait   = 300 * time.Millisecond
+	quietWait   = 200 * time.Millisecond
 )
 
 func (s *suite) rwQueueTests() []test {
