@@ -17,13 +17,15 @@ var (
 
 	acquireRWScript = newScript("prelude", "lib", "rw", "acquire_rw")
 
-	releaseScript        = newScript("prelude", "lib", "rw", "rw_release", "release", "index_swap", "release_lock", "handoff")
-	releaseClusterScript = newScript("prelude", "lib", "rw", "rw_release", "release", "index_read", "release_lock", "handoff")
-	releaseMarkScript    = newScript("prelude", "lib", "rw", "rw_release", "release_mark", "index_read", "release_lock", "handoff")
-	releaseLeaveScript   = newScript("prelude", "lib", "rw", "rw_release", "release_leave", "index_read", "release_lock", "handoff")
+	// A release reads the lease's index (index_swap, index_read) before
+	// rw.lua, which makes its helpers only for a read-write lock's holder.
+	releaseScript        = newScript("prelude", "lib", "release", "index_swap", "rw", "rw_release", "release_lock", "handoff")
+	releaseClusterScript = newScript("prelude", "lib", "release", "index_read", "rw", "rw_release", "release_lock", "handoff")
+	releaseMarkScript    = newScript("prelude", "lib", "release_mark", "index_read", "rw", "rw_release", "release_lock", "handoff")
+	releaseLeaveScript   = newScript("prelude", "lib", "release_leave", "index_read", "rw", "rw_release", "release_lock", "handoff")
 
-	extendScript      = newScript("prelude", "lib", "rw", "extend")
-	lookupIDScript    = newScript("prelude", "lib", "rw", "lookup_id")
+	extendScript      = newScript("prelude", "lib", "index_get", "rw", "extend")
+	lookupIDScript    = newScript("prelude", "lib", "index_get", "rw", "lookup_id")
 	lookupRWScript    = newScript("prelude", "lib", "rw", "lookup_rw")
 	lookupKeyScript   = newScript("prelude", "lib", "lookup_key")
 	isLockedScript    = newScript("prelude", "lib", "is_locked")

@@ -1,4 +1,4 @@
--- Extend (after prelude.lua and lib.lua): replace the remaining TTL of the
+-- Extend (after prelude.lua, lib.lua, index_get.lua and rw.lua): replace the remaining TTL of the
 -- lease ARGV[1] with ARGV[2] ms.
 -- KEYS[1] index key; ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] tombstone
 -- ttlMs (see release_lock.lua)
@@ -8,7 +8,7 @@
 local nowMs = serverMs()
 local ttlMs = tonumber(ARGV[2])
 
-local lockKey = redis.call('GET', KEYS[1])
+-- lockKey: the index's value (index_get.lua).
 -- No index, or a tombstone (release_lock.lua): the lease is over.
 if not lockKey or string.byte(lockKey, 1) == TOMB then return -1 end
 if string.byte(lockKey, 1) == SLOT then

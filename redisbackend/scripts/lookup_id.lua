@@ -1,9 +1,9 @@
--- Lookup by id (after prelude.lua and lib.lua): the lock data of the live
+-- Lookup by id (after prelude.lua, lib.lua, index_get.lua and rw.lua): the lock data of the live
 -- lease ARGV[1], or nil. Read-only.
 -- KEYS[1] index key; ARGV[1] lockId
 local nowMs = serverMs()
 
-local lockKey = redis.call('GET', KEYS[1])
+-- lockKey: the index's value (index_get.lua).
 -- No index, or a tombstone (release_lock.lua): no live lease.
 if not lockKey or string.byte(lockKey, 1) == TOMB then return nil end
 if string.byte(lockKey, 1) == SLOT then

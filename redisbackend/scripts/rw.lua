@@ -8,8 +8,8 @@
 -- (its expiry is its score: a release, an extension or a lookup by id reads
 -- no score), and its queue entry ends its flags with its mode:
 -- "<l|n><s|k><r|w>".
-local RW = 2
-local function rwlib()
+-- rwlib is made only when the run wants it (wantRW, prelude.lua).
+local rwlib = wantRW and function()
   local R, L = {}, nil
   -- lib.lua's helpers, made on first use: the uncontended release needs none.
   local function lb()

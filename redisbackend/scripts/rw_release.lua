@@ -2,7 +2,7 @@
 -- the release scripts, after rw.lua: rwRelease(idKey, v, ...) frees the
 -- holder id (index key idKey, whose value v names its lock key) and hands
 -- the key to the waiters (R.grant); release_lock.lua's results.
-local function rwRelease(idKey, v, id, nonce, tombMs, queueStart, written)
+local rwRelease = wantRW and function(idKey, v, id, nonce, tombMs, queueStart, written)
   local R = rwlib()
   local mode, _, _, exp, lockKey, userKey = R.parse(v)
   if not mode then
