@@ -77,8 +77,8 @@ func acquire(ctx context.Context, b lock.Backend, key string, mode Mode, opts []
 	if _, err := lockdriver.NormalizeKey(key); err != nil {
 		return nil, lock.Lease{}, err
 	}
-	rw := find(b)
-	if rw == nil {
+	rw, ok := lockdriver.Extension[Backend](b)
+	if !ok {
 		return nil, lock.Lease{}, &lock.Error{Code: lock.CodeInvalidArgument, Op: "config",
 			Msg: "read-write locks need a backend that implements rwlock.Backend", Err: errors.ErrUnsupported}
 	}
@@ -98,20 +98,4 @@ func acquire(ctx context.Context, b lock.Backend, key string, mode Mode, opts []
 		return nil, lock.Lease{}, &lock.Error{Code: lock.CodeInternal, Op: "acquire", Msg: "a hook returned from OpWait without running the acquisition"}
 	}
 	return v, op.Lease, nil
-}
-
-// find returns b's read-write Backend: b itself, or the one its hooks
-// wrap; nil when none.
-func find(b lock.Backend) Backend {
-	for b != nil {
-		if rw, ok := b.(Backend); ok {
-			return rw
-		}
-		u, ok := b.(interface{ Unwrap() lock.Backend })
-		if !ok {
-			return nil
-		}
-		b = u.Unwrap()
-	}
-	return nil
 }
