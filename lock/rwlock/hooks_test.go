@@ -2,7 +2,9 @@ package rwlock_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,5 +100,46 @@ func TestHooksSeeTheHandOff(t *testing.T) {
 	defer rec.mu.Unlock()
 	if !slices.Contains(rec.ops, "granted:read") {
 		t.Errorf("ops %v, want a granted:read", rec.ops)
+	}
+}
+
+// TestHooksSeeTheLoss: a writer whose lease is lost while it works is an
+// OpLeaseLost of the hooks, with the mode; a release is not.
+func TestHooksSeeTheLoss(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	inner := newBackends(t, 1)[0]
+	b := lock.WithHooks(inner, rec)
+	err := rwlock.Write(context.Background(), b, "k", func(ctx context.Context, l lock.Lease) error {
+		if err := inner.Release(context.Background(), l.ID); err != nil {
+			t.Fatalf("Release behind the holder's back: %v", err)
+		}
+		<-ctx.Done()
+		return nil
+	}, lock.WithTTL(300*time.Millisecond))
+	if !errors.Is(err, lock.ErrLeaseLost) {
+		t.Fatalf("Write = %v, want ErrLeaseLost", err)
+	}
+	if err := rwlock.Read(context.Background(), b, "k", func(context.Context, lock.Lease) error { return nil }); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	_, _, release, err := rwlock.HoldRead(context.Background(), b, "k")
+	if err != nil {
+		t.Fatalf("HoldRead: %v", err)
+	}
+	if err := release(); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond) // a (wrong) report after the release would come by now
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var lost []string
+	for _, op := range rec.ops {
+		if strings.HasPrefix(op, "lease_lost") {
+			lost = append(lost, op)
+		}
+	}
+	if !slices.Equal(lost, []string{"lease_lost:write"}) {
+		t.Errorf("lease_lost ops %v, want one, of the writer (all: %v)", lost, rec.ops)
 	}
 }

@@ -47,7 +47,10 @@ func do(ctx context.Context, b lock.Backend, key string, mode Mode, fn func(cont
 	if err != nil {
 		return err
 	}
-	return lock.Do(ctx, v, key, fn, append(opts[:len(opts):len(opts)], lock.WithLease(l))...)
+	return lock.Do(ctx, v, key, func(held context.Context, l lock.Lease) error {
+		defer v.reportLoss(ctx, held, l)() // before Do's release ends held
+		return fn(held, l)
+	}, append(opts[:len(opts):len(opts)], lock.WithLease(l))...)
 }
 
 // hold is HoldRead and HoldWrite.
@@ -56,7 +59,15 @@ func hold(ctx context.Context, b lock.Backend, key string, mode Mode, opts []loc
 	if err != nil {
 		return nil, lock.Lease{}, nil, err
 	}
-	return lock.Hold(ctx, v, key, append(opts[:len(opts):len(opts)], lock.WithLease(l))...)
+	held, l, release, err := lock.Hold(ctx, v, key, append(opts[:len(opts):len(opts)], lock.WithLease(l))...)
+	if err != nil {
+		return nil, lock.Lease{}, nil, err
+	}
+	end := v.reportLoss(ctx, held, l)
+	return held, l, func() error {
+		end()
+		return release()
+	}, nil
 }
 
 // acquire checks the call before any I/O, then takes key in mode as

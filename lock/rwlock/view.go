@@ -2,6 +2,8 @@ package rwlock
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -28,6 +30,25 @@ var _ lock.IDBackend = (*view)(nil)
 func (v *view) emit(ctx context.Context, op *lock.Op, body lock.OpFunc) error {
 	op.Mode = v.mode.String()
 	return lock.Emit(ctx, v.b, op, body)
+}
+
+// reportLoss tells b's hooks of an OpLeaseLost, once, as Keep does for a
+// lock, when held ends because l was lost. It returns the function to call
+// before the release, whose end of held is no loss.
+func (v *view) reportLoss(ctx, held context.Context, l lock.Lease) (end func()) {
+	var state atomic.Int32 // 0 holding, 1 released, 2 reported
+	report := func() {
+		if cause := context.Cause(held); errors.Is(cause, lock.ErrLeaseLost) && state.CompareAndSwap(0, 2) {
+			_ = v.emit(ctx, &lock.Op{Kind: lock.OpLeaseLost, Key: l.Key, ID: l.ID, TTL: l.TTL, Lease: l, Err: cause}, nil)
+		}
+	}
+	context.AfterFunc(held, report)
+	return func() {
+		if held.Err() != nil {
+			report() // lost before the release: the AfterFunc may not have run yet
+		}
+		state.CompareAndSwap(0, 1)
+	}
 }
 
 // Acquire is AcquireID with a fresh lock id.
