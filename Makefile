@@ -99,7 +99,7 @@ fuzz:
 ## demo: the showcase on embedded Redis (set REDIS_URL to use a real server), ending with
 ## `syncguard ls` on an embedded Redis of its own. One go build for every program (they share
 ## their compiled packages), then each runs in turn.
-DEMOS = quickstart asynq nethttp echo echov5 gin gocron grpc otel
+DEMOS = quickstart readwrite asynq nethttp echo echov5 gin gocron grpc otel
 demo:
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	$(GO) build -o "$$dir/" $(addprefix ./examples/,$(DEMOS)) ./cmd/syncguard/internal/demo && \
@@ -113,7 +113,8 @@ demo:
 bench:
 	cd bench && $(GO) run . -out RESULTS.md
 
-## chaos: fault-injection run of lock.Do on a real redis-server, workers on go-redis's default
+## chaos: fault-injection run of lock.Do (locks, a limit, a read-write lock through rwlock.Read
+## and Write) on a real redis-server, workers on go-redis's default
 ## options (restarts, stops, SIGSTOP, toxiproxy cuts/resets/latency, replies lost after their
 ## command ran, holders paused past their TTL); fails on any violation. `make test` runs a 10 s version.
 ## Then as long a run of election.Lead: 3 candidates, faults on the leader (cancel, a stall past its

@@ -16,9 +16,10 @@ var (
 	// ErrLeaseLost is the cause of a context that Keep, Do or Hold ended
 	// because the lease was lost.
 	ErrLeaseLost = errors.New("syncguard: lease lost")
-	// ErrKindMismatch: a key is used both as a lock and as a limit of
-	// [WithLimit]. It comes inside an InvalidArgument [*Error].
-	ErrKindMismatch = errors.New("syncguard: the key is held as a lock and asked for as a concurrency limit, or the reverse")
+	// ErrKindMismatch: a key is used as two of a lock, a limit of
+	// [WithLimit] and a read-write lock (lock/rwlock). It comes inside an
+	// InvalidArgument [*Error].
+	ErrKindMismatch = errors.New("syncguard: the key is held as one kind (a lock, a concurrency limit or a read-write lock) and asked for as another")
 	// ErrFuncPanicked is the outcome a [WithReleaseFunc] function gets
 	// when Do's function panicked.
 	ErrFuncPanicked = errors.New("syncguard: function panicked")

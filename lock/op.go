@@ -67,6 +67,7 @@ type Op struct {
 	MarkTTL  time.Duration // how long a done marker or record is kept
 	Leases   []Lease       // extend_batch's leases
 	Identity string        // term: the candidate's; do not log it raw
+	Mode     string        // a read-write lock's "read" or "write" (lock/rwlock); "" else
 
 	Lease     Lease          // granted (acquire, wait, granted), lost, or led under (term)
 	ExpiresAt time.Time      // extend's new expiry

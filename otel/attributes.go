@@ -51,6 +51,9 @@ const (
 	// ReasonKey says why a lease was lost, as the error's text, which
 	// never contains a key or lock id (lease_lost events).
 	ReasonKey = attribute.Key("syncguard.reason")
+	// ModeKey is "read" or "write": how a read-write lock (lock/rwlock)
+	// is held (its acquire, wait, release and extend spans).
+	ModeKey = attribute.Key("syncguard.lock.mode")
 	// ErrorTypeKey is the semantic-convention error.type: the lock.Code of
 	// a system failure, or the Go type of a foreign error (spans, events,
 	// metrics).

@@ -78,6 +78,9 @@ func (h *Hook) opAttrs(attrs []attribute.KeyValue, op *lock.Op, n int, err error
 		attrs = append(attrs, TTLKey.Float64(seconds(op.TTL)))
 	}
 	attrs = slotAttrs(attrs, n)
+	if op.Mode != "" {
+		attrs = append(attrs, ModeKey.String(op.Mode))
+	}
 	if err == nil && op.Lease.Fence != "" {
 		attrs = append(attrs, FenceKey.String(string(op.Lease.Fence)))
 	}

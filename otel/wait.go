@@ -47,7 +47,11 @@ func (h *Hook) waitFrom(ctx context.Context) *waitState {
 func (h *Hook) wait(ctx context.Context, op *lock.Op, next lock.OpFunc) error {
 	ctx, span := h.startSpan(ctx, lock.OpWait)
 	if span != nil {
-		span.SetAttributes(keyAttrs(make([]attribute.KeyValue, 0, 3), op.Key, h.rawKeys)...)
+		attrs := keyAttrs(make([]attribute.KeyValue, 0, 3), op.Key, h.rawKeys)
+		if op.Mode != "" {
+			attrs = append(attrs, ModeKey.String(op.Mode))
+		}
+		span.SetAttributes(attrs...)
 	}
 	timed := h.inst.wait.Enabled(ctx)
 	if span == nil && !timed && !h.observesHandoffs(ctx) {

@@ -58,7 +58,7 @@ func TestConformanceMiniredis(t *testing.T) {
 }
 
 // TestValidationBeforeIO proves that every bad input of the conformance
-// suites (locks and limits) is rejected before the backend talks to
+// suites (locks, limits and read-write locks) is rejected before the backend talks to
 // Redis: no dial and no command, counted by a client hook. The backend's own reserved-key rule
 // ("id:" and "fence:" keys) is checked the same way.
 func TestValidationBeforeIO(t *testing.T) {
@@ -72,6 +72,7 @@ func TestValidationBeforeIO(t *testing.T) {
 	key := "valid-key"
 
 	inputs := append(locktest.BadInputs(key), locktest.BadLimitInputs(key)...)
+	inputs = append(inputs, locktest.BadReadWriteInputs(key, lockdriver.NewLockID())...)
 	for _, reserved := range []string{"id:" + lockdriver.NewLockID(), "fence:" + key, "id:", "fence:"} {
 		inputs = append(inputs,
 			locktest.BadInput{Name: "Acquire/reserved key " + reserved, Call: func(b lock.Backend) error {
@@ -141,6 +142,40 @@ func TestLimitConformanceMiniredis(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
 	locktest.RunLimit(t, conformanceBackends(client),
+		locktest.WithExpiry(func(_ *testing.T, d time.Duration) {
+			mr.FastForward(d)
+			time.Sleep(d)
+		}))
+}
+
+// The read-write lock suite (locktest.RunReadWrite) on a single server, a
+// cluster, striped fence counters and miniredis; sentinel_test.go runs it
+// through a failover client.
+
+func TestReadWriteConformanceRedis(t *testing.T) {
+	t.Parallel()
+	locktest.RunReadWrite(t, conformanceBackends(redistest.Shared(t).Client(t)))
+}
+
+func TestReadWriteConformanceCluster(t *testing.T) {
+	t.Parallel()
+	locktest.RunReadWrite(t, conformanceBackends(redistest.SharedCluster(t).Client(t)))
+}
+
+func TestReadWriteConformanceStriped(t *testing.T) {
+	t.Parallel()
+	client := redistest.Shared(t).Client(t)
+	locktest.RunReadWrite(t, func(t *testing.T) lock.Backend {
+		return stripedBackend(t, client, redistest.Prefix(t), 64, redisbackend.LayoutSingle)
+	}, locktest.WithSharedFences())
+}
+
+func TestReadWriteConformanceMiniredis(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	locktest.RunReadWrite(t, conformanceBackends(client),
 		locktest.WithExpiry(func(_ *testing.T, d time.Duration) {
 			mr.FastForward(d)
 			time.Sleep(d)

@@ -305,7 +305,7 @@ func (n *notifier) handOver(id, fence string, exp int64, fromReply bool) {
 		return
 	}
 	n.unparkLocked(w)
-	if w.n == 0 && w.b.quantum > 0 && w.lockKey != "" {
+	if w.plain() && w.b.quantum > 0 && w.lockKey != "" {
 		n.holdLocked(w.lockKey, id, l.ExpiresAt, !fromReply)
 	}
 	select {

@@ -35,7 +35,8 @@ type queueWaiter struct {
 	id   string
 	ttl  time.Duration
 	wait time.Duration
-	n    int // a slot among n (limit.go); 0 for the lock
+	n    int  // a slot among n (limit.go); 0 for the lock
+	mode byte // 'r' or 'w' for a read-write lock (rw.go); 0 else
 
 	// Set by the first attempt that queues (or parks).
 	norm, lockKey, queueKey, entry string
@@ -74,7 +75,7 @@ func (b *Backend) Join(key, id string, n int, ttl, wait time.Duration) (lock.Wai
 // subscription is confirmed.
 func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 	n := w.b.notify
-	if !w.parkedOnce && w.n == 0 && w.b.quantum > 0 && w.prepare() {
+	if !w.parkedOnce && w.plain() && w.b.quantum > 0 && w.prepare() {
 		// The first attempt of a waiter whose Backend holds the key parks
 		// it in the process; a later one goes to Redis.
 		w.parkedOnce = true
@@ -101,7 +102,7 @@ func (w *queueWaiter) Attempt(ctx context.Context) (lock.Lease, error) {
 	switch {
 	case errors.Is(err, lock.ErrLocked):
 		w.waited = true
-	case err == nil && w.waited && w.n == 0 && w.b.quantum > 0 && w.lockKey != "":
+	case err == nil && w.waited && w.plain() && w.b.quantum > 0 && w.lockKey != "":
 		// Only a key that made a waiter wait is tracked, so a quiet key
 		// costs the notifier nothing.
 		n.hold(w.lockKey, w.id, l.ExpiresAt)
@@ -136,10 +137,13 @@ func (w *queueWaiter) prepare() bool {
 	} else {
 		flags += "k"
 	}
-	if w.n > 0 {
+	switch {
+	case w.n > 0:
 		// A slot's entry (lib().grant in lib.lua); a lock's hand-off
 		// (handoff.lua) drops it.
 		flags += "m" + strconv.Itoa(w.n)
+	case w.mode != 0:
+		flags += string(w.mode) // a read-write lock's (rw.lua); the others drop it
 	}
 	ch := b.notify.channel
 	w.norm, w.lockKey = norm, lockKey
@@ -151,14 +155,22 @@ func (w *queueWaiter) prepare() bool {
 	return true
 }
 
-// acquireQueued is w's AcquireID (AcquireSlot for a slot) that, with q,
-// also queues q's entry when the key is busy.
+// acquireQueued is w's AcquireID (AcquireSlot for a slot, AcquireRW for
+// a read-write lock) that, with q, also queues q's entry when the key is
+// busy.
 func (b *Backend) acquireQueued(ctx context.Context, w, q *queueWaiter) (lock.Lease, error) {
 	if err := lockdriver.ValidateLockID(w.id); err != nil {
 		return lock.Lease{}, withOp(err, "acquire")
 	}
+	if w.mode != 0 {
+		return b.acquireRW(ctx, w.key, w.id, w.mode, w.ttl, q)
+	}
 	return b.acquire(ctx, w.key, w.id, w.n, w.ttl, q)
 }
+
+// plain reports whether w waits for a plain lock: only those park in the
+// process (local.go).
+func (w *queueWaiter) plain() bool { return w.n == 0 && w.mode == 0 }
 
 // Granted implements lock.Waiter.
 func (w *queueWaiter) Granted() <-chan lock.Lease { return w.ch }

@@ -15,13 +15,18 @@ var (
 	acquireSlotScript = newScript("prelude", "lib", "acquire_slot")
 	acquireMarkScript = newScript("acquire_mark", "prelude", "lib", "acquire") // a mark answers before the prelude runs
 
-	releaseScript        = newScript("prelude", "lib", "release", "index_swap", "release_lock", "handoff")
-	releaseClusterScript = newScript("prelude", "lib", "release", "index_read", "release_lock", "handoff")
-	releaseMarkScript    = newScript("prelude", "lib", "release_mark", "index_read", "release_lock", "handoff")
-	releaseLeaveScript   = newScript("prelude", "lib", "release_leave", "index_read", "release_lock", "handoff")
+	acquireRWScript = newScript("prelude", "lib", "rw", "acquire_rw")
 
-	extendScript      = newScript("prelude", "lib", "extend")
-	lookupIDScript    = newScript("prelude", "lib", "lookup_id")
+	// A release reads the lease's index (index_swap, index_read) before
+	// rw.lua, which makes its helpers only for a read-write lock's holder.
+	releaseScript        = newScript("prelude", "lib", "release", "index_swap", "rw", "rw_release", "release_lock", "handoff")
+	releaseClusterScript = newScript("prelude", "lib", "release", "index_read", "rw", "rw_release", "release_lock", "handoff")
+	releaseMarkScript    = newScript("prelude", "lib", "release_mark", "index_read", "rw", "rw_release", "release_lock", "handoff")
+	releaseLeaveScript   = newScript("prelude", "lib", "release_leave", "index_read", "rw", "rw_release", "release_lock", "handoff")
+
+	extendScript      = newScript("prelude", "lib", "index_get", "rw", "extend")
+	lookupIDScript    = newScript("prelude", "lib", "index_get", "rw", "lookup_id")
+	lookupRWScript    = newScript("prelude", "lib", "rw", "lookup_rw")
 	lookupKeyScript   = newScript("prelude", "lib", "lookup_key")
 	isLockedScript    = newScript("prelude", "lib", "is_locked")
 	lookupLimitScript = newScript("prelude", "lib", "lookup_limit")

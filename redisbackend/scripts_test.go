@@ -28,6 +28,7 @@ var allScripts = map[string]*script{
 	"is_locked": isLockedScript, "lookup_limit": lookupLimitScript,
 	"is_done": isDoneScript, "get_record": getRecordScript,
 	"proclaim": proclaimScript, "acquire_mark": acquireMarkScript,
+	"acquire_rw": acquireRWScript, "lookup_rw": lookupRWScript,
 }
 
 // TestScriptFiles: every Lua file is short, every script but the

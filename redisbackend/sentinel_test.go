@@ -34,6 +34,7 @@ func TestConformanceSentinel(t *testing.T) {
 			})
 		})
 	}
+	t.Run("readwrite", func(t *testing.T) { locktest.RunReadWrite(t, conformanceBackends(client)) })
 }
 
 func TestConformanceClusterReplicaAck(t *testing.T) {

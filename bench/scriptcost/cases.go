@@ -13,6 +13,7 @@ import (
 	"github.com/syncguard-go/syncguard/bench/internal/specmin"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -37,6 +38,8 @@ func allCases() []costCase {
 	return []costCase{
 		backendCase("syncguard", 0, ""),
 		backendCase("slot", 4, ""),
+		rwCase("read", rwlock.ModeRead),
+		rwCase("write", rwlock.ModeWrite),
 		backendCase("term", 0, "node-1"),
 		markCase("replay-4rt", true, false),
 		markCase("replay-2rt", true, true),
@@ -78,6 +81,31 @@ func backendCase(name string, limit int, identity string) costCase {
 				return "", err
 			}
 			l, err := bk.AcquireSlot(ctx, key, id, limit, 30*time.Second)
+			return l.ID, err
+		},
+		release: func(_ int, id string) error { return bk.Release(ctx, id) },
+	}
+}
+
+// rwCase runs cycles of a read-write lock held in mode through a
+// redisbackend.Backend with default options: a key of its own each,
+// uncontended, as the lock's cycle.
+func rwCase(name string, mode rwlock.Mode) costCase {
+	var bk *redisbackend.Backend
+	ctx := context.Background()
+	return costCase{
+		name: name,
+		setup: func(rdb *redis.Client) (err error) {
+			bk, err = redisbackend.New(rdb, &redisbackend.Options{Prefix: name})
+			return err
+		},
+		acquire: func(i int) (string, error) {
+			key := "k" + strconv.Itoa(i)
+			id, err := bk.NewLockID(key)
+			if err != nil {
+				return "", err
+			}
+			l, err := bk.AcquireRW(ctx, key, id, mode, 30*time.Second)
 			return l.ID, err
 		},
 		release: func(_ int, id string) error { return bk.Release(ctx, id) },

@@ -34,3 +34,17 @@ func TestIsTombstone(t *testing.T) {
 		t.Error("IsTombstone tells a tombstone from an index wrongly")
 	}
 }
+
+func TestDecodeRWIndex(t *testing.T) {
+	got, err := wire.DecodeRWIndex("\x021 w 000000000000007 1700000000000 1700000030000 4 p:cfcfg")
+	want := wire.RWIndex{Mode: 'w', Fence: "000000000000007", AcquiredAtMs: 1700000000000, ExpiresAtMs: 1700000030000, LockKey: "p:cf", UserKey: "cfg"}
+	if err != nil || got != want {
+		t.Errorf("DecodeRWIndex = %+v, %v; want %+v", got, err, want)
+	}
+	for _, bad := range []string{"", "p:k", "\x01000000000000007 1 3 1 ab", "\x021 x 000000000000007 1 2 1 ab",
+		"\x021 r 7 1 2 1 ab", "\x021 r 000000000000007 1 2 9 ab", "\x022 r 000000000000007 1 2 1 ab", "\x021 r 000000000000007 1 1 ab"} {
+		if _, err := wire.DecodeRWIndex(bad); !errors.Is(err, wire.ErrNotRWIndex) {
+			t.Errorf("DecodeRWIndex(%q) = %v, want ErrNotRWIndex", bad, err)
+		}
+	}
+}

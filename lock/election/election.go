@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 // ErrNoLeader is returned by LeaderOf when nobody leads the key.
@@ -50,15 +51,6 @@ type Store interface {
 // storeOf returns b as a Store, or the Store its hooks wrap; nil when
 // there is none. Notices and identities bypass the hooks.
 func storeOf(b lock.Backend) Store {
-	for b != nil {
-		if s, ok := b.(Store); ok {
-			return s
-		}
-		u, ok := b.(interface{ Unwrap() lock.Backend })
-		if !ok {
-			return nil
-		}
-		b = u.Unwrap()
-	}
-	return nil
+	s, _ := lockdriver.Extension[Store](b)
+	return s
 }

@@ -6,7 +6,8 @@
 // Both use InvalidArgument, the error of bad input before any I/O;
 // NormalizeKey, a key's checks and NFC form; HashKey, what stands for a
 // key or lock id in logs; and the defaults and checks of lock's options
-// (DefaultTTL, ValidateOptions, ValidateLimit). A backend also issues
+// (DefaultTTL, ValidateOptions, ValidateLimit); Extension finds a
+// backend's optional extension under its hooks. A backend also issues
 // lock ids and fences (NewLockID, FormatFence), answers a lease not held
 // with a NotHeldError, and tells the hooks of a hand-off (HandedOver).
 //

@@ -37,3 +37,22 @@ const TimeTolerance = contract.TimeTolerance // 1s
 // QueuedPollInterval is the longest a queued waiter goes without an
 // attempt of its own.
 const QueuedPollInterval = contract.QueuedPollInterval // 1s
+
+// Extension returns b as T, an optional extension of lock.Backend (such
+// as lock.IDBackend or rwlock.Backend), or the first backend under b's
+// hooks (lock.WithHooks, whose result has an Unwrap method) that is one;
+// ok is false when none is. An extension found under the hooks is called
+// without them: run its operations through lock.Emit to have them seen.
+func Extension[T any](b lock.Backend) (ext T, ok bool) {
+	for b != nil {
+		if ext, ok = b.(T); ok {
+			return ext, true
+		}
+		u, isWrapper := b.(interface{ Unwrap() lock.Backend })
+		if !isWrapper {
+			break
+		}
+		b = u.Unwrap()
+	}
+	return ext, false
+}

@@ -37,3 +37,25 @@ func TestValidateLimit(t *testing.T) {
 		t.Errorf("ValidateLimit(nil, 2): %v", err)
 	}
 }
+
+// TestExtension: an extension is found on a backend and under its hooks,
+// and not where there is none.
+func TestExtension(t *testing.T) {
+	type pinger interface{ Ping() }
+	plain := lock.WithHooks(lock.WithHooks(extBackend{}))
+	if _, ok := lockdriver.Extension[lock.IDBackend](plain); ok {
+		t.Error("Extension found an IDBackend under hooks of a plain backend")
+	}
+	if _, ok := lockdriver.Extension[pinger](plain); !ok {
+		t.Error("Extension did not find the extension two hooks down")
+	}
+	if p, ok := lockdriver.Extension[pinger](extBackend{}); !ok || p == nil {
+		t.Error("Extension did not find the backend's own extension")
+	}
+}
+
+// extBackend is a lock.Backend with an extension of its own, Ping.
+type extBackend struct{ lock.Backend }
+
+func (extBackend) Ping()                           {}
+func (extBackend) Capabilities() lock.Capabilities { return lock.Capabilities{} }

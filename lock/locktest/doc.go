@@ -32,10 +32,17 @@
 // part of Run, so a backend opts in to it explicitly; every subtest of
 // RunLimit fails on a backend that is not a lock.IDBackend.
 //
-// [BadInputs] and [BadLimitInputs] list the invalid calls the suites
-// make, so a backend's own tests can prove they fail before any I/O.
+// A backend with read-write locks (an [rwlock.Backend]) calls
+// [RunReadWrite] the same way: readers sharing a key and a writer alone,
+// fences from the key's counter, retry-safe attempts, release, extension
+// and lookup by id, expiry, the three kinds of a key, and the queue's
+// order (readers together, a waiting writer keeping new readers out).
 //
-// The suite uses only packages lock and lock/lockdriver and the standard
-// library, so a backend outside this module runs it as is. Its keys start
+// [BadInputs], [BadLimitInputs] and [BadReadWriteInputs] list the invalid
+// calls the suites make, so a backend's own tests can prove they fail
+// before any I/O.
+//
+// The suite uses only packages lock, lock/lockdriver and lock/rwlock and
+// the standard library, so a backend outside this module runs it as is. Its keys start
 // with "locktest/", never a key a backend reserves for itself.
 package locktest

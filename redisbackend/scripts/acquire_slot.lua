@@ -32,6 +32,10 @@ if not freed then
   freed = 0
 end
 
+-- A read-write lock's holders ("r<id>", "w<id>": rw.lua) are not slots.
+local head = redis.call('ZRANGE', lockKey, 0, 0)[1]
+if head and #head ~= #ARGV[1] then return redis.error_reply(kindMsg) end
+
 local idx = redis.call('GET', KEYS[2])
 if idx then
   if string.byte(idx, 1) == TOMB then return {-4} end

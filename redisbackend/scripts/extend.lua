@@ -1,4 +1,4 @@
--- Extend (after prelude.lua and lib.lua): replace the remaining TTL of the
+-- Extend (after prelude.lua, lib.lua, index_get.lua and rw.lua): replace the remaining TTL of the
 -- lease ARGV[1] with ARGV[2] ms.
 -- KEYS[1] index key; ARGV[1] lockId, ARGV[2] ttlMs, ARGV[3] tombstone
 -- ttlMs (see release_lock.lua)
@@ -8,7 +8,7 @@
 local nowMs = serverMs()
 local ttlMs = tonumber(ARGV[2])
 
-local lockKey = redis.call('GET', KEYS[1])
+-- lockKey: the index's value (index_get.lua).
 -- No index, or a tombstone (release_lock.lua): the lease is over.
 if not lockKey or string.byte(lockKey, 1) == TOMB then return -1 end
 if string.byte(lockKey, 1) == SLOT then
@@ -24,6 +24,20 @@ if string.byte(lockKey, 1) == SLOT then
   end
   local newExpiresAtMs = nowMs + ttlMs
   S.add(slotKey, KEYS[1], ARGV[1], newExpiresAtMs, ttlMs, lockKey)
+  return {1, newExpiresAtMs}
+end
+if string.byte(lockKey, 1) == RW then
+  -- A holder of a read-write lock (rw.lua).
+  local R = rwlib()
+  local mode, fence, acq, exp, rwKey, userKey = R.parse(lockKey)
+  if not mode or not R.member(rwKey, mode .. ARGV[1]) then return -1 end
+  if exp <= nowMs then
+    redis.pcall('ZREM', rwKey, mode .. ARGV[1])
+    redis.call('SET', KEYS[1], tombstone(-2, ''), 'PX', tonumber(ARGV[3]))
+    return -2
+  end
+  local newExpiresAtMs = nowMs + ttlMs
+  lib().add(rwKey, KEYS[1], mode .. ARGV[1], newExpiresAtMs, ttlMs, R.index(mode, fence, acq, newExpiresAtMs, rwKey, userKey))
   return {1, newExpiresAtMs}
 end
 local lockData = redis.pcall('GET', lockKey)

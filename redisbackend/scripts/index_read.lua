@@ -4,3 +4,4 @@
 -- by a resharding, in the cluster layout) has then written nothing.
 local lockKey = redis.call('GET', KEYS[1])
 local written = false
+wantRW = lockKey ~= false and lockKey > '\2' and lockKey < '\3' -- first byte RW: a read-write lock's holder

@@ -7,3 +7,4 @@
 -- GET of the lock key then fails after this write (index_read.lua).
 local lockKey = redis.call('SET', KEYS[1], tombstone('1', nonce), 'GET', 'PX', tombMs)
 local written = true
+wantRW = lockKey ~= false and lockKey > '\2' and lockKey < '\3' -- first byte RW: a read-write lock's holder

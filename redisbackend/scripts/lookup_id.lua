@@ -1,9 +1,9 @@
--- Lookup by id (after prelude.lua and lib.lua): the lock data of the live
+-- Lookup by id (after prelude.lua, lib.lua, index_get.lua and rw.lua): the lock data of the live
 -- lease ARGV[1], or nil. Read-only.
 -- KEYS[1] index key; ARGV[1] lockId
 local nowMs = serverMs()
 
-local lockKey = redis.call('GET', KEYS[1])
+-- lockKey: the index's value (index_get.lua).
 -- No index, or a tombstone (release_lock.lua): no live lease.
 if not lockKey or string.byte(lockKey, 1) == TOMB then return nil end
 if string.byte(lockKey, 1) == SLOT then
@@ -15,6 +15,12 @@ if string.byte(lockKey, 1) == SLOT then
   expiresAtMs = tonumber(expiresAtMs)
   if expiresAtMs <= nowMs then return nil end
   return string.format(lockFormat, ARGV[1], expiresAtMs, acquiredAtMs, L.jsonText(userKey), fence)
+end
+if string.byte(lockKey, 1) == RW then
+  -- A holder of a read-write lock (rw.lua): its lock data, as a lock's would be.
+  local mode, fence, acquiredAtMs, exp, _, userKey = rwlib().parse(lockKey)
+  if not mode or exp <= nowMs then return nil end
+  return string.format(lockFormat, ARGV[1], exp, acquiredAtMs, lib().jsonText(userKey), fence)
 end
 local lockData = redis.pcall('GET', lockKey)
 if type(lockData) == 'table' then

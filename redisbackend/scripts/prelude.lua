@@ -61,9 +61,16 @@ end
 -- Index values. An index key holds the lock key of its lease; or, for the
 -- resend window after the lease ended (release_lock.lua, nonce.go), a
 -- tombstone "\0<result>:<nonce>"; or, for a slot of a limit, "\1..."
--- (lib().index). Neither first byte starts a key name this library writes:
--- string.byte(v, 1) is TOMB, SLOT, or another (a lock key).
-local TOMB, SLOT = 0, 1
+-- (lib().index), or for a holder of a read-write lock "\2..." (rw.lua).
+-- No first byte of these starts a key name this library writes:
+-- string.byte(v, 1) is TOMB, SLOT, RW, or another (a lock key).
+local TOMB, SLOT, RW = 0, 1, 2
+
+-- wantRW: whether this run needs the helpers of read-write locks (rw.lua
+-- makes them only then: a closure costs every run that makes it). A
+-- script that reads a lease's index first (index_swap.lua, index_read.lua,
+-- index_get.lua) sets it from what the index holds.
+local wantRW = true
 
 -- tombstone: the tombstone of a lease that ended with result (a string,
 -- '1', '-1' or '-2': no number to format) for the call nonce.
@@ -74,7 +81,7 @@ end
 -- Concurrency limits (limit.go). The lock key of a limit is a sorted set
 -- of its slots, lock id -> expiresAtMs; a slot's index key holds
 -- lib().index(...) ("\1" first: neither a key name nor a tombstone) instead
--- of the lock key. A key is a lock (a string) or a limit (a sorted set),
--- never both: the other kind's scripts answer the kind error while it is
--- live, redis.error_reply(kindMsg).
-local kindMsg = 'SYNCGUARD_KIND the key is held as a lock and asked for as a concurrency limit, or the reverse'
+-- of the lock key. A key is a lock (a string), a limit or a read-write
+-- lock (sorted sets, rw.lua), never two at once: the other kinds' scripts
+-- answer the kind error while it is live, redis.error_reply(kindMsg).
+local kindMsg = 'SYNCGUARD_KIND the key is held as one kind (a lock, a concurrency limit or a read-write lock) and asked for as another'

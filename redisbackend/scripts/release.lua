@@ -1,8 +1,8 @@
 -- Release: free the lease ARGV[1] (release.go). Sent as prelude.lua,
 -- lib.lua, this file, index_swap.lua (index_read.lua in the cluster
--- layout), release_lock.lua and handoff.lua: the lock and its index are
--- deleted when the lock id owns the lock, or the lock goes to the head of
--- the key's queue of waiters (queue.go).
+-- layout), rw.lua, rw_release.lua, release_lock.lua and handoff.lua: the
+-- lock and its index are deleted when the lock id owns the lock, or the
+-- lock goes to the head of the key's queue of waiters (queue.go).
 -- KEYS[1] index key; ARGV[1] lockId, ARGV[2] tombstone ttlMs, ARGV[3] this
 -- call's nonce (unique per Release call, the same in every copy of its
 -- command), ARGV[4] the start of the queue keys ("<prefix>:queue:", the

@@ -61,6 +61,10 @@ if k == SLOT then
   if to and result == '1' then return {2, to} end
   return tonumber(result)
 end
+if k == RW and not markLock then
+  -- A holder of a read-write lock (rw.lua).
+  return rwRelease(KEYS[1], lockKey, id, nonce, tombMs, queueStart, written)
+end
 if markLock and lockKey ~= markLock then return 0 end
 
 -- pcall: the key may have become a limit since (its lock expired), whose

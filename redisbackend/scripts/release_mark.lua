@@ -1,7 +1,7 @@
 -- Release leaving a mark: free the lease ARGV[1] and, in the same step,
 -- mark its key done (done.go: ReleaseDone's done marker, ReleaseRecord's
--- record). Sent as prelude.lua, lib.lua, this file, index_read.lua,
--- release_lock.lua and handoff.lua. The mark is written only when the
+-- record). Sent as prelude.lua, lib.lua, this file, index_read.lua, rw.lua,
+-- rw_release.lua, release_lock.lua and handoff.lua. The mark is written only when the
 -- lease is released (1, or a hand-off), and the hand-off publishes to
 -- every waiter, those of the releasing Backend too.
 -- KEYS[1] index key, KEYS[2] the mark's key (done marker or record key,

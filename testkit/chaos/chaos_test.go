@@ -19,6 +19,7 @@ var (
 	perClient  = flag.Int("chaos.per-client", 2, "workers sharing one client and Backend")
 	keys       = flag.Int("chaos.keys", 3, "number of lock keys")
 	limit      = flag.Int("chaos.limit", 2, "slots of the limit key (0: no limit key)")
+	readWrite  = flag.Bool("chaos.readwrite", true, "add a key taken as a read-write lock (lock/rwlock)")
 	ttl        = flag.Duration("chaos.ttl", 500*time.Millisecond, "lease TTL")
 	report     = flag.String("chaos.report", "", "file to write the report to (default: in the test's temp dir)")
 	seed       = flag.Uint64("chaos.seed", uint64(time.Now().UnixNano()), "random seed")
@@ -68,6 +69,7 @@ func testLocks(t *testing.T, path string) string {
 		PerClient:  *perClient,
 		Keys:       *keys,
 		Limit:      *limit,
+		ReadWrite:  *readWrite,
 		TTL:        *ttl,
 		Gap:        *ttl / 2,
 		PauseEvery: *pauseEvery,
@@ -94,6 +96,9 @@ func testLocks(t *testing.T, path string) string {
 	}
 	if *limit > 0 && rep.LimitGrants == 0 {
 		t.Errorf("no slot grants: the run did not exercise the limit key")
+	}
+	if *readWrite && (rep.ReadGrants == 0 || rep.WriteGrants == 0) {
+		t.Errorf("%d reader and %d writer grants: the run did not exercise the read-write key", rep.ReadGrants, rep.WriteGrants)
 	}
 	if rep.Rejected == 0 {
 		// Likely but not certain in a short run: someone must take the

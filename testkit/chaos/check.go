@@ -57,10 +57,11 @@ func CheckFenceOrder(grants []Grant) []Violation {
 // key, in fence order, every grant starts no earlier than every earlier
 // lease on the key ended ([Grant.EndMs], minus [OverlapSlack]). It also
 // returns the largest overlap seen (0 when none). Keys taken as
-// concurrency limits are [CheckLimit]'s.
+// concurrency limits are [CheckLimit]'s, read-write keys
+// [CheckReadWrite]'s.
 func CheckOverlap(grants []Grant) (vs []Violation, maxOverlap time.Duration) {
 	for key, gs := range byKey(grants) {
-		if gs[0].Limit != 0 {
+		if gs[0].Limit != 0 || gs[0].Mode != "" {
 			continue
 		}
 		sort.Slice(gs, func(i, j int) bool { return gs[i].Fence < gs[j].Fence })

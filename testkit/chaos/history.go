@@ -74,6 +74,9 @@ type Grant struct {
 	// Limit is the n of a slot of a concurrency limit (lock.WithLimit);
 	// 0 for a lock.
 	Limit int
+	// Mode is "read" or "write" for a read-write lock (lock/rwlock); ""
+	// else.
+	Mode string
 	// CallNs and ReturnNs bracket the acquisition that got it (client
 	// clock): from the first attempt with its lock id (Op.FromNs) to the
 	// return of the one that reported it.

@@ -61,7 +61,7 @@ func (r *recorder) Operation(next lock.OpFunc) lock.OpFunc {
 				r.lookedUp(ctx, op, call, ret, err)
 				break
 			}
-			r.acquired(call, ret, op.Key, max(op.Limit, 0), deadlineNs(ctx), op.Lease, err)
+			r.acquired(call, ret, op.Key, max(op.Limit, 0), op.Mode, deadlineNs(ctx), op.Lease, err)
 		case lock.OpRelease, lock.OpReleaseDone, lock.OpReleaseRecord:
 			r.released(ctx, op.ID, call, ret, err)
 		case lock.OpExtend:
@@ -118,12 +118,13 @@ func (r *recorder) granted(ctx context.Context, op *lock.Op) {
 	} else if !ok {
 		call = time.Now().UnixNano()
 	}
-	r.acquired(call, time.Now().UnixNano(), l.Key, limit, 0, l, nil)
+	r.acquired(call, time.Now().UnixNano(), l.Key, limit, op.Mode, 0, l, nil)
 }
 
-// acquired records an Acquire (of a slot of n, when n > 0) called at call
-// that returned at ret with l, err.
-func (r *recorder) acquired(call, ret int64, key string, n int, deadline int64, l lock.Lease, err error) {
+// acquired records an Acquire (of a slot of n, when n > 0; of a
+// read-write lock in mode, when set) called at call that returned at ret
+// with l, err.
+func (r *recorder) acquired(call, ret int64, key string, n int, mode string, deadline int64, l lock.Lease, err error) {
 	op := Op{Kind: Acquire, Key: key, Worker: r.worker, CallNs: call, ReturnNs: ret, DeadlineNs: deadline, Outcome: outcome(err)}
 	r.h.mu.Lock()
 	defer r.h.mu.Unlock()
@@ -140,7 +141,7 @@ func (r *recorder) acquired(call, ret int64, key string, n int, deadline int64, 
 			g.ExpiresMs = max(g.ExpiresMs, op.ExpiresMs)
 		} else {
 			g := &Grant{
-				Key: l.Key, Fence: l.Fence, Worker: r.worker, Limit: n, CallNs: op.FromNs, ReturnNs: ret,
+				Key: l.Key, Fence: l.Fence, Worker: r.worker, Limit: n, Mode: mode, CallNs: op.FromNs, ReturnNs: ret,
 				AcquiredMs: l.ExpiresAt.Add(-l.TTL).UnixMilli(), ExpiresMs: l.ExpiresAt.UnixMilli(),
 			}
 			r.h.grants = append(r.h.grants, g)

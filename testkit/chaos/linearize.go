@@ -40,17 +40,27 @@ import (
 //     limit key, later grants may take other slots: any time until the
 //     end of the history; likewise for a failed release below).
 //
+// A read-write key is the same with its own rule for acquire: a reader's
+// is legal iff no writer holds, a writer's iff nobody holds; a writer's
+// fence is kept apart so that its end (release or expire) frees the key
+// for readers.
+//
 // Lookups change nothing and are left out. Busy acquires are left out: a failed extend may keep a lease alive past
 // its last reported expiry, so "n leases hold" cannot be checked against
 // the model's expire bound.
 type mutexState struct {
-	holders [maxModelSlots]uint64 // ascending, zeros (free slots) last
+	holders [modelHolders]uint64 // ascending, zeros (free slots) last
 	last    uint64
+	writer  uint64 // the fence of the writer holding a read-write key; 0: none
 }
 
 // maxModelSlots is the largest limit the model checks; the run's limit
 // key uses at most this many (see Config.Limit).
 const maxModelSlots = 4
+
+// modelHolders is the most leases the model lets hold a key at once: the
+// readers of a read-write key, at most one per worker (Config.Workers).
+const modelHolders = 8
 
 // holds reports whether fence f holds a slot, and which.
 func (s mutexState) holds(f uint64) (int, bool) {
@@ -60,6 +70,17 @@ func (s mutexState) holds(f uint64) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+// free returns s with fence f, holding slot i if held, freed.
+func (s mutexState) free(i int, held bool, f uint64) mutexState {
+	if !held {
+		return s
+	}
+	if s.writer == f {
+		s.writer = 0
+	}
+	return s.with(i, 0)
 }
 
 // count is the number of fences holding.
@@ -88,7 +109,8 @@ type mutexOp struct {
 	kind    string // "acquire", "extend", "release", "expire"
 	fence   uint64
 	outcome Outcome
-	slots   int // the key's limit; 1 for a lock
+	slots   int    // the key's limit; 1 for a lock
+	mode    string // "read" or "write" on a read-write key; "" else
 }
 
 var mutexModel = porcupine.Model{
@@ -116,11 +138,21 @@ var mutexModel = porcupine.Model{
 		switch op.kind {
 		case "acquire":
 			n := s.count()
-			if n >= op.slots || n == len(s.holders) || op.fence <= s.last {
+			free := n < op.slots
+			switch op.mode {
+			case "read":
+				free = s.writer == 0
+			case "write":
+				free = n == 0
+			}
+			if !free || n == len(s.holders) || op.fence <= s.last {
 				return false, s
 			}
 			s = s.with(n, op.fence)
 			s.last = op.fence
+			if op.mode == "write" {
+				s.writer = op.fence
+			}
 			return true, s
 		case "extend":
 			return (op.outcome == OK) == held, s
@@ -133,15 +165,9 @@ var mutexModel = porcupine.Model{
 			case NotHeld:
 				return !held, s
 			}
-			if held {
-				s = s.with(i, 0)
-			}
-			return true, s
+			return true, s.free(i, held, op.fence)
 		case "expire":
-			if held {
-				s = s.with(i, 0)
-			}
-			return true, s
+			return true, s.free(i, held, op.fence)
 		}
 		return false, s
 	},
@@ -180,10 +206,12 @@ func CheckLinearizable(ops []Op, grants []Grant, timeout time.Duration) Lineariz
 func modelHistory(ops []Op, grants []Grant) []porcupine.Operation {
 	fenceNum := func(f lock.Fence) uint64 { n, _ := f.Uint64(); return n }
 	slots := map[string]int{} // key -> its limit; absent: a lock
+	modes := map[string]string{}
 	for _, g := range grants {
 		if g.Limit > 0 {
 			slots[g.Key] = g.Limit
 		}
+		modes[g.Key+"\x00"+string(g.Fence)] = g.Mode
 	}
 	slotsOf := func(key string) int { return max(slots[key], 1) }
 	nextReturn := nextReturns(ops, grants)
@@ -203,7 +231,8 @@ func modelHistory(ops []Op, grants []Grant) []porcupine.Operation {
 		}
 		h = append(h, porcupine.Operation{
 			ClientId: op.Worker,
-			Input:    mutexOp{kind: op.Kind.String(), fence: fenceNum(op.Fence), outcome: op.Outcome, slots: slotsOf(op.Key)},
+			Input: mutexOp{kind: op.Kind.String(), fence: fenceNum(op.Fence), outcome: op.Outcome, slots: slotsOf(op.Key),
+				mode: modes[op.Key+"\x00"+string(op.Fence)]},
 			Call:     call,
 			Return:   ret,
 			Metadata: op.Key,
@@ -213,7 +242,7 @@ func modelHistory(ops []Op, grants []Grant) []porcupine.Operation {
 		call := g.ExpiresMs * int64(time.Millisecond)
 		h = append(h, porcupine.Operation{
 			ClientId: g.Worker,
-			Input:    mutexOp{kind: "expire", fence: fenceNum(g.Fence), slots: slotsOf(g.Key)},
+			Input:    mutexOp{kind: "expire", fence: fenceNum(g.Fence), slots: slotsOf(g.Key), mode: g.Mode},
 			Call:     call,
 			Return:   max(call, nextReturn[g.Key+"\x00"+string(g.Fence)]),
 			Metadata: g.Key,
@@ -224,8 +253,9 @@ func modelHistory(ops []Op, grants []Grant) []porcupine.Operation {
 
 // nextReturns bounds, by key and fence, when each lease can still end. On
 // a lock key, the next grant's return bounds when an earlier lease can
-// still end. A slot of a limit can outlive later grants (they took other
-// slots): only the end of the history bounds it.
+// still end, and likewise for a writer of a read-write key. A slot of a
+// limit, or a reader, can outlive later grants (they took other slots,
+// or read beside it): only the end of the history bounds it.
 func nextReturns(ops []Op, grants []Grant) map[string]int64 {
 	var end int64
 	for _, op := range ops {
@@ -237,7 +267,7 @@ func nextReturns(ops []Op, grants []Grant) map[string]int64 {
 		sort.Slice(gs, func(i, j int) bool { return gs[i].Fence < gs[j].Fence })
 		for i, g := range gs {
 			bound := end
-			if i+1 < len(gs) && g.Limit == 0 {
+			if i+1 < len(gs) && g.Limit == 0 && g.Mode != "read" {
 				bound = gs[i+1].ReturnNs
 			}
 			nextReturn[key+"\x00"+string(g.Fence)] = bound

@@ -30,6 +30,10 @@ type Report struct {
 	// MaxHolders is the most slots of the limit key seen live at once by
 	// the server's clock (see [CheckLimit]).
 	MaxHolders int
+	// ReadGrants and WriteGrants are the grants of the read-write key;
+	// MaxReaders the most readers seen holding it at once by the server's
+	// clock (see [CheckReadWrite]).
+	ReadGrants, WriteGrants, MaxReaders int
 	// Faults counts injected faults by kind.
 	Faults map[string]int
 	// ReleaseErrors counts releases reported to WithReleaseErrorHandler.
@@ -92,8 +96,13 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 	r.CallErrors = errs
 	r.Grants = len(grants)
 	for _, g := range grants {
-		if g.Limit > 0 {
+		switch {
+		case g.Limit > 0:
 			r.LimitGrants++
+		case g.Mode == "read":
+			r.ReadGrants++
+		case g.Mode == "write":
+			r.WriteGrants++
 		}
 	}
 
@@ -102,6 +111,8 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 	r.Violations = append(r.Violations, vs...)
 	r.MaxOverlap = over
 	vs, r.MaxHolders = CheckLimit(grants)
+	r.Violations = append(r.Violations, vs...)
+	vs, r.MaxReaders = CheckReadWrite(grants)
 	r.Violations = append(r.Violations, vs...)
 	vs, stale := CheckRegister(writes)
 	r.Violations = append(r.Violations, vs...)
@@ -119,7 +130,7 @@ func (r *Report) fill(ops []Op, grants []Grant, writes []Write, errs map[string]
 	r.LinearizabilityHTML = lin.Visualization
 	if lin.Result == porcupine.Illegal {
 		r.Violations = append(r.Violations, Violation{KindLinearizability, fmt.Sprintf(
-			"the history is not linearizable against the mutex (semaphore for the limit key) model; keys %s (%s is the limit key)",
+			"the history is not linearizable against the mutex (semaphore for the limit key, read-write lock for the read-write key) model; keys %s (%s is the limit key)",
 			strings.Join(lin.IllegalKeys, " "), lockdriver.HashKey(LimitKey))})
 	}
 }
@@ -191,6 +202,10 @@ func (r *Report) String() string {
 		r.Writes, r.Accepted, r.Rejected, r.WritesAfterLoss)
 	fmt.Fprintf(&b, "stale writes attempted (re-checked from the register log): %d, rejected: %d\n", r.StaleInLog, r.Rejected)
 	fmt.Fprintf(&b, "largest lease overlap on a lock key by the server clock: %v (slack %d ms)\n", r.MaxOverlap, OverlapSlack)
+	if r.ReadWrite {
+		fmt.Fprintf(&b, "read-write key: %d reader and %d writer grants, at most %d readers at once by the server clock, never a writer beside anyone\n",
+			r.ReadGrants, r.WriteGrants, r.MaxReaders)
+	}
 	if r.Limit > 0 {
 		fmt.Fprintf(&b, "most live slots of the limit key at once by the server clock: %d (limit %d)\n", r.MaxHolders, r.Limit)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
@@ -43,6 +44,9 @@ type Config struct {
 	TTL time.Duration
 	// Gap is the fault-free time between two faults.
 	Gap time.Duration
+	// ReadWrite adds a key taken as a read-write lock ([RWKey],
+	// lock/rwlock): by readers two times in three, else by a writer.
+	ReadWrite bool
 	// PauseEvery makes about one grant in PauseEvery pause its worker past
 	// the TTL while holding (0: never).
 	PauseEvery int
@@ -57,6 +61,9 @@ func Run(t testing.TB, cfg Config) *Report {
 	t.Helper()
 	if cfg.Limit < 0 || cfg.Limit > maxModelSlots {
 		t.Fatalf("chaos: Limit %d, want 0 to %d", cfg.Limit, maxModelSlots)
+	}
+	if cfg.ReadWrite && cfg.Workers > modelHolders {
+		t.Fatalf("chaos: %d workers with ReadWrite, want at most %d (the model's readers)", cfg.Workers, modelHolders)
 	}
 	if cfg.PerClient <= 0 {
 		cfg.PerClient = 1
@@ -186,6 +193,9 @@ func (cfg Config) keys() []string {
 	if cfg.Limit > 0 {
 		keys = append(keys, LimitKey)
 	}
+	if cfg.ReadWrite {
+		keys = append(keys, RWKey)
+	}
 	return keys
 }
 
@@ -226,11 +236,12 @@ func hiddenGrants(t testing.TB, observer *redis.Client, keys []string, grants []
 	return hidden, issued
 }
 
-// runWorker runs lock.Do on random keys until ctx ends: a lock, or a slot
-// of the limit key (lock.WithLimit). Inside a lock, the worker writes to
-// the register with its fence when it starts, and again when it ends (a
-// slot writes nothing: its holders legitimately run side by side, which
-// the fenced register would call stale), after either a piece of work (short, or half a TTL to two
+// runWorker runs lock.Do on random keys until ctx ends: a lock, a slot
+// of the limit key (lock.WithLimit), or the read-write key (rwlock.Read
+// and Write). Inside a lock or as a writer, the worker writes to the
+// register with its fence when it starts, and again when it ends (a slot
+// or a reader writes nothing: its holders legitimately run side by side,
+// which the fenced register would call stale), after either a piece of work (short, or half a TTL to two
 // TTLs long, cut short when the lease is lost) or a pause past the TTL
 // during which its heartbeat is frozen too (a stop-the-world pause).
 //
@@ -244,7 +255,7 @@ func runWorker(ctx context.Context, w int, cfg Config, b lock.Backend, g *gate, 
 	for first := true; ctx.Err() == nil; first = false {
 		j := wk.next(keys, first)
 		goneAtRelease, err := wk.do(ctx, j)
-		st.do(ctx, j.limit != nil, err)
+		st.do(ctx, j.kind(), err)
 		if err == nil && goneAtRelease {
 			st.silentLoss.Add(1)
 		}
@@ -272,6 +283,7 @@ type worker struct {
 type job struct {
 	key   string
 	limit []lock.Option // lock.WithLimit for the limit key
+	mode  rwlock.Mode   // for the read-write key; 0 else
 	work  time.Duration
 	pause bool // past the TTL, instead of the work
 }
@@ -281,6 +293,9 @@ func (wk *worker) next(keys []string, first bool) job {
 	j := job{key: keys[wk.rng.IntN(len(keys))]}
 	if j.key == LimitKey {
 		j.limit = []lock.Option{lock.WithLimit(wk.cfg.Limit)}
+	}
+	if j.key == RWKey {
+		j.mode = rwMode(wk.rng)
 	}
 	j.work = time.Duration(5+wk.rng.IntN(40)) * time.Millisecond
 	if wk.rng.IntN(10) == 0 {
@@ -299,7 +314,7 @@ func (wk *worker) do(ctx context.Context, j job) (goneAtRelease bool, err error)
 	ttl := wk.cfg.TTL
 	dctx, cancel := context.WithTimeout(ctx, 4*ttl)
 	call := DoCall{Worker: wk.id, Key: j.key, CallNs: time.Now().UnixNano(), DeadlineNs: deadlineNs(dctx), ReleaseTimeout: ttl}
-	err = lock.Do(dctx, wk.b, j.key, func(held context.Context, l lock.Lease) error {
+	err = doer(j.mode)(dctx, wk.b, j.key, func(held context.Context, l lock.Lease) error {
 		defer func() { call.FnReturnNs = time.Now().UnixNano() }()
 		return wk.hold(held, l, j)
 	}, append([]lock.Option{lock.WithTTL(ttl), lock.WithWait(2 * ttl),
@@ -318,7 +333,7 @@ func (wk *worker) do(ctx context.Context, j job) (goneAtRelease bool, err error)
 // a pause, and a write again.
 func (wk *worker) hold(held context.Context, l lock.Lease, j job) error {
 	write := func() {
-		if j.limit != nil {
+		if j.limit != nil || j.mode == rwlock.ModeRead {
 			return
 		}
 		lost := held.Err() != nil && errors.Is(context.Cause(held), lock.ErrLeaseLost)
@@ -389,8 +404,9 @@ func (s *workerStats) write(accepted, afterLoss bool) {
 	}
 }
 
-// do counts a lock.Do's result; slot is set for the limit key's.
-func (s *workerStats) do(ctx context.Context, slot bool, err error) {
+// do counts a lock.Do's result; kind is "" for a lock, else what the
+// job took ("slot", "read", "write").
+func (s *workerStats) do(ctx context.Context, kind string, err error) {
 	var out string
 	switch {
 	case err == nil:
@@ -406,8 +422,8 @@ func (s *workerStats) do(ctx context.Context, slot bool, err error) {
 	default:
 		out = "error " + string(lock.CodeOf(err))
 	}
-	if slot {
-		out = "slot: " + out
+	if kind != "" {
+		out = kind + ": " + out
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

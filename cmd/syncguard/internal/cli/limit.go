@@ -19,8 +19,11 @@ import (
 //
 //	"\x01<fence> <acquiredAtMs> <n> <lock key length> <lock key><user key>"
 //
-// (see redisbackend/limit.go). A lock key is a lock (a string) or a limit
-// (a sorted set), never both.
+// (see redisbackend/limit.go). A read-write lock (lock/rwlock) keeps its
+// holders the same way, as members "r<lock id>" (a reader) or "w<lock id>"
+// (the writer), each index key holding a wire.RWIndex; it is read here as
+// a limit whose slots have a mode. A lock key is one of the three, never
+// two at once.
 
 // slotData is one live slot of a limit.
 type slotData struct {
@@ -28,7 +31,8 @@ type slotData struct {
 	fence        lock.Fence
 	acquiredAtMs int64
 	expiresAtMs  int64
-	n            int // the limit of its grant
+	n            int  // the limit of its grant; 0 for a read-write lock's holder
+	mode         byte // 'r' or 'w' for a read-write lock's holder; 0 for a slot
 }
 
 // holder is the slot's lock id as operators see it (holderOf).
@@ -39,6 +43,7 @@ type limitData struct {
 	key     string     // the user key, as the slots' index keys name it
 	slots   []slotData // earliest expiry first
 	waiters int64      // entries in the key's queue
+	rw      bool       // a read-write lock: its slots are readers or a writer
 }
 
 // latest is the slot of the most recent grant: fences increase in grant
@@ -168,7 +173,7 @@ func (s *session) limitSlots(ctx context.Context, pipe redis.Pipeliner, k string
 		r.state = limitExpired
 		if f := set.first.Val(); len(f) == 0 {
 			r.state = limitGone
-		} else if lockdriver.ValidateLockID(f[0]) != nil {
+		} else if _, _, ok := holderMember(f[0]); !ok {
 			r.state = limitOther
 		}
 		return r, nil, nil
@@ -179,13 +184,15 @@ func (s *session) limitSlots(ctx context.Context, pipe redis.Pipeliner, k string
 	}
 	r.limit.waiters = set.queue.Val() // 0 without a queue
 	var indexes []*redis.StringCmd
-	for _, m := range members {
-		id, _ := m.Member.(string)
-		if lockdriver.ValidateLockID(id) != nil {
+	for i, m := range members {
+		member, _ := m.Member.(string)
+		id, mode, ok := holderMember(member)
+		if !ok || (i > 0 && (mode != 0) != r.limit.rw) {
 			r.state = limitOther
 			break
 		}
-		r.limit.slots = append(r.limit.slots, slotData{lockID: id, expiresAtMs: int64(m.Score)})
+		r.limit.rw = mode != 0
+		r.limit.slots = append(r.limit.slots, slotData{lockID: id, expiresAtMs: int64(m.Score), mode: mode})
 		indexes = append(indexes, pipe.Get(ctx, wire.IndexKey(tagPrefix, id)))
 	}
 	return r, indexes, nil
@@ -202,7 +209,7 @@ func (s *session) indexSlots(k string, r *limitRead, indexes []*redis.StringCmd)
 			released = released || wire.IsTombstone(raw) // released since the read
 			continue                                     // (or its index evicted)
 		}
-		ix, err := wire.DecodeSlotIndex(raw)
+		ix, err := decodeHolderIndex(raw, sl.mode)
 		if err != nil || ix.LockKey != k || (r.limit.key != "" && ix.UserKey != r.limit.key) {
 			foreign = true
 			break
@@ -219,4 +226,29 @@ func (s *session) indexSlots(k string, r *limitRead, indexes []*redis.StringCmd)
 		r.state = limitGone
 	}
 	return released
+}
+
+// holderMember reads a member of a limit's or a read-write lock's sorted
+// set: a slot's lock id (mode 0), or a reader's or writer's ('r', 'w').
+func holderMember(m string) (id string, mode byte, ok bool) {
+	if lockdriver.ValidateLockID(m) == nil {
+		return m, 0, true
+	}
+	if len(m) == lockdriver.LockIDLen+1 && (m[0] == 'r' || m[0] == 'w') && lockdriver.ValidateLockID(m[1:]) == nil {
+		return m[1:], m[0], true
+	}
+	return "", 0, false
+}
+
+// decodeHolderIndex reads the index value of a slot (mode 0) or of a
+// read-write lock's holder, as a slot's (N 0 for a holder).
+func decodeHolderIndex(raw string, mode byte) (wire.SlotIndex, error) {
+	if mode == 0 {
+		return wire.DecodeSlotIndex(raw)
+	}
+	ix, err := wire.DecodeRWIndex(raw)
+	if err != nil || ix.Mode != mode {
+		return wire.SlotIndex{}, wire.ErrNotRWIndex
+	}
+	return wire.SlotIndex{Fence: ix.Fence, AcquiredAtMs: ix.AcquiredAtMs, LockKey: ix.LockKey, UserKey: ix.UserKey}, nil
 }

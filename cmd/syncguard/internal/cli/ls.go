@@ -23,6 +23,8 @@ var lsCommand = &command{
 		"A concurrency limit (lock.WithLimit) is one line: the fence and age of its latest grant, the\n" +
 		"time until its first slot expires, and in HOLDER \"<live slots>/<n> slots\" (n of the latest\n" +
 		"grant) and its waiters; syncguard show KEY lists its slots.\n" +
+		"A read-write lock (lock/rwlock) is one line too: the fence and age of its latest grant, the time\n" +
+		"until its first holder expires, and in HOLDER \"writer <hash>\" or \"<n> readers\" and its waiters.\n" +
 		"A leader election's key (lock/election) is the lock of its current term: HOLDER is\n" +
 		"\"election: <leader's identity>\", the fence is the term's, TTL the time left in the term.",
 	flags: func(fs *flag.FlagSet, o *options) {
@@ -46,6 +48,9 @@ type lsRow struct {
 	AgeMs      int64         `json:"ageMs"`
 	TTLMs      int64         `json:"ttlMs"`
 	Limit      *limitSummary `json:"limit,omitempty"` // only for a limit
+	// ReadWrite is set for a read-write lock (lock/rwlock); Holder is
+	// then its writer's, if a writer holds it.
+	ReadWrite *rwSummary `json:"readWrite,omitempty"`
 	// Election is set for a term of a leader election (lock/election).
 	Election *electionSummary `json:"election,omitempty"`
 	Node     string           `json:"node,omitempty"`
@@ -84,14 +89,49 @@ type limitSummary struct {
 	Waiters int64 `json:"waiters"` // entries in the key's queue
 }
 
-// limitRow is the ls row of a limit.
+// rwSummary is the read-write part of an ls --json row.
+type rwSummary struct {
+	Readers int   `json:"readers"` // live readers
+	Writer  bool  `json:"writer"`  // a writer holds the key
+	Waiters int64 `json:"waiters"` // entries in the key's queue
+}
+
+// limitRow is the ls row of a limit, or of a read-write lock.
 func limitRow(redisKey string, l limitData, nowMs int64) lsRow {
 	last := l.latest()
 	first := l.slots[0] // earliest expiry first
-	return lsRow{Key: l.key, RedisKey: redisKey, Fence: last.fence,
+	row := lsRow{Key: l.key, RedisKey: redisKey, Fence: last.fence,
 		AcquiredAt: msTime(last.acquiredAtMs), ExpiresAt: msTime(first.expiresAtMs),
-		AgeMs: age(nowMs, last.acquiredAtMs), TTLMs: first.expiresAtMs - nowMs,
-		Limit: &limitSummary{N: last.n, Holders: len(l.slots), Waiters: l.waiters}}
+		AgeMs: age(nowMs, last.acquiredAtMs), TTLMs: first.expiresAtMs - nowMs}
+	if !l.rw {
+		row.Limit = &limitSummary{N: last.n, Holders: len(l.slots), Waiters: l.waiters}
+		return row
+	}
+	row.ReadWrite = &rwSummary{Waiters: l.waiters}
+	for _, sl := range l.slots {
+		if sl.mode == 'w' {
+			row.ReadWrite.Writer, row.Holder = true, sl.holder()
+		} else {
+			row.ReadWrite.Readers++
+		}
+	}
+	return row
+}
+
+// limitColumn is the HOLDER column of a limit or a read-write lock:
+// "2/3 slots, 1 waiting", "writer <hash>", "3 readers, 1 waiting".
+func (r lsRow) limitColumn() string {
+	if r.Limit != nil {
+		return r.Limit.slotsColumn()
+	}
+	s := "writer " + r.Holder
+	if !r.ReadWrite.Writer {
+		s = count(int64(r.ReadWrite.Readers), "reader")
+	}
+	if r.ReadWrite.Waiters > 0 {
+		s += fmt.Sprintf(", %d waiting", r.ReadWrite.Waiters)
+	}
+	return s
 }
 
 // slotsColumn is a limit's HOLDER column: "2/3 slots, 1 waiting".
@@ -142,7 +182,7 @@ func runLs(ctx context.Context, s *session, o *options, args []string) error {
 				continue
 			}
 			fmt.Fprintf(w, "%-15s  %-8s  %-8s  %-24s  %s\n", row.Fence, duration(ms(row.AgeMs)), duration(ms(row.TTLMs)),
-				row.Limit.slotsColumn(), display(row.Key))
+				row.limitColumn(), display(row.Key))
 		}
 		return w.Flush() // stream: a page's lines go out before the next page is read
 	})
@@ -166,6 +206,9 @@ func totals(t tally, pattern, glob string) string {
 	}
 	if t.Limits > 0 {
 		s += fmt.Sprintf(", %s (%s)", count(t.Limits, "limit"), count(t.Slots, "slot"))
+	}
+	if t.ReadWrite > 0 {
+		s += fmt.Sprintf(", %s (%s)", count(t.ReadWrite, "read-write lock"), count(t.Holders, "holder"))
 	}
 	if glob != "*" {
 		s += " with keys matching " + glob

@@ -79,6 +79,10 @@ type tally struct {
 	// Elections counts the live locks (of Locks) that are terms of a
 	// leader election.
 	Elections int64 `json:"elections"`
+	// ReadWrite counts the read-write locks (lock/rwlock) with live
+	// holders, Holders those holders.
+	ReadWrite int64 `json:"readWrite"`
+	Holders   int64 `json:"holders"`
 }
 
 // found is a live lock found by a scan.
@@ -244,14 +248,18 @@ func (s *session) addLimits(ctx context.Context, p *page, keys []string, glob st
 			t.NotMatching++
 			continue
 		}
-		switch r.state {
-		case limitLive:
+		switch {
+		case r.state == limitLive && r.limit.rw:
+			t.ReadWrite++
+			t.Holders += int64(len(r.limit.slots))
+			p.limits = append(p.limits, foundLimit{redisKey: keys[i], data: r.limit})
+		case r.state == limitLive:
 			t.Limits++
 			t.Slots += int64(len(r.limit.slots))
 			p.limits = append(p.limits, foundLimit{redisKey: keys[i], data: r.limit})
-		case limitExpired:
+		case r.state == limitExpired:
 			t.Expired++
-		case limitOther:
+		case r.state == limitOther:
 			t.Other++
 		}
 	}

@@ -26,7 +26,8 @@ var showCommand = &command{
 	detail: "KEY is the key as the application locks it (as ls prints it), not the Redis key. A lock key\n" +
 		"holding anything but syncguard lock data or a concurrency limit's slots for KEY is an error\n" +
 		"(exit status 1). A limit shows the n of its latest grant and each live slot (fence, holder as\n" +
-		"the hash of its lock id, acquired, expires), earliest expiry first.\n" +
+		"the hash of its lock id, acquired, expires), earliest expiry first; a read-write lock\n" +
+		"(lock/rwlock) each reader or its writer the same way.\n" +
 		"For a key of the middleware (httplock, echolock, ginlock, grpclock), give the key the request\n" +
 		"carried and its route (--route \"POST /orders\", the method and the route pattern; for gRPC\n" +
 		"the full method name, \"/orders.v1.Orders/Create\"), --scope (WithScope's\n" +
@@ -101,10 +102,12 @@ type state struct {
 }
 
 // limitShow is a limit in show: the n of its latest grant and its live
-// slots, earliest expiry first.
+// slots, earliest expiry first. For a read-write lock (lock/rwlock) N is
+// 0, ReadWrite is set, and each holder has its mode.
 type limitShow struct {
-	N       int       `json:"n"`
-	Holders []slotRow `json:"holders"`
+	N         int       `json:"n"`
+	ReadWrite bool      `json:"readWrite,omitempty"`
+	Holders   []slotRow `json:"holders"`
 }
 
 // slotRow is one live slot of a limit.
@@ -115,14 +118,16 @@ type slotRow struct {
 	ExpiresAt  time.Time  `json:"expiresAt"`
 	AgeMs      int64      `json:"ageMs"`
 	TTLMs      int64      `json:"ttlMs"`
+	Mode       string     `json:"mode,omitempty"` // a read-write lock's: "read" or "write"
 }
 
 // newLimitShow describes l as seen at nowMs.
 func newLimitShow(l limitData, nowMs int64) *limitShow {
-	ls := &limitShow{N: l.latest().n, Holders: make([]slotRow, len(l.slots))}
+	ls := &limitShow{N: l.latest().n, ReadWrite: l.rw, Holders: make([]slotRow, len(l.slots))}
 	for i, s := range l.slots {
 		ls.Holders[i] = slotRow{Fence: s.fence, Holder: s.holder(), AcquiredAt: msTime(s.acquiredAtMs),
-			ExpiresAt: msTime(s.expiresAtMs), AgeMs: age(nowMs, s.acquiredAtMs), TTLMs: s.expiresAtMs - nowMs}
+			ExpiresAt: msTime(s.expiresAtMs), AgeMs: age(nowMs, s.acquiredAtMs), TTLMs: s.expiresAtMs - nowMs,
+			Mode: modeName(s.mode)}
 	}
 	return ls
 }
@@ -279,7 +284,7 @@ func (s *session) readLimit(ctx context.Context, node *redis.Client, st *state) 
 	}
 	switch r := reads[0]; {
 	case r.state == limitOther || (r.state == limitLive && r.limit.key != st.Key):
-		return failf("%s holds a sorted set that is not a syncguard concurrency limit of this key", display(st.LockKey))
+		return failf("%s holds a sorted set that is not a syncguard concurrency limit or read-write lock of this key", display(st.LockKey))
 	case r.state == limitLive:
 		st.Limit = newLimitShow(r.limit, st.nowMs)
 	case r.state == limitExpired:
@@ -342,6 +347,16 @@ func (st *state) printState(row printRow) {
 		row("holder", "%s (hash of its lock id)", l.Holder)
 		row("acquired", "%s (%s ago)", timestamp(l.AcquiredAt), duration(ms(l.AgeMs)))
 		row("expires", "%s (in %s)", timestamp(l.ExpiresAt), duration(ms(l.TTLMs)))
+	case st.Limit != nil && st.Limit.ReadWrite:
+		row("state", "read-write lock: %s", st.Limit.rwState())
+		for _, h := range st.Limit.Holders {
+			role := "reader"
+			if h.Mode == "write" {
+				role = "writer"
+			}
+			row(role, "fence %s  holder %s  acquired %s (%s ago)  expires %s (in %s)", h.Fence, h.Holder,
+				timestamp(h.AcquiredAt), duration(ms(h.AgeMs)), timestamp(h.ExpiresAt), duration(ms(h.TTLMs)))
+		}
 	case st.Limit != nil:
 		row("state", "limit: %d of %d slots held (n of the latest grant)", len(st.Limit.Holders), st.Limit.N)
 		for _, h := range st.Limit.Holders {
@@ -430,4 +445,25 @@ func preview(v string) string {
 		return strconv.Quote(v)
 	}
 	return strconv.Quote(strings.ToValidUTF8(v[:n], "")) + "..."
+}
+
+// rwState is a read-write lock's state line: "held by a writer" or
+// "held by 3 readers".
+func (l *limitShow) rwState() string {
+	if len(l.Holders) == 1 && l.Holders[0].Mode == "write" {
+		return "held by a writer"
+	}
+	return "held by " + count(int64(len(l.Holders)), "reader")
+}
+
+// modeName is the name of a read-write lock holder's mode ('r', 'w'), ""
+// for a slot of a limit.
+func modeName(m byte) string {
+	switch m {
+	case 'r':
+		return "read"
+	case 'w':
+		return "write"
+	}
+	return ""
 }

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
+	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
+)
+
+// holdRW holds key in mode for a minute.
+func holdRW(t *testing.T, b *redisbackend.Backend, key string, mode rwlock.Mode) lock.Lease {
+	t.Helper()
+	id, err := b.NewLockID(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := b.AcquireRW(context.Background(), key, id, mode, time.Minute)
+	if err != nil {
+		t.Fatalf("AcquireRW(%s): %v", mode, err)
+	}
+	return l
+}
+
+// TestReadWrite lists and shows a read-write lock held by two readers,
+// then by a writer, next to a plain lock.
+func TestReadWrite(t *testing.T) {
+	srv := redistest.Shared(t)
+	p := prefix(t)
+	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	const key = "settings:tenant-7"
+	if _, err := b.Acquire(context.Background(), "invoice:42", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r1, r2 := holdRW(t, b, key, rwlock.ModeRead), holdRW(t, b, key, rwlock.ModeRead)
+	args := []string{"--redis", urlOf(srv), "--prefix", p}
+
+	r := syncguard(t, append([]string{"ls", "--json"}, args...)...)
+	out := lines(r.out)
+	var totals struct{ Totals tally }
+	if r.code != 0 || json.Unmarshal([]byte(out[len(out)-1]), &totals) != nil {
+		t.Fatalf("ls --json: status %d, output:\n%s", r.code, r.out)
+	}
+	if tt := totals.Totals; tt.Locks != 1 || tt.ReadWrite != 1 || tt.Holders != 2 || tt.Limits != 0 || tt.Other != 0 {
+		t.Errorf("totals %+v, want 1 lock, 1 read-write lock with 2 holders", tt)
+	}
+	if !strings.Contains(r.out, `"readWrite":{"readers":2,"writer":false,"waiters":0}`) || !strings.Contains(r.out, `"fence":"`+string(r2.Fence)) {
+		t.Errorf("ls --json lacks the read-write row (2 readers, the latest fence %s):\n%s", r2.Fence, r.out)
+	}
+	r = syncguard(t, append([]string{"ls"}, args...)...)
+	if !strings.Contains(r.out, "2 readers                 settings:tenant-7\n") || !strings.Contains(r.out, "1 read-write lock (2 holders)") {
+		t.Errorf("ls: status %d, output:\n%s", r.code, r.out)
+	}
+	r = syncguard(t, append([]string{"show", key}, args...)...)
+	for _, want := range []string{
+		"state          read-write lock: held by 2 readers",
+		"reader         fence " + string(r1.Fence) + "  holder " + lockdriver.HashKey(r1.ID),
+		"reader         fence " + string(r2.Fence) + "  holder " + lockdriver.HashKey(r2.ID),
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("show output lacks %q:\n%s", want, r.out)
+		}
+	}
+
+	for _, l := range []lock.Lease{r1, r2} {
+		if err := b.Release(context.Background(), l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := holdRW(t, b, key, rwlock.ModeWrite)
+	r = syncguard(t, append([]string{"ls"}, args...)...)
+	if !strings.Contains(r.out, "writer "+lockdriver.HashKey(w.ID)) {
+		t.Errorf("ls lacks the writer:\n%s", r.out)
+	}
+	r = syncguard(t, append([]string{"show", key}, args...)...)
+	if !strings.Contains(r.out, "read-write lock: held by a writer") || !strings.Contains(r.out, "writer         fence "+string(w.Fence)) {
+		t.Errorf("show lacks the writer:\n%s", r.out)
+	}
+}
