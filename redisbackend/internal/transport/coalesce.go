@@ -80,17 +80,20 @@ func (p *pending) free() {
 
 // roundTrip is the state the callers of one round trip share.
 type roundTrip struct {
-	cancel context.CancelFunc
-	live   atomic.Int32 // callers still waiting
+	cancel context.CancelFunc // nil: the trip has no context of its own
+	live   atomic.Int32       // callers still waiting
 }
 
-// inlineTrip is the round trip of calls sent from a caller's goroutine: it
-// is never cancelled, as that caller waits for its reply.
-var inlineTrip = &roundTrip{cancel: func() {}}
+// ownTrip is the round trip of a call sent alone on its caller's own
+// context, or of a batch sent by a caller that waits for it: there is no
+// context of the trip's own to cancel. A lone call whose caller leaves at
+// its context's end leaves go-redis that ended context, which stops its
+// retries as cancelling one of the trip's own would.
+var ownTrip = &roundTrip{}
 
 // leave is called by a caller that stops waiting; the last one cancels.
 func (t *roundTrip) leave() {
-	if t.live.Add(-1) == 0 {
+	if t.cancel != nil && t.live.Add(-1) == 0 {
 		t.cancel()
 	}
 }
@@ -120,10 +123,9 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 		if direct {
 			return co.sendAlone(ctx, p, cmd)
 		}
-		batch := []*pending{p}
-		t := co.takeLocked(batch)
+		p.trip = ownTrip
 		co.mu.Unlock()
-		go co.run(t, batch)
+		go co.runAlone(p)
 	} else {
 		p.direct = mayLead(ctx, co.direct)
 		co.queue = append(co.queue, p)
@@ -134,7 +136,8 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 		if p.lead != nil {
 			return co.leadBatch(p)
 		}
-		return co.answer(p)
+		_ = co.answer(p)
+		return endedWith(ctx, cmd)
 	case <-ctx.Done():
 	}
 	co.mu.Lock()
@@ -154,28 +157,22 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	}
 	select {
 	case <-p.done:
-		return co.answer(p)
+		_ = co.answer(p)
+		return endedWith(ctx, cmd)
 	default:
 	}
 	p.trip.leave()
 	return ErrAbandoned
 }
 
-// sendAlone sends p, the call of cmd, from the caller's goroutine; what
-// queued meanwhile goes on after it. co.mu is held on entry, and
-// sendAlone unlocks it.
+// sendAlone sends cmd, the call p, from the caller's goroutine; what
+// queued meanwhile goes on after it, even when the client panics. co.mu is
+// held on entry, and sendAlone unlocks it.
 func (co *coalescer) sendAlone(ctx context.Context, p *pending, cmd *redis.Cmd) error {
-	p.trip = inlineTrip
 	co.mu.Unlock()
-	one := [1]*pending{p} // on the stack
-	co.send(ctx, inlineTrip, one[:], p)
-	<-p.done
-	co.handOn()
-	_ = co.answer(p)
-	if cmd.Err() != nil && ctx.Err() != nil {
-		return ErrAbandoned
-	}
-	return nil
+	p.free() // it never queued: nothing else holds it
+	defer co.handOn()
+	return processDirect(ctx, co.c, cmd)
 }
 
 // mayLead reports whether a queued call on ctx may send its batch from its
@@ -198,7 +195,7 @@ func (co *coalescer) leadBatch(p *pending) error {
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx)
 	}
-	co.send(ctx, inlineTrip, batch, p)
+	co.send(ctx, ownTrip, batch, p)
 	<-p.done // p's own answer, signalled with the batch's
 	co.handOn()
 	return co.answer(p)
@@ -238,6 +235,13 @@ func (co *coalescer) takeLocked(batch []*pending) *roundTrip {
 	return t
 }
 
+// runAlone sends p, a call alone in its round trip, on its caller's
+// context, then goes on as run.
+func (co *coalescer) runAlone(p *pending) {
+	one := [1]*pending{p} // on the stack
+	co.run(ownTrip, one[:])
+}
+
 // run sends batch, then the queued calls in batches of at most maxBatch,
 // until the queue is empty or a batch has a leader to send it.
 func (co *coalescer) run(t *roundTrip, batch []*pending) {
@@ -273,7 +277,7 @@ func (co *coalescer) next(lead bool) (*roundTrip, []*pending, *pending) {
 		for _, p := range batch {
 			if p.direct {
 				for _, q := range batch {
-					q.trip = inlineTrip
+					q.trip = ownTrip
 				}
 				p.lead = batch
 				return nil, batch, p
@@ -295,7 +299,9 @@ func (co *coalescer) send(ctx context.Context, t *roundTrip, batch []*pending, o
 				}
 			}
 		}
-		t.cancel()
+		if t.cancel != nil {
+			t.cancel()
+		}
 		for _, p := range batch {
 			p.done <- struct{}{}
 		}

@@ -60,12 +60,19 @@ func sendsDirect(ctx context.Context, d *directRule) bool {
 	return time.Until(dl) >= d.bound
 }
 
-// processDirect sends cmd from this goroutine; it returns ErrAbandoned
-// when ctx ended and cmd failed.
+// processDirect sends cmd from this goroutine, for a call sendsDirect let
+// go out from here.
 func processDirect(ctx context.Context, p processor, cmd redis.Cmder) error {
 	_ = p.Process(ctx, cmd)
+	return endedWith(ctx, cmd)
+}
+
+// endedWith returns ErrAbandoned for a call whose command failed once ctx
+// had ended: go-redis, which sends it on ctx, may have stopped for ctx
+// (a retry's backoff, a pool wait) after a try whose outcome is unknown.
+func endedWith(ctx context.Context, cmd redis.Cmder) error {
 	if cmd.Err() != nil && ctx.Err() != nil {
-		return abandoned(ctx, ErrAbandoned)
+		return ErrAbandoned
 	}
 	return nil
 }

@@ -35,7 +35,10 @@ func (s *Sender) Do(ctx context.Context, cmd *redis.Cmd) error {
 		}
 		return nil
 	case sendsDirect(ctx, s.direct):
-		return processDirect(ctx, s.client, cmd)
+		if err := processDirect(ctx, s.client, cmd); err != nil {
+			return abandoned(ctx, err)
+		}
+		return nil
 	}
 	return Bounded(ctx, func(ctx context.Context) { _ = s.client.Process(ctx, cmd) })
 }
