@@ -15,8 +15,9 @@ import (
 
 // maxInFlight is how many round trips run at once while at most that many
 // calls are under way: each goes out alone, as a queued call's wake-up
-// costs the client about what a shared pipeline of two saves.
-const maxInFlight = 4
+// costs the client about what a shared pipeline of two saves, and eight
+// callers alone wake up no more often than go-redis's own.
+const maxInFlight = 8
 
 // busyInFlight is how many round trips run at once while more than
 // maxInFlight calls are under way: the rest queue, and share pipelines.

@@ -453,15 +453,15 @@ func TestCoalesceFewCallsGoAlone(t *testing.T) {
 	f := newFakeClient()
 	co := newCoalescer(f, nil)
 	var calls []*call
-	for i := 0; i < 4; i++ {
+	for i := 0; i < maxInFlight; i++ {
 		calls = append(calls, startCall(context.Background(), co, "alone"+strconv.Itoa(i)))
 		if tr := nextTrip(t, f); tr.pipe || len(tr.cmds) != 1 {
 			t.Fatalf("call %d: pipe %v with %d commands, want a lone command", i, tr.pipe, len(tr.cmds))
 		}
 	}
 	waitQueued(t, co, 0)
-	queued := enqueue(t, context.Background(), co, "fifth", 1)
-	f.finishTrips(5)
+	queued := enqueue(t, context.Background(), co, "one more", 1)
+	f.finishTrips(maxInFlight + 1)
 	for _, c := range append(calls, queued) {
 		c.wait(t)
 		if got, err := c.cmd.Result(); err != nil || got != c.cmd.Args()[1] {
