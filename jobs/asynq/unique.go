@@ -314,15 +314,29 @@ func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err
 		}
 		l, err = lock.Acquire(ctx, u.b, u.key, lock.WithTTL(u.lease), lock.WithWait(uniqueWait))
 		if !ok && errors.Is(err, lock.ErrLocked) {
-			// Held past the wait with no record: a Guard running a task
-			// whose record expired (it ran longer than the backstop).
-			return l, false, &DuplicateTaskError{Queue: u.queue}
+			return l, false, u.heldPastWait(ctx)
 		}
 	}
 	if err != nil {
 		return l, false, fmt.Errorf("asynqlock: unique: %w", err)
 	}
 	return l, false, nil
+}
+
+// heldPastWait is the refusal of a key still held after the wait, when
+// no record was there before it: the producer that held it has written
+// its task's record since and a Guard runs that task (its id is given),
+// or a Guard runs a task whose record expired (it ran longer than the
+// backstop: no id to give).
+func (u *uniqueEnqueue) heldPastWait(ctx context.Context) error {
+	rec, ok, err := readRecord(ctx, u.rec, u.key)
+	if err != nil {
+		return fmt.Errorf("asynqlock: unique: %w", err)
+	}
+	if ok {
+		return duplicate(rec, nil)
+	}
+	return &DuplicateTaskError{Queue: u.queue}
 }
 
 // decide runs while holding the key: the task enqueued, or the error
