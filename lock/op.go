@@ -34,6 +34,11 @@ const (
 	// returns why the term ended: the loss, the cause of Lead's context,
 	// or the function's error.
 	OpTerm
+	// OpAcquireMulti is one attempt of lock/multilock to take several
+	// keys at once, all or none: Keys, TTL, then Leases granted.
+	OpAcquireMulti
+	// OpReleaseMulti is lock/multilock's release of Leases together.
+	OpReleaseMulti
 )
 
 var opNames = [...]string{
@@ -44,6 +49,7 @@ var opNames = [...]string{
 	OpLookupLimit: "lookup_limit", OpIsDone: "is_done", OpRecord: "record",
 	OpWait: "wait", OpRetry: "retry", OpGranted: "granted",
 	OpLeaseLost: "lease_lost", OpTerm: "term",
+	OpAcquireMulti: "acquire_multi", OpReleaseMulti: "release_multi",
 }
 
 // String returns the operation's name, such as "acquire".
@@ -65,7 +71,8 @@ type Op struct {
 	Limit    int           // the n of a slot asked for; 0 for the lock
 	Queued   bool          // Waiter.Attempt: it keeps a place in the queue
 	MarkTTL  time.Duration // how long a done marker or record is kept
-	Leases   []Lease       // extend_batch's leases
+	Leases   []Lease       // extend_batch's and release_multi's leases; acquire_multi's grants
+	Keys     []string      // acquire_multi's keys
 	Identity string        // term: the candidate's; do not log it raw
 
 	Lease     Lease          // granted (acquire, wait, granted), lost, or led under (term)
