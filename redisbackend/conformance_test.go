@@ -146,3 +146,8 @@ func TestLimitConformanceMiniredis(t *testing.T) {
 			time.Sleep(d)
 		}))
 }
+
+func TestConformanceMultiRedis(t *testing.T) {
+	t.Parallel()
+	locktest.RunMulti(t, conformanceBackends(redistest.Shared(t).Client(t)))
+}

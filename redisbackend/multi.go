@@ -148,6 +148,7 @@ func (b *Backend) ReleaseMulti(ctx context.Context, ids []string) []error {
 		}
 		return errs
 	}
+	var calls []releaseCall
 	var cmds []scriptCmd
 	var at []int
 	for i, id := range ids {
@@ -156,30 +157,27 @@ func (b *Backend) ReleaseMulti(ctx context.Context, ids []string) []error {
 			errs[i] = err
 			continue
 		}
-		cmds = append(cmds, b.releaseCmd(idKey, id, ownWaiters{}))
-		at = append(at, i)
+		rc := b.newReleaseCall(idKey, id)
+		calls, cmds, at = append(calls, rc), append(cmds, rc.cmd), append(at, i)
 	}
 	if len(cmds) == 0 {
 		return errs
 	}
 	// The whole pipeline ends by ctx (transport.Bounded); the background
 	// part writes only out.
-	var out []*redis.Cmd
-	if err := transport.Bounded(ctx, func(ctx context.Context) { out = b.runPipelined(ctx, cmds) }); err != nil {
-		err = mapError(ctx, op, err)
-		for _, i := range at {
-			errs[i] = err
+	var sent []*redis.Cmd
+	out := make([]*redis.Cmd, len(cmds))
+	if err := transport.Bounded(ctx, func(ctx context.Context) { sent = b.runPipelined(ctx, cmds) }); err != nil {
+		for k := range out {
+			out[k] = redis.NewCmd(ctx)
+			out[k].SetErr(err)
 		}
-		return errs
+	} else {
+		copy(out, sent)
 	}
 	for k, c := range out {
 		reply, err := c.Result()
-		if err == nil {
-			_, err = b.released(ctx, op, reply)
-		} else {
-			err = mapError(ctx, op, err)
-		}
-		errs[at[k]] = err
+		errs[at[k]] = b.endRelease(ctx, calls[k], reply, err)
 	}
 	return errs
 }
