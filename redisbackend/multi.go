@@ -85,7 +85,7 @@ func (b *Backend) newMultiCall(ctx context.Context, keys, ids []string, ttl time
 			return nil, lockdriver.InvalidArgument(op, "duplicate key at index "+strconv.Itoa(i)+" (after NFC)")
 		}
 		seen[c.norm] = true
-		if b.layout == LayoutCluster && b.lockTag(c.lockKey) != b.lockTag(calls[0].lockKey) && i > 0 {
+		if b.layout == LayoutCluster && i > 0 && b.lockTag(c.lockKey) != b.lockTag(calls[0].lockKey) {
 			return nil, lockdriver.InvalidArgument(op, "keys of different groups (hash tags) in one AcquireMulti")
 		}
 		calls[i] = c

@@ -145,7 +145,7 @@ func (a *acquisition) take(ctx context.Context) error {
 		var busy *BusyError
 		switch {
 		case errors.As(err, &busy) && busy.Index >= 0 && busy.Index < hi-lo:
-			err = a.waitFor(ctx, lo+busy.Index, busy, hi)
+			err = a.waitFor(ctx, lo+busy.Index, busy, lo, hi)
 		case lock.CodeOf(err).Transient() && a.set.BackendTimeout == 0:
 			err = a.pause(ctx, err) // same ids: the next attempt gets back what this one took
 		}
@@ -164,7 +164,7 @@ func (a *acquisition) attempt(ctx context.Context, lo, hi int) ([]lock.Lease, er
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	got, err := a.s.acquire(ctx, a.keys[lo:hi], a.ids[lo:hi], a.set.TTL)
+	got, err := a.s.acquire(ctx, a.keys[lo:hi], a.ids[lo:hi], a.leases[lo:hi], a.set.TTL)
 	if err == nil && len(got) != hi-lo {
 		err = &lock.Error{Code: lock.CodeInternal, Op: "acquire", Msg: "the backend returned " + strconv.Itoa(len(got)) + " leases for " + strconv.Itoa(hi-lo) + " keys"}
 	}
@@ -186,13 +186,14 @@ func (a *acquisition) newIDs(lo, hi int) error {
 	return nil
 }
 
-// waitFor waits for the busy key j, found by an attempt on a group that
-// ends at hi. It first releases the keys after j that it holds, then takes
-// j with lock.Acquire for what is left of the wait. The other keys of the
-// group get new ids: a backend without AcquireMulti released theirs.
-func (a *acquisition) waitFor(ctx context.Context, j int, busy *BusyError, hi int) error {
+// waitFor waits for the busy key j, found by an attempt on the group
+// [lo, hi). It first releases the keys after j that it holds, then takes
+// j with lock.Acquire for what is left of the wait. The keys of the group
+// it does not hold get new ids: a backend without AcquireMulti released
+// theirs.
+func (a *acquisition) waitFor(ctx context.Context, j int, busy *BusyError, lo, hi int) error {
 	a.releaseRange(ctx, j+1, len(a.keys))
-	for i := j; i < hi; i++ {
+	for i := lo; i < hi; i++ {
 		if a.leases[i].ID == "" {
 			a.ids[i] = ""
 		}

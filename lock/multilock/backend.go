@@ -86,8 +86,9 @@ func (s store) group(key string) (string, error) {
 }
 
 // acquire makes one attempt on the keys of one group, as an
-// lock.OpAcquireMulti of b's hooks.
-func (s store) acquire(ctx context.Context, keys, ids []string, ttl time.Duration) ([]lock.Lease, error) {
+// lock.OpAcquireMulti of b's hooks. held[i] is the lease the caller holds
+// on keys[i] already (with the id ids[i]), or a zero Lease.
+func (s store) acquire(ctx context.Context, keys, ids []string, held []lock.Lease, ttl time.Duration) ([]lock.Lease, error) {
 	op := &lock.Op{Kind: lock.OpAcquireMulti, Keys: keys, TTL: ttl}
 	err := lock.Emit(ctx, s.b, op, func(ctx context.Context, op *lock.Op) (err error) {
 		if s.multi != nil {
@@ -96,31 +97,36 @@ func (s store) acquire(ctx context.Context, keys, ids []string, ttl time.Duratio
 				return err
 			}
 		}
-		op.Leases, err = s.acquireEach(ctx, keys, ids, ttl)
+		op.Leases, err = s.acquireEach(ctx, keys, ids, held, ttl)
 		return err
 	})
 	return op.Leases, err
 }
 
-// acquireEach is AcquireMulti on a backend without it: AcquireID per key,
-// in order, releasing what it took when one fails.
-func (s store) acquireEach(ctx context.Context, keys, ids []string, ttl time.Duration) ([]lock.Lease, error) {
-	leases := make([]lock.Lease, 0, len(keys))
+// acquireEach is AcquireMulti on a backend without it: AcquireID per key
+// not held yet, in order, releasing what it took when one fails.
+func (s store) acquireEach(ctx context.Context, keys, ids []string, held []lock.Lease, ttl time.Duration) ([]lock.Lease, error) {
+	leases := make([]lock.Lease, len(keys))
+	var took []lock.Lease
 	for i, key := range keys {
+		if held[i].ID != "" {
+			leases[i] = held[i]
+			continue
+		}
 		l, err := s.id.AcquireID(ctx, key, ids[i], ttl)
 		if err != nil {
 			var le *lock.LockedError
 			if errors.As(err, &le) {
 				err = &BusyError{Index: i, ExpiresAt: le.ExpiresAt}
-			}
-			if !errors.Is(err, lock.ErrLocked) {
+			} else {
 				// The attempt may have taken the key: release its id too.
-				leases = append(leases, lock.Lease{Key: key, ID: ids[i], TTL: ttl})
+				took = append(took, lock.Lease{Key: key, ID: ids[i], TTL: ttl})
 			}
-			s.release(context.WithoutCancel(ctx), leases)
+			s.release(context.WithoutCancel(ctx), took)
 			return nil, err
 		}
-		leases = append(leases, l)
+		leases[i] = l
+		took = append(took, l)
 	}
 	return leases, nil
 }
@@ -128,6 +134,9 @@ func (s store) acquireEach(ctx context.Context, keys, ids []string, ttl time.Dur
 // release releases leases together, as an lock.OpReleaseMulti of b's
 // hooks, and returns one error per lease.
 func (s store) release(ctx context.Context, leases []lock.Lease) []error {
+	if len(leases) == 0 {
+		return nil
+	}
 	ids := make([]string, len(leases))
 	for i, l := range leases {
 		ids[i] = l.ID
