@@ -72,6 +72,7 @@ func TestValidationBeforeIO(t *testing.T) {
 	key := "valid-key"
 
 	inputs := append(locktest.BadInputs(key), locktest.BadLimitInputs(key)...)
+	inputs = append(inputs, locktest.BadMultiInputs(key)...)
 	for _, reserved := range []string{"id:" + lockdriver.NewLockID(), "fence:" + key, "id:", "fence:"} {
 		inputs = append(inputs,
 			locktest.BadInput{Name: "Acquire/reserved key " + reserved, Call: func(b lock.Backend) error {

@@ -2,9 +2,14 @@ package redisbackend_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/locktest"
@@ -17,8 +22,21 @@ import (
 // of multilock.Do, one script call to take them all and one pipeline to
 // release them, whatever N, on one Redis and on Redis Cluster.
 func TestMultiRoundTrips(t *testing.T) {
-	client := redistest.Shared(t).Client(t)
-	counter := redistest.Count(client)
+	t.Run("single", func(t *testing.T) {
+		client := redistest.Shared(t).Client(t)
+		countMultiTrips(t, client, redistest.Count(client))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		client := redistest.SharedCluster(t).Client(t)
+		counter := &redistest.Counter{}
+		client.AddHook(counter)
+		countMultiTrips(t, client, counter)
+	})
+}
+
+// countMultiTrips checks the round trips counter counts for a cycle of
+// multilock.Do on 1, 2, 8 and MaxKeys keys of one hash tag.
+func countMultiTrips(t *testing.T, client redis.UniversalClient, counter *redistest.Counter) {
 	b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t), DisableCoalescing: true})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -28,7 +46,7 @@ func TestMultiRoundTrips(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 8, multilock.MaxKeys} {
 		keys := make([]string, max(n, 1))
 		for i := range keys {
-			keys[i] = "{acct}:" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+			keys[i] = fmt.Sprintf("{acct}:%d", i)
 		}
 		before := counter.RoundTrips.Load()
 		err := multilock.Do(ctx, b, keys, func(ctx context.Context, leases []lock.Lease) error {
@@ -117,4 +135,84 @@ func TestMultiThroughHooks(t *testing.T) {
 	if !slices.Equal(hook.keys, []int{3, 3}) {
 		t.Errorf("acquire_multi ops named %v keys, want [3 3]", hook.keys)
 	}
+}
+
+// TestMultiFleet: three Backends, each on a client of its own, run three
+// workers each that take random sets of 3 of 6 keys (over 3 hash tags) in
+// random orders, with a wait: no key ever has two holders, every key's
+// fences strictly increase in grant order, and every worker finishes (a
+// deadlock would hold until the context's end). On one Redis in both
+// layouts, and on Redis Cluster.
+func TestMultiFleet(t *testing.T) {
+	t.Parallel()
+	server := redistest.Shared(t)
+	for _, tc := range []struct {
+		desc   string
+		layout redisbackend.Layout
+		client func(t *testing.T) redis.UniversalClient
+	}{
+		{"single", redisbackend.LayoutSingle, func(t *testing.T) redis.UniversalClient { return server.Client(t) }},
+		{"cluster layout", redisbackend.LayoutCluster, func(t *testing.T) redis.UniversalClient { return server.Client(t) }},
+		{"cluster", redisbackend.LayoutAuto, func(t *testing.T) redis.UniversalClient { return redistest.SharedCluster(t).Client(t) }},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			prefix := redistest.Prefix(t)
+			var backends []lock.Backend
+			for range 3 {
+				b, err := redisbackend.New(tc.client(t), &redisbackend.Options{Prefix: prefix, Layout: tc.layout})
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				t.Cleanup(func() { _ = b.Close() })
+				backends = append(backends, b)
+			}
+			runMultiFleet(t, backends, []string{"{a}1", "{a}2", "{b}1", "{b}2", "{c}1", "{c}2"})
+		})
+	}
+}
+
+// runMultiFleet runs 3 workers per backend, 5 rounds each, on random sets of
+// 3 of keys, and checks exclusion, fences and progress.
+func runMultiFleet(t *testing.T, backends []lock.Backend, keys []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	holders := map[string]int{}
+	last := map[string]lock.Fence{}
+	var wg sync.WaitGroup
+	for w := range 3 * len(backends) {
+		b := backends[w%len(backends)]
+		wg.Go(func() {
+			for r := range 5 {
+				set := rand.Perm(len(keys))[:3]
+				names := []string{keys[set[0]], keys[set[1]], keys[set[2]]}
+				err := multilock.Do(ctx, b, names, func(_ context.Context, leases []lock.Lease) error {
+					mu.Lock()
+					for _, l := range leases {
+						if holders[l.Key]++; holders[l.Key] > 1 {
+							t.Errorf("key %s: two holders", l.Key)
+						}
+						if f, ok := last[l.Key]; ok && l.Fence.Compare(f) <= 0 {
+							t.Errorf("key %s: fence %s after %s, want greater", l.Key, l.Fence, f)
+						}
+						last[l.Key] = l.Fence
+					}
+					mu.Unlock()
+					time.Sleep(time.Millisecond)
+					mu.Lock()
+					for _, l := range leases {
+						holders[l.Key]--
+					}
+					mu.Unlock()
+					return nil
+				}, lock.WithWait(25*time.Second))
+				if err != nil {
+					t.Errorf("worker %d, round %d: %v", w, r, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
