@@ -2,6 +2,7 @@ package redisbackend_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -215,4 +216,89 @@ func runMultiFleet(t *testing.T, backends []lock.Backend, keys []string) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestMultiWire: the keys of a multi-key lease are a plain lease's, in
+// the syncguard wire format (TypeScript clients read them as locks): the
+// lock JSON of exactly five members, the index holding the lock key, a
+// fence counter per key; nothing else is written.
+func TestMultiWire(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t), DisableConfigRecord: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := b.Prefix()
+	ctx := context.Background()
+	keys := []string{`a"\é`, "b"}
+	_, leases, release, err := multilock.Hold(ctx, b, keys, lock.WithTTL(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = release() }()
+	got := rdb.Keys(ctx, prefix+":*").Val()
+	slices.Sort(got)
+	want := []string{prefix + ":" + keys[0], prefix + ":b", prefix + ":fence:" + prefix + ":" + keys[0],
+		prefix + ":fence:" + prefix + ":b", prefix + ":id:" + leases[0].ID, prefix + ":id:" + leases[1].ID}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("keys = %q, want %q", got, want)
+	}
+	for i, l := range leases {
+		lockKey := prefix + ":" + keys[i]
+		var data map[string]any
+		if err := json.Unmarshal([]byte(rdb.Get(ctx, lockKey).Val()), &data); err != nil || len(data) != 5 {
+			t.Errorf("lock value of key %d: %v, %v; want JSON of 5 members", i, data, err)
+		}
+		if data["lockId"] != l.ID || data["key"] != keys[i] || data["fence"] != "000000000000001" {
+			t.Errorf("lock value of key %d = %v; want the lease's id, key and fence 000000000000001", i, data)
+		}
+		if exp, _ := data["expiresAtMs"].(float64); int64(exp) != l.ExpiresAt.UnixMilli() {
+			t.Errorf("expiresAtMs of key %d = %v, want %v", i, int64(exp), l.ExpiresAt.UnixMilli())
+		}
+		if idx := rdb.Get(ctx, prefix+":id:"+l.ID).Val(); idx != lockKey {
+			t.Errorf("index of key %d = %q, want %q", i, idx, lockKey)
+		}
+	}
+}
+
+// TestMultiGroups: in the cluster layout keys sharing a Redis hash tag
+// share a group (and so a slot), keys without one do not; in the single
+// layout every key is of one group.
+func TestMultiGroups(t *testing.T) {
+	client := redistest.Shared(t).Client(t)
+	group := func(b *redisbackend.Backend, key string) string {
+		g, err := b.Group(key)
+		if err != nil {
+			t.Fatalf("Group(%q): %v", key, err)
+		}
+		return g
+	}
+	single, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t), DisableConfigRecord: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t), DisableConfigRecord: true, Layout: redisbackend.LayoutCluster})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		desc string
+		a, b string
+		same bool
+	}{
+		{"one hash tag", "{acct}:1", "{acct}:2", true},
+		{"the first tag counts", "x{acct}{1}", "y{acct}{2}", true},
+		{"other tags", "{acct1}:1", "{acct2}:1", false},
+		{"no tag", "acct:1", "acct:2", false},
+		{"an empty tag is no tag", "{}acct:1", "{}acct:2", false},
+		{"an unclosed brace is no tag", "{acct:1", "{acct:2", false},
+	} {
+		if got := group(cluster, tc.a) == group(cluster, tc.b); got != tc.same {
+			t.Errorf("%s: cluster layout: same group = %v, want %v", tc.desc, got, tc.same)
+		}
+		if group(single, tc.a) != group(single, tc.b) {
+			t.Errorf("%s: single layout: keys in different groups, want one", tc.desc)
+		}
+	}
 }
