@@ -55,6 +55,7 @@ func TestConformanceMiniredis(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	locktest.Run(t, conformanceBackends(client),
 		locktest.WithExpiry(func(_ *testing.T, d time.Duration) { mr.FastForward(d) }))
+	t.Run("multi", func(t *testing.T) { locktest.RunMulti(t, conformanceBackends(client)) })
 }
 
 // TestValidationBeforeIO proves that every bad input of the conformance
