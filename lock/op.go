@@ -35,9 +35,10 @@ const (
 	// or the function's error.
 	OpTerm
 	// OpAcquireMulti is one attempt of lock/multilock to take several
-	// keys at once, all or none: Keys, TTL, then Leases granted.
+	// keys at once, all or none: Keys, IDs, TTL, then Leases granted.
 	OpAcquireMulti
-	// OpReleaseMulti is lock/multilock's release of Leases together.
+	// OpReleaseMulti is lock/multilock's release of Leases together,
+	// with each one's Results.
 	OpReleaseMulti
 )
 
@@ -73,6 +74,7 @@ type Op struct {
 	MarkTTL  time.Duration // how long a done marker or record is kept
 	Leases   []Lease       // extend_batch's and release_multi's leases; acquire_multi's grants
 	Keys     []string      // acquire_multi's keys
+	IDs      []string      // acquire_multi's lock ids, one per key
 	Identity string        // term: the candidate's; do not log it raw
 
 	Lease     Lease          // granted (acquire, wait, granted), lost, or led under (term)
@@ -83,7 +85,7 @@ type Op struct {
 	Record    []byte         // the record stored or found
 	Info      *Info          // what a lookup found; nil when nothing
 	LimitInfo *LimitInfo     // what lookup_limit found; nil when nothing
-	Results   []ExtendResult // extend_batch's, one per lease
+	Results   []ExtendResult // extend_batch's and release_multi's (Err only), one per lease
 	HandedTo  Fence          // a release's hand-off to a waiter (lockdriver.HandedOver)
 
 	Attempt int           // retry: the failed attempt's number, from 1

@@ -102,10 +102,13 @@ func (b *Backend) multiLeases(calls []acquireCall, reply any, ttl time.Duration)
 		return nil, internal(op, "unexpected reply from the acquire_multi script")
 	}
 	status, _ := res[0].(int64)
-	at, _ := res[1].(int64)
 	switch {
-	case status == 0 && len(res) >= 3 && at >= 0 && int(at) < len(calls):
-		exp, _ := res[2].(int64)
+	case status == 0 && len(res) >= 4:
+		exp, _ := res[1].(int64)
+		at, _ := res[3].(int64)
+		if at < 0 || int(at) >= len(calls) {
+			return nil, internal(op, "unexpected key index from the acquire_multi script")
+		}
 		e := &multilock.BusyError{Index: int(at)}
 		if exp > 0 {
 			e.ExpiresAt = msTime(exp)

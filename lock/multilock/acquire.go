@@ -119,6 +119,7 @@ type acquisition struct {
 	*request
 	leases   []lock.Lease
 	ids      []string
+	keeps    []*kept // the heartbeat of each lease held
 	deadline time.Time
 }
 
@@ -127,18 +128,33 @@ type acquisition struct {
 // queue, with hand-offs, as a plain lock waits), holding only keys before
 // it in the order, so no two callers ever wait for each other. It then
 // tries the group again, with the lease it waited for counting as taken.
-// On failure it releases everything it took.
+// Every lease is kept alive from the moment it is taken; one lost on the
+// way is taken again, from its group on. On failure it releases
+// everything it took.
 func (a *acquisition) take(ctx context.Context) error {
-	a.leases, a.ids = make([]lock.Lease, len(a.keys)), make([]string, len(a.keys))
+	n := len(a.keys)
+	a.leases, a.ids, a.keeps = make([]lock.Lease, n), make([]string, n), make([]*kept, n)
 	a.deadline = time.Now().Add(a.set.Wait)
-	for g := 0; g < len(a.groups); {
+	for g := 0; g <= len(a.groups); {
+		if i := a.firstLost(n); i >= 0 {
+			if err := a.lost(i); err != nil {
+				return a.fail(ctx, 0, 0, err)
+			}
+			g = a.groupOf(i)
+			continue
+		}
+		if g == len(a.groups) {
+			return nil
+		}
 		lo, hi := a.groups[g][0], a.groups[g][1]
 		if err := a.newIDs(lo, hi); err != nil {
 			return a.fail(ctx, lo, hi, err)
 		}
 		got, err := a.attempt(ctx, lo, hi)
 		if err == nil {
-			copy(a.leases[lo:hi], got)
+			for i, l := range got {
+				a.hold(ctx, lo+i, l)
+			}
 			g++
 			continue
 		}
@@ -206,7 +222,18 @@ func (a *acquisition) waitFor(ctx context.Context, j int, busy *BusyError, lo, h
 	if err != nil {
 		return err
 	}
-	a.leases[j], a.ids[j] = l, l.ID
+	a.hold(ctx, j, l)
+	return nil
+}
+
+// lost forgets the lease of key i, lost while the acquisition went on, so
+// that its group is taken again; or, when the wait is over, returns the
+// error of an acquisition that gave up.
+func (a *acquisition) lost(i int) error {
+	a.drop(i)
+	if time.Until(a.deadline) <= 0 {
+		return &lock.Error{Code: lock.CodeAcquisitionTimeout, Op: "acquire", Msg: "a lease taken on the way was lost", Err: &lock.LockedError{}}
+	}
 	return nil
 }
 
@@ -248,6 +275,10 @@ func (a *acquisition) releaseRange(ctx context.Context, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		if a.leases[i].ID != "" {
 			held = append(held, a.leases[i])
+		}
+		if a.keeps[i] != nil {
+			a.drop(i)
+		} else {
 			a.leases[i] = lock.Lease{}
 		}
 	}

@@ -89,7 +89,7 @@ func (s store) group(key string) (string, error) {
 // lock.OpAcquireMulti of b's hooks. held[i] is the lease the caller holds
 // on keys[i] already (with the id ids[i]), or a zero Lease.
 func (s store) acquire(ctx context.Context, keys, ids []string, held []lock.Lease, ttl time.Duration) ([]lock.Lease, error) {
-	op := &lock.Op{Kind: lock.OpAcquireMulti, Keys: keys, TTL: ttl}
+	op := &lock.Op{Kind: lock.OpAcquireMulti, Keys: keys, IDs: ids, TTL: ttl}
 	err := lock.Emit(ctx, s.b, op, func(ctx context.Context, op *lock.Op) (err error) {
 		if s.multi != nil {
 			op.Leases, err = s.multi.AcquireMulti(ctx, keys, ids, ttl)
@@ -151,6 +151,10 @@ func (s store) release(ctx context.Context, leases []lock.Lease) []error {
 			for i, id := range ids {
 				errs[i] = s.id.Release(ctx, id)
 			}
+		}
+		op.Results = make([]lock.ExtendResult, len(errs))
+		for i, err := range errs {
+			op.Results[i].Err = err
 		}
 		return errors.Join(errs...)
 	})

@@ -67,7 +67,7 @@ func Hold(ctx context.Context, b lock.Backend, keys []string, opts ...lock.Optio
 	if err := a.take(ctx); err != nil {
 		return nil, nil, nil, err
 	}
-	h := keepAll(ctx, r, a.leases)
+	h := keepAll(ctx, r, a.keeps)
 	return h.held, a.inOrder(), h.release, nil
 }
 
@@ -94,19 +94,19 @@ type holding struct {
 	lost error
 }
 
-// keepAll keeps every lease alive with lock.Keep (on an IDBackend with
-// Locals, in the same batches) and ends held when any one is lost.
-func keepAll(ctx context.Context, r *request, leases []lock.Lease) *holding {
-	h := &holding{r: r, ctx: ctx, leases: leases}
-	inOrder := make([]lock.Lease, len(leases))
-	for i, l := range leases {
-		inOrder[r.from[i]] = l
+// keepAll holds the leases that keeps keep alive (lock.Keep: on an
+// IDBackend with Locals, in the same batches), and ends held when any one
+// is lost.
+func keepAll(ctx context.Context, r *request, keeps []*kept) *holding {
+	h := &holding{r: r, ctx: ctx, leases: make([]lock.Lease, len(keeps))}
+	inOrder := make([]lock.Lease, len(keeps))
+	for i, k := range keeps {
+		h.leases[i], inOrder[r.from[i]] = k.lease, k.lease
 	}
 	h.held, h.cancel = context.WithCancelCause(context.WithValue(ctx, leasesKey{}, inOrder))
-	for _, l := range leases {
-		kept, stop := lock.Keep(ctx, r.s.b, l, r.opts...)
-		h.stops = append(h.stops, stop)
-		context.AfterFunc(kept, func() { h.cancel(context.Cause(kept)) })
+	for _, k := range keeps {
+		h.stops = append(h.stops, k.stop)
+		context.AfterFunc(k.held, func() { h.cancel(context.Cause(k.held)) })
 	}
 	return h
 }

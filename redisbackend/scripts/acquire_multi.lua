@@ -6,8 +6,8 @@
 -- are striped counters (stripes.go), then per key ARGV[2i+3] its lockId
 -- and ARGV[2i+4] the user key as the text of a JSON string.
 -- Returns {1, data...}: the lock data of every key's lease, in order;
--- {0, i, holderExpiresAtMs} when key i (from 0) is held by another live
--- lease; {-3, fence} when a fence counter passed the maximum (the leases
+-- {0, holderExpiresAtMs, holderFence, i} when key i (from 0) is held by
+-- another live lease (acquire.lua's answer, and the key); {-3, fence} when a fence counter passed the maximum (the leases
 -- this run wrote are deleted); {-4, i} when key i's lock id was released
 -- (its index holds a tombstone); the SYNCGUARD_KIND error while live
 -- slots of a limit hold a key.
@@ -33,7 +33,7 @@ for i = 0, n - 1 do
     local data, corrupt = decodeLock(existing)
     if not data then return corrupt end
     if data.expiresAtMs > nowMs - tolMs then
-      if data.lockId ~= id then return {0, i, data.expiresAtMs} end
+      if data.lockId ~= id then return {0, data.expiresAtMs, tostring(data.fence), i} end
       held[i] = existing
     end
   end
