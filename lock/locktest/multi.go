@@ -216,6 +216,7 @@ func (s *suite) testMultiWaits(t *testing.T, b lock.Backend) {
 
 func (s *suite) multiKeepTests() []test {
 	return []test{
+		{"a key taken while waiting for another stays held", s.testMultiHeldWhileWaiting},
 		{"leases are kept alive together", func(t *testing.T, b lock.Backend) {
 			keys := s.multiKeys(t, 3, 2)
 			held, leases, release := multiHold(t, b, keys, lock.WithTTL(shortTTL))
@@ -482,4 +483,39 @@ func BadMultiInputs(key string) []BadInput {
 	in.add("multilock.Do/nil context", func(b lock.Backend) error { return multilock.Do(nilCtx, b, []string{key}, fn) })
 	in.add("multilock.Do/nil function", func(b lock.Backend) error { return multilock.Do(bg, b, []string{key}, nil) })
 	return in
+}
+
+// testMultiHeldWhileWaiting: plain holders hold both keys of a set; the
+// first is released early, so a multi-key Hold (short TTL) takes it and
+// waits for the second, past several TTLs. The key it took stays held all
+// along (kept alive), and its lease, same fence, is the one Hold returns.
+func (s *suite) testMultiHeldWhileWaiting(t *testing.T, b lock.Backend) {
+	keys := s.multiKeys(t, 2, 1)
+	first, second := mustAcquire(t, b, keys[0], longTTL), mustAcquire(t, b, keys[1], longTTL)
+	time.AfterFunc(50*time.Millisecond, func() { _ = b.Release(context.Background(), first.ID) })
+	time.AfterFunc(4*shortTTL, func() { _ = b.Release(context.Background(), second.ID) })
+	type result struct {
+		leases []lock.Lease
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, leases, release, err := multilock.Hold(ctx(t), b, keys, lock.WithTTL(shortTTL), lock.WithWait(callTimeout/2))
+		if err == nil {
+			t.Cleanup(func() { _ = release() })
+		}
+		done <- result{leases, err}
+	}()
+	time.Sleep(3 * shortTTL) // past the TTL of a lease taken at 50ms
+	info, err := b.LookupKey(ctx(t), keys[0])
+	if err != nil || info == nil {
+		t.Fatalf("LookupKey of the key taken while waiting = %v, %v; want it held", info, err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("multilock.Hold: %v", r.err)
+	}
+	if r.leases[0].Fence != info.Fence {
+		t.Errorf("lease of the first key has fence %s, want %s, the one held while waiting", r.leases[0].Fence, info.Fence)
+	}
 }
