@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -299,6 +300,60 @@ func TestMultiGroups(t *testing.T) {
 		}
 		if group(single, tc.a) != group(single, tc.b) {
 			t.Errorf("%s: single layout: keys in different groups, want one", tc.desc)
+		}
+	}
+}
+
+// failFirstRelease is a lock.Hook that fails the first release_multi
+// with a transient error without running it, as a Redis that did not
+// answer would.
+type failFirstRelease struct{ failed atomic.Bool }
+
+func (f *failFirstRelease) Operation(next lock.OpFunc) lock.OpFunc {
+	return func(ctx context.Context, op *lock.Op) error {
+		if op.Kind == lock.OpReleaseMulti && f.failed.CompareAndSwap(false, true) {
+			return &lock.Error{Code: lock.CodeServiceUnavailable, Op: "release", Msg: "test: no answer"}
+		}
+		return next(ctx, op)
+	}
+}
+
+// TestMultiReleaseRetried: a release that fails on a transient error goes
+// to the release error handler once, is not Do's error, and is tried
+// again in the background until the keys are free.
+func TestMultiReleaseRetried(t *testing.T) {
+	rb, err := redisbackend.New(redistest.Shared(t).Client(t), &redisbackend.Options{Prefix: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := lock.WithHooks(rb, &failFirstRelease{})
+	keys := []string{"{r}:a", "{r}:b"}
+	var told atomic.Int32
+	ctx := context.Background()
+	err = multilock.Do(ctx, b, keys, func(context.Context, []lock.Lease) error { return nil },
+		lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) {
+			if lock.CodeOf(err) != lock.CodeServiceUnavailable {
+				t.Errorf("release error handler got %v, want the ServiceUnavailable failure", err)
+			}
+			told.Add(1)
+		}))
+	if err != nil {
+		t.Fatalf("Do: %v, want nil (a failed release is the handler's)", err)
+	}
+	if n := told.Load(); n != 1 {
+		t.Errorf("release error handler called %d times, want once", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, k := range keys {
+		for {
+			held, err := rb.IsLocked(ctx, k)
+			if err == nil && !held {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("key %s still held 5s after the failed release (IsLocked = %v, %v)", k, held, err)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }

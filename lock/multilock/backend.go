@@ -22,7 +22,9 @@ type Backend interface {
 	// with the lock id ids[i] (from NewLockID(keys[i])), all or none.
 	// A key whose live lease has its id counts as taken, so the call is
 	// safe to repeat, as AcquireID is. On contention it takes nothing
-	// and returns a *BusyError.
+	// and returns a *BusyError. One that cannot take them in one step
+	// returns an error matching errors.ErrUnsupported, taking nothing;
+	// the keys are then taken one by one with AcquireID.
 	AcquireMulti(ctx context.Context, keys, ids []string, ttl time.Duration) ([]lock.Lease, error)
 	// ReleaseMulti releases the leases ids together, one error per id,
 	// each as Release would return it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,10 +76,11 @@ func Hold(ctx context.Context, b lock.Backend, keys []string, opts ...lock.Optio
 type leasesKey struct{}
 
 // LeasesFrom returns the leases of a context from Do or Hold, in the
-// order of their keys.
+// order of their keys. Whether they are still held is what the context's
+// end tells.
 func LeasesFrom(ctx context.Context) ([]lock.Lease, bool) {
 	l, ok := ctx.Value(leasesKey{}).([]lock.Lease)
-	return l, ok
+	return slices.Clone(l), ok
 }
 
 // holding is the leases of one Hold, in the canonical order.
@@ -125,6 +127,7 @@ func (h *holding) release() error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), h.r.set.ReleaseTimeout)
 		defer cancel()
 		var again []lock.Lease
+		told := false
 		for i, err := range h.r.s.release(rctx, h.leases) {
 			switch {
 			case err == nil:
@@ -133,8 +136,9 @@ func (h *holding) release() error {
 					h.lost = fmt.Errorf("%w: found at release: %w", lock.ErrLeaseLost, err)
 				}
 			default:
-				if len(again) == 0 {
+				if !told { // the first failure only, as lock.Do's
 					h.r.set.OnReleaseError(h.leases[i], err)
+					told = true
 				}
 				if lock.CodeOf(err).Transient() || errors.Is(err, context.DeadlineExceeded) {
 					again = append(again, h.leases[i])
