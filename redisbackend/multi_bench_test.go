@@ -43,7 +43,7 @@ func BenchmarkMultiDo(b *testing.B) {
 		noop := func(context.Context, lock.Lease) error { return nil }
 		run(b, func(base string) error { return lock.Do(ctx, bk, base+"0", noop) })
 	})
-	for _, n := range []int{1, 2, 8} {
+	for _, n := range []int{1, 2, 8, multilock.MaxKeys} {
 		b.Run(fmt.Sprintf("multilock.Do/keys=%d", n), func(b *testing.B) {
 			noop := func(context.Context, []lock.Lease) error { return nil }
 			run(b, func(base string) error {
