@@ -219,14 +219,14 @@ func (s *suite) multiKeepTests() []test {
 		{"a key taken while waiting for another stays held", s.testMultiHeldWhileWaiting},
 		{"leases are kept alive together", func(t *testing.T, b lock.Backend) {
 			keys := s.multiKeys(t, 3, 2)
-			held, leases, release := multiHold(t, b, keys, lock.WithTTL(shortTTL))
-			time.Sleep(3 * shortTTL) // always sleeps: a heartbeat, not a frozen clock, keeps them
+			held, leases, release := multiHold(t, b, keys, lock.WithTTL(multiKeepTTL))
+			time.Sleep(5 * multiKeepTTL / 2) // always sleeps: a heartbeat, not a frozen clock, keeps them
 			if err := context.Cause(held); err != nil {
 				t.Fatalf("held ended: %v", err)
 			}
 			for _, l := range leases {
 				if info, err := b.LookupID(ctx(t), l.ID); err != nil || info == nil {
-					t.Errorf("LookupID after 3 TTLs = %v, %v; want the kept lease", info, err)
+					t.Errorf("LookupID after 2.5 TTLs = %v, %v; want the kept lease", info, err)
 				}
 			}
 			if err := release(); err != nil {
@@ -256,6 +256,10 @@ func (s *suite) multiKeepTests() []test {
 		}},
 	}
 }
+
+// multiKeepTTL is the TTL of the keep-alive tests: long enough for three
+// heartbeats to be late on a loaded machine.
+const multiKeepTTL = 400 * time.Millisecond
 
 // Size of the deadlock test: workers holding overlapping sets.
 const (
@@ -493,20 +497,20 @@ func (s *suite) testMultiHeldWhileWaiting(t *testing.T, b lock.Backend) {
 	keys := s.multiKeys(t, 2, 1)
 	first, second := mustAcquire(t, b, keys[0], longTTL), mustAcquire(t, b, keys[1], longTTL)
 	time.AfterFunc(50*time.Millisecond, func() { _ = b.Release(context.Background(), first.ID) })
-	time.AfterFunc(4*shortTTL, func() { _ = b.Release(context.Background(), second.ID) })
+	time.AfterFunc(3*multiKeepTTL, func() { _ = b.Release(context.Background(), second.ID) })
 	type result struct {
 		leases []lock.Lease
 		err    error
 	}
 	done := make(chan result, 1)
 	go func() {
-		_, leases, release, err := multilock.Hold(ctx(t), b, keys, lock.WithTTL(shortTTL), lock.WithWait(callTimeout/2))
+		_, leases, release, err := multilock.Hold(ctx(t), b, keys, lock.WithTTL(multiKeepTTL), lock.WithWait(callTimeout/2))
 		if err == nil {
 			t.Cleanup(func() { _ = release() })
 		}
 		done <- result{leases, err}
 	}()
-	time.Sleep(3 * shortTTL) // past the TTL of a lease taken at 50ms
+	time.Sleep(5 * multiKeepTTL / 2) // past the TTL of a lease taken at 50ms
 	info, err := b.LookupKey(ctx(t), keys[0])
 	if err != nil || info == nil {
 		t.Fatalf("LookupKey of the key taken while waiting = %v, %v; want it held", info, err)
