@@ -269,7 +269,9 @@ func (a *acquisition) fail(ctx context.Context, lo, hi int, err error) error {
 }
 
 // releaseRange releases the leases held among keys [lo, hi), within the
-// release timeout; what it cannot release ends by its TTL.
+// release timeout; what it cannot release ends by its TTL. It waits for
+// the release until ctx ends, so a call returns by its deadline, as
+// lock.Acquire does; the release goes on in the background.
 func (a *acquisition) releaseRange(ctx context.Context, lo, hi int) {
 	var held []lock.Lease
 	for i := lo; i < hi; i++ {
@@ -285,9 +287,17 @@ func (a *acquisition) releaseRange(ctx context.Context, lo, hi int) {
 	if len(held) == 0 {
 		return
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.set.ReleaseTimeout)
-	defer cancel()
-	a.s.release(rctx, held)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.set.ReleaseTimeout)
+		defer cancel()
+		a.s.release(rctx, held)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // inOrder returns the leases in the caller's order of keys.
