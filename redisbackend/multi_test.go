@@ -102,10 +102,10 @@ func (k *kinds) Operation(next lock.OpFunc) lock.OpFunc {
 	}
 }
 
-// TestMultiThroughHooks: a Backend wrapped by lock.WithHooks still takes
-// a group in one script (two round trips a cycle), and its hooks see the
-// attempt as an OpAcquireMulti naming every key and the release as an
-// OpReleaseMulti.
+// TestMultiThroughHooks: a Backend wrapped twice by lock.WithHooks still
+// takes a group in one script (two round trips a cycle), and the hooks of
+// both layers see the attempt as an OpAcquireMulti naming every key and
+// the release as an OpReleaseMulti.
 func TestMultiThroughHooks(t *testing.T) {
 	client := redistest.Shared(t).Client(t)
 	counter := redistest.Count(client)
@@ -113,8 +113,8 @@ func TestMultiThroughHooks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	hook := &kinds{}
-	b := lock.WithHooks(rb, hook)
+	hook, outer := &kinds{}, &kinds{}
+	b := lock.WithHooks(lock.WithHooks(rb, hook), outer) // each layer's hooks see the operations
 	keys := []string{"{t}:a", "{t}:b", "{t}:c"}
 	ctx := context.Background()
 	noop := func(context.Context, []lock.Lease) error { return nil }
@@ -130,12 +130,17 @@ func TestMultiThroughHooks(t *testing.T) {
 	}
 	hook.mu.Lock()
 	defer hook.mu.Unlock()
+	outer.mu.Lock()
+	defer outer.mu.Unlock()
 	want := []lock.OpKind{lock.OpAcquireMulti, lock.OpReleaseMulti, lock.OpAcquireMulti, lock.OpReleaseMulti}
 	if !slices.Equal(hook.seen, want) {
 		t.Errorf("hooks saw %v, want %v", hook.seen, want)
 	}
 	if !slices.Equal(hook.keys, []int{3, 3}) {
 		t.Errorf("acquire_multi ops named %v keys, want [3 3]", hook.keys)
+	}
+	if !slices.Equal(outer.seen, want) {
+		t.Errorf("outer hooks saw %v, want %v", outer.seen, want)
 	}
 }
 

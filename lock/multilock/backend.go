@@ -46,12 +46,15 @@ func (e *BusyError) Error() string { return lock.ErrLocked.Error() + " (a key of
 func (e *BusyError) Unwrap() error { return &lock.LockedError{ExpiresAt: e.ExpiresAt} }
 
 // store is what Do and Hold use of a backend: b itself, for Keep and the
-// waits of lock.Acquire, so that its hooks see them; its IDBackend; and
-// multi, the Backend under b's hooks, or nil when there is none.
+// waits of lock.Acquire, so that its hooks see them; its IDBackend; multi,
+// the Backend under b's hooks, or nil when there is none; and the
+// wrappers above multi (lock.WithHooks), outermost first, whose hooks see
+// its operations.
 type store struct {
-	b     lock.Backend
-	id    lock.IDBackend
-	multi Backend
+	b      lock.Backend
+	id     lock.IDBackend
+	multi  Backend
+	layers []lock.Backend
 }
 
 // newStore returns the store of b, or an InvalidArgument error unless b is
@@ -73,9 +76,26 @@ func newStore(op string, b lock.Backend) (store, error) {
 		if !ok {
 			break
 		}
+		s.layers = append(s.layers, x)
 		x = u.Unwrap()
 	}
+	if s.multi == nil {
+		// Without one, the operations' inner calls (AcquireID, Release)
+		// go through b and so through every hook already.
+		s.layers = []lock.Backend{b}
+	}
 	return s, nil
+}
+
+// emit runs op through the hooks of every layer from the i-th in, then
+// call.
+func (s store) emit(ctx context.Context, i int, op *lock.Op, call lock.OpFunc) error {
+	if i == len(s.layers) {
+		return call(ctx, op)
+	}
+	return lock.Emit(ctx, s.layers[i], op, func(ctx context.Context, op *lock.Op) error {
+		return s.emit(ctx, i+1, op, call)
+	})
 }
 
 // group returns the group of a normalised key: the backend's, or on a
@@ -92,7 +112,7 @@ func (s store) group(key string) (string, error) {
 // on keys[i] already (with the id ids[i]), or a zero Lease.
 func (s store) acquire(ctx context.Context, keys, ids []string, held []lock.Lease, ttl time.Duration) ([]lock.Lease, error) {
 	op := &lock.Op{Kind: lock.OpAcquireMulti, Keys: keys, IDs: ids, TTL: ttl}
-	err := lock.Emit(ctx, s.b, op, func(ctx context.Context, op *lock.Op) (err error) {
+	err := s.emit(ctx, 0, op, func(ctx context.Context, op *lock.Op) (err error) {
 		if s.multi != nil {
 			op.Leases, err = s.multi.AcquireMulti(ctx, keys, ids, ttl)
 			if !errors.Is(err, errors.ErrUnsupported) {
@@ -145,7 +165,7 @@ func (s store) release(ctx context.Context, leases []lock.Lease) []error {
 	}
 	op := &lock.Op{Kind: lock.OpReleaseMulti, Leases: leases}
 	var errs []error
-	err := lock.Emit(ctx, s.b, op, func(ctx context.Context, op *lock.Op) error {
+	err := s.emit(ctx, 0, op, func(ctx context.Context, op *lock.Op) error {
 		if s.multi != nil {
 			errs = s.multi.ReleaseMulti(ctx, ids)
 		} else {
