@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -433,7 +434,12 @@ func (s *suite) multiValidationTests() []test {
 	return []test{{"bad input is InvalidArgument", func(t *testing.T, b lock.Backend) {
 		keys := s.multiKeys(t, 2, 1)
 		for _, in := range BadMultiInputs(keys[0]) {
-			wantCode(t, in.Name, in.Call(b), lock.CodeInvalidArgument)
+			err := in.Call(b)
+			wantCode(t, in.Name, err, lock.CodeInvalidArgument)
+			// An option that does not apply is named.
+			if _, opt, ok := strings.Cut(in.Name, "/With"); ok && err != nil && !strings.Contains(err.Error(), "With"+opt) {
+				t.Errorf("%s: error %q does not name With%s", in.Name, err, opt)
+			}
 		}
 		for _, k := range keys {
 			assertFree(t, b, k)
