@@ -17,8 +17,13 @@ import (
 
 var _ multilock.Backend = (*Backend)(nil)
 
-// acquireMultiScript takes the keys of one slot, all or none.
-var acquireMultiScript = newScript("prelude", "lib", "acquire_multi")
+// The multi-key scripts: acquire_multi takes the keys of one slot, all or
+// none; release_multi runs the release script once per lease of one slot.
+var (
+	acquireMultiScript        = newScript("prelude", "lib", "acquire_multi")
+	releaseMultiScript        = newScript("prelude", "lib", "release_multi_head", "release", "index_swap", "release_lock", "handoff", "release_multi_tail")
+	releaseMultiClusterScript = newScript("prelude", "lib", "release_multi_head", "release", "index_read", "release_lock", "handoff", "release_multi_tail")
+)
 
 // Group implements multilock.Backend: keys of one group share a hash slot,
 // so one script takes them. In the single layout every key is of one
@@ -138,10 +143,10 @@ func (b *Backend) multiLeases(calls []acquireCall, reply any, ttl time.Duration)
 }
 
 // ReleaseMulti implements multilock.Backend: it releases every lease of
-// ids in one pipeline (one round trip; one per master on Redis Cluster),
-// each as Release does, hand-offs to waiters included. errs[i] is the
-// result for ids[i]; a malformed id gets an InvalidArgument error and is
-// not sent.
+// ids, each as Release does (hand-offs to waiters included), the leases of
+// one slot in one script and every slot's script in one pipeline: one
+// round trip (one per master on Redis Cluster). errs[i] is the result for
+// ids[i]; a malformed id gets an InvalidArgument error and is not sent.
 func (b *Backend) ReleaseMulti(ctx context.Context, ids []string) []error {
 	const op = "release"
 	errs := make([]error, len(ids))
@@ -151,23 +156,35 @@ func (b *Backend) ReleaseMulti(ctx context.Context, ids []string) []error {
 		}
 		return errs
 	}
-	var calls []releaseCall
-	var cmds []scriptCmd
-	var at []int
+	var groups []*releaseGroup
+	bySlot := map[string]*releaseGroup{}
 	for i, id := range ids {
 		idKey, err := b.idKey(op, id)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		rc := b.newReleaseCall(idKey, id)
-		calls, cmds, at = append(calls, rc), append(cmds, rc.cmd), append(at, i)
+		slot := "" // the single layout: one slot
+		if b.layout == LayoutCluster {
+			slot = id[:tagLen]
+		}
+		g := bySlot[slot]
+		if g == nil {
+			g = &releaseGroup{}
+			bySlot[slot] = g
+			groups = append(groups, g)
+		}
+		g.add(i, b.newReleaseCall(idKey, id))
 	}
-	if len(cmds) == 0 {
+	if len(groups) == 0 {
 		return errs
 	}
+	cmds := make([]scriptCmd, len(groups))
+	for k, g := range groups {
+		cmds[k] = g.cmd(b.layout)
+	}
 	// The whole pipeline ends by ctx (transport.Bounded); the background
-	// part writes only out.
+	// part writes only sent.
 	var sent []*redis.Cmd
 	out := make([]*redis.Cmd, len(cmds))
 	if err := transport.Bounded(ctx, func(ctx context.Context) { sent = b.runPipelined(ctx, cmds) }); err != nil {
@@ -178,9 +195,64 @@ func (b *Backend) ReleaseMulti(ctx context.Context, ids []string) []error {
 	} else {
 		copy(out, sent)
 	}
-	for k, c := range out {
-		reply, err := c.Result()
-		errs[at[k]] = b.endRelease(ctx, calls[k], reply, err)
+	for k, g := range groups {
+		g.end(ctx, b, out[k], errs)
 	}
 	return errs
+}
+
+// releaseGroup is the releases of ReleaseMulti in one slot: one call of
+// release_multi.
+type releaseGroup struct {
+	at    []int // each release's index in ReleaseMulti's ids
+	calls []releaseCall
+}
+
+func (g *releaseGroup) add(i int, rc releaseCall) {
+	g.at, g.calls = append(g.at, i), append(g.calls, rc)
+}
+
+// releaseArgs is the number of ARGV of one release in release_multi.
+const releaseArgs = 7
+
+// cmd is the call of release_multi for g: KEYS the index keys; ARGV each
+// release's ARGV (releaseCmd's), padded with "" to releaseArgs.
+func (g *releaseGroup) cmd(layout Layout) scriptCmd {
+	vals := make([]any, 0, len(g.calls)*(1+releaseArgs))
+	for _, rc := range g.calls {
+		vals = append(vals, rc.cmd.args[3]) // releaseCmd: evalsha, hash, 1, index key, ARGV...
+	}
+	for _, rc := range g.calls {
+		argv := rc.cmd.args[4:]
+		vals = append(vals, argv...)
+		for range releaseArgs - len(argv) {
+			vals = append(vals, "")
+		}
+	}
+	s := releaseMultiScript
+	if layout == LayoutCluster {
+		s = releaseMultiClusterScript
+	}
+	return s.cmd(len(g.calls), vals...)
+}
+
+// end reads the reply of g's call into errs, and tells the Backend's
+// waiters of each release.
+func (g *releaseGroup) end(ctx context.Context, b *Backend, cmd *redis.Cmd, errs []error) {
+	reply, err := cmd.Result()
+	replies, _ := reply.([]any)
+	if err == nil && len(replies) != len(g.calls) {
+		err = internal("release", "unexpected reply from the release_multi script")
+	}
+	for k, rc := range g.calls {
+		var r any
+		rerr := err
+		if err == nil {
+			r = replies[k]
+			if e, ok := r.(error); ok { // an error reply of that release alone
+				r, rerr = nil, e
+			}
+		}
+		errs[g.at[k]] = b.endRelease(ctx, rc, r, rerr)
+	}
 }
