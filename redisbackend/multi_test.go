@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/lock/locktest"
 	"github.com/syncguard-go/syncguard/lock/multilock"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -360,5 +361,35 @@ func TestMultiReleaseRetried(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// TestReleaseMultiOneFails: one release of a group that fails (a lock
+// value that is not lock data: the script answers an error for it) is that
+// lease's error alone; the other leases of the script are released.
+func TestReleaseMultiOneFails(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	b, err := redisbackend.New(rdb, &redisbackend.Options{Prefix: redistest.Prefix(t), DisableConfigRecord: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	keys := []string{"a", "b"}
+	ids := []string{lockdriver.NewLockID(), lockdriver.NewLockID()}
+	if _, err := b.AcquireMulti(ctx, keys, ids, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, b.Prefix()+":b", "not lock data", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	errs := b.ReleaseMulti(ctx, ids)
+	if errs[0] != nil {
+		t.Errorf("release of the intact lease: %v, want nil", errs[0])
+	}
+	if lock.CodeOf(errs[1]) != lock.CodeInternal {
+		t.Errorf("release of the corrupt one: %v, want an Internal error", errs[1])
+	}
+	if held, err := b.IsLocked(ctx, "a"); err != nil || held {
+		t.Errorf("IsLocked(a) = %v, %v after its release; want false", held, err)
 	}
 }
