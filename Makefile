@@ -99,7 +99,7 @@ fuzz:
 ## demo: the showcase on embedded Redis (set REDIS_URL to use a real server), ending with
 ## `syncguard ls` on an embedded Redis of its own. One go build for every program (they share
 ## their compiled packages), then each runs in turn.
-DEMOS = quickstart readwrite asynq nethttp echo echov5 gin gocron grpc otel
+DEMOS = quickstart readwrite transfer asynq nethttp echo echov5 gin gocron grpc otel
 demo:
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	$(GO) build -o "$$dir/" $(addprefix ./examples/,$(DEMOS)) ./cmd/syncguard/internal/demo && \

@@ -34,6 +34,12 @@ const (
 	// returns why the term ended: the loss, the cause of Lead's context,
 	// or the function's error.
 	OpTerm
+	// OpAcquireMulti is one attempt of lock/multilock to take several
+	// keys at once, all or none: Keys, IDs, TTL, then Leases granted.
+	OpAcquireMulti
+	// OpReleaseMulti is lock/multilock's release of Leases together,
+	// with each one's Results.
+	OpReleaseMulti
 )
 
 var opNames = [...]string{
@@ -44,6 +50,7 @@ var opNames = [...]string{
 	OpLookupLimit: "lookup_limit", OpIsDone: "is_done", OpRecord: "record",
 	OpWait: "wait", OpRetry: "retry", OpGranted: "granted",
 	OpLeaseLost: "lease_lost", OpTerm: "term",
+	OpAcquireMulti: "acquire_multi", OpReleaseMulti: "release_multi",
 }
 
 // String returns the operation's name, such as "acquire".
@@ -65,7 +72,9 @@ type Op struct {
 	Limit    int           // the n of a slot asked for; 0 for the lock
 	Queued   bool          // Waiter.Attempt: it keeps a place in the queue
 	MarkTTL  time.Duration // how long a done marker or record is kept
-	Leases   []Lease       // extend_batch's leases
+	Leases   []Lease       // extend_batch's and release_multi's leases; acquire_multi's grants
+	Keys     []string      // acquire_multi's keys
+	IDs      []string      // acquire_multi's lock ids, one per key
 	Identity string        // term: the candidate's; do not log it raw
 	Mode     string        // a read-write lock's "read" or "write" (lock/rwlock); "" else
 
@@ -77,7 +86,7 @@ type Op struct {
 	Record    []byte         // the record stored or found
 	Info      *Info          // what a lookup found; nil when nothing
 	LimitInfo *LimitInfo     // what lookup_limit found; nil when nothing
-	Results   []ExtendResult // extend_batch's, one per lease
+	Results   []ExtendResult // extend_batch's and release_multi's (Err only), one per lease
 	HandedTo  Fence          // a release's hand-off to a waiter (lockdriver.HandedOver)
 
 	Attempt int           // retry: the failed attempt's number, from 1

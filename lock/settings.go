@@ -1,6 +1,9 @@
 package lock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Settings are what a list of options sets, defaults filled in.
 type Settings struct {
@@ -11,6 +14,11 @@ type Settings struct {
 	BackendTimeout time.Duration // WithBackendTimeout's; 0: none
 	Heartbeat      Heartbeat     // WithHeartbeat's
 	Limit          int           // WithLimit's n; 0 without WithLimit
+
+	OnReleaseError func(Lease, error)                        // WithReleaseErrorHandler's; never nil
+	ReleaseFunc    func(context.Context, Lease, error) error // WithReleaseFunc's; nil without it
+	Lease          *Lease                                    // WithLease's; nil without it
+	Watched        bool                                      // WithWatch was given
 }
 
 // Resolve returns the settings of opts, or the InvalidArgument error
@@ -26,5 +34,6 @@ func Resolve(b Backend, opts ...Option) (Settings, error) {
 		return Settings{}, e
 	}
 	return Settings{TTL: c.ttl, Wait: c.wait, Retry: c.retry, ReleaseTimeout: c.releaseTimeout,
-		BackendTimeout: c.backendTimeout, Heartbeat: c.heartbeat, Limit: int(c.limit)}, nil
+		BackendTimeout: c.backendTimeout, Heartbeat: c.heartbeat, Limit: int(c.limit),
+		OnReleaseError: c.onReleaseError, ReleaseFunc: c.release, Lease: c.lease, Watched: c.watch != nil}, nil
 }

@@ -82,6 +82,8 @@ func (h *Hook) Operation(next lock.OpFunc) lock.OpFunc {
 			return h.term(ctx, op, next)
 		case lock.OpExtendBatch:
 			return h.extendBatch(ctx, op, next)
+		case lock.OpAcquireMulti, lock.OpReleaseMulti:
+			return h.multi(ctx, op, next)
 		}
 		return h.operation(ctx, op, next)
 	}

@@ -8,7 +8,7 @@ import "github.com/syncguard-go/syncguard/lock"
 
 // numKinds bounds the lock.OpKind values, for the precomputed names and
 // attribute sets.
-const numKinds = lock.OpTerm + 1
+const numKinds = lock.OpReleaseMulti + 1
 
 // spanNames are the span names per kind.
 var spanNames = func() (names [numKinds]string) {

@@ -227,7 +227,7 @@ func (b *Backend) lockKey(op, key string) (norm, lockKey string, err error) {
 // fenceKey returns the fence counter of a lock on norm.
 func (b *Backend) fenceKey(norm, lockKey string) (string, error) {
 	if b.stripes > 0 {
-		return b.stripeKey(lockKey, b.stripe(norm)), nil
+		return b.stripeKey(lockKey, b.stripe(b.slotSource(norm))), nil
 	}
 	return wire.FenceKey(b.tagPrefix(lockKey), lockKey)
 }

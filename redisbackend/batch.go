@@ -66,51 +66,61 @@ type batchReq struct {
 }
 
 // extendBatch sends the extend script for every request of send in one
-// pipeline, resends once those the server answered NOSCRIPT, and writes
-// out[j], the result of send[j].
+// pipeline and writes out[j], the result of send[j].
 func (b *Backend) extendBatch(ctx context.Context, send []batchReq, out []lock.ExtendResult) {
-	const op = "extend"
-	run := func(idx []int) []*redis.Cmd {
-		cmds := make([]*redis.Cmd, len(idx))
-		// The per-command errors are read below; the returned one is the
-		// first of them.
+	cmds := make([]scriptCmd, len(send))
+	for j, s := range send {
+		cmds[j] = b.extendCmd(s.idKey, s.id, s.ttlMs)
+	}
+	for j, c := range b.runPipelined(ctx, cmds) {
+		out[j].ExpiresAt, out[j].Err = extendReply(ctx, "extend", c.Val(), c.Err())
+	}
+}
+
+// runPipelined sends every script call of cmds in one pipeline (one round
+// trip; one per master on Redis Cluster), sends once more those the
+// server answered NOSCRIPT after loading their script, and returns the
+// replies in order. A failed load is the reply of the calls it was for.
+func (b *Backend) runPipelined(ctx context.Context, cmds []scriptCmd) []*redis.Cmd {
+	out := make([]*redis.Cmd, len(cmds))
+	run := func(idx []int) {
+		// The per-command errors are read by the caller; the returned one
+		// is the first of them.
 		_, _ = b.client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-			for k, j := range idx {
-				s := send[j]
-				cmds[k] = redis.NewCmd(ctx, b.extendCmd(s.idKey, s.id, s.ttlMs).args...)
-				cmds[k].SetFirstKeyPos(3)
-				_ = pipe.Process(ctx, cmds[k])
+			for _, j := range idx {
+				out[j] = redis.NewCmd(ctx, cmds[j].args...)
+				out[j].SetFirstKeyPos(3)
+				_ = pipe.Process(ctx, out[j])
 			}
 			return nil
 		})
-		return cmds
 	}
-	all := make([]int, len(send))
+	all := make([]int, len(cmds))
 	for j := range all {
 		all[j] = j
 	}
+	run(all)
 	var again []int
-	for k, c := range run(all) {
-		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			again = append(again, k)
+	loaded := map[*script]error{}
+	for j, c := range out {
+		if !redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
 			continue
 		}
-		out[k].ExpiresAt, out[k].Err = extendReply(ctx, op, c.Val(), c.Err())
-	}
-	if len(again) == 0 {
-		return
-	}
-	// The server lost its script cache (restart, failover, SCRIPT FLUSH):
-	// load the script and resend those requests once.
-	if err := extendScript.Load(ctx, b.client).Err(); err != nil {
-		err = mapError(ctx, op, err)
-		for _, j := range again {
-			out[j].Err = err
+		// The server lost its script cache (restart, failover, SCRIPT
+		// FLUSH): load the script and send the call again, once.
+		s := cmds[j].s
+		if _, done := loaded[s]; !done {
+			loaded[s] = s.Load(ctx, b.client).Err()
 		}
-		return
+		if err := loaded[s]; err != nil {
+			out[j] = redis.NewCmd(ctx)
+			out[j].SetErr(err)
+			continue
+		}
+		again = append(again, j)
 	}
-	for k, c := range run(again) {
-		j := again[k]
-		out[j].ExpiresAt, out[j].Err = extendReply(ctx, op, c.Val(), c.Err())
+	if len(again) > 0 {
+		run(again)
 	}
+	return out
 }

@@ -26,7 +26,7 @@ import (
 func TestConformanceCluster(t *testing.T) {
 	t.Parallel()
 	client := redistest.SharedCluster(t).Client(t)
-	locktest.Run(t, func(t *testing.T) lock.Backend {
+	backends := func(t *testing.T) lock.Backend {
 		b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t)})
 		if err != nil {
 			t.Fatalf("New: %v", err)
@@ -35,7 +35,9 @@ func TestConformanceCluster(t *testing.T) {
 			t.Fatalf("Layout() = %v for a ClusterClient, want cluster", b.Layout())
 		}
 		return b
-	})
+	}
+	locktest.Run(t, backends)
+	t.Run("multi", func(t *testing.T) { locktest.RunMulti(t, backends) })
 }
 
 // TestClusterScriptsLoadOnEveryNode: on a cluster whose masters lost their
@@ -80,13 +82,15 @@ func TestClusterScriptsLoadOnEveryNode(t *testing.T) {
 func TestConformanceClusterLayoutOnSingle(t *testing.T) {
 	t.Parallel()
 	client := redistest.Shared(t).Client(t)
-	locktest.Run(t, func(t *testing.T) lock.Backend {
+	backends := func(t *testing.T) lock.Backend {
 		b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t), Layout: redisbackend.LayoutCluster})
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
 		return b
-	})
+	}
+	locktest.Run(t, backends)
+	t.Run("multi", func(t *testing.T) { locktest.RunMulti(t, backends) })
 }
 
 func TestLayoutChoice(t *testing.T) {

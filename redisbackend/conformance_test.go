@@ -55,6 +55,7 @@ func TestConformanceMiniredis(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	locktest.Run(t, conformanceBackends(client),
 		locktest.WithExpiry(func(_ *testing.T, d time.Duration) { mr.FastForward(d) }))
+	t.Run("multi", func(t *testing.T) { locktest.RunMulti(t, conformanceBackends(client)) })
 }
 
 // TestValidationBeforeIO proves that every bad input of the conformance
@@ -73,6 +74,7 @@ func TestValidationBeforeIO(t *testing.T) {
 
 	inputs := append(locktest.BadInputs(key), locktest.BadLimitInputs(key)...)
 	inputs = append(inputs, locktest.BadReadWriteInputs(key, lockdriver.NewLockID())...)
+	inputs = append(inputs, locktest.BadMultiInputs(key)...)
 	for _, reserved := range []string{"id:" + lockdriver.NewLockID(), "fence:" + key, "id:", "fence:"} {
 		inputs = append(inputs,
 			locktest.BadInput{Name: "Acquire/reserved key " + reserved, Call: func(b lock.Backend) error {
@@ -180,4 +182,9 @@ func TestReadWriteConformanceMiniredis(t *testing.T) {
 			mr.FastForward(d)
 			time.Sleep(d)
 		}))
+}
+
+func TestConformanceMultiRedis(t *testing.T) {
+	t.Parallel()
+	locktest.RunMulti(t, conformanceBackends(redistest.Shared(t).Client(t)))
 }

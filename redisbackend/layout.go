@@ -97,13 +97,34 @@ func resolveLayout(l Layout, client redis.UniversalClient, prefix string) (Layou
 func (b *Backend) Layout() Layout { return b.layout }
 
 // keyTag returns the cluster hash tag of a normalised user key: its
-// stripe's with FenceStripes, else from SHA-256.
+// stripe's with FenceStripes, else from SHA-256; both of the key's own
+// hash tag when it has one (slotSource).
 func (b *Backend) keyTag(norm string) string {
 	if b.stripes > 0 {
-		return stripeTag(b.stripe(norm))
+		return stripeTag(b.stripe(b.slotSource(norm)))
 	}
-	sum := sha256.Sum256([]byte(b.prefix + ":" + norm))
+	sum := sha256.Sum256([]byte(b.prefix + ":" + b.slotSource(norm)))
 	return base64.RawURLEncoding.EncodeToString(sum[:3])[:tagLen] // 3 bytes -> 4 chars
+}
+
+// slotSource returns what picks the hash tag of a user key in the cluster
+// layout: the key's own hash tag, "{x}" as Redis Cluster reads it (the
+// first "{" followed by a "}" with something between), when it has one,
+// so that keys sharing a hash tag share a slot and a multi-key lock takes
+// them in one script; else the whole key.
+func (b *Backend) slotSource(norm string) string {
+	if b.layout != LayoutCluster {
+		return norm
+	}
+	open := strings.IndexByte(norm, '{')
+	if open < 0 {
+		return norm
+	}
+	end := strings.IndexByte(norm[open+1:], '}')
+	if end <= 0 {
+		return norm
+	}
+	return norm[open : open+end+2]
 }
 
 // keyPrefix is the prefix, plus ":{T}" in the cluster layout, that

@@ -22,36 +22,58 @@ func (b *Backend) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	rc := b.newReleaseCall(idKey, id)
+	reply, err := b.run(ctx, rc.cmd).Result()
+	return b.endRelease(ctx, rc, reply, err)
+}
+
+// releaseCall is one release: its script call, and what it told the
+// script of this Backend's waiters (local.go).
+type releaseCall struct {
+	cmd     scriptCmd
+	id      string
+	lockKey string       // the key's lock key when locality is tracked, else ""
+	cand    *queueWaiter // the waiter of this Backend offered the lock, or nil
+}
+
+// newReleaseCall returns the release of lease id (idKey its index key).
+func (b *Backend) newReleaseCall(idKey, id string) releaseCall {
+	rc := releaseCall{id: id}
 	var own ownWaiters
-	var lockKey string
-	var cand *queueWaiter
 	if b.notify != nil && b.notify.sub != nil {
 		// A waiter of this Backend is told from the reply, with no message.
 		own.channel = b.channelArg
 		if b.quantum > 0 {
 			// Locality (local.go).
 			var young bool
-			lockKey, young, cand = b.notify.candidate(id, b.quantum)
+			rc.lockKey, young, rc.cand = b.notify.candidate(id, b.quantum)
 			switch {
 			case young:
 				own.bound = b.localityArg
-			case cand != nil:
+			case rc.cand != nil:
 				own.bound = orderArg
 			}
-			if cand != nil {
-				own.cand = cand.entry
+			if rc.cand != nil {
+				own.cand = rc.cand.entry
 			}
 		}
 	}
-	reply, err := b.run(ctx, b.releaseCmd(idKey, id, own)).Result()
+	rc.cmd = b.releaseCmd(idKey, id, own)
+	return rc
+}
+
+// endRelease reads the reply (or error) of rc's script call and tells the
+// Backend's waiters.
+func (b *Backend) endRelease(ctx context.Context, rc releaseCall, reply any, err error) error {
+	const op = "release"
 	var granted string
 	if err == nil {
 		granted, err = b.released(ctx, op, reply)
 	} else {
 		err = mapError(ctx, op, err)
 	}
-	if lockKey != "" {
-		b.notify.released(id, lockKey, granted, cand)
+	if rc.lockKey != "" {
+		b.notify.released(rc.id, rc.lockKey, granted, rc.cand)
 	}
 	return err
 }

@@ -22,7 +22,7 @@ func TestConformanceSentinel(t *testing.T) {
 	client := redistest.StartSentinel(t).Client(t)
 	for _, ack := range []redisbackend.ReplicaAck{{}, {N: 1, Timeout: time.Second}} {
 		t.Run(fmt.Sprintf("ack=%d", ack.N), func(t *testing.T) {
-			locktest.Run(t, func(t *testing.T) lock.Backend {
+			backends := func(t *testing.T) lock.Backend {
 				b, err := redisbackend.New(client, &redisbackend.Options{Prefix: redistest.Prefix(t), ReplicaAck: ack})
 				if err != nil {
 					t.Fatalf("New: %v", err)
@@ -31,7 +31,9 @@ func TestConformanceSentinel(t *testing.T) {
 					t.Fatalf("Layout() = %v for a failover client, want single", b.Layout())
 				}
 				return b
-			})
+			}
+			locktest.Run(t, backends)
+			t.Run("multi", func(t *testing.T) { locktest.RunMulti(t, backends) })
 		})
 	}
 	t.Run("readwrite", func(t *testing.T) { locktest.RunReadWrite(t, conformanceBackends(client)) })

@@ -24,6 +24,7 @@ var (
 	report     = flag.String("chaos.report", "", "file to write the report to (default: in the test's temp dir)")
 	seed       = flag.Uint64("chaos.seed", uint64(time.Now().UnixNano()), "random seed")
 	pauseEvery = flag.Int("chaos.pause-every", 25, "pause about one grant in this many past its TTL")
+	multi      = flag.Int("chaos.multi", 3, "most keys of a multi-key job, about one job in two (below 2: none)")
 )
 
 // The election run's (the seed is the lock run's).
@@ -74,6 +75,7 @@ func testLocks(t *testing.T, path string) string {
 		Gap:        *ttl / 2,
 		PauseEvery: *pauseEvery,
 		Seed:       *seed,
+		Multi:      *multi,
 	})
 	text := rep.String()
 	t.Log("\n" + text)
@@ -93,6 +95,9 @@ func testLocks(t *testing.T, path string) string {
 	}
 	if rep.Grants == 0 {
 		t.Errorf("no grants: the run did not exercise the lock")
+	}
+	if *multi >= 2 && rep.Do["multi: ok"] == 0 {
+		t.Errorf("no multi-key job succeeded: the run did not exercise lock/multilock")
 	}
 	if *limit > 0 && rep.LimitGrants == 0 {
 		t.Errorf("no slot grants: the run did not exercise the limit key")

@@ -1,8 +1,8 @@
 // Package chaos measures the lock's promise under faults. Workers behind
 // toxiproxy proxies take keys and slots of a limit ([LimitKey]) through
-// lock.Do and write to a fenced register, while Redis is restarted,
-// stopped and paused, connections are cut and delayed, replies are lost,
-// and holders pause past their TTL. A [History] of every call is then
+// lock.Do, and sets of keys through multilock.Do, and write to a fenced
+// register, while Redis is restarted, stopped and paused, connections are
+// cut and delayed, replies are lost, and holders pause past their TTL. A [History] of every call is then
 // checked: fences, overlaps, the register, linearizability, deadlines.
 // RunElection does the same for leader election. docs/testing.md has the
 // faults and the checks.

@@ -46,6 +46,8 @@ func (r *recorder) Operation(next lock.OpFunc) lock.OpFunc {
 			return err
 		case lock.OpRetry, lock.OpLeaseLost: // nothing the checks use
 			return next(ctx, op)
+		case lock.OpAcquireMulti, lock.OpReleaseMulti:
+			return r.multi(ctx, op, next)
 		}
 		call := time.Now().UnixNano()
 		if op.Kind == lock.OpAcquire {

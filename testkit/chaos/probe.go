@@ -136,19 +136,21 @@ func (p *probe) busyAcquire(cmd redis.Cmder) (lockKey, id string, reply []interf
 	if err != nil || nkeys < 2 || len(args) < 3+nkeys {
 		return "", "", nil, false
 	}
-	isAcquire := false
+	fences := 0
 	for _, a := range args[3 : 3+nkeys] {
 		k := fmt.Sprint(a)
 		switch {
 		case strings.HasPrefix(k, p.prefix+"fence:"):
-			isAcquire = true
+			fences++
 		case strings.HasPrefix(k, p.prefix+"id:"):
 			id = strings.TrimPrefix(k, p.prefix+"id:")
 		case lockKey == "":
 			lockKey = k
 		}
 	}
-	if !isAcquire || lockKey == "" || lockdriver.ValidateLockID(id) != nil {
+	// One fence key: an acquire of one key. A multi-key acquire's busy
+	// answer is about one of its keys; the history checks it.
+	if fences != 1 || lockKey == "" || lockdriver.ValidateLockID(id) != nil {
 		return "", "", nil, false
 	}
 	c, ok := cmd.(*redis.Cmd)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/multilock"
 	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
@@ -52,6 +54,10 @@ type Config struct {
 	PauseEvery int
 	// Seed seeds the workers' random choices.
 	Seed uint64
+	// Multi, when 2 or more, makes about one job in two take a set of 2
+	// to Multi lock keys at once, in a random order, with lock/multilock:
+	// holders of overlapping sets, checked as the holders of each key.
+	Multi int
 }
 
 // Run starts a redis-server (AOF, fsync always) and the workers, injects
@@ -282,6 +288,7 @@ type worker struct {
 // job is one lock.Do of a worker: its key, and what it does holding it.
 type job struct {
 	key   string
+	keys  []string      // a multi-key job's keys (key names them all)
 	limit []lock.Option // lock.WithLimit for the limit key
 	mode  rwlock.Mode   // for the read-write key; 0 else
 	work  time.Duration
@@ -291,6 +298,10 @@ type job struct {
 // next picks the worker's next job among keys.
 func (wk *worker) next(keys []string, first bool) job {
 	j := job{key: keys[wk.rng.IntN(len(keys))]}
+	if wk.cfg.Multi >= 2 && wk.cfg.Keys >= 2 && wk.rng.IntN(2) == 0 {
+		j.keys = wk.multiKeys()
+		j.key = strings.Join(j.keys, "+")
+	}
 	if j.key == LimitKey {
 		j.limit = []lock.Option{lock.WithLimit(wk.cfg.Limit)}
 	}
@@ -314,30 +325,40 @@ func (wk *worker) do(ctx context.Context, j job) (goneAtRelease bool, err error)
 	ttl := wk.cfg.TTL
 	dctx, cancel := context.WithTimeout(ctx, 4*ttl)
 	call := DoCall{Worker: wk.id, Key: j.key, CallNs: time.Now().UnixNano(), DeadlineNs: deadlineNs(dctx), ReleaseTimeout: ttl}
-	err = doer(j.mode)(dctx, wk.b, j.key, func(held context.Context, l lock.Lease) error {
-		defer func() { call.FnReturnNs = time.Now().UnixNano() }()
-		return wk.hold(held, l, j)
-	}, append([]lock.Option{lock.WithTTL(ttl), lock.WithWait(2 * ttl),
+	opts := append([]lock.Option{lock.WithTTL(ttl), lock.WithWait(2 * ttl),
 		lock.WithRetry(lock.Retry{BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond}), lock.WithReleaseTimeout(ttl),
 		lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) {
 			wk.st.releaseErrors.Add(1)
 			goneAtRelease = errors.Is(err, lock.ErrNotHeld)
-		})}, j.limit...)...)
+		})}, j.limit...)
+	if j.keys != nil {
+		err = multilock.Do(dctx, wk.b, j.keys, func(held context.Context, leases []lock.Lease) error {
+			defer func() { call.FnReturnNs = time.Now().UnixNano() }()
+			return wk.hold(held, leases, j)
+		}, opts...)
+	} else {
+		err = doer(j.mode)(dctx, wk.b, j.key, func(held context.Context, l lock.Lease) error {
+			defer func() { call.FnReturnNs = time.Now().UnixNano() }()
+			return wk.hold(held, []lock.Lease{l}, j)
+		}, opts...)
+	}
 	call.ReturnNs = time.Now().UnixNano()
 	cancel()
 	wk.hist.RecordDo(call)
 	return goneAtRelease, err
 }
 
-// hold is j's work under the lease l: a write to the register, the work or
-// a pause, and a write again.
-func (wk *worker) hold(held context.Context, l lock.Lease, j job) error {
+// hold is j's work under its leases (one, or a multi-key job's): a write
+// to the register per key, the work or a pause, and a write again.
+func (wk *worker) hold(held context.Context, leases []lock.Lease, j job) error {
 	write := func() {
 		if j.limit != nil || j.mode == rwlock.ModeRead {
 			return
 		}
 		lost := held.Err() != nil && errors.Is(context.Cause(held), lock.ErrLeaseLost)
-		wk.st.write(wk.reg.Write(j.key, l.Fence, wk.id, lost), lost)
+		for _, l := range leases {
+			wk.st.write(wk.reg.Write(l.Key, l.Fence, wk.id, lost), lost)
+		}
 	}
 	write()
 	if j.pause {
@@ -404,8 +425,8 @@ func (s *workerStats) write(accepted, afterLoss bool) {
 	}
 }
 
-// do counts a lock.Do's result; kind is "" for a lock, else what the
-// job took ("slot", "read", "write").
+// do counts a lock.Do's result, under the job's kind: "" for a lock,
+// else what the job took ("slot", "read", "write", "multi").
 func (s *workerStats) do(ctx context.Context, kind string, err error) {
 	var out string
 	switch {

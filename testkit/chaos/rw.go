@@ -42,11 +42,13 @@ func doer(mode rwlock.Mode) func(context.Context, lock.Backend, string, func(con
 }
 
 // kind names what j takes, for the report: "" a lock, "slot", "read",
-// "write".
+// "write", "multi".
 func (j job) kind() string {
 	switch {
 	case j.limit != nil:
 		return "slot"
+	case j.keys != nil:
+		return "multi"
 	case j.mode != 0:
 		return j.mode.String()
 	}
