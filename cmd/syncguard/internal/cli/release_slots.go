@@ -55,17 +55,23 @@ func pickSlots(o *options, st *state) (lock.Fence, []slotRow, error) {
 		return "", lim.Holders, nil
 	}
 	fence, _ := parseSlotFence(o.slot) // checked before any I/O
-	var picked []slotRow
-	for _, h := range lim.Holders {
-		if h.Fence == fence {
-			picked = append(picked, h)
-		}
-	}
+	picked := withFence(lim.Holders, fence)
 	if len(picked) == 0 {
 		return fence, nil, failf("no live slot of %s has fence %s: nothing released (syncguard show %s lists them)",
 			display(st.Key), fence, display(st.Key))
 	}
 	return fence, picked, nil
+}
+
+// withFence is the slots of slots with fence.
+func withFence(slots []slotRow, fence lock.Fence) []slotRow {
+	var picked []slotRow
+	for _, h := range slots {
+		if h.Fence == fence {
+			picked = append(picked, h)
+		}
+	}
+	return picked
 }
 
 // slotsQuestion asks the operator to confirm the release of picked.
@@ -91,9 +97,11 @@ func highestFence(slots []slotRow) lock.Fence {
 	return highest
 }
 
-// printSlotsNow reads the limit at key again and says how many slots are
-// held, and how many were granted since the fence highest: a release
-// hands its slot to the oldest waiter whose n admits it.
+// printSlotsNow reads the limit or read-write lock at key again and says
+// how many slots are held (or by whom the read-write lock is), and how
+// many were granted since the fence highest: a release hands its slot to
+// the oldest waiter whose n admits it, a read-write lock to its oldest
+// waiters.
 func (s *session) printSlotsNow(ctx context.Context, key string, highest lock.Fence) {
 	w := s.env.Stdout
 	after, err := s.read(ctx, key)
@@ -109,7 +117,11 @@ func (s *session) printSlotsNow(ctx context.Context, key string, highest lock.Fe
 				granted++
 			}
 		}
-		fmt.Fprintf(w, "  now      %d of %d slots held", len(after.Limit.Holders), after.Limit.N)
+		if after.Limit.ReadWrite {
+			fmt.Fprintf(w, "  now      %s", after.Limit.rwState())
+		} else {
+			fmt.Fprintf(w, "  now      %d of %d slots held", len(after.Limit.Holders), after.Limit.N)
+		}
 		if granted > 0 {
 			fmt.Fprintf(w, ", %d granted since (handed on to waiters, as a release does)", granted)
 		}
