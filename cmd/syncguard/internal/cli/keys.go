@@ -172,6 +172,12 @@ func (n namer) indexValue(v string) (lockKey, key string, granted bool) {
 			return "", "", false
 		}
 		return ix.LockKey, ix.UserKey, true
+	case strings.HasPrefix(v, wire.RWIndexMark):
+		ix, err := wire.DecodeRWIndex(v)
+		if err != nil {
+			return "", "", false
+		}
+		return ix.LockKey, ix.UserKey, true
 	case strings.HasPrefix(v, n.prefix+":"):
 		return v, "", true
 	}
