@@ -93,8 +93,8 @@ func (n namer) classify(redisKey string) kind {
 	if strings.HasPrefix(redisKey, wire.QueuePrefix(n.prefix)) {
 		return kindQueue // in the cluster layout too, where the tag follows
 	}
-	if strings.HasPrefix(redisKey, n.prefix+":"+wire.SegConfig+":") {
-		return kindConfig // no lock key begins so (redisbackend reserves "config:")
+	if redisKey == n.prefix+":"+wire.ConfigKeyName {
+		return kindConfig // redisbackend refuses this user key; other "config:" keys are locks
 	}
 	_, rest, ok := n.split(redisKey)
 	if !ok {

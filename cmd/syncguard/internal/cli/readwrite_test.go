@@ -159,3 +159,21 @@ func waitWaiters(t *testing.T, srv *redistest.Server, p, key string) {
 		}
 	}
 }
+
+// TestLsConfigNamedKey: a key beginning with "config:" (other than the
+// configuration record's name) is a lock like any other, listed by ls.
+func TestLsConfigNamedKey(t *testing.T) {
+	srv := redistest.Shared(t)
+	p := prefix(t)
+	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	holdRW(t, b, "config:tenant-7", rwlock.ModeRead)
+	if _, err := b.Acquire(context.Background(), "config:tenant-8", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r := syncguard(t, "ls", "--redis", urlOf(srv), "--prefix", p)
+	for _, want := range []string{"1 reader                  config:tenant-7\n", "  config:tenant-8\n", "1 lock, 1 read-write lock (1 holder)"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("ls output lacks %q:\n%s", want, r.out)
+		}
+	}
+}
