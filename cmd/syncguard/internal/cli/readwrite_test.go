@@ -141,7 +141,8 @@ func TestReleaseReadWrite(t *testing.T) {
 	}
 	r = release()
 	if r.code != ExitOK || !strings.Contains(r.out, "released the writer of "+key) ||
-		!strings.Contains(r.out, "removed  writer fence "+string(w.Fence)) || held(w) {
+		!strings.Contains(r.out, "removed  writer fence "+string(w.Fence)) || held(w) ||
+		!strings.Contains(r.out, "now      free (waiters that poll take it at their next attempt)") {
 		t.Fatalf("release of the writer: status %d, stdout:\n%s\nstderr %q", r.code, r.out, r.err)
 	}
 }

@@ -53,7 +53,7 @@ func releaseRW(ctx context.Context, s *session, o *options, st *state) error {
 	if err != nil { // a release failed after others succeeded
 		return failf("%s: released %d of %d holders, then: %s", display(st.Key), len(released), len(picked), message(err))
 	}
-	s.printSlotsNow(ctx, st.Key, highestFence(st.Limit.Holders))
+	s.printSlotsNow(ctx, st, highestFence(st.Limit.Holders))
 	return nil
 }
 

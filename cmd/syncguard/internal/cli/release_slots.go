@@ -39,7 +39,7 @@ func releaseSlots(ctx context.Context, s *session, o *options, st *state) error 
 	if err != nil { // a release failed after others succeeded
 		return failf("%s: released %d of %d slots, then: %s", display(st.Key), len(infos), len(picked), message(err))
 	}
-	s.printSlotsNow(ctx, st.Key, highestFence(st.Limit.Holders))
+	s.printSlotsNow(ctx, st, highestFence(st.Limit.Holders))
 	return nil
 }
 
@@ -97,17 +97,19 @@ func highestFence(slots []slotRow) lock.Fence {
 	return highest
 }
 
-// printSlotsNow reads the limit or read-write lock at key again and says
+// printSlotsNow reads the limit or read-write lock of st again and says
 // how many slots are held (or by whom the read-write lock is), and how
 // many were granted since the fence highest: a release hands its slot to
 // the oldest waiter whose n admits it, a read-write lock to its oldest
 // waiters.
-func (s *session) printSlotsNow(ctx context.Context, key string, highest lock.Fence) {
+func (s *session) printSlotsNow(ctx context.Context, st *state, highest lock.Fence) {
 	w := s.env.Stdout
-	after, err := s.read(ctx, key)
+	after, err := s.read(ctx, st.Key)
 	switch {
 	case err != nil:
 		fmt.Fprintf(w, "  now      unknown: %s\n", message(err))
+	case after.Limit == nil && st.Limit.ReadWrite:
+		fmt.Fprintf(w, "  now      free (waiters that poll take it at their next attempt)\n")
 	case after.Limit == nil:
 		fmt.Fprintf(w, "  now      free (waiters that poll take a slot at their next attempt)\n")
 	default:
