@@ -34,9 +34,10 @@ var limitLibrary = library{name: libSyncguardLimit, make: newSyncguardLimit}
 // limitN is the n of every limit of the workloads.
 const limitN = 4
 
-// findLibrary returns the library called name, the limit one included.
+// findLibrary returns the library called name, the limit and read-write
+// ones included.
 func findLibrary(name string) (library, bool) {
-	for _, l := range append(libraries, limitLibrary) {
+	for _, l := range append(libraries, limitLibrary, rwLibrary) {
 		if l.name == name {
 			return l, true
 		}

@@ -11,6 +11,7 @@
 //	go run . -workloads fleet -fleet-cell 10s     # only the hot key across processes, longer
 //	go run . -keep-n 1000 -keep-hold 3s -keep-ttl 6s     # a quicker keep-alive workload
 //	go run . -workloads limit -out /tmp/limit.md  # only the concurrency limits (syncguard-go alone)
+//	go run . -workloads rwlock -out /tmp/rw.md   # only the read-write lock's writers across processes
 //	go run . -workloads fleet -libs bsm/redislock # syncguard-go (always) and one peer
 //	go run . -workloads handoff                   # the earlier hand-off harness (not run by default)
 //
@@ -95,6 +96,7 @@ func defaultConfig() config {
 		poolSize:    0,
 		limitG:      32,
 		limitHold:   time.Millisecond,
+		rwHold:      time.Millisecond,
 	}
 }
 
@@ -107,7 +109,7 @@ func run(args []string) error {
 	kinds := fs.String("contexts", "background,cancel,deadline", "context kinds of the distinct-keys workload: background (context.Background()), cancel (context.WithCancel per cycle, as net/http's request context), deadline (context.WithTimeout 5s per cycle, as asynq's)")
 	idle := fs.String("fanout-idle", "0,4,16", "idle instances (processes) of the fan-out workload; the first is the baseline")
 	libsFlag := fs.String("libs", "", "comma-separated libraries to run (default all); syncguard-go, the reference of every ratio, always runs")
-	only := fs.String("workloads", "distinct,fleet,fanout,keepalive,limit", "workloads to run: distinct, fleet, fanout, handoff (= hotkey, the earlier single-process harness, not run by default), keepalive, limit (syncguard-go's concurrency limits only)")
+	only := fs.String("workloads", "distinct,fleet,fanout,keepalive,limit,rwlock", "workloads to run: distinct, fleet, fanout, handoff (= hotkey, the earlier single-process harness, not run by default), keepalive, limit (syncguard-go's concurrency limits only), rwlock (syncguard-go's read-write lock: writers across processes with readers streaming)")
 	fs.DurationVar(&cfg.ttl, "ttl", cfg.ttl, "lease TTL of the distinct-keys and hot-key workloads (equal for every library)")
 	fs.DurationVar(&cfg.cell, "cell", cfg.cell, "measured time per library per cell (split over -rounds)")
 	fs.DurationVar(&cfg.warm, "warm", cfg.warm, "warm-up per library per cell and round")
@@ -125,6 +127,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.poolSize, "pool", cfg.poolSize, "go-redis PoolSize, the same for every library (0: go-redis's default, 10 per GOMAXPROCS)")
 	fs.IntVar(&cfg.limitG, "limit-goroutines", cfg.limitG, "goroutines of the slot cycles in the limit workloads")
 	fs.DurationVar(&cfg.limitHold, "limit-hold", cfg.limitHold, "hold per acquisition on the hot limit")
+	fs.DurationVar(&cfg.rwHold, "rw-hold", cfg.rwHold, "hold per write on the hot read-write lock")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of each distinct-keys cell (the bench process: client and harness) to <this>.<library>.g<goroutines>.<context>.<round>.pprof")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -208,6 +211,11 @@ func run(args []string) error {
 	}
 	if want["limit"] {
 		if res.limit, err = e.runLimit(ctx); err != nil {
+			return err
+		}
+	}
+	if want["rwlock"] {
+		if res.rw, err = e.runRW(ctx); err != nil {
 			return err
 		}
 	}

@@ -178,6 +178,17 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("limit hot %s: %+v", f.Lib, f)
 		}
 	}
+	if res.rw, err = e.runRW(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.rw) != 2 || res.rw[1].Lib != libSyncguardRW {
+		t.Fatalf("rwlock: %+v, want the lock's and the writers' results", res.rw)
+	}
+	for _, f := range res.rw {
+		if f.Grants == 0 || f.WorkerCount != 4 || f.Jain <= 0 {
+			t.Errorf("rwlock hot %s: %+v", f.Lib, f)
+		}
+	}
 
 	dir := t.TempDir()
 	charts, err := writeCharts(res, dir)
@@ -196,7 +207,7 @@ func TestSmoke(t *testing.T) {
 	if len(md) < 500 {
 		t.Errorf("report too short:\n%s", md)
 	}
-	for _, want := range []string{"## 6. Concurrency limits", "## Goals of issue 25", libSpecMin, "5 s deadline"} {
+	for _, want := range []string{"## 6. Concurrency limits", "## 7. Read-write locks across processes", "## Goals of issue 25", libSpecMin, "5 s deadline"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report has no %q", want)
 		}

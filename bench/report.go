@@ -27,6 +27,7 @@ type results struct {
 	fanout   []fanoutResult
 	keep     []keepResult
 	limit    limitResults
+	rw       []fleetResult // the rwlock workload: the lock's and the writers' rows
 	charts   []string
 	elapsed  time.Duration
 }
@@ -342,6 +343,7 @@ func (r *results) markdown() string {
 		p("")
 	}
 	r.limitMarkdown(&b)
+	r.rwMarkdown(&b)
 	return b.String()
 }
 

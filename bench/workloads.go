@@ -38,6 +38,7 @@ type config struct {
 	poolSize    int
 	limitG      int           // limit workloads: goroutines of the slot cycles
 	limitHold   time.Duration // ... hold on the hot limit
+	rwHold      time.Duration // hold per write on the hot read-write lock
 	// cpuProfile, when set, is the start of the paths of CPU profiles of
 	// the distinct-keys cells, one per library, goroutine count and round
 	// (profile.go).

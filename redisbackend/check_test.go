@@ -308,7 +308,7 @@ func TestCheckCluster(t *testing.T) {
 			}
 			phrase := map[string]string{
 				admin.CheckReplication: tc.phrase,
-				admin.CheckCluster:     "Redis Cluster master",
+				admin.CheckCluster:     "keys with a hash tag of their own ({acct}:1) in their tag's slot",
 			}
 			for i, m := range masters {
 				assertNode(t, r.Findings[i*len(checkNames):(i+1)*len(checkNames)], m, want, phrase)

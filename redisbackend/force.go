@@ -3,11 +3,13 @@ package redisbackend
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 )
 
@@ -93,19 +95,53 @@ func (b *Backend) forceReleaseSlots(ctx context.Context, key string, fence lock.
 	if err != nil {
 		return nil, err
 	}
+	done, err := b.releaseEach(ctx, op, len(slots), func(i int) (string, bool) {
+		return slots[i].id, fence == "" || slots[i].info.Fence == fence
+	})
 	var released []lock.Info
-	for _, s := range slots {
-		if fence != "" && s.info.Fence != fence {
+	for _, i := range done {
+		released = append(released, slots[i].info)
+	}
+	return released, err
+}
+
+// forceReleaseRW is admin.ForceReleaseRW.
+func (b *Backend) forceReleaseRW(ctx context.Context, key string, fences []lock.Fence) (*rwlock.Info, error) {
+	const op = "force_release"
+	hs, err := b.liveRWHolders(ctx, op, key)
+	if err != nil {
+		return nil, err
+	}
+	done, err := b.releaseEach(ctx, op, len(hs), func(i int) (string, bool) {
+		return hs[i].id, len(fences) == 0 || slices.Contains(fences, hs[i].info.Fence)
+	})
+	released := make([]rwHolder, len(done))
+	for j, i := range done {
+		released[j] = hs[i]
+	}
+	return rwInfo(released), err
+}
+
+// releaseEach releases, of n leases, those that pick keeps (pick returns
+// the i-th's lock id and whether to release it), skipping those released
+// or expired since they were read, and returns the indexes of those it
+// released. It stops at the first other failure; it returns an error
+// matching lock.ErrNotHeld when it released none.
+func (b *Backend) releaseEach(ctx context.Context, op string, n int, pick func(i int) (string, bool)) ([]int, error) {
+	var released []int
+	for i := range n {
+		id, ok := pick(i)
+		if !ok {
 			continue
 		}
-		err := b.Release(ctx, s.id)
+		err := b.Release(ctx, id)
 		if errors.Is(err, lock.ErrNotHeld) {
 			continue // released or expired since the read
 		}
 		if err != nil {
 			return released, withOp(err, op)
 		}
-		released = append(released, s.info)
+		released = append(released, i)
 	}
 	if len(released) == 0 {
 		return nil, &lockdriver.NotHeldError{Reason: lockdriver.NotHeldNotFound}

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/redisbackend/admin"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
@@ -369,5 +372,94 @@ func TestForceReleaseSlots(t *testing.T) {
 	}
 	if _, err := admin.ForceReleaseSlots(ctx, b, "plain", ""); !errors.Is(err, lock.ErrKindMismatch) {
 		t.Errorf("ForceReleaseSlots of a lock = %v, want ErrKindMismatch", err)
+	}
+}
+
+// TestForceReleaseRW: ForceReleaseRW releases one reader by its fence, then
+// every reader, handing the key to the writer that queued behind them; it
+// releases the writer too, reports ErrNotHeld on a free key, and refuses a
+// plain lock's key.
+func TestForceReleaseRW(t *testing.T) {
+	rdb := redistest.Shared(t).Client(t)
+	prefix := redistest.Prefix(t)
+	b := newForceBackend(t, rdb, redisbackend.Options{Prefix: prefix})
+	ctx := context.Background()
+	const key = "settings:tenant-7"
+	hold := func(mode rwlock.Mode) lock.Lease {
+		t.Helper()
+		id, err := b.NewLockID(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := b.AcquireRW(ctx, key, id, mode, time.Minute)
+		if err != nil {
+			t.Fatalf("AcquireRW(%s): %v", mode, err)
+		}
+		return l
+	}
+	r1, r2, r3 := hold(rwlock.ModeRead), hold(rwlock.ModeRead), hold(rwlock.ModeRead)
+
+	info, err := admin.ForceReleaseRW(ctx, b, key, r2.Fence)
+	if err != nil || info == nil || info.Writer != nil || len(info.Readers) != 1 ||
+		info.Readers[0].Fence != r2.Fence || info.Readers[0].IDHash != lockdriver.HashKey(r2.ID) {
+		t.Fatalf("ForceReleaseRW(fence %s) = %+v, %v; want that reader alone", r2.Fence, info, err)
+	}
+	if err := b.Release(ctx, r2.ID); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("the evicted reader's Release = %v, want ErrNotHeld", err)
+	}
+
+	// A writer queued behind the readers gets the key when they go.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	got := make(chan lock.Lease, 1)
+	go func() {
+		_, l, release, err := rwlock.HoldWrite(wctx, b, key, lock.WithTTL(time.Minute), lock.WithWait(10*time.Second))
+		if err == nil {
+			t.Cleanup(func() { _ = release() })
+		}
+		got <- l
+	}()
+	waitQueued(t, rdb, b, prefix, key)
+	info, err = admin.ForceReleaseRW(ctx, b, key)
+	if err != nil || info == nil || len(info.Readers) != 2 {
+		t.Fatalf("ForceReleaseRW(all) = %+v, %v; want the two readers left", info, err)
+	}
+	var w lock.Lease
+	select {
+	case w = <-got:
+	case <-wctx.Done():
+		t.Fatal("the queued writer was not granted after the readers' eviction")
+	}
+	if w.Fence.Compare(r3.Fence) <= 0 || w.Fence.Compare(r1.Fence) <= 0 {
+		t.Errorf("writer's fence %s, want above the readers' %s, %s", w.Fence, r1.Fence, r3.Fence)
+	}
+	info, err = admin.ForceReleaseRW(ctx, b, key)
+	if err != nil || info == nil || info.Writer == nil || info.Writer.Fence != w.Fence || len(info.Readers) != 0 {
+		t.Fatalf("ForceReleaseRW on the writer = %+v, %v; want the writer, fence %s", info, err, w.Fence)
+	}
+	if _, err := admin.ForceReleaseRW(ctx, b, key); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("ForceReleaseRW on a free key = %v, want ErrNotHeld", err)
+	}
+	if _, err := b.Acquire(ctx, "invoice:42", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ForceReleaseRW(ctx, b, "invoice:42"); !errors.Is(err, lock.ErrKindMismatch) {
+		t.Errorf("ForceReleaseRW on a lock's key = %v, want ErrKindMismatch", err)
+	}
+}
+
+// waitQueued waits until key's queue in Redis has an entry.
+func waitQueued(t *testing.T, rdb redis.UniversalClient, b *redisbackend.Backend, prefix, key string) {
+	t.Helper()
+	keys, err := admin.StorageKeys(b, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := wire.QueueKey(strings.TrimSuffix(prefix, ":"), keys.Lock) // the backend drops the trailing colon
+	for deadline := time.Now().Add(5 * time.Second); rdb.ZCard(context.Background(), queue).Val() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("nobody queued at %s", queue)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

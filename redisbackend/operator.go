@@ -6,6 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/redisbackend/internal/operator"
 )
 
@@ -27,4 +28,7 @@ func (v operatorView) ForceRelease(ctx context.Context, key string) (lock.Info, 
 }
 func (v operatorView) ForceReleaseSlots(ctx context.Context, key string, fence lock.Fence) ([]lock.Info, error) {
 	return v.b.forceReleaseSlots(ctx, key, fence)
+}
+func (v operatorView) ForceReleaseRW(ctx context.Context, key string, fences []lock.Fence) (*rwlock.Info, error) {
+	return v.b.forceReleaseRW(ctx, key, fences)
 }

@@ -111,7 +111,23 @@ func (b *Backend) JoinRW(key, id string, mode rwlock.Mode, ttl, wait time.Durati
 // nil when none. A live plain lock or limit on key gives an error
 // matching lock.ErrKindMismatch.
 func (b *Backend) LookupRW(ctx context.Context, key string) (*rwlock.Info, error) {
-	const op = "lookup"
+	hs, err := b.liveRWHolders(ctx, "lookup", key)
+	if err != nil {
+		return nil, err
+	}
+	return rwInfo(hs), nil
+}
+
+// rwHolder is a live holder of a read-write lock.
+type rwHolder struct {
+	id   string // its lock id
+	mode byte   // 'r' or 'w'
+	info lock.Info
+}
+
+// liveRWHolders reads the live holders of key's read-write lock that have
+// an index key, earliest expiry first.
+func (b *Backend) liveRWHolders(ctx context.Context, op, key string) ([]rwHolder, error) {
 	if err := checkCtx(op, ctx); err != nil {
 		return nil, err
 	}
@@ -123,7 +139,8 @@ func (b *Backend) LookupRW(ctx context.Context, key string) (*rwlock.Info, error
 	if err != nil {
 		return nil, mapError(ctx, op, err)
 	}
-	info := &rwlock.Info{KeyHash: lockdriver.HashKey(norm)}
+	keyHash := lockdriver.HashKey(norm)
+	var hs []rwHolder
 	for i := 0; i+2 < len(res); i += 3 {
 		member, _ := res[i].(string)
 		score, _ := res[i+1].(string)
@@ -133,16 +150,25 @@ func (b *Backend) LookupRW(ctx context.Context, key string) (*rwlock.Info, error
 		if err != nil || err1 != nil || len(member) < 2 {
 			continue // no index (gone, or ending now)
 		}
-		li := lock.Info{KeyHash: info.KeyHash, IDHash: lockdriver.HashKey(member[1:]), Fence: h.Fence,
-			AcquiredAt: msTime(h.AcquiredAtMs), ExpiresAt: msTime(int64(exp))}
-		if member[0] == 'w' {
-			info.Writer = &li
+		hs = append(hs, rwHolder{id: member[1:], mode: member[0], info: lock.Info{KeyHash: keyHash,
+			IDHash: lockdriver.HashKey(member[1:]), Fence: h.Fence, AcquiredAt: msTime(h.AcquiredAtMs), ExpiresAt: msTime(int64(exp))}})
+	}
+	return hs, nil
+}
+
+// rwInfo is hs as an rwlock.Info: nil when empty.
+func rwInfo(hs []rwHolder) *rwlock.Info {
+	if len(hs) == 0 {
+		return nil
+	}
+	info := &rwlock.Info{KeyHash: hs[0].info.KeyHash}
+	for _, h := range hs {
+		if h.mode == 'w' {
+			w := h.info
+			info.Writer = &w
 		} else {
-			info.Readers = append(info.Readers, li)
+			info.Readers = append(info.Readers, h.info)
 		}
 	}
-	if info.Writer == nil && len(info.Readers) == 0 {
-		return nil, nil
-	}
-	return info, nil
+	return info
 }

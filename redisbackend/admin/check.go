@@ -591,7 +591,8 @@ func checkCluster(st nodeState, clusterClient bool, layout redisbackend.Layout) 
 			Advice:  "use LayoutCluster (the default for a *redis.ClusterClient)"}
 	case enabled:
 		return Finding{Name: name, Severity: SeverityOK,
-			Message: "Redis Cluster master; the cluster layout keeps each lock's keys in one hash slot"}
+			Message: "Redis Cluster master; the cluster layout keeps each lock's keys in one hash slot, and keys with a hash tag of their own ({acct}:1) in their tag's slot " +
+				"(a version from before that rule names such keys otherwise: upgrade all instances at once, docs/cluster.md)"}
 	case clusterClient:
 		return Finding{Name: name, Severity: SeverityWarning,
 			Message: "a *redis.ClusterClient on a server with cluster mode off",

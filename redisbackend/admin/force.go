@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 )
 
@@ -47,4 +48,15 @@ func ForceRelease(ctx context.Context, b *redisbackend.Backend, key string) (loc
 // lock's key, and on another failure the slots released so far.
 func ForceReleaseSlots(ctx context.Context, b *redisbackend.Backend, key string, fence lock.Fence) ([]lock.Info, error) {
 	return b.Operator().ForceReleaseSlots(ctx, key, fence)
+}
+
+// ForceReleaseRW is ForceRelease for a read-write lock's key (package
+// lock/rwlock). It releases the live holders with the given fences, or
+// every live holder (the writer, or all the readers) when none is given,
+// and returns those it released. A holder released or expired since it
+// was read is skipped. It returns an error matching lock.ErrNotHeld when
+// it released none, lock.ErrKindMismatch on a lock's or a limit's key, and
+// on another failure the holders released so far.
+func ForceReleaseRW(ctx context.Context, b *redisbackend.Backend, key string, fences ...lock.Fence) (*rwlock.Info, error) {
+	return b.Operator().ForceReleaseRW(ctx, key, fences)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 )
 
 // Keys are the Redis keys of one lock key.
@@ -22,9 +23,11 @@ type Backend interface {
 	ReplicaAckN() int
 	// StorageKeys names the keys of key.
 	StorageKeys(key string) (Keys, error)
-	// ForceRelease and ForceReleaseSlots release key's live leases.
+	// ForceRelease, ForceReleaseSlots and ForceReleaseRW release key's
+	// live leases.
 	ForceRelease(ctx context.Context, key string) (lock.Info, error)
 	ForceReleaseSlots(ctx context.Context, key string, fence lock.Fence) ([]lock.Info, error)
+	ForceReleaseRW(ctx context.Context, key string, fences []lock.Fence) (*rwlock.Info, error)
 }
 
 // MaxFenceStripes is redisbackend.MaxFenceStripes.

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncguard-go/syncguard/lock"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/acltest"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
@@ -126,6 +127,16 @@ func TestACLForceOperator(t *testing.T) {
 	}
 	if locked, err := app.IsLocked(context.Background(), "order:1"); err != nil || locked {
 		t.Errorf("after release --force, IsLocked = %v, %v; want it free", locked, err)
+	}
+	// A read-write lock's readers, held by the application.
+	holdRW(t, app, "doc:1", rwlock.ModeRead)
+	holdRW(t, app, "doc:1", rwlock.ModeRead)
+	r = syncguard(t, "--redis", url, "release", "--prefix", acltest.Prefix, "--force", "--yes", "--all", "doc:1")
+	if r.code != ExitOK || !strings.Contains(r.out, "released 2 readers of doc:1") {
+		t.Errorf("release --force --all of readers: status %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	if info, err := app.LookupRW(context.Background(), "doc:1"); err != nil || info != nil {
+		t.Errorf("after release --force --all, LookupRW = %+v, %v; want it free", info, err)
 	}
 	acltest.NoDenials(t, srv, acltest.ForceOperator, refusedOnPurpose...)
 }

@@ -93,8 +93,8 @@ func (n namer) classify(redisKey string) kind {
 	if strings.HasPrefix(redisKey, wire.QueuePrefix(n.prefix)) {
 		return kindQueue // in the cluster layout too, where the tag follows
 	}
-	if strings.HasPrefix(redisKey, n.prefix+":"+wire.SegConfig+":") {
-		return kindConfig // no lock key begins so (redisbackend reserves "config:")
+	if redisKey == n.prefix+":"+wire.ConfigKeyName {
+		return kindConfig // redisbackend refuses this user key; other "config:" keys are locks
 	}
 	_, rest, ok := n.split(redisKey)
 	if !ok {
@@ -168,6 +168,12 @@ func (n namer) indexValue(v string) (lockKey, key string, granted bool) {
 		return "", "", ok && t.EndedGrant()
 	case strings.HasPrefix(v, wire.SlotIndexMark):
 		ix, err := wire.DecodeSlotIndex(v)
+		if err != nil {
+			return "", "", false
+		}
+		return ix.LockKey, ix.UserKey, true
+	case strings.HasPrefix(v, wire.RWIndexMark):
+		ix, err := wire.DecodeRWIndex(v)
 		if err != nil {
 			return "", "", false
 		}

@@ -83,3 +83,98 @@ func TestReadWrite(t *testing.T) {
 		t.Errorf("show lacks the writer:\n%s", r.out)
 	}
 }
+
+// TestReleaseReadWrite: release --force on a read-write lock evicts a
+// reader by --slot FENCE, refuses to guess which readers without --all or
+// --slot, hands the key to the writer queued behind the readers on
+// --all, and evicts a writer as a lock's holder, without a flag.
+func TestReleaseReadWrite(t *testing.T) {
+	srv := redistest.Shared(t)
+	p := prefix(t)
+	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	ctx := context.Background()
+	const key = "settings:tenant-7"
+	r1, r2, r3 := holdRW(t, b, key, rwlock.ModeRead), holdRW(t, b, key, rwlock.ModeRead), holdRW(t, b, key, rwlock.ModeRead)
+	release := func(more ...string) result {
+		t.Helper()
+		return syncguard(t, append([]string{"release", "--force", "--yes", "--redis", urlOf(srv), "--prefix", p, key}, more...)...)
+	}
+	held := func(l lock.Lease) bool {
+		t.Helper()
+		info, err := b.LookupID(ctx, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info != nil
+	}
+
+	r := release()
+	if r.code != ExitUsage || !strings.Contains(r.err, "read-write lock held by 3 readers: add --all") || !held(r1) {
+		t.Fatalf("release of readers without --all or --slot: status %d, stderr %q", r.code, r.err)
+	}
+	r = release("--slot", string(r2.Fence))
+	if r.code != ExitOK || !strings.Contains(r.out, "released 1 reader of "+key) ||
+		!strings.Contains(r.out, "removed  reader fence "+string(r2.Fence)+" (holder "+lockdriver.HashKey(r2.ID)) ||
+		!strings.Contains(r.out, "now      held by 2 readers") || held(r2) || !held(r1) || !held(r3) {
+		t.Fatalf("release --slot %s: status %d, stdout:\n%s\nstderr %q", r2.Fence, r.code, r.out, r.err)
+	}
+
+	// A writer waiting behind the readers gets the key once they go.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	granted := make(chan lock.Lease, 1)
+	go func() {
+		_, l, _, err := rwlock.HoldWrite(wctx, b, key, lock.WithTTL(time.Minute), lock.WithWait(10*time.Second))
+		if err != nil {
+			t.Errorf("HoldWrite: %v", err)
+		}
+		granted <- l
+	}()
+	waitWaiters(t, srv, p, key)
+	r = release("--all")
+	if r.code != ExitOK || !strings.Contains(r.out, "released 2 readers of "+key) || held(r1) || held(r3) {
+		t.Fatalf("release --all: status %d, stdout:\n%s\nstderr %q", r.code, r.out, r.err)
+	}
+	w := <-granted
+	if !strings.Contains(r.out, "now      held by a writer, 1 granted since") {
+		t.Errorf("release --all does not tell the hand-off to the writer:\n%s", r.out)
+	}
+	r = release()
+	if r.code != ExitOK || !strings.Contains(r.out, "released the writer of "+key) ||
+		!strings.Contains(r.out, "removed  writer fence "+string(w.Fence)) || held(w) ||
+		!strings.Contains(r.out, "now      free (waiters that poll take it at their next attempt)") {
+		t.Fatalf("release of the writer: status %d, stdout:\n%s\nstderr %q", r.code, r.out, r.err)
+	}
+}
+
+// waitWaiters waits until ls counts a waiter on key.
+func waitWaiters(t *testing.T, srv *redistest.Server, p, key string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r := syncguard(t, "show", "--json", "--redis", urlOf(srv), "--prefix", p, key)
+		if strings.Contains(r.out, `"waiters": 1`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no waiter on %s:\n%s", key, r.out)
+		}
+	}
+}
+
+// TestLsConfigNamedKey: a key beginning with "config:" (other than the
+// configuration record's name) is a lock like any other, listed by ls.
+func TestLsConfigNamedKey(t *testing.T) {
+	srv := redistest.Shared(t)
+	p := prefix(t)
+	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	holdRW(t, b, "config:tenant-7", rwlock.ModeRead)
+	if _, err := b.Acquire(context.Background(), "config:tenant-8", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r := syncguard(t, "ls", "--redis", urlOf(srv), "--prefix", p)
+	for _, want := range []string{"1 reader                  config:tenant-7\n", "  config:tenant-8\n", "1 lock, 1 read-write lock (1 holder)"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("ls output lacks %q:\n%s", want, r.out)
+		}
+	}
+}

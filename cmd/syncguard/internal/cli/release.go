@@ -19,7 +19,7 @@ import (
 var releaseCommand = &command{
 	name:    "release",
 	args:    "--force [--yes] [--all | --slot FENCE] [--route R] [--scope S] [--key-prefix NS] KEY",
-	summary: "evict the holder of KEY (or slots of a limit), handing on to its waiters; the fence counter stays",
+	summary: "evict the holder of KEY (or slots of a limit, or readers), handing on to its waiters; the fence counter stays",
 	detail: "Releases the lock as its holder would (never deleting the fence counter), so the key's oldest\n" +
 		"waiter gets it as after a release. The holder is not told: until its next extend it may still\n" +
 		"write, with a fence that is now stale, which resources that check fences refuse. On a\n" +
@@ -27,12 +27,15 @@ var releaseCommand = &command{
 		"On a concurrency limit (lock.WithLimit) it evicts nothing unless told which slots: --all\n" +
 		"releases every live slot, --slot FENCE the one with that fence (as show lists them); each\n" +
 		"freed slot goes to the oldest waiter whose n admits it.\n" +
+		"On a read-write lock (lock/rwlock) it evicts the writer as it evicts a lock's holder; readers only\n" +
+		"when told which: --all releases every reader, --slot FENCE the one with that fence (as show lists\n" +
+		"them). It releases only the holders it asked about; once the key is free its oldest waiters get it.\n" +
 		"--route, --scope and --key-prefix build the key of the HTTP middleware, as for show.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.BoolVar(&o.force, "force", false, "required: release a lock this command does not hold")
 		fs.BoolVar(&o.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
-		fs.BoolVar(&o.all, "all", false, "on a concurrency limit: release every live slot")
-		fs.StringVar(&o.slot, "slot", "", "on a concurrency limit: release the slot with this fence")
+		fs.BoolVar(&o.all, "all", false, "on a concurrency limit or read-write lock: release every live slot or reader")
+		fs.StringVar(&o.slot, "slot", "", "on a concurrency limit or read-write lock: release the slot or holder with this fence")
 		o.keyFlags(fs)
 	},
 	check: func(o *options, args []string) error {
@@ -78,6 +81,9 @@ func runRelease(ctx context.Context, s *session, o *options, args []string) erro
 	}
 	st.Request = requestOf(o, key)
 	key = st.Key
+	if st.Limit != nil && st.Limit.ReadWrite {
+		return releaseRW(ctx, s, o, st)
+	}
 	if st.Limit != nil {
 		return releaseSlots(ctx, s, o, st)
 	}

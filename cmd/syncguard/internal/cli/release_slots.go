@@ -39,7 +39,7 @@ func releaseSlots(ctx context.Context, s *session, o *options, st *state) error 
 	if err != nil { // a release failed after others succeeded
 		return failf("%s: released %d of %d slots, then: %s", display(st.Key), len(infos), len(picked), message(err))
 	}
-	s.printSlotsNow(ctx, st.Key, highestFence(st.Limit.Holders))
+	s.printSlotsNow(ctx, st, highestFence(st.Limit.Holders))
 	return nil
 }
 
@@ -55,17 +55,23 @@ func pickSlots(o *options, st *state) (lock.Fence, []slotRow, error) {
 		return "", lim.Holders, nil
 	}
 	fence, _ := parseSlotFence(o.slot) // checked before any I/O
-	var picked []slotRow
-	for _, h := range lim.Holders {
-		if h.Fence == fence {
-			picked = append(picked, h)
-		}
-	}
+	picked := withFence(lim.Holders, fence)
 	if len(picked) == 0 {
 		return fence, nil, failf("no live slot of %s has fence %s: nothing released (syncguard show %s lists them)",
 			display(st.Key), fence, display(st.Key))
 	}
 	return fence, picked, nil
+}
+
+// withFence is the slots of slots with fence.
+func withFence(slots []slotRow, fence lock.Fence) []slotRow {
+	var picked []slotRow
+	for _, h := range slots {
+		if h.Fence == fence {
+			picked = append(picked, h)
+		}
+	}
+	return picked
 }
 
 // slotsQuestion asks the operator to confirm the release of picked.
@@ -91,15 +97,19 @@ func highestFence(slots []slotRow) lock.Fence {
 	return highest
 }
 
-// printSlotsNow reads the limit at key again and says how many slots are
-// held, and how many were granted since the fence highest: a release
-// hands its slot to the oldest waiter whose n admits it.
-func (s *session) printSlotsNow(ctx context.Context, key string, highest lock.Fence) {
+// printSlotsNow reads the limit or read-write lock of st again and says
+// how many slots are held (or by whom the read-write lock is), and how
+// many were granted since the fence highest: a release hands its slot to
+// the oldest waiter whose n admits it, a read-write lock to its oldest
+// waiters.
+func (s *session) printSlotsNow(ctx context.Context, st *state, highest lock.Fence) {
 	w := s.env.Stdout
-	after, err := s.read(ctx, key)
+	after, err := s.read(ctx, st.Key)
 	switch {
 	case err != nil:
 		fmt.Fprintf(w, "  now      unknown: %s\n", message(err))
+	case after.Limit == nil && st.Limit.ReadWrite:
+		fmt.Fprintf(w, "  now      free (waiters that poll take it at their next attempt)\n")
 	case after.Limit == nil:
 		fmt.Fprintf(w, "  now      free (waiters that poll take a slot at their next attempt)\n")
 	default:
@@ -109,7 +119,11 @@ func (s *session) printSlotsNow(ctx context.Context, key string, highest lock.Fe
 				granted++
 			}
 		}
-		fmt.Fprintf(w, "  now      %d of %d slots held", len(after.Limit.Holders), after.Limit.N)
+		if after.Limit.ReadWrite {
+			fmt.Fprintf(w, "  now      %s", after.Limit.rwState())
+		} else {
+			fmt.Fprintf(w, "  now      %d of %d slots held", len(after.Limit.Holders), after.Limit.N)
+		}
 		if granted > 0 {
 			fmt.Fprintf(w, ", %d granted since (handed on to waiters, as a release does)", granted)
 		}

@@ -450,11 +450,14 @@ func preview(v string) string {
 // rwState is a read-write lock's state line: "held by a writer" or
 // "held by 3 readers".
 func (l *limitShow) rwState() string {
-	if len(l.Holders) == 1 && l.Holders[0].Mode == "write" {
+	if l.rwWriter() {
 		return "held by a writer"
 	}
 	return "held by " + count(int64(len(l.Holders)), "reader")
 }
+
+// rwWriter reports whether a writer holds the read-write lock.
+func (l *limitShow) rwWriter() bool { return len(l.Holders) == 1 && l.Holders[0].Mode == "write" }
 
 // modeName is the name of a read-write lock holder's mode ('r', 'w'), ""
 // for a slot of a limit.

@@ -23,7 +23,7 @@ import (
 var watchCommand = &command{
 	name:    "watch",
 	args:    "[--match GLOB] [--interval D] [--count N] [--top N] [--json]",
-	summary: "a line a second: locks, limits, acquisitions and releases per second, waiters, busiest keys",
+	summary: "a line a second: locks, limits, read-write locks, acquisitions and releases per second, waiters, busiest keys",
 	detail: "Samples the prefix's keys with SCAN every interval, so the application needs no change.\n" +
 		"Every grant writes an index key named after its new lock id (<prefix>:id:<lock id>), which stays\n" +
 		"until the lease ends and then, as a release tombstone, for the resend window (5 s at least): an\n" +
@@ -40,7 +40,11 @@ var watchCommand = &command{
 		"to the line when there are any. Leader elections (lock/election) add \"elections E, new terms T\n" +
 		"(N since start)\": every new fence on a key a sample found held by an election's term is a term\n" +
 		"(a term that began and ended between two samples on a key no sample saw held as an election's is\n" +
-		"not). --json prints each line as a JSON object.\n" +
+		"not). Read-write locks (lock/rwlock) add \"read-write K (R readers, W writers; readers +J -L,\n" +
+		"writers granted G)\": the locks held and their holders now, the readers that joined and left and\n" +
+		"the writers granted since the previous sample (by the holders' fences and new lock ids; a writer\n" +
+		"granted and released between two samples counts among the acquisitions only).\n" +
+		"--json prints each line as a JSON object.\n" +
 		"Ends on Ctrl-C, SIGTERM or --count.",
 	flags: func(fs *flag.FlagSet, o *options) {
 		fs.StringVar(&o.match, "match", "*", "only keys matching this Redis glob")
@@ -82,6 +86,9 @@ type sample struct {
 	byLock       map[string]idGrants
 	unattributed int64
 	idsCounted   bool
+	// rwNew counts the new index keys of read-write locks' readers [0]
+	// and writers [1] that were still held when read.
+	rwNew [2]int64
 }
 
 // idGrants is the new lock ids of one lock key in a sample.
@@ -145,6 +152,17 @@ type watchRow struct {
 	Elections  int   `json:"elections"`
 	Terms      int64 `json:"terms"`
 	TermsTotal int64 `json:"termsTotal"`
+	// ReadWrite is the number of read-write locks (lock/rwlock) the
+	// sample found held, by Readers readers and Writers writers in all
+	// (Limits and Slots leave them out). Since the previous sample,
+	// ReadersJoined readers were granted and ReadersLeft released (or
+	// expired), and WritersGranted writers were granted.
+	ReadWrite      int   `json:"readWrite"`
+	Readers        int   `json:"readers"`
+	Writers        int   `json:"writers"`
+	ReadersJoined  int64 `json:"readersJoined"`
+	ReadersLeft    int64 `json:"readersLeft"`
+	WritersGranted int64 `json:"writersGranted"`
 }
 
 // busyRow is one of the busiest keys of a watchRow.
@@ -292,6 +310,7 @@ func (cur *sample) countGrants(fresh []*redis.StringCmd, names namer) {
 		if err != nil {
 			continue // gone since the SCAN (a lease that expired, most likely): not counted
 		}
+		cur.countRWGrant(v)
 		lockKey, key, granted := names.indexValue(v)
 		switch {
 		case !granted:
@@ -528,10 +547,13 @@ func newWatchRow(prev, cur sample, perKey bool, top int) watchRow {
 	if secs <= 0 {
 		secs = 1
 	}
+	rw, ch := cur.rwCounts(), rwActivity(prev, cur)
 	r := watchRow{Time: msTime(cur.nowMs), IntervalMs: cur.nowMs - prev.nowMs, Locks: len(cur.locks),
-		Limits: len(cur.limits), Slots: cur.slotCount(), Acquired: acquired, Released: released,
+		Limits: len(cur.limits) - rw.locks, Slots: cur.slotCount() - rw.readers - rw.writers, Acquired: acquired, Released: released,
 		AcquiredPerSec: float64(acquired) / secs, ReleasedPerSec: float64(released) / secs, Waiters: cur.waiters,
-		Busiest: []busyRow{}, Unattributed: other, UnattributedPerSec: float64(other) / secs}
+		Busiest: []busyRow{}, Unattributed: other, UnattributedPerSec: float64(other) / secs,
+		ReadWrite: rw.locks, Readers: rw.readers, Writers: rw.writers,
+		ReadersJoined: ch.joined, ReadersLeft: ch.left, WritersGranted: ch.writers}
 	for _, a := range busy {
 		if a.election {
 			r.Terms += a.acquired
@@ -556,6 +578,7 @@ func (r watchRow) line() string {
 	if r.Limits > 0 || r.Slots > 0 {
 		fmt.Fprintf(&b, "  limits %d (%s)", r.Limits, count(int64(r.Slots), "slot"))
 	}
+	b.WriteString(r.rwPart())
 	fmt.Fprintf(&b, "  acquired/s %.1f  released/s %.1f  waiters %d  busiest:", r.AcquiredPerSec, r.ReleasedPerSec, r.Waiters)
 	if len(r.Busiest) == 0 {
 		b.WriteString(" -")
