@@ -68,6 +68,21 @@ func (b *Backend) acquireRW(ctx context.Context, key, id string, m byte, ttl tim
 	if err != nil {
 		return lock.Lease{}, err
 	}
+	if s, ok := reply.(string); ok {
+		// This run's grant: the holder's index value.
+		h, err := wire.DecodeRWIndex(s)
+		if err == nil {
+			var l lock.Lease
+			if l, err = b.grantedLease(c.norm, c.id, string(h.Fence), h.ExpiresAtMs, ttl); err == nil {
+				return l, nil
+			}
+			err = withOp(err, "acquire")
+		} else {
+			err = internal("acquire", "unexpected reply from the read-write acquire script")
+		}
+		go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lockdriver.DefaultReleaseTimeout)
+		return lock.Lease{}, err
+	}
 	return b.leaseOf(ctx, c, reply, ttl)
 }
 

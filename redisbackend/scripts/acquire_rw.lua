@@ -11,28 +11,32 @@
 -- striped fence counter, ARGV[5] mode, ARGV[6] the start of the queue
 -- keys; with KEYS[4]: ARGV[7] the caller's queue entry, ARGV[8] "1" when
 -- it may be queued already, ARGV[9] the queue's TTL in ms.
--- Returns acquire_slot.lua's replies: {1, fence, expiresAtMs}, {0, the
--- latest expiry among the holders}, {-3, fence}, {-4}; SYNCGUARD_KIND
--- while a live plain lock or limit holds the key.
+-- Returns the caller's index value (rw.lua, R.index) when this run
+-- granted it, else acquire_slot.lua's replies: {1, fence, expiresAtMs}
+-- (a grant of an earlier run, or a hand-off), {0, the latest expiry among
+-- the holders}, {-3, fence}, {-4}; SYNCGUARD_KIND while a live plain lock
+-- or limit holds the key.
 --
 -- Safe to run twice: the id of a live holder gets its grant back; after
 -- its release the tombstone on the index key takes nothing.
+--
+-- The uncontended attempt (no set, no queue, no index: one EXISTS of the
+-- three) runs six commands (TIME, EXISTS, INCR, ZADD, PEXPIRE, SET), makes
+-- none of rw.lua's helpers and answers with the index value it wrote (a
+-- string: a table reply costs more).
 local nowMs, t = serverMs()
 local lockKey, id, mode = KEYS[1], ARGV[1], ARGV[5]
-local R = rwlib()
-
-local idx = redis.call('GET', KEYS[2])
-if idx then
-  if string.byte(idx, 1) == TOMB then return {-4} end
-  -- The index of a live holder (its expiry is its score's).
-  local m, fence, _, exp = R.parse(idx)
-  if m and exp > nowMs and R.member(lockKey, m .. id) then return {1, fence, exp} end
-end
-
 local queue = ARGV[6] .. lockKey
 local state, granted, blocked = '', {}, false
--- A key nobody holds or waits for (the uncontended attempt) is free.
-if redis.call('EXISTS', lockKey, queue) > 0 then
+if redis.call('EXISTS', lockKey, queue, KEYS[2]) > 0 then
+  local R = rwlib()
+  local idx = redis.call('GET', KEYS[2])
+  if idx then
+    if string.byte(idx, 1) == TOMB then return {-4} end
+    -- The index of a live holder (its expiry is its score's).
+    local m, fence, _, exp = R.parse(idx)
+    if m and exp > nowMs and R.member(lockKey, m .. id) then return {1, fence, exp} end
+  end
   local kind
   state, kind = R.state(lockKey, nowMs)
   if not state then return kind end
@@ -59,7 +63,8 @@ end
 local fence = string.format('%015d', f)
 if f > fenceMax then return {-3, fence} end
 local expiresAtMs = nowMs + tonumber(ARGV[2])
-local index = R.index(mode, fence, nowMs, expiresAtMs, lockKey, ARGV[3])
+-- R.index's value, written here so the uncontended attempt needs no rwlib.
+local index = "\0021 " .. mode .. ' ' .. fence .. ' ' .. string.format('%d %d', nowMs, expiresAtMs) .. ' ' .. #lockKey .. ' ' .. lockKey .. ARGV[3]
 if state == '' then
   -- The first holder: the set lives as long as it does.
   redis.call('ZADD', lockKey, expiresAtMs, mode .. id)
@@ -69,4 +74,4 @@ else
   lib().add(lockKey, KEYS[2], mode .. id, expiresAtMs, tonumber(ARGV[2]), index)
 end
 if KEYS[4] and ARGV[8] == '1' then redis.call('ZREM', KEYS[4], ARGV[7]) end
-return {1, fence, expiresAtMs}
+return index

@@ -3,12 +3,14 @@
 -- holder id (index key idKey, whose value v names its lock key) and hands
 -- the key to the waiters (R.grant); release_lock.lua's results.
 local rwRelease = wantRW and function(idKey, v, id, nonce, tombMs, queueStart, written)
-  local R = rwlib()
-  local mode, _, _, exp, lockKey, userKey = R.parse(v)
+  -- R.parse's fields, read here: the uncontended release makes no rwlib.
+  local mode, exp, klen, rest = string.match(v, "^\0021 ([rw]) %d+ %d+ (%d+) (%d+) (.*)$")
   if not mode then
     if written then redis.call('SET', idKey, v, 'PX', tombMs) end
     return 0
   end
+  klen = tonumber(klen)
+  local lockKey = string.sub(rest, 1, klen)
   -- (pcall: the key may be another kind's since the holder expired.)
   local removed = redis.pcall('ZREM', lockKey, mode .. id)
   if removed ~= 1 then
@@ -18,7 +20,7 @@ local rwRelease = wantRW and function(idKey, v, id, nonce, tombMs, queueStart, w
   end
   local nowMs = serverMs()
   local result = '-2'
-  if exp > nowMs then result = '1' end
+  if tonumber(exp) > nowMs then result = '1' end
   if result ~= '1' or not written then
     redis.call('SET', idKey, tombstone(result, nonce), 'PX', tombMs)
   end
@@ -26,9 +28,10 @@ local rwRelease = wantRW and function(idKey, v, id, nonce, tombMs, queueStart, w
   -- holders that expired.
   local queue = queueStart .. lockKey
   if redis.call('EXISTS', queue) == 0 then return tonumber(result) end
+  local R = rwlib()
   local state = R.state(lockKey, nowMs)
   if not state then return tonumber(result) end
-  local _, _, _, to = R.grant(lockKey, queue, string.sub(idKey, 1, #idKey - #id), userKey, nowMs, state)
+  local _, _, _, to = R.grant(lockKey, queue, string.sub(idKey, 1, #idKey - #id), string.sub(rest, klen + 1), nowMs, state)
   if to and result == '1' then return {2, to} end
   return tonumber(result)
 end
