@@ -69,9 +69,9 @@ if state == '' then
   -- The first holder: the set lives as long as it does.
   redis.call('ZADD', lockKey, expiresAtMs, mode .. id)
   redis.call('PEXPIRE', lockKey, ARGV[2])
-  redis.call('SET', KEYS[2], index, 'PX', tonumber(ARGV[2]) + tolMs)
+  redis.call('SET', KEYS[2], index, 'PX', ARGV[2])
 else
-  lib().add(lockKey, KEYS[2], mode .. id, expiresAtMs, tonumber(ARGV[2]), index)
+  lib().add(lockKey, KEYS[2], mode .. id, expiresAtMs, tonumber(ARGV[2]), index, true)
 end
 if KEYS[4] and ARGV[8] == '1' then redis.call('ZREM', KEYS[4], ARGV[7]) end
 return index
