@@ -19,7 +19,7 @@ import (
 //	"\x021 <r|w> <fence> <acquiredAtMs> <expiresAtMs> <lock key length> <lock key><user key>"
 //
 // (version 1, wire.RWIndex), so Release, Extend, ExtendBatch and LookupID find it by its
-// id as they find a lock. Holders take their fences from the key's counter
+// id as they find a lock. It expires with its holder, so a release reads no clock. Holders take their fences from the key's counter
 // and wait in the key's queue, their entries' flags ending in their mode.
 // A key is a lock, a limit or a read-write lock, never two at once.
 // scripts/rw.lua has the rules; docs/readwrite.md the guarantees.

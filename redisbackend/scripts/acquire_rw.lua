@@ -1,4 +1,4 @@
--- AcquireRW (after prelude.lua, lib.lua and rw.lua): take key KEYS[1] as a
+-- AcquireRW (after prelude.lua, lib.lua, rw_busy.lua and rw.lua): take key KEYS[1] as a
 -- reader (ARGV[5] "r": while no writer holds it or waits before the
 -- caller) or as the writer ("w": when nobody holds it or waits before the
 -- caller), with a fence from the key's counter; when the key is busy and
@@ -20,15 +20,15 @@
 -- Safe to run twice: the id of a live holder gets its grant back; after
 -- its release the tombstone on the index key takes nothing.
 --
--- The uncontended attempt (no set, no queue, no index: one EXISTS of the
--- three) runs six commands (TIME, EXISTS, INCR, ZADD, PEXPIRE, SET), makes
--- none of rw.lua's helpers and answers with the index value it wrote (a
--- string: a table reply costs more).
+-- The uncontended attempt (no set, no queue, no index: busy is false,
+-- rw_busy.lua) runs six commands (EXISTS, TIME, INCR, ZADD, PEXPIRE, SET),
+-- makes none of rw.lua's helpers and answers with the index value it
+-- wrote (a string: a table reply costs more).
 local nowMs, t = serverMs()
 local lockKey, id, mode = KEYS[1], ARGV[1], ARGV[5]
-local queue = ARGV[6] .. lockKey
+local queue = ARGV[6] .. lockKey -- (as rw_busy.lua's)
 local state, granted, blocked = '', {}, false
-if redis.call('EXISTS', lockKey, queue, KEYS[2]) > 0 then
+if busy then
   local R = rwlib()
   local idx = redis.call('GET', KEYS[2])
   if idx then

@@ -4,13 +4,13 @@
 -- the key to the waiters (R.grant); release_lock.lua's results.
 local rwRelease = wantRW and function(idKey, v, id, nonce, tombMs, queueStart, written)
   -- R.parse's fields, read here: the uncontended release makes no rwlib.
-  local mode, klen, rest = string.match(v, "^\0021 ([rw]) %d+ %d+ %d+ (%d+) (.*)$")
+  local mode, klen, at = string.match(v, "^\0021 ([rw]) %d+ %d+ %d+ (%d+) ()")
   if not mode then
     if written then redis.call('SET', idKey, v, 'PX', tombMs) end
     return 0
   end
-  klen = tonumber(klen)
-  local lockKey = string.sub(rest, 1, klen)
+  local keyEnd = at + klen - 1
+  local lockKey = string.sub(v, at, keyEnd)
   -- The index is there, so the holder was live when this run started
   -- (both expire at its expiresAtMs, rw.lua): removed from the set, it is
   -- released; not in it, it is not found (the set was deleted, or the key
@@ -29,7 +29,7 @@ local rwRelease = wantRW and function(idKey, v, id, nonce, tombMs, queueStart, w
   local R, nowMs = rwlib(), serverMs()
   local state = R.state(lockKey, nowMs)
   if not state then return 1 end
-  local _, _, _, to = R.grant(lockKey, queue, string.sub(idKey, 1, #idKey - #id), string.sub(rest, klen + 1), nowMs, state)
+  local _, _, _, to = R.grant(lockKey, queue, string.sub(idKey, 1, #idKey - #id), string.sub(v, keyEnd + 1), nowMs, state)
   if to then return {2, to} end
   return 1
 end
