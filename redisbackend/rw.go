@@ -58,7 +58,8 @@ func (b *Backend) rwUsable(mode rwlock.Mode) (byte, error) {
 }
 
 // acquireRW runs acquire_rw.lua for mode m ('r' or 'w'); with a waiter q,
-// a busy key also queues q's entry.
+// a busy key also queues q's entry. A grant of that run is answered with
+// the holder's index value (a string: cheaper for Redis than a table).
 func (b *Backend) acquireRW(ctx context.Context, key, id string, m byte, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
 	c, err := b.newAcquireCall(ctx, key, id, ttl)
 	if err != nil {
