@@ -19,7 +19,7 @@ import (
 //	"\x021 <r|w> <fence> <acquiredAtMs> <expiresAtMs> <lock key length> <lock key><user key>"
 //
 // (version 1, wire.RWIndex), so Release, Extend, ExtendBatch and LookupID find it by its
-// id as they find a lock. Holders take their fences from the key's counter
+// id as they find a lock. It expires with its holder, so a release reads no clock. Holders take their fences from the key's counter
 // and wait in the key's queue, their entries' flags ending in their mode.
 // A key is a lock, a limit or a read-write lock, never two at once.
 // scripts/rw.lua has the rules; docs/readwrite.md the guarantees.
@@ -58,7 +58,8 @@ func (b *Backend) rwUsable(mode rwlock.Mode) (byte, error) {
 }
 
 // acquireRW runs acquire_rw.lua for mode m ('r' or 'w'); with a waiter q,
-// a busy key also queues q's entry.
+// a busy key also queues q's entry. A grant of that run is answered with
+// the holder's index value (a string: cheaper for Redis than a table).
 func (b *Backend) acquireRW(ctx context.Context, key, id string, m byte, ttl time.Duration, q *queueWaiter) (lock.Lease, error) {
 	c, err := b.newAcquireCall(ctx, key, id, ttl)
 	if err != nil {
@@ -66,6 +67,21 @@ func (b *Backend) acquireRW(ctx context.Context, key, id string, m byte, ttl tim
 	}
 	reply, err := b.acquireReply(ctx, c, b.run(ctx, b.acquireRWCmd(c, m, q)), ttl)
 	if err != nil {
+		return lock.Lease{}, err
+	}
+	if s, ok := reply.(string); ok {
+		// This run's grant: the holder's index value.
+		h, err := wire.DecodeRWIndex(s)
+		if err == nil {
+			var l lock.Lease
+			if l, err = b.grantedLease(c.norm, c.id, string(h.Fence), h.ExpiresAtMs, ttl); err == nil {
+				return l, nil
+			}
+			err = withOp(err, "acquire")
+		} else {
+			err = internal("acquire", "unexpected reply from the read-write acquire script")
+		}
+		go b.releaseAbandoned(ctx, b.indexKey(c.id), c.id, lockdriver.DefaultReleaseTimeout)
 		return lock.Lease{}, err
 	}
 	return b.leaseOf(ctx, c, reply, ttl)

@@ -15,7 +15,7 @@ var (
 	acquireSlotScript = newScript("prelude", "lib", "acquire_slot")
 	acquireMarkScript = newScript("acquire_mark", "prelude", "lib", "acquire") // a mark answers before the prelude runs
 
-	acquireRWScript = newScript("prelude", "lib", "rw", "acquire_rw")
+	acquireRWScript = newScript("prelude", "lib", "rw_busy", "rw", "acquire_rw")
 
 	// A release reads the lease's index (index_swap, index_read) before
 	// rw.lua, which makes its helpers only for a read-write lock's holder.

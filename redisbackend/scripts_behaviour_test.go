@@ -19,6 +19,7 @@ import (
 	"github.com/syncguard-go/syncguard/internal/wire"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
+	"github.com/syncguard-go/syncguard/lock/rwlock"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
@@ -71,13 +72,46 @@ func ownServerBackend(t *testing.T) (*redis.Client, *Backend) {
 // swaps the index for its tombstone in one command, reads no clock, looks
 // at no queue and publishes nothing.
 func TestCycleCommands(t *testing.T) {
+	ctx := context.Background()
+	checkCycleCommands(t, func(b *Backend, key string) error {
+		l, err := b.Acquire(ctx, key, time.Minute)
+		if err != nil {
+			return err
+		}
+		return b.Release(ctx, l.ID)
+	}, map[string]int64{"time": 1, "get": 2, "set": 3, "incr": 1, "del": 1})
+}
+
+// TestRWCycleCommands: a reader's or a writer's cycle on a free key nobody
+// waits for runs TIME, EXISTS (of the set, the queue and the index at
+// once), INCR, ZADD, PEXPIRE, SET and SET GET, ZREM, EXISTS: no GET of
+// the index before the key is known busy, no clock on release (the index
+// expires with its holder).
+func TestRWCycleCommands(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []rwlock.Mode{rwlock.ModeRead, rwlock.ModeWrite} {
+		checkCycleCommands(t, func(b *Backend, key string) error {
+			id, err := b.NewLockID(key)
+			if err != nil {
+				return err
+			}
+			l, err := b.AcquireRW(ctx, key, id, mode, time.Minute)
+			if err != nil {
+				return err
+			}
+			return b.Release(ctx, l.ID)
+		}, map[string]int64{"time": 1, "exists": 2, "incr": 1, "zadd": 1, "pexpire": 1, "set": 2, "zrem": 1})
+	}
+}
+
+// checkCycleCommands runs cycle on 50 new keys against a server of its own
+// (after one cycle that loads the scripts) and checks that they ran two
+// EVALSHAs and perCycle's commands each, and nothing else.
+func checkCycleCommands(t *testing.T, cycle func(b *Backend, key string) error, perCycle map[string]int64) {
+	t.Helper()
 	rdb, b := ownServerBackend(t)
 	ctx := context.Background()
-	warm, err := b.Acquire(ctx, "warm", time.Minute) // loads the scripts
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Release(ctx, warm.ID); err != nil {
+	if err := cycle(b, "warm"); err != nil {
 		t.Fatal(err)
 	}
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
@@ -85,18 +119,17 @@ func TestCycleCommands(t *testing.T) {
 	}
 	const n = 50
 	for i := range n {
-		l, err := b.Acquire(ctx, "k"+strconv.Itoa(i), time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Release(ctx, l.ID); err != nil {
+		if err := cycle(b, "k"+strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got := commandCalls(t, rdb)
 	delete(got, "info")
 	delete(got, "config|resetstat")
-	want := map[string]int64{"evalsha": 2 * n, "time": n, "get": 2 * n, "set": 3 * n, "incr": n, "del": n}
+	want := map[string]int64{"evalsha": 2 * n}
+	for name, c := range perCycle {
+		want[name] = c * n
+	}
 	for name, c := range want {
 		if got[name] != c {
 			t.Errorf("%s: %d calls, want %d", name, got[name], c)

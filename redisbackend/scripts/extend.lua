@@ -37,7 +37,7 @@ if string.byte(lockKey, 1) == RW then
     return -2
   end
   local newExpiresAtMs = nowMs + ttlMs
-  lib().add(rwKey, KEYS[1], mode .. ARGV[1], newExpiresAtMs, ttlMs, R.index(mode, fence, acq, newExpiresAtMs, rwKey, userKey))
+  lib().add(rwKey, KEYS[1], mode .. ARGV[1], newExpiresAtMs, ttlMs, R.index(mode, fence, acq, newExpiresAtMs, rwKey, userKey), true)
   return {1, newExpiresAtMs}
 end
 local lockData = redis.pcall('GET', lockKey)

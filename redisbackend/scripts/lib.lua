@@ -62,15 +62,20 @@ local function lib()
 
   -- L.add writes a slot of lockKey for lock id id (index key idKey) until
   -- expiresAtMs, and keeps the sorted set alive as long as its last slot.
-  function L.add(lockKey, idKey, id, expiresAtMs, ttlMs, index)
+  -- The index of a slot outlives it by the tolerance, so that a Release or
+  -- Extend just after the expiry still finds the slot and reads it
+  -- expired; with exact (a read-write lock's holder, rw.lua) it goes with
+  -- its holder, so that a release needs no clock.
+  function L.add(lockKey, idKey, id, expiresAtMs, ttlMs, index, exact)
     redis.call('ZADD', lockKey, expiresAtMs, id)
     if redis.call('PTTL', lockKey) < ttlMs then
       redis.call('PEXPIRE', lockKey, ttlMs)
     end
-    -- The index outlives the slot by the tolerance, so that a Release or
-    -- Extend just after the expiry still finds the slot and reads it
-    -- expired.
-    redis.call('SET', idKey, index, 'PX', ttlMs + tolMs)
+    if exact then
+      redis.call('SET', idKey, index, 'PX', ttlMs)
+    else
+      redis.call('SET', idKey, index, 'PX', ttlMs + tolMs)
+    end
   end
 
   -- L.grant hands free slots of lockKey (user key userKey) to the oldest

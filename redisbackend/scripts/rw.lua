@@ -6,7 +6,9 @@
 -- tells the state. A holder's index key holds, version 1,
 --   "\2" .. "1 <r|w> <fence> <acquiredAtMs> <expiresAtMs> <lock key length> <lock key><user key>"
 -- (its expiry is its score: a release, an extension or a lookup by id reads
--- no score), and its queue entry ends its flags with its mode:
+-- no score). The index expires with its holder (PX of the holder's TTL,
+-- with no tolerance), so an index still there names a live holder and a
+-- release reads no clock. Its queue entry ends its flags with its mode:
 -- "<l|n><s|k><r|w>".
 -- rwlib is made only when the run wants it (wantRW, prelude.lua).
 local rwlib = wantRW and function()
@@ -94,7 +96,7 @@ local rwlib = wantRW and function()
         done[#done + 1] = e
         local heard = redis.call('PUBLISH', string.sub(rest, 1, clen), id .. ' ' .. fence .. ' ' .. string.format('%d', expiresAtMs))
         if heard > 0 or live == 'n' then
-          lb().add(lockKey, idPrefix .. id, mode .. id, expiresAtMs, tonumber(ttl), R.index(mode, fence, nowMs, expiresAtMs, lockKey, userKey))
+          lb().add(lockKey, idPrefix .. id, mode .. id, expiresAtMs, tonumber(ttl), R.index(mode, fence, nowMs, expiresAtMs, lockKey, userKey), true)
           granted[id] = {fence, expiresAtMs}
           first = first or fence
           state = mode

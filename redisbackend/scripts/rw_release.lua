@@ -3,32 +3,33 @@
 -- holder id (index key idKey, whose value v names its lock key) and hands
 -- the key to the waiters (R.grant); release_lock.lua's results.
 local rwRelease = wantRW and function(idKey, v, id, nonce, tombMs, queueStart, written)
-  local R = rwlib()
-  local mode, _, _, exp, lockKey, userKey = R.parse(v)
+  -- R.parse's fields, read here: the uncontended release makes no rwlib.
+  local mode, klen, at = string.match(v, "^\0021 ([rw]) %d+ %d+ %d+ (%d+) ()")
   if not mode then
     if written then redis.call('SET', idKey, v, 'PX', tombMs) end
     return 0
   end
-  -- (pcall: the key may be another kind's since the holder expired.)
+  local keyEnd = at + klen - 1
+  local lockKey = string.sub(v, at, keyEnd)
+  -- The index is there, so the holder was live when this run started
+  -- (both expire at its expiresAtMs, rw.lua): removed from the set, it is
+  -- released; not in it, it is not found (the set was deleted, or the key
+  -- is another kind's since: pcall).
   local removed = redis.pcall('ZREM', lockKey, mode .. id)
   if removed ~= 1 then
     if type(removed) == 'table' and not string.find(removed.err or '', 'WRONGTYPE', 1, true) then return removed end
     redis.call('SET', idKey, tombstone('-1', nonce), 'PX', tombMs)
     return -1
   end
-  local nowMs = serverMs()
-  local result = '-2'
-  if exp > nowMs then result = '1' end
-  if result ~= '1' or not written then
-    redis.call('SET', idKey, tombstone(result, nonce), 'PX', tombMs)
-  end
+  if not written then redis.call('SET', idKey, tombstone('1', nonce), 'PX', tombMs) end
   -- Nobody queued (the uncontended release): the next attempt drops
   -- holders that expired.
   local queue = queueStart .. lockKey
-  if redis.call('EXISTS', queue) == 0 then return tonumber(result) end
+  if redis.call('EXISTS', queue) == 0 then return 1 end
+  local R, nowMs = rwlib(), serverMs()
   local state = R.state(lockKey, nowMs)
-  if not state then return tonumber(result) end
-  local _, _, _, to = R.grant(lockKey, queue, string.sub(idKey, 1, #idKey - #id), userKey, nowMs, state)
-  if to and result == '1' then return {2, to} end
-  return tonumber(result)
+  if not state then return 1 end
+  local _, _, _, to = R.grant(lockKey, queue, string.sub(idKey, 1, #idKey - #id), string.sub(v, keyEnd + 1), nowMs, state)
+  if to then return {2, to} end
+  return 1
 end
