@@ -429,3 +429,55 @@ func TestUniqueBackstopFromDue(t *testing.T) {
 		t.Errorf("enqueue: %v, want a duplicate of %s, scheduled", err, first.ID)
 	}
 }
+
+// TestUniqueHeldPastWait: a producer finds the key held with no record (a
+// producer deciding), waits, and the key passes to a Guard queued before it
+// once the deciding producer has written its task's record: the refusal
+// names that task, read after the wait.
+func TestUniqueHeldPastWait(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	var rec lock.Recorder = e.backend
+	// A live task and its record, on another key, to stand for the
+	// deciding producer's.
+	live, err := asynqlock.Enqueue(ctx, e.client, asynq.NewTask(taskType, []byte("live")),
+		asynqlock.TaskOptions(asynq.Queue(e.queue)), asynqlock.UniqueUntilDone(e.backend, e.insp, asynqlock.UniqueKey("other")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record, ok, err := rec.Record(ctx, asynqlock.UniquePrefix+"other")
+	if err != nil || !ok {
+		t.Fatalf("the other key's record: %v, %v", ok, err)
+	}
+	key := asynqlock.UniquePrefix + "held"
+	deciding, err := lock.Acquire(ctx, e.backend, key, lock.WithTTL(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guardHolds := make(chan lock.Lease, 1)
+	go func() { // the Guard, queued first
+		l, err := lock.Acquire(ctx, e.backend, key, lock.WithTTL(10*time.Second), lock.WithWait(5*time.Second))
+		if err != nil {
+			t.Error(err)
+		}
+		guardHolds <- l
+	}()
+	time.Sleep(300 * time.Millisecond) // the Guard joins the queue before the producer
+	refused := make(chan error, 1)
+	go func() {
+		_, err := asynqlock.Enqueue(ctx, e.client, asynq.NewTask(taskType, []byte("held")),
+			asynqlock.TaskOptions(asynq.Queue(e.queue)), asynqlock.UniqueUntilDone(e.backend, e.insp, asynqlock.UniqueKey("held")))
+		refused <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the producer finds no record and waits
+	if err := rec.ReleaseRecord(ctx, deciding, record, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	l := <-guardHolds
+	defer func() { _ = e.backend.Release(ctx, l.ID) }()
+	var dup *asynqlock.DuplicateTaskError
+	if err := <-refused; !errors.As(err, &dup) || dup.TaskID != live.ID {
+		t.Fatalf("enqueue: %v, want a duplicate of %s", err, live.ID)
+	}
+}
