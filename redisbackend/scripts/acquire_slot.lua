@@ -32,9 +32,13 @@ if not freed then
   freed = 0
 end
 
--- A read-write lock's holders ("r<id>", "w<id>": rw.lua) are not slots.
-local head = redis.call('ZRANGE', lockKey, 0, 0)[1]
-if head and #head ~= #ARGV[1] then return redis.error_reply(kindMsg) end
+-- A read-write lock's holders ("r<id>", "w<id>": rw.lua) are not slots:
+-- a member longer than a lock id is one. An empty set (a free limit, the
+-- uncontended case) needs no look at a member.
+local card = redis.call('ZCARD', lockKey)
+if card > 0 and #redis.call('ZRANGE', lockKey, 0, 0)[1] ~= #ARGV[1] then
+  return redis.error_reply(kindMsg)
+end
 
 local idx = redis.call('GET', KEYS[2])
 if idx then
@@ -56,8 +60,9 @@ if freed > 0 then
     local fence = S.parse(redis.call('GET', KEYS[2]))
     return {1, fence, tonumber(mine)}
   end
+  card = redis.call('ZCARD', lockKey)
 end
-if redis.call('ZCARD', lockKey) >= n then
+if card >= n then
   if queue then
     redis.call('ZADD', queue, 'NX', nowUs, ARGV[7])
     redis.call('PEXPIRE', queue, ARGV[9])
