@@ -81,33 +81,45 @@ func (b *Backend) lookupLimitCmd(lockKey string) scriptCmd {
 // liveSlots reads the live slots of key that have an index key, earliest
 // expiry first.
 func (b *Backend) liveSlots(ctx context.Context, op, key string) ([]heldSlot, error) {
+	var slots []heldSlot
+	err := b.scanHeld(ctx, op, key, b.lookupLimitCmd, func(info lock.Info, id, idx string) {
+		s, err := wire.DecodeSlotIndex(idx)
+		if err != nil {
+			return // no index (gone, or ending within the tolerance)
+		}
+		info.Fence, info.AcquiredAt = s.Fence, msTime(s.AcquiredAtMs)
+		slots = append(slots, heldSlot{id: id, n: s.N, info: info})
+	})
+	return slots, err
+}
+
+// scanHeld runs the lookup script cmd of key, whose reply is a member, its
+// expiry and its index value for each holder (lookup_limit.lua,
+// lookup_rw.lua), and calls each with every holder's Info (its hashes and
+// expiry), member and index value.
+func (b *Backend) scanHeld(ctx context.Context, op, key string, cmd func(lockKey string) scriptCmd,
+	each func(info lock.Info, member, idx string)) error {
 	if err := checkCtx(op, ctx); err != nil {
-		return nil, err
+		return err
 	}
 	norm, lockKey, err := b.lockKey(op, key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res, err := b.run(ctx, b.lookupLimitCmd(lockKey)).Slice()
+	res, err := b.run(ctx, cmd(lockKey)).Slice()
 	if err != nil {
-		return nil, mapError(ctx, op, err)
+		return mapError(ctx, op, err)
 	}
 	keyHash := lockdriver.HashKey(norm)
-	var slots []heldSlot
 	for i := 0; i+2 < len(res); i += 3 {
-		id, _ := res[i].(string)
+		member, _ := res[i].(string)
 		score, _ := res[i+1].(string)
 		idx, _ := res[i+2].(string)
 		exp, err := strconv.ParseFloat(score, 64)
 		if err != nil {
-			return nil, internal(op, "unexpected slot expiry")
+			return internal(op, "unexpected holder expiry")
 		}
-		s, err := wire.DecodeSlotIndex(idx)
-		if err != nil {
-			continue // no index (gone, or ending within the tolerance)
-		}
-		slots = append(slots, heldSlot{id: id, n: s.N, info: lock.Info{KeyHash: keyHash, IDHash: lockdriver.HashKey(id),
-			Fence: s.Fence, AcquiredAt: msTime(s.AcquiredAtMs), ExpiresAt: msTime(int64(exp))}})
+		each(lock.Info{KeyHash: keyHash, IDHash: lockdriver.HashKey(member), ExpiresAt: msTime(int64(exp))}, member, idx)
 	}
-	return slots, nil
+	return nil
 }

@@ -3,7 +3,6 @@ package redisbackend
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/syncguard-go/syncguard/internal/wire"
@@ -144,32 +143,18 @@ type rwHolder struct {
 // liveRWHolders reads the live holders of key's read-write lock that have
 // an index key, earliest expiry first.
 func (b *Backend) liveRWHolders(ctx context.Context, op, key string) ([]rwHolder, error) {
-	if err := checkCtx(op, ctx); err != nil {
-		return nil, err
-	}
-	norm, lockKey, err := b.lockKey(op, key)
-	if err != nil {
-		return nil, err
-	}
-	res, err := b.run(ctx, lookupRWScript.cmd(1, lockKey, b.indexPrefix(lockKey))).Slice()
-	if err != nil {
-		return nil, mapError(ctx, op, err)
-	}
-	keyHash := lockdriver.HashKey(norm)
 	var hs []rwHolder
-	for i := 0; i+2 < len(res); i += 3 {
-		member, _ := res[i].(string)
-		score, _ := res[i+1].(string)
-		idx, _ := res[i+2].(string)
+	cmd := func(lockKey string) scriptCmd { return lookupRWScript.cmd(1, lockKey, b.indexPrefix(lockKey)) }
+	err := b.scanHeld(ctx, op, key, cmd, func(info lock.Info, member, idx string) {
 		h, err := wire.DecodeRWIndex(idx)
-		exp, err1 := strconv.ParseFloat(score, 64)
-		if err != nil || err1 != nil || len(member) < 2 {
-			continue // no index (gone, or ending now)
+		if err != nil || len(member) < 2 {
+			return // no index (gone, or ending now)
 		}
-		hs = append(hs, rwHolder{id: member[1:], mode: member[0], info: lock.Info{KeyHash: keyHash,
-			IDHash: lockdriver.HashKey(member[1:]), Fence: h.Fence, AcquiredAt: msTime(h.AcquiredAtMs), ExpiresAt: msTime(int64(exp))}})
-	}
-	return hs, nil
+		// The member is the mode's letter, then the lock id.
+		info.IDHash, info.Fence, info.AcquiredAt = lockdriver.HashKey(member[1:]), h.Fence, msTime(h.AcquiredAtMs)
+		hs = append(hs, rwHolder{id: member[1:], mode: member[0], info: info})
+	})
+	return hs, err
 }
 
 // rwInfo is hs as an rwlock.Info: nil when empty.
