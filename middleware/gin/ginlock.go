@@ -19,17 +19,17 @@ import (
 func New(b lock.Backend, key KeyFunc, opts ...Option) (gin.HandlerFunc, error) {
 	var c config
 	settings.Apply(&c, opts)
-	c.s.HasKey = key != nil
-	g, err := core.New(b, c.s)
+	c.S.HasKey = key != nil
+	g, err := core.New(b, c.S)
 	if err != nil {
 		return nil, err
 	}
-	m := &middleware{g: g, key: key, scope: c.scope, fingerprint: c.fingerprint, busy: c.busy, onError: c.onError, skip: c.skip}
-	if m.busy == nil {
-		m.busy = DefaultBusyHandler
+	m := &middleware{g: g, key: key, config: c}
+	if m.Busy == nil {
+		m.Busy = DefaultBusyHandler
 	}
-	if m.onError == nil {
-		m.onError = DefaultErrorHandler
+	if m.Error == nil {
+		m.Error = DefaultErrorHandler
 	}
 	return m.handle, nil
 }
@@ -44,19 +44,15 @@ func Must(b lock.Backend, key KeyFunc, opts ...Option) gin.HandlerFunc {
 }
 
 type middleware struct {
-	g           *core.Guard
-	key         KeyFunc
-	scope       ScopeFunc
-	fingerprint FingerprintFunc
-	busy        BusyHandler
-	onError     ErrorHandler
-	skip        func(*gin.Context) bool
+	g      *core.Guard
+	key    KeyFunc
+	config // the options' functions (Scope, Fingerprint, Busy, Error, Skip)
 }
 
 // handle locks the request's key around the rest of the chain, or
 // replays, or aborts c with the refusal's answer.
 func (m *middleware) handle(c *gin.Context) {
-	if m.skip != nil && m.skip(c) {
+	if m.Skip != nil && m.Skip(c) {
 		return
 	}
 	req := c.Request
@@ -67,11 +63,11 @@ func (m *middleware) handle(c *gin.Context) {
 		x.W = eager{c.Writer}
 		defer run.abort()
 	}
-	if m.scope != nil {
-		x.Scope = func() (string, error) { return m.scope(c) }
+	if m.Scope != nil {
+		x.Scope = func() (string, error) { return m.Scope(c) }
 	}
-	if m.fingerprint != nil {
-		x.Fingerprint = func() (string, error) { return m.fingerprint(c) }
+	if m.Fingerprint != nil {
+		x.Fingerprint = func() (string, error) { return m.Fingerprint(c) }
 	}
 	out, err := m.g.Serve(x)
 	run.returned = true
@@ -82,12 +78,12 @@ func (m *middleware) handle(c *gin.Context) {
 	case errors.Is(err, lock.ErrLocked):
 		_ = c.Error(err)
 		c.Request = m.g.Refusal(req)
-		m.busy(c, m.g.RetryAfter(x.Route, err), err)
+		m.Busy(c, m.g.RetryAfter(x.Route, err), err)
 		c.Abort()
 	default:
 		_ = c.Error(err)
 		c.Request = m.g.Refusal(req)
-		m.onError(c, err)
+		m.Error(c, err)
 		c.Abort()
 	}
 }

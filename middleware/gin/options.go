@@ -15,17 +15,10 @@ type Option func(*config)
 
 // config is what the options set: the settings every adapter shares and
 // the gin functions.
-type config struct {
-	s           settings.Settings
-	scope       ScopeFunc
-	fingerprint FingerprintFunc
-	busy        BusyHandler
-	onError     ErrorHandler
-	skip        func(*gin.Context) bool
-}
+type config = settings.Request[*gin.Context, BusyHandler, ErrorHandler]
 
 // set is the option that applies f to the shared settings.
-func set(f settings.Set) Option { return func(c *config) { f(&c.s) } }
+func set(f settings.Set) Option { return func(c *config) { f(&c.S) } }
 
 // Types of the gin functions New and the options take.
 type (
@@ -54,7 +47,7 @@ func WithPrefix(ns string) Option { return set(settings.Prefix(ns)) }
 // principals never share a lock or a stored response. Replay needs it,
 // or Unscoped.
 func WithScope(f ScopeFunc) Option {
-	return func(c *config) { c.scope = f; settings.Scoped(f != nil)(&c.s) }
+	return func(c *config) { c.Scope = f; settings.Scoped(f != nil)(&c.S) }
 }
 
 // Unscoped says that replay runs without a scope, for public endpoints.
@@ -65,7 +58,7 @@ func Unscoped() Option { return set(settings.NoScope()) }
 func WithRouteScope(on bool) Option { return set(settings.Routes(on)) }
 
 // WithSkipper sends the requests f accepts on without a lock.
-func WithSkipper(f func(c *gin.Context) bool) Option { return func(c *config) { c.skip = f } }
+func WithSkipper(f func(c *gin.Context) bool) Option { return func(c *config) { c.Skip = f } }
 
 // How long, and how many at once.
 

@@ -14,7 +14,7 @@ func WithReplay(ttl time.Duration) Option { return set(settings.ReplayFor(ttl)) 
 // WithFingerprint adds f's result to the replay fingerprint. Needs
 // WithReplay.
 func WithFingerprint(f FingerprintFunc) Option {
-	return func(c *config) { c.fingerprint = f; settings.Tuned("Fingerprint")(&c.s) }
+	return func(c *config) { c.Fingerprint = f; settings.Tuned("Fingerprint")(&c.S) }
 }
 
 // WithReplayStatuses sets which statuses are stored (default

@@ -24,10 +24,10 @@ func DefaultErrorHandler(c *gin.Context, err error) {
 }
 
 // WithBusyHandler replaces DefaultBusyHandler.
-func WithBusyHandler(h BusyHandler) Option { return func(c *config) { c.busy = h } }
+func WithBusyHandler(h BusyHandler) Option { return func(c *config) { c.Busy = h } }
 
 // WithErrorHandler replaces DefaultErrorHandler.
-func WithErrorHandler(h ErrorHandler) Option { return func(c *config) { c.onError = h } }
+func WithErrorHandler(h ErrorHandler) Option { return func(c *config) { c.Error = h } }
 
 // WithProblemTypeBase makes the default answers' problem types uri
 // followed by their names.

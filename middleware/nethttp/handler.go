@@ -17,17 +17,17 @@ import (
 func New(b lock.Backend, key KeyFunc, opts ...Option) (func(http.Handler) http.Handler, error) {
 	var c config
 	settings.Apply(&c, opts)
-	c.s.HasKey = key != nil
-	g, err := core.New(b, c.s)
+	c.S.HasKey = key != nil
+	g, err := core.New(b, c.S)
 	if err != nil {
 		return nil, err
 	}
-	h := handler{g: g, key: key, scope: c.scope, fingerprint: c.fingerprint, busy: c.busy, onError: c.onError, skip: c.skip}
-	if h.busy == nil {
-		h.busy = guard.DefaultBusyHandler
+	h := handler{g: g, key: key, config: c}
+	if h.Busy == nil {
+		h.Busy = guard.DefaultBusyHandler
 	}
-	if h.onError == nil {
-		h.onError = guard.DefaultErrorHandler
+	if h.Error == nil {
+		h.Error = guard.DefaultErrorHandler
 	}
 	return func(next http.Handler) http.Handler {
 		h := h
@@ -46,19 +46,15 @@ func Must(b lock.Backend, key KeyFunc, opts ...Option) func(http.Handler) http.H
 }
 
 type handler struct {
-	g           *core.Guard
-	key         KeyFunc
-	scope       ScopeFunc
-	fingerprint FingerprintFunc
-	busy        guard.BusyHandler
-	onError     guard.ErrorHandler
-	skip        func(*http.Request) bool
-	next        http.Handler
+	g      *core.Guard
+	key    KeyFunc
+	next   http.Handler
+	config // the options' functions (Scope, Fingerprint, Busy, Error, Skip)
 }
 
 // ServeHTTP locks the request's key around the next handler, or replays.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.skip != nil && h.skip(r) {
+	if h.Skip != nil && h.Skip(r) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
@@ -69,18 +65,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 	}
-	if h.scope != nil {
-		x.Scope = func() (string, error) { return h.scope(r) }
+	if h.Scope != nil {
+		x.Scope = func() (string, error) { return h.Scope(r) }
 	}
-	if h.fingerprint != nil {
-		x.Fingerprint = func() (string, error) { return h.fingerprint(r) }
+	if h.Fingerprint != nil {
+		x.Fingerprint = func() (string, error) { return h.Fingerprint(r) }
 	}
 	out, err := h.g.Serve(x)
 	switch {
 	case out != core.Refused:
 	case errors.Is(err, lock.ErrLocked):
-		h.busy(w, h.g.Refusal(r), h.g.RetryAfter(x.Route, err), err)
+		h.Busy(w, h.g.Refusal(r), h.g.RetryAfter(x.Route, err), err)
 	default:
-		h.onError(w, h.g.Refusal(r), err)
+		h.Error(w, h.g.Refusal(r), err)
 	}
 }

@@ -15,17 +15,10 @@ type Option func(*config)
 
 // config is what the options set: the settings every adapter shares and
 // the net/http functions.
-type config struct {
-	s           settings.Settings
-	scope       ScopeFunc
-	fingerprint FingerprintFunc
-	busy        BusyHandler
-	onError     ErrorHandler
-	skip        func(*http.Request) bool
-}
+type config = settings.Request[*http.Request, BusyHandler, ErrorHandler]
 
 // set is the option that applies f to the shared settings.
-func set(f settings.Set) Option { return func(c *config) { f(&c.s) } }
+func set(f settings.Set) Option { return func(c *config) { f(&c.S) } }
 
 // Types of the net/http functions New and the options take.
 type (
@@ -79,7 +72,7 @@ func WithLimit(n int) Option { return set(settings.Slots(n)) }
 // principals never share a lock or a stored response. Replay needs it,
 // or Unscoped.
 func WithScope(f ScopeFunc) Option {
-	return func(c *config) { c.scope = f; settings.Scoped(f != nil)(&c.s) }
+	return func(c *config) { c.Scope = f; settings.Scoped(f != nil)(&c.S) }
 }
 
 // Unscoped says that replay runs without a scope, for public endpoints.
@@ -87,15 +80,15 @@ func Unscoped() Option { return set(settings.NoScope()) }
 
 // WithBusyHandler replaces the answer to a busy key (default
 // guard.DefaultBusyHandler).
-func WithBusyHandler(h BusyHandler) Option { return func(c *config) { c.busy = h } }
+func WithBusyHandler(h BusyHandler) Option { return func(c *config) { c.Busy = h } }
 
 // WithErrorHandler replaces the answer to a bad key or a failing backend
 // (default guard.DefaultErrorHandler).
-func WithErrorHandler(h ErrorHandler) Option { return func(c *config) { c.onError = h } }
+func WithErrorHandler(h ErrorHandler) Option { return func(c *config) { c.Error = h } }
 
 // WithProblemTypeBase makes the default answers' problem types uri
 // followed by their names.
 func WithProblemTypeBase(uri string) Option { return set(settings.Problems(uri)) }
 
 // WithSkipper sends the requests f accepts to the handler without a lock.
-func WithSkipper(f func(*http.Request) bool) Option { return func(c *config) { c.skip = f } }
+func WithSkipper(f func(*http.Request) bool) Option { return func(c *config) { c.Skip = f } }

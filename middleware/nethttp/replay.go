@@ -30,5 +30,5 @@ func WithReplayMaxRequestBody(n int64) Option { return set(settings.ReplayMaxReq
 // WithFingerprint adds f's result to the replay fingerprint. Needs
 // WithReplay.
 func WithFingerprint(f FingerprintFunc) Option {
-	return func(c *config) { c.fingerprint = f; settings.Tuned("Fingerprint")(&c.s) }
+	return func(c *config) { c.Fingerprint = f; settings.Tuned("Fingerprint")(&c.S) }
 }

@@ -130,3 +130,15 @@ func ProblemBase(ctx context.Context) string {
 	b, _ := ctx.Value(problemBaseKey{}).(string)
 	return b
 }
+
+// Request is what an HTTP adapter's options set: the shared Settings and
+// the framework's functions, on its request type R (*http.Request,
+// *gin.Context), with its answer types B (busy) and E (other refusals).
+type Request[R, B, E any] struct {
+	S           Settings
+	Scope       func(R) (string, error)
+	Fingerprint func(R) (string, error)
+	Busy        B
+	Error       E
+	Skip        func(R) bool
+}
