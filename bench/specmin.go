@@ -8,15 +8,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
 	"github.com/syncguard-go/syncguard/bench/internal/specmin"
-	"github.com/syncguard-go/syncguard/lock/lockdriver"
 )
 
 var (
@@ -27,10 +24,6 @@ var (
 // specPrefix is the spec-minimal row's key prefix (the spec's default is
 // "syncguard"; a prefix of its own keeps the row's keys apart).
 const specPrefix = "spec"
-
-// specMaxFence is FENCE_THRESHOLDS.MAX: the backend must refuse a fence
-// above it (ADR-004), a check on the client, not in Lua.
-const specMaxFence = 900_000_000_000_000
 
 // newSpecMinimal is the spec-minimal row: Acquire = one EVALSHA of
 // specmin.Acquire with the three keys of the dual-key pattern and the
@@ -45,7 +38,7 @@ func newSpecMinimal(rdb *redis.Client, ttl time.Duration) (*impl, error) {
 			return nil, err
 		}
 	}
-	return &impl{cycle: specCycle(ttl,
+	return &impl{cycle: specmin.Cycle(specPrefix, ttl,
 		func(ctx context.Context, keys []string, id, ttlMs, key string) (any, error) {
 			return specAcquire.Run(ctx, rdb, keys, id, ttlMs, key).Result()
 		},
@@ -67,7 +60,7 @@ func newSpecMinimalRueidis(rdb *redis.Client, ttl time.Duration) (*impl, error) 
 	acq, rel := rueidis.NewLuaScript(specmin.Acquire), rueidis.NewLuaScript(specmin.Release)
 	return &impl{
 		close: func() error { c.Close(); return nil },
-		cycle: specCycle(ttl,
+		cycle: specmin.Cycle(specPrefix, ttl,
 			func(ctx context.Context, keys []string, id, ttlMs, key string) (any, error) {
 				return acq.Exec(ctx, c, keys, []string{id, ttlMs, key}).ToAny()
 			},
@@ -75,52 +68,4 @@ func newSpecMinimalRueidis(rdb *redis.Client, ttl time.Duration) (*impl, error) 
 				return rel.Exec(ctx, c, keys, []string{id}).AsInt64()
 			}),
 	}, nil
-}
-
-// specCycle is the spec-minimal cycle on a key nobody else uses, with
-// acquire and release sending the scripts.
-func specCycle(ttl time.Duration,
-	acquire func(ctx context.Context, keys []string, id, ttlMs, key string) (any, error),
-	release func(ctx context.Context, keys []string, id string) (int64, error),
-) func(ctx context.Context, key string) error {
-	ttlMs := strconv.FormatInt(ttl.Milliseconds(), 10)
-	return func(ctx context.Context, key string) error {
-		id := lockdriver.NewLockID()
-		lockKey := specPrefix + ":" + key
-		idKey := specPrefix + ":id:" + id
-		fenceKey := specPrefix + ":fence:" + lockKey
-		res, err := acquire(ctx, []string{lockKey, idKey, fenceKey}, id, ttlMs, key)
-		if err != nil {
-			return err
-		}
-		if err := specGranted(res); err != nil {
-			return err
-		}
-		n, err := release(ctx, []string{idKey}, id)
-		if err != nil {
-			return err
-		}
-		if n != 1 {
-			return fmt.Errorf("%w: spec-minimal release returned %d", errNotObtained, n)
-		}
-		return nil
-	}
-}
-
-// specGranted checks an acquire reply: {1, fence, expiresAtMs} with a fence
-// of 15 digits no greater than specMaxFence.
-func specGranted(res any) error {
-	a, ok := res.([]any)
-	if !ok || len(a) != 3 || a[0] != int64(1) {
-		return fmt.Errorf("%w: spec-minimal acquire returned %v", errNotObtained, res)
-	}
-	fs, _ := a[1].(string)
-	f, err := strconv.ParseInt(fs, 10, 64)
-	if err != nil || len(fs) != 15 || f > specMaxFence {
-		return fmt.Errorf("spec-minimal acquire: bad fence %q", fs)
-	}
-	if _, ok := a[2].(int64); !ok {
-		return fmt.Errorf("spec-minimal acquire: bad expiresAtMs %v", a[2])
-	}
-	return nil
 }

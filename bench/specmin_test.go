@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/bench/internal/specmin"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/lockdriver"
 	"github.com/syncguard-go/syncguard/redisbackend"
@@ -57,7 +58,7 @@ func TestSpecMinimal(t *testing.T) {
 
 	id1, id2 := lockdriver.NewLockID(), lockdriver.NewLockID()
 	res, err := acquire(id1)
-	if err != nil || specGranted(res) != nil || res.([]any)[1] != "000000000000001" {
+	if err != nil || specmin.Granted(res) != nil || res.([]any)[1] != "000000000000001" {
 		t.Fatalf("first acquire: %v, %v", res, err)
 	}
 	if res, err := acquire(id2); err != nil || res != int64(0) {

@@ -39,6 +39,7 @@ import (
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncguard-go/syncguard/bench/internal/specmin"
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
@@ -46,6 +47,17 @@ import (
 const (
 	libOurs      = "syncguard-go"
 	libRedislock = "bsm/redislock"
+	// libOursDirect is syncguard-go with DisableCoalescing: what the
+	// coalescer's bookkeeping costs a cycle.
+	libOursDirect = "syncguard-go/nocoalesce"
+	// libRedislockBounded is bsm/redislock with each call bounded by its
+	// context's deadline as syncguard-go bounds it on go-redis's default
+	// options (a goroutine waits on the reply): the floor of that promise.
+	libRedislockBounded = "bsm/redislock/bounded"
+	// libSpecMin is syncguard's wire format with the least the
+	// specification requires (bench/internal/specmin) by go-redis's
+	// Script.Run: the floor of the format's cycle on this client.
+	libSpecMin = "specmin"
 )
 
 // cellSpec is one cell, as the parent passes it to a child.
@@ -251,8 +263,8 @@ func childCell(spec cellSpec) (cellResult, error) {
 	const ttl = 10 * time.Second
 	var cycle func(ctx context.Context, key string) error
 	switch spec.Lib {
-	case libOurs:
-		b, err := redisbackend.New(rdb, nil)
+	case libOurs, libOursDirect:
+		b, err := redisbackend.New(rdb, &redisbackend.Options{DisableCoalescing: spec.Lib == libOursDirect})
 		if err != nil {
 			return cellResult{}, err
 		}
@@ -273,6 +285,28 @@ func childCell(spec cellSpec) (cellResult, error) {
 			}
 			return l.Release(ctx)
 		}
+	case libRedislockBounded:
+		c := redislock.New(rdb)
+		cycle = func(ctx context.Context, key string) error {
+			var l *redislock.Lock
+			err := bounded(ctx, func(ctx context.Context) (err error) {
+				l, err = c.Obtain(ctx, key, ttl, nil)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			return bounded(ctx, l.Release)
+		}
+	case libSpecMin:
+		acq, rel := redis.NewScript(specmin.Acquire), redis.NewScript(specmin.Release)
+		cycle = specmin.Cycle("spec", ttl,
+			func(ctx context.Context, keys []string, id, ttlMs, key string) (any, error) {
+				return acq.Run(ctx, rdb, keys, id, ttlMs, key).Result()
+			},
+			func(ctx context.Context, keys []string, id string) (int64, error) {
+				return rel.Run(ctx, rdb, keys, id).Int64()
+			})
 	default:
 		return cellResult{}, fmt.Errorf("unknown library %q", spec.Lib)
 	}
@@ -395,4 +429,22 @@ func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error { c.n.Add(1); return next(ctx, cmds) }
+}
+
+// bounded runs f on a goroutine of its own when ctx has a deadline and
+// returns its error, or ctx's error when ctx ends first: the least a call
+// that must end by its deadline costs on a client that does not apply
+// the context's deadline to its socket.
+func bounded(ctx context.Context, f func(ctx context.Context) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		return f(ctx)
+	}
+	done := make(chan error, 1)
+	go func() { done <- f(context.WithoutCancel(ctx)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
