@@ -92,7 +92,8 @@ func main() {
 	bin := flag.String("redis-server", "redis-server", "redis-server binary")
 	conc := flag.String("goroutines", "1,4,8,32,128", "goroutine counts")
 	ctxs := flag.String("contexts", "background,deadline", "background (context.Background()), deadline (context.WithTimeout 5 s per cycle)")
-	libs := flag.String("libs", libOurs+","+libRedislock, "libraries, rotating every round")
+	libs := flag.String("libs", libOurs+","+libRedislock, "libraries, rotating every round; the last is every ratio's reference (also: "+
+		strings.Join([]string{libSpecMin, libRedislockBounded, libOursDirect}, ", ")+")")
 	rounds := flag.Int("rounds", 3, "rounds")
 	cell := flag.Duration("cell", 2500*time.Millisecond, "measured time per cell")
 	warm := flag.Duration("warm", 300*time.Millisecond, "warm-up per cell (not measured)")
