@@ -244,17 +244,10 @@ func TestUniqueSoak(t *testing.T) {
 	var mu sync.Mutex
 	outcomes := map[string]int{}
 	for range producers {
-		rc := e.redis.Client(t)
-		b, err := redisbackend.New(rc, &redisbackend.Options{Prefix: e.backend.Prefix(), DisableConfigRecord: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, insp := asynq.NewClientFromRedisClient(rc), asynq.NewInspectorFromRedisClient(rc)
+		p := newUniqueProducer(t, e.redis.Client(t), e.backend.Prefix())
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				task := asynq.NewTask(taskType, []byte("key-"+strconv.Itoa(rand.N(keys))))
-				_, err := asynqlock.Enqueue(ctx, c, task, asynqlock.TaskOptions(asynq.Queue(e.queue), asynq.MaxRetry(2)),
-					asynqlock.UniqueUntilDone(b, insp, opts...))
+				_, err := p.enqueue(ctx, e.queue, "key-"+strconv.Itoa(rand.N(keys)), []asynq.Option{asynq.MaxRetry(2)}, opts...)
 				mu.Lock()
 				outcomes[soakOutcome(ctx, err)]++
 				mu.Unlock()
