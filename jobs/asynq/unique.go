@@ -195,8 +195,8 @@ const (
 // key, which the caller may not know. Whether it is running under a
 // Guard, about to be (its Guard waits for the key), or its worker died,
 // the key's lease and the record's orphan mark tell.
-func (rec uniqueRecord) liveness(insp *asynq.Inspector) (liveness, int, error) {
-	info, err := insp.GetTaskInfo(rec.Queue, rec.ID)
+func (rec uniqueRecord) liveness(ctx context.Context, insp *asynq.Inspector) (liveness, int, error) {
+	info, err := bounded(ctx, func() (*asynq.TaskInfo, error) { return insp.GetTaskInfo(rec.Queue, rec.ID) })
 	switch {
 	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
 		return dead, 0, nil
@@ -266,18 +266,62 @@ func (u *uniqueEnqueue) run(ctx context.Context) (*asynq.TaskInfo, error) {
 		return nil, err
 	}
 	info, rec, err := u.decide(ctx, l, fresh)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
-	defer cancel()
-	if rec != nil {
-		if rerr := u.rec.ReleaseRecord(rctx, l, rec, u.backstop+u.delay()); rerr != nil {
-			// The key's lease ends at its TTL; the next producer finds the
-			// task by its id in the key's sequence.
+	// The release goes on under a context of its own after ctx ends (its
+	// outcome is the caller's, the task already enqueued or not); if it
+	// fails, the key's lease ends at its TTL and the next producer finds
+	// the task by its id in the key's sequence.
+	_, _ = bounded(ctx, func() (struct{}, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
+		defer cancel()
+		var rerr error
+		if rec != nil {
+			rerr = u.rec.ReleaseRecord(rctx, l, rec, u.backstop+u.delay())
+		} else {
+			rerr = u.b.Release(rctx, l.ID)
+		}
+		if rerr != nil {
 			logReleaseError(l, rerr)
 		}
-	} else if rerr := u.b.Release(rctx, l.ID); rerr != nil {
-		logReleaseError(l, rerr)
-	}
+		return struct{}{}, nil
+	})
 	return info, err
+}
+
+// bounded returns f's results, or once ctx ends first an error matching
+// ctx's (lock.CodeNetworkTimeout for its deadline, else CodeAborted) while
+// f goes on in the background. asynq's Inspector takes no context, and
+// its client's calls wait for Redis past their context's deadline unless
+// the go-redis client sets ContextTimeoutEnabled: a stalled Redis would
+// hold the enqueue as long as go-redis waits (its timeouts and retries).
+func bounded[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done:
+			return r.v, r.err
+		default:
+		}
+	}
+	code := lock.CodeAborted
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		code = lock.CodeNetworkTimeout
+	}
+	var zero T
+	return zero, &lock.Error{Code: code, Op: "enqueue", Msg: "asynqlock: unique: Redis did not answer by the context's end; the call may still run", Err: ctx.Err()}
 }
 
 // take takes the key; fresh: it had no record when taken. A record that
@@ -293,7 +337,7 @@ func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err
 	case err == nil:
 		var rec uniqueRecord
 		if json.Unmarshal(raw, &rec) == nil && rec.ID != "" {
-			if lv, _, aerr := rec.liveness(u.insp); aerr != nil || lv == alive {
+			if lv, _, aerr := rec.liveness(ctx, u.insp); aerr != nil || lv == alive {
 				return l, false, duplicate(rec, aerr)
 			}
 		}
@@ -308,7 +352,7 @@ func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err
 			return l, false, fmt.Errorf("asynqlock: unique: %w", rerr)
 		}
 		if ok {
-			if lv, _, aerr := rec.liveness(u.insp); aerr != nil || lv != dead {
+			if lv, _, aerr := rec.liveness(ctx, u.insp); aerr != nil || lv != dead {
 				return l, false, duplicate(rec, aerr)
 			}
 		}
@@ -350,7 +394,7 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 		}
 	}
 	if ok {
-		if refused, mark, err := u.judge(old, l); err != nil || refused {
+		if refused, mark, err := u.judge(ctx, old, l); err != nil || refused {
 			return nil, mark, duplicate(old, err)
 		}
 	}
@@ -362,7 +406,9 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 			next.ID = uniqueTaskID(u.key, seq)
 		}
 		rec, _ = json.Marshal(next)
-		info, err = u.c.EnqueueContext(ctx, u.t, append(u.opts[:len(u.opts):len(u.opts)], asynq.TaskID(next.ID))...)
+		info, err = bounded(ctx, func() (*asynq.TaskInfo, error) {
+			return u.c.EnqueueContext(ctx, u.t, append(u.opts[:len(u.opts):len(u.opts)], asynq.TaskID(next.ID))...)
+		})
 		switch {
 		case err == nil:
 			return info, rec, nil
@@ -372,7 +418,7 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 		// The id is taken: by a task a producer enqueued without recording
 		// it (it stopped in between), or by a finished task asynq retains.
 		// A live one is recorded; the caller's own id keeps asynq's error.
-		lv, _, aerr := next.liveness(u.insp)
+		lv, _, aerr := next.liveness(ctx, u.insp)
 		switch {
 		case aerr != nil:
 			return nil, nil, aerr
@@ -395,8 +441,8 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 // worker died and the Guard's lease lapsed. The first producer to see it
 // refuses the task and returns the record with its orphan mark, to write
 // with the release.
-func (u *uniqueEnqueue) judge(old uniqueRecord, l lock.Lease) (refused bool, mark []byte, err error) {
-	lv, retried, err := old.liveness(u.insp)
+func (u *uniqueEnqueue) judge(ctx context.Context, old uniqueRecord, l lock.Lease) (refused bool, mark []byte, err error) {
+	lv, retried, err := old.liveness(ctx, u.insp)
 	switch {
 	case err != nil:
 		return true, nil, err
