@@ -124,7 +124,10 @@ func (o uniqueOption) applyEnqueue(c *enqueueConfig) { c.unique = &o }
 // be a lock.Recorder, and the workers' Guards must use the same store),
 // insp looks up the recorded task's state. Run the tasks' handlers through
 // a Guard: it holds the key while a task runs. asynq.Unique beside it is
-// refused. docs/asynq.md has the details.
+// refused. The enqueue returns by ctx's deadline also while Redis stalls:
+// a NetworkTimeout *lock.Error matching context.DeadlineExceeded, after
+// which the task may still be enqueued (the next enqueue of the key finds
+// it). docs/asynq.md has the details.
 func UniqueUntilDone(b lock.Backend, insp *asynq.Inspector, opts ...UniqueOption) EnqueueOption {
 	return uniqueOption{b: b, insp: insp, opts: opts}
 }
@@ -321,7 +324,7 @@ func bounded[T any](ctx context.Context, f func() (T, error)) (T, error) {
 		code = lock.CodeNetworkTimeout
 	}
 	var zero T
-	return zero, &lock.Error{Code: code, Op: "enqueue", Msg: "asynqlock: unique: Redis did not answer by the context's end; the call may still run", Err: ctx.Err()}
+	return zero, &lock.Error{Code: code, Op: "enqueue", Msg: "no answer from Redis by the context's end; the call may still run", Err: ctx.Err()}
 }
 
 // take takes the key; fresh: it had no record when taken. A record that
@@ -451,14 +454,45 @@ func (u *uniqueEnqueue) judge(ctx context.Context, old uniqueRecord, l lock.Leas
 	}
 	now := l.ExpiresAt.Add(-u.lease).UnixMilli() // by the backend's clock
 	if old.OrphanMs != 0 && old.OrphanRetried == retried {
-		if now-old.OrphanMs >= u.lease.Milliseconds() {
-			return false, nil, nil
+		if now-old.OrphanMs < u.lease.Milliseconds() {
+			return true, nil, nil
 		}
-		return true, nil, nil
+		guarded, err := u.guardedSince(ctx, old)
+		if err != nil || !guarded {
+			return err != nil, nil, err
+		}
+		// A Guard took the key after the mark and lost it since (its lease
+		// lapsed: its worker died or stalled, or Redis stalled): a lease
+		// counts from now, so that a stalled Guard can still see its loss
+		// and stop before the task is taken for dead.
 	}
 	old.OrphanRetried, old.OrphanMs = retried, now
 	mark, _ = json.Marshal(old)
 	return true, mark, nil
+}
+
+// uniqueRun is what a Guard records, under uniqueRunKey, when it starts
+// a task whose record carries an orphan mark: the task, and when the
+// Guard took the key (the backend's time in Unix ms). A producer's mark
+// set before the Guard took the key is stale.
+type uniqueRun struct {
+	ID      string `json:"id"`
+	StartMs int64  `json:"startMs"`
+}
+
+// uniqueRunKey is the key of a unique key's uniqueRun: a hash, so that
+// it is valid whatever the length of the key.
+func uniqueRunKey(key string) string { return "asynq-unique-run:" + keyHash(key) }
+
+// guardedSince reports whether a Guard took the key to run old's task
+// after old's orphan mark.
+func (u *uniqueEnqueue) guardedSince(ctx context.Context, old uniqueRecord) (bool, error) {
+	raw, ok, err := u.rec.Record(ctx, uniqueRunKey(u.key))
+	if err != nil || !ok {
+		return false, err
+	}
+	var run uniqueRun
+	return json.Unmarshal(raw, &run) == nil && run.ID == old.ID && run.StartMs >= old.OrphanMs, nil
 }
 
 // delay is how long the task waits before it is due: asynq.ProcessIn's
@@ -489,8 +523,13 @@ func duplicate(rec uniqueRecord, err error) error {
 // producer that stops between its enqueue and its record leaves a task
 // the next producer finds.
 func uniqueTaskID(key string, seq int) string {
+	return "asynqlock-unique:" + keyHash(key) + ":" + strconv.Itoa(seq)
+}
+
+// keyHash is a unique key's hash in task ids and uniqueRunKey.
+func keyHash(key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return "asynqlock-unique:" + hex.EncodeToString(sum[:16]) + ":" + strconv.Itoa(seq)
+	return hex.EncodeToString(sum[:16])
 }
 
 // optionOf returns the value of the last option of type typ among t's own

@@ -37,10 +37,10 @@ const (
 
 // uniqueWorker, in a worker process, runs an asynq server with a Guard.
 // Its handler prints "start <task id> <payload>" and, in mode "block",
-// runs until the process is killed; in mode "soak" it counts itself in
-// Redis while it runs (printing "overlap <payload>" when another run of
-// the payload is counted there too), sleeps up to 200ms, fails one run in
-// five, and prints "end <task id>".
+// runs until the process is killed; in mode "soak" it adds itself to a
+// set in Redis while it runs (printing "overlap <payload> <members>" when
+// another run of the payload is there too), sleeps up to 200ms, fails one
+// run in five, and prints "end <task id>".
 func uniqueWorker() {
 	addr := os.Getenv(uniqAddrEnv)
 	if addr == "" {
@@ -67,11 +67,16 @@ func uniqueWorker() {
 			<-ctx.Done()
 			return ctx.Err()
 		}
-		running := prefix + ":soak:running:" + string(t.Payload())
-		if n, err := rdb.Incr(ctx, running).Result(); err == nil && n > 1 {
-			say("overlap", string(t.Payload()))
+		// A set of runs, not a counter: go-redis sends a command again
+		// when its reply is lost (Redis killed after it ran), which would
+		// count a run twice.
+		running, member := soakRunning(prefix, string(t.Payload())), soakRun(os.Getpid(), id)
+		if err := rdb.SAdd(ctx, running, member).Err(); err == nil {
+			if m, err := rdb.SMembers(ctx, running).Result(); err == nil && len(m) > 1 {
+				say("overlap", string(t.Payload()), strings.Join(m, ","))
+			}
 		}
-		defer rdb.Decr(context.WithoutCancel(ctx), running)
+		defer soakRemove(rdb, running, member)
 		defer say("end", id)
 		time.Sleep(rand.N(200 * time.Millisecond))
 		if rand.N(5) == 0 {
@@ -87,6 +92,23 @@ func uniqueWorker() {
 	err = srv.Run(g.Wrap(asynq.HandlerFunc(h)))
 	fmt.Println("Run:", err)
 	os.Exit(2)
+}
+
+// soakRunning is the set of the runs of payload; soakRun is a member.
+func soakRunning(prefix, payload string) string { return prefix + ":soak:running:" + payload }
+func soakRun(pid int, id string) string         { return strconv.Itoa(pid) + ":" + id }
+
+// soakRemove removes a run from its set, trying again while Redis stalls
+// or restarts (up to 10 s): a run left in the set would be seen overlap
+// every later one. A run whose SADD failed is removed too: it may have
+// run all the same.
+func soakRemove(rdb redis.Cmdable, running, member string) {
+	for range 100 {
+		if rdb.SRem(context.Background(), running, member).Err() == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // startUniqueWorker starts a worker process on e's queue and prefix; its
@@ -198,8 +220,8 @@ func (s *uniqueSoak) kill() {
 	}
 	s.kills++
 	s.mu.Unlock()
-	for _, payload := range running { // the killed runs never counted themselves out
-		s.e.asynqRC.Decr(context.Background(), s.e.backend.Prefix()+":soak:running:"+payload)
+	for id, payload := range running { // the killed runs never removed themselves
+		soakRemove(s.e.asynqRC, soakRunning(s.e.backend.Prefix(), payload), soakRun(victim.Process.Pid, id))
 	}
 	s.start()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
@@ -510,5 +511,55 @@ func TestUniqueHeldPastWait(t *testing.T) {
 	var dup *asynqlock.DuplicateTaskError
 	if err := <-refused; !errors.As(err, &dup) || dup.TaskID != live.ID {
 		t.Fatalf("enqueue: %v, want a duplicate of %s", err, live.ID)
+	}
+}
+
+// TestUniqueStaleOrphanMark: a producer marks a task found running before
+// its Guard took the key (asynq had just delivered it); the Guard then
+// runs it, and its lease on the key lapses a lease after the mark, as
+// under a stalled worker or Redis. The next enqueue does not take the task
+// for dead at once on the old mark: it marks it again and is refused, and
+// takes it for dead only a lease later.
+func TestUniqueStaleOrphanMark(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	opts := []asynqlock.UniqueOption{asynqlock.UniqueKey("stale"), asynqlock.UniqueLease(time.Second)}
+	gate, started, end := make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	mux := asynq.NewServeMux()
+	mux.Use(func(next asynq.Handler) asynq.Handler { // delivered, and no Guard yet
+		return asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
+			<-gate
+			return next.ProcessTask(ctx, task)
+		})
+	}, e.guard(t).Middleware())
+	mux.HandleFunc(taskType, func(context.Context, *asynq.Task) error {
+		started <- struct{}{}
+		<-end // a stalled worker: it does not see its lease lapse
+		return nil
+	})
+	srv := asynq.NewServerFromRedisClient(e.asynqRC, asynq.Config{Queues: map[string]int{e.queue: 1},
+		TaskCheckInterval: 50 * time.Millisecond, LogLevel: asynq.FatalLevel, ShutdownTimeout: time.Second})
+	if err := srv.Start(mux); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	t.Cleanup(func() { close(end) })
+	first := e.mustEnqueueUnique(t, "s", opts...)
+	e.waitQueue(t, 5*time.Second, "task active", func(qi *asynq.QueueInfo) bool { return qi.Active == 1 })
+	e.refused(t, "s", first.ID, opts...) // marks it
+	close(gate)
+	<-started
+	time.Sleep(1200 * time.Millisecond) // the mark is older than a lease; the Guard keeps its lease
+	keys, err := admin.StorageKeys(e.backend, asynqlock.UniquePrefix+"stale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.lockRC.Del(context.Background(), keys.Lock).Err(); err != nil { // the lease lapses
+		t.Fatal(err)
+	}
+	e.refused(t, "s", first.ID, opts...)
+	time.Sleep(1200 * time.Millisecond)
+	if next, err := e.enqueueUnique("s", opts...); err != nil || next.ID == first.ID {
+		t.Fatalf("enqueue a lease after the lapse was found: %v, %v; want a new task", next, err)
 	}
 }
