@@ -124,8 +124,10 @@ bench:
 ## Then TestSchedulerFleet for CHAOS_DURATION: asynqlock.Scheduler replica processes whose leader
 ## is killed, stopped and stalled past its TTL over and over; every tick enqueued once.
 ## Then TestUniqueSoak for CHAOS_DURATION: 4 producers enqueue asynqlock.UniqueUntilDone tasks over
-## 6 keys, 3 worker processes run them (attempts fail, tasks archive) while workers are killed and
-## tasks deleted; never two live tasks or runs of one key, and every key frees within its backstop.
+## 6 keys, 3 worker processes run them (attempts fail, tasks archive) while workers are killed,
+## tasks deleted, and Redis (AOF) stalls for 1-2 s four times and restarts twice; never two live
+## tasks or runs of one key, every key frees within its backstop, every enqueue ends by its 1 s
+## deadline, and the only producer errors are those of a stalled or restarting Redis (counted).
 ## Like `make test`, it first makes sure of redis-server and redis-cli (.ci/redis-setup), and a
 ## run without Redis fails instead of skipping.
 CHAOS_DURATION ?= 60s

@@ -53,9 +53,7 @@ func newEnvOn(t testing.TB, s *redistest.Server) *env {
 	}
 	e.backend = b
 	e.asynqRC = e.redis.Client(t)
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	e.queue = "asynqlock-test-" + hex.EncodeToString(rnd[:])
+	e.queue = testQueue()
 	e.client = asynq.NewClientFromRedisClient(e.asynqRC)
 	e.insp = asynq.NewInspectorFromRedisClient(e.asynqRC)
 	t.Cleanup(func() {
@@ -63,6 +61,13 @@ func newEnvOn(t testing.TB, s *redistest.Server) *env {
 		_ = e.insp.DeleteQueue(e.queue, true)
 	})
 	return e
+}
+
+// testQueue is a queue name no other test uses.
+func testQueue() string {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	return "asynqlock-test-" + hex.EncodeToString(rnd[:])
 }
 
 // guard builds a Guard on the env's backend.
@@ -82,9 +87,15 @@ func (e *env) guard(t testing.TB, opts ...asynqlock.Option) *asynqlock.Guard {
 // t.Cleanup.
 func (e *env) serve(t *testing.T, g *asynqlock.Guard, h asynq.HandlerFunc, cfg asynq.Config) {
 	t.Helper()
+	serveOn(t, e.asynqRC, e.queue, g, h, cfg)
+}
+
+// serveOn is serve on the Redis client rc and queue.
+func serveOn(t *testing.T, rc redis.UniversalClient, queue string, g *asynqlock.Guard, h asynq.HandlerFunc, cfg asynq.Config) {
+	t.Helper()
 	cfg.Concurrency = 10
 	if cfg.Queues == nil {
-		cfg.Queues = map[string]int{e.queue: 1}
+		cfg.Queues = map[string]int{queue: 1}
 	}
 	cfg.TaskCheckInterval = 50 * time.Millisecond
 	cfg.DelayedTaskCheckInterval = 50 * time.Millisecond
@@ -95,7 +106,7 @@ func (e *env) serve(t *testing.T, g *asynqlock.Guard, h asynq.HandlerFunc, cfg a
 	mux := asynq.NewServeMux()
 	mux.Use(g.Middleware())
 	mux.Handle(taskType, h)
-	srv := asynq.NewServerFromRedisClient(e.asynqRC, cfg)
+	srv := asynq.NewServerFromRedisClient(rc, cfg)
 	if err := srv.Start(mux); err != nil {
 		t.Fatalf("asynq server: %v", err)
 	}
@@ -121,14 +132,20 @@ func (e *env) enqueue(t *testing.T, payload string, n int, idPrefix string) {
 // timeout; it returns the last snapshot.
 func (e *env) waitQueue(t testing.TB, timeout time.Duration, what string, cond func(*asynq.QueueInfo) bool) *asynq.QueueInfo {
 	t.Helper()
+	return waitQueueOn(t, e.insp, e.queue, timeout, what, cond)
+}
+
+// waitQueueOn is waitQueue on queue through insp.
+func waitQueueOn(t testing.TB, insp *asynq.Inspector, queue string, timeout time.Duration, what string, cond func(*asynq.QueueInfo) bool) *asynq.QueueInfo {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		qi, err := e.insp.GetQueueInfo(e.queue)
+		qi, err := insp.GetQueueInfo(queue)
 		if err == nil && cond(qi) {
 			return qi
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("queue %s: %s not reached within %v (last: %+v, err %v)", e.queue, what, timeout, qi, err)
+			t.Fatalf("queue %s: %s not reached within %v (last: %+v, err %v)", queue, what, timeout, qi, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -124,7 +124,10 @@ func (o uniqueOption) applyEnqueue(c *enqueueConfig) { c.unique = &o }
 // be a lock.Recorder, and the workers' Guards must use the same store),
 // insp looks up the recorded task's state. Run the tasks' handlers through
 // a Guard: it holds the key while a task runs. asynq.Unique beside it is
-// refused. docs/asynq.md has the details.
+// refused. The enqueue returns by ctx's deadline also while Redis stalls:
+// a NetworkTimeout *lock.Error matching context.DeadlineExceeded, after
+// which the task may still be enqueued (the next enqueue of the key finds
+// it). docs/asynq.md has the details.
 func UniqueUntilDone(b lock.Backend, insp *asynq.Inspector, opts ...UniqueOption) EnqueueOption {
 	return uniqueOption{b: b, insp: insp, opts: opts}
 }
@@ -195,8 +198,8 @@ const (
 // key, which the caller may not know. Whether it is running under a
 // Guard, about to be (its Guard waits for the key), or its worker died,
 // the key's lease and the record's orphan mark tell.
-func (rec uniqueRecord) liveness(insp *asynq.Inspector) (liveness, int, error) {
-	info, err := insp.GetTaskInfo(rec.Queue, rec.ID)
+func (rec uniqueRecord) liveness(ctx context.Context, insp *asynq.Inspector) (liveness, int, error) {
+	info, err := bounded(ctx, func() (*asynq.TaskInfo, error) { return insp.GetTaskInfo(rec.Queue, rec.ID) })
 	switch {
 	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
 		return dead, 0, nil
@@ -266,18 +269,62 @@ func (u *uniqueEnqueue) run(ctx context.Context) (*asynq.TaskInfo, error) {
 		return nil, err
 	}
 	info, rec, err := u.decide(ctx, l, fresh)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
-	defer cancel()
-	if rec != nil {
-		if rerr := u.rec.ReleaseRecord(rctx, l, rec, u.backstop+u.delay()); rerr != nil {
-			// The key's lease ends at its TTL; the next producer finds the
-			// task by its id in the key's sequence.
+	// The release goes on under a context of its own after ctx ends (its
+	// outcome is the caller's, the task already enqueued or not); if it
+	// fails, the key's lease ends at its TTL and the next producer finds
+	// the task by its id in the key's sequence.
+	_, _ = bounded(ctx, func() (struct{}, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
+		defer cancel()
+		var rerr error
+		if rec != nil {
+			rerr = u.rec.ReleaseRecord(rctx, l, rec, u.backstop+u.delay())
+		} else {
+			rerr = u.b.Release(rctx, l.ID)
+		}
+		if rerr != nil {
 			logReleaseError(l, rerr)
 		}
-	} else if rerr := u.b.Release(rctx, l.ID); rerr != nil {
-		logReleaseError(l, rerr)
-	}
+		return struct{}{}, nil
+	})
 	return info, err
+}
+
+// bounded returns f's results, or once ctx ends first an error matching
+// ctx's (lock.CodeNetworkTimeout for its deadline, else CodeAborted) while
+// f goes on in the background. asynq's Inspector takes no context, and
+// its client's calls wait for Redis past their context's deadline unless
+// the go-redis client sets ContextTimeoutEnabled: a stalled Redis would
+// hold the enqueue as long as go-redis waits (its timeouts and retries).
+func bounded[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done:
+			return r.v, r.err
+		default:
+		}
+	}
+	code := lock.CodeAborted
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		code = lock.CodeNetworkTimeout
+	}
+	var zero T
+	return zero, &lock.Error{Code: code, Op: "enqueue", Msg: "no answer from Redis by the context's end; the call may still run", Err: ctx.Err()}
 }
 
 // take takes the key; fresh: it had no record when taken. A record that
@@ -293,7 +340,7 @@ func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err
 	case err == nil:
 		var rec uniqueRecord
 		if json.Unmarshal(raw, &rec) == nil && rec.ID != "" {
-			if lv, _, aerr := rec.liveness(u.insp); aerr != nil || lv == alive {
+			if lv, _, aerr := rec.liveness(ctx, u.insp); aerr != nil || lv == alive {
 				return l, false, duplicate(rec, aerr)
 			}
 		}
@@ -308,7 +355,7 @@ func (u *uniqueEnqueue) take(ctx context.Context) (l lock.Lease, fresh bool, err
 			return l, false, fmt.Errorf("asynqlock: unique: %w", rerr)
 		}
 		if ok {
-			if lv, _, aerr := rec.liveness(u.insp); aerr != nil || lv != dead {
+			if lv, _, aerr := rec.liveness(ctx, u.insp); aerr != nil || lv != dead {
 				return l, false, duplicate(rec, aerr)
 			}
 		}
@@ -350,7 +397,7 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 		}
 	}
 	if ok {
-		if refused, mark, err := u.judge(old, l); err != nil || refused {
+		if refused, mark, err := u.judge(ctx, old, l); err != nil || refused {
 			return nil, mark, duplicate(old, err)
 		}
 	}
@@ -362,7 +409,9 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 			next.ID = uniqueTaskID(u.key, seq)
 		}
 		rec, _ = json.Marshal(next)
-		info, err = u.c.EnqueueContext(ctx, u.t, append(u.opts[:len(u.opts):len(u.opts)], asynq.TaskID(next.ID))...)
+		info, err = bounded(ctx, func() (*asynq.TaskInfo, error) {
+			return u.c.EnqueueContext(ctx, u.t, append(u.opts[:len(u.opts):len(u.opts)], asynq.TaskID(next.ID))...)
+		})
 		switch {
 		case err == nil:
 			return info, rec, nil
@@ -372,7 +421,7 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 		// The id is taken: by a task a producer enqueued without recording
 		// it (it stopped in between), or by a finished task asynq retains.
 		// A live one is recorded; the caller's own id keeps asynq's error.
-		lv, _, aerr := next.liveness(u.insp)
+		lv, _, aerr := next.liveness(ctx, u.insp)
 		switch {
 		case aerr != nil:
 			return nil, nil, aerr
@@ -395,8 +444,8 @@ func (u *uniqueEnqueue) decide(ctx context.Context, l lock.Lease, fresh bool) (i
 // worker died and the Guard's lease lapsed. The first producer to see it
 // refuses the task and returns the record with its orphan mark, to write
 // with the release.
-func (u *uniqueEnqueue) judge(old uniqueRecord, l lock.Lease) (refused bool, mark []byte, err error) {
-	lv, retried, err := old.liveness(u.insp)
+func (u *uniqueEnqueue) judge(ctx context.Context, old uniqueRecord, l lock.Lease) (refused bool, mark []byte, err error) {
+	lv, retried, err := old.liveness(ctx, u.insp)
 	switch {
 	case err != nil:
 		return true, nil, err
@@ -405,14 +454,45 @@ func (u *uniqueEnqueue) judge(old uniqueRecord, l lock.Lease) (refused bool, mar
 	}
 	now := l.ExpiresAt.Add(-u.lease).UnixMilli() // by the backend's clock
 	if old.OrphanMs != 0 && old.OrphanRetried == retried {
-		if now-old.OrphanMs >= u.lease.Milliseconds() {
-			return false, nil, nil
+		if now-old.OrphanMs < u.lease.Milliseconds() {
+			return true, nil, nil
 		}
-		return true, nil, nil
+		guarded, err := u.guardedSince(ctx, old)
+		if err != nil || !guarded {
+			return err != nil, nil, err
+		}
+		// A Guard took the key after the mark and lost it since (its lease
+		// lapsed: its worker died or stalled, or Redis stalled): a lease
+		// counts from now, so that a stalled Guard can still see its loss
+		// and stop before the task is taken for dead.
 	}
 	old.OrphanRetried, old.OrphanMs = retried, now
 	mark, _ = json.Marshal(old)
 	return true, mark, nil
+}
+
+// uniqueRun is what a Guard records, under uniqueRunKey, when it starts
+// a task whose record carries an orphan mark: the task, and when the
+// Guard took the key (the backend's time in Unix ms). A producer's mark
+// set before the Guard took the key is stale.
+type uniqueRun struct {
+	ID      string `json:"id"`
+	StartMs int64  `json:"startMs"`
+}
+
+// uniqueRunKey is the key of a unique key's uniqueRun: a hash, so that
+// it is valid whatever the length of the key.
+func uniqueRunKey(key string) string { return "asynq-unique-run:" + keyHash(key) }
+
+// guardedSince reports whether a Guard took the key to run old's task
+// after old's orphan mark.
+func (u *uniqueEnqueue) guardedSince(ctx context.Context, old uniqueRecord) (bool, error) {
+	raw, ok, err := u.rec.Record(ctx, uniqueRunKey(u.key))
+	if err != nil || !ok {
+		return false, err
+	}
+	var run uniqueRun
+	return json.Unmarshal(raw, &run) == nil && run.ID == old.ID && run.StartMs >= old.OrphanMs, nil
 }
 
 // delay is how long the task waits before it is due: asynq.ProcessIn's
@@ -443,8 +523,13 @@ func duplicate(rec uniqueRecord, err error) error {
 // producer that stops between its enqueue and its record leaves a task
 // the next producer finds.
 func uniqueTaskID(key string, seq int) string {
+	return "asynqlock-unique:" + keyHash(key) + ":" + strconv.Itoa(seq)
+}
+
+// keyHash is a unique key's hash in task ids and uniqueRunKey.
+func keyHash(key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return "asynqlock-unique:" + hex.EncodeToString(sum[:16]) + ":" + strconv.Itoa(seq)
+	return hex.EncodeToString(sum[:16])
 }
 
 // optionOf returns the value of the last option of type typ among t's own

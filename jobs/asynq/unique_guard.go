@@ -76,7 +76,7 @@ func (g *Guard) runTask(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 		return r.ReleaseRecord(rctx, l, rec, u.backstop)
 	}
 	ran := false
-	err = lock.Do(ctx, r, u.key, func(held context.Context, _ lock.Lease) error {
+	err = lock.Do(ctx, r, u.key, func(held context.Context, l lock.Lease) error {
 		ran = true
 		rec, ok, err := readRecord(held, r, u.key)
 		switch {
@@ -86,6 +86,9 @@ func (g *Guard) runTask(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 			return superseded
 		}
 		seq = rec.Seq
+		if rec.OrphanMs != 0 {
+			recordRun(held, r, u, id, l)
+		}
 		return h.ProcessTask(held, t)
 	}, lock.WithTTL(u.lease), lock.WithWait(uniqueWait), lock.WithReleaseTimeout(ReleaseTimeout),
 		lock.WithReleaseFunc(release))
@@ -103,6 +106,25 @@ func (g *Guard) runTask(ctx context.Context, h asynq.Handler, t *asynq.Task) err
 		exp = le.ExpiresAt
 	}
 	return &DuplicateError{ExpiresAt: exp}
+}
+
+// recordRun records that the Guard holding lease l on u's key runs task
+// id, whose record carries an orphan mark: a producer found the task
+// running before the Guard took the key (asynq had just delivered it).
+// Should the lease lapse while the task runs, producers then count a
+// lease from when they find it lapsed, not from that mark. Best effort:
+// without it, they count from the mark, as with a backend that stored
+// nothing.
+func recordRun(ctx context.Context, r lock.Recorder, u uniqueHeader, id string, l lock.Lease) {
+	key := uniqueRunKey(u.key)
+	rl, err := r.Acquire(ctx, key, u.lease)
+	if err != nil {
+		return
+	}
+	run, _ := json.Marshal(uniqueRun{ID: id, StartMs: l.ExpiresAt.Add(-u.lease).UnixMilli()})
+	if err := r.ReleaseRecord(ctx, rl, run, u.backstop); err != nil {
+		logReleaseError(rl, err)
+	}
 }
 
 // finalAttempt reports whether asynq will not retry a task that failed

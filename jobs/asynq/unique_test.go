@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	asynqlock "github.com/syncguard-go/syncguard/jobs/asynq"
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/redisbackend/admin"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
 
@@ -79,22 +81,51 @@ func TestUniqueRace(t *testing.T) {
 // payload at once, and checks that exactly one did.
 func raceRound(t *testing.T, e *env, payload string) {
 	t.Helper()
-	const producers = 8
-	var wg sync.WaitGroup
-	infos := make([]*asynq.TaskInfo, producers)
-	errs := make([]error, producers)
-	start := make(chan struct{})
+	producers := make([]uniqueProducer, 8)
 	for i := range producers {
-		rc := e.redis.Client(t)
-		b, err := redisbackend.New(rc, &redisbackend.Options{Prefix: e.backend.Prefix(), DisableConfigRecord: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := asynq.NewClientFromRedisClient(rc)
+		producers[i] = newUniqueProducer(t, e.redis.Client(t), e.backend.Prefix())
+	}
+	race(t, producers, e.queue, payload)
+}
+
+// uniqueProducer enqueues unique tasks through a lock backend, an asynq
+// client and an inspector of its own on a Redis client of its own, as
+// another instance of a service would.
+type uniqueProducer struct {
+	b    *redisbackend.Backend
+	c    *asynq.Client
+	insp *asynq.Inspector
+}
+
+// newUniqueProducer is a producer on rc, its lock keys under prefix.
+func newUniqueProducer(t testing.TB, rc redis.UniversalClient, prefix string) uniqueProducer {
+	t.Helper()
+	b, err := redisbackend.New(rc, &redisbackend.Options{Prefix: prefix, DisableConfigRecord: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uniqueProducer{b: b, c: asynq.NewClientFromRedisClient(rc), insp: asynq.NewInspectorFromRedisClient(rc)}
+}
+
+// enqueue enqueues a task of payload on queue with UniqueUntilDone.
+func (p uniqueProducer) enqueue(ctx context.Context, queue, payload string, taskOpts []asynq.Option, opts ...asynqlock.UniqueOption) (*asynq.TaskInfo, error) {
+	return asynqlock.Enqueue(ctx, p.c, asynq.NewTask(taskType, []byte(payload)),
+		asynqlock.TaskOptions(append([]asynq.Option{asynq.Queue(queue)}, taskOpts...)...), asynqlock.UniqueUntilDone(p.b, p.insp, opts...))
+}
+
+// race has the producers enqueue payload on queue at once with opts,
+// checks that exactly one did and that the others were refused with its
+// task id, and returns that id.
+func race(t *testing.T, producers []uniqueProducer, queue, payload string, opts ...asynqlock.UniqueOption) string {
+	t.Helper()
+	var wg sync.WaitGroup
+	infos := make([]*asynq.TaskInfo, len(producers))
+	errs := make([]error, len(producers))
+	start := make(chan struct{})
+	for i, p := range producers {
 		wg.Go(func() {
 			<-start
-			infos[i], errs[i] = asynqlock.Enqueue(context.Background(), c, asynq.NewTask(taskType, []byte(payload)),
-				asynqlock.TaskOptions(asynq.Queue(e.queue)), asynqlock.UniqueUntilDone(b, e.insp))
+			infos[i], errs[i] = p.enqueue(context.Background(), queue, payload, nil, opts...)
 		})
 	}
 	close(start)
@@ -110,10 +141,11 @@ func raceRound(t *testing.T, e *env, payload string) {
 	}
 	for _, err := range errs {
 		var dup *asynqlock.DuplicateTaskError
-		if err != nil && (!errors.As(err, &dup) || dup.TaskID != won[0]) {
-			t.Errorf("%s: a loser's error %v, want a duplicate of %s", payload, err, won[0])
+		if err != nil && (!errors.As(err, &dup) || dup.TaskID != won[0] || dup.Queue != queue) {
+			t.Errorf("%s: a loser's error %v, want a duplicate of %s in %s", payload, err, won[0], queue)
 		}
 	}
+	return won[0]
 }
 
 func TestUniqueFreesWhenTaskEnds(t *testing.T) {
@@ -479,5 +511,55 @@ func TestUniqueHeldPastWait(t *testing.T) {
 	var dup *asynqlock.DuplicateTaskError
 	if err := <-refused; !errors.As(err, &dup) || dup.TaskID != live.ID {
 		t.Fatalf("enqueue: %v, want a duplicate of %s", err, live.ID)
+	}
+}
+
+// TestUniqueStaleOrphanMark: a producer marks a task found running before
+// its Guard took the key (asynq had just delivered it); the Guard then
+// runs it, and its lease on the key lapses a lease after the mark, as
+// under a stalled worker or Redis. The next enqueue does not take the task
+// for dead at once on the old mark: it marks it again and is refused, and
+// takes it for dead only a lease later.
+func TestUniqueStaleOrphanMark(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	opts := []asynqlock.UniqueOption{asynqlock.UniqueKey("stale"), asynqlock.UniqueLease(time.Second)}
+	gate, started, end := make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	mux := asynq.NewServeMux()
+	mux.Use(func(next asynq.Handler) asynq.Handler { // delivered, and no Guard yet
+		return asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
+			<-gate
+			return next.ProcessTask(ctx, task)
+		})
+	}, e.guard(t).Middleware())
+	mux.HandleFunc(taskType, func(context.Context, *asynq.Task) error {
+		started <- struct{}{}
+		<-end // a stalled worker: it does not see its lease lapse
+		return nil
+	})
+	srv := asynq.NewServerFromRedisClient(e.asynqRC, asynq.Config{Queues: map[string]int{e.queue: 1},
+		TaskCheckInterval: 50 * time.Millisecond, LogLevel: asynq.FatalLevel, ShutdownTimeout: time.Second})
+	if err := srv.Start(mux); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	t.Cleanup(func() { close(end) })
+	first := e.mustEnqueueUnique(t, "s", opts...)
+	e.waitQueue(t, 5*time.Second, "task active", func(qi *asynq.QueueInfo) bool { return qi.Active == 1 })
+	e.refused(t, "s", first.ID, opts...) // marks it
+	close(gate)
+	<-started
+	time.Sleep(1200 * time.Millisecond) // the mark is older than a lease; the Guard keeps its lease
+	keys, err := admin.StorageKeys(e.backend, asynqlock.UniquePrefix+"stale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.lockRC.Del(context.Background(), keys.Lock).Err(); err != nil { // the lease lapses
+		t.Fatal(err)
+	}
+	e.refused(t, "s", first.ID, opts...)
+	time.Sleep(1200 * time.Millisecond)
+	if next, err := e.enqueueUnique("s", opts...); err != nil || next.ID == first.ID {
+		t.Fatalf("enqueue a lease after the lapse was found: %v, %v; want a new task", next, err)
 	}
 }
