@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/syncguard-go/syncguard/redisbackend"
+	"github.com/syncguard-go/syncguard/testkit/redistest"
+)
+
+// TestStalledServerEveryCommand: with Redis stopped (SIGSTOP), every
+// command ends by --timeout with exit status 1 and one line that names
+// the server and the timeout, rather than waiting out go-redis's own
+// timeouts and retries (20 s and more with its default options); so does
+// a watch that was sampling when Redis stopped.
+func TestStalledServerEveryCommand(t *testing.T) {
+	t.Parallel() // its own redis-server; mostly waiting on it
+	srv := redistest.Start(t)
+	p := prefix(t)
+	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	if _, err := b.Acquire(context.Background(), "invoice:42", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	const timeout, slack = 500 * time.Millisecond, time.Second
+	common := []string{"--redis", urlOf(srv), "--prefix", p, "--timeout", timeout.String()}
+
+	// watch samples every 100 ms; it has printed a sample when Redis stops.
+	sampled := make(chan struct{})
+	out := &signalWriter{first: sampled}
+	var watchErr bytes.Buffer
+	watchEnd := make(chan int, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		env := Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: &watchErr, Getenv: func(string) string { return "" }}
+		watchEnd <- Run(ctx, append([]string{"watch", "--interval", "100ms"}, common...), env)
+	}()
+	select {
+	case <-sampled:
+	case code := <-watchEnd:
+		t.Fatalf("watch ended with %d before its first sample: %s", code, watchErr.String())
+	}
+
+	srv.Pause(t)
+	defer srv.Resume(t)
+	stopped := time.Now()
+	runs := [][]string{
+		{"ls"},
+		{"show", "invoice:42"},
+		{"release", "--force", "--yes", "invoice:42"},
+		{"doctor"},
+		{"watch", "--interval", "100ms"},
+	}
+	type outcome struct {
+		r    result
+		took time.Duration
+	}
+	got := make([]outcome, len(runs))
+	var wg sync.WaitGroup
+	for i, args := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			r := syncguard(t, append(args, common...)...)
+			got[i] = outcome{r, time.Since(start)}
+		}()
+	}
+	wg.Wait()
+	want := "did not answer within " + timeout.String() + " (--timeout)"
+	for i, args := range runs {
+		o := got[i]
+		if o.r.code != ExitFailure || !strings.Contains(o.r.err, want) {
+			t.Errorf("syncguard %s on a stopped server: exit %d, stderr %q; want %d and %q", args[0], o.r.code, o.r.err, ExitFailure, want)
+		}
+		if o.took > timeout+slack {
+			t.Errorf("syncguard %s on a stopped server took %v, want it to end by --timeout %v (+%v)", args[0], o.took.Round(time.Millisecond), timeout, slack)
+		}
+	}
+	code := <-watchEnd
+	took := time.Since(stopped)
+	if code != ExitFailure || !strings.Contains(watchErr.String(), want) {
+		t.Errorf("a watch sampling when Redis stopped: exit %d, stderr %q; want %d and %q", code, watchErr.String(), ExitFailure, want)
+	}
+	if took > timeout+slack {
+		t.Errorf("a watch sampling when Redis stopped ended %v after, want by --timeout %v (+%v)", took.Round(time.Millisecond), timeout, slack)
+	}
+}
+
+// signalWriter collects what is written to it and closes first at the
+// first write.
+type signalWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	first chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.buf.Len() == 0 && len(p) > 0 {
+		close(w.first)
+	}
+	return w.buf.Write(p)
+}
