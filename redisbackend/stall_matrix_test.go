@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/syncguard-go/syncguard/lock"
 	"github.com/syncguard-go/syncguard/lock/election"
 	"github.com/syncguard-go/syncguard/lock/multilock"
@@ -62,22 +64,51 @@ var notCallingRedis = map[string]string{
 // methods and the package functions that run on it (lock, rwlock,
 // multilock, election, admin), returns by its context's deadline with an
 // error that says so, on go-redis's default client options. The
-// Backend's methods are listed by reflection: a method with a context
-// that is neither in the matrix nor in notCallingRedis fails the test.
+// Backend's methods are listed by reflection: a method that is neither in
+// the matrix nor in notCallingRedis fails the test.
 func TestStalledServerEveryEntryPoint(t *testing.T) {
 	t.Parallel() // its own redis-server; mostly waiting on it
 	srv := redistest.Start(t)
+	stallMatrix(t, func() redis.UniversalClient { return srv.Client(t) }, srv.Pause, srv.Resume)
+}
+
+// TestStalledClusterEveryEntryPoint is TestStalledServerEveryEntryPoint
+// on a Redis Cluster (a ClusterClient with its defaults, the cluster
+// layout), every node stopped.
+func TestStalledClusterEveryEntryPoint(t *testing.T) {
+	t.Parallel() // its own cluster; mostly waiting on it
+	c := redistest.StartCluster(t)
+	each := func(f func(s *redistest.Server, t testing.TB)) func(t testing.TB) {
+		return func(t testing.TB) {
+			for _, addr := range c.Addrs() {
+				f(c.Node(t, addr), t)
+			}
+		}
+	}
+	stallMatrix(t, func() redis.UniversalClient { return c.Client(t) },
+		each((*redistest.Server).Pause), each((*redistest.Server).Resume))
+}
+
+// stallMatrix runs the stall matrix on the Redis of newClient (each call
+// a client of its own, with go-redis's default options), stopped by pause
+// and continued by resume.
+func stallMatrix(t *testing.T, newClient func() redis.UniversalClient, pause, resume func(t testing.TB)) {
 	prefix := strings.TrimSuffix(redistest.Prefix(t), ":")
-	b := newBackend(t, srv.Client(t), prefix)
+	b := newBackend(t, newClient(), prefix)
 	t.Cleanup(func() { _ = b.Close() })
 	// A Backend with ReplicaAck has no AcquireMulti and no waiter queue:
 	// multilock takes keys one by one, lock polls.
-	acked, err := redisbackend.New(srv.Client(t), &redisbackend.Options{Prefix: prefix + "-acked",
+	acked, err := redisbackend.New(newClient(), &redisbackend.Options{Prefix: prefix + "-acked",
 		ReplicaAck: redisbackend.ReplicaAck{N: 1, Timeout: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = acked.Close() })
+
+	// b under a hook, as a decorator such as otellock wraps it: the
+	// package functions find the Backend's extensions under it.
+	hooked := lock.WithHooks(b, passHook{})
+	rdb := newClient()
 
 	const deadline, slack = 500 * time.Millisecond, 300 * time.Millisecond
 	bg := context.Background()
@@ -335,6 +366,18 @@ func TestStalledServerEveryEntryPoint(t *testing.T) {
 			}
 			return ctx.Err()
 		}, false, time.Second},
+		{"lock.Do through lock.WithHooks", nil, func(ctx context.Context) error {
+			return lock.Do(ctx, hooked, "hk-do", fn, wait)
+		}, false, 0},
+		{"rwlock.Write through lock.WithHooks", nil, func(ctx context.Context) error {
+			return rwlock.Write(ctx, hooked, "hk-rw", fn, wait)
+		}, false, 0},
+		{"multilock.Do through lock.WithHooks", nil, func(ctx context.Context) error {
+			return multilock.Do(ctx, hooked, []string{"{hk}1", "{hk}2"}, fnMulti, wait)
+		}, false, 0},
+		{"election.Lead through lock.WithHooks", nil, func(ctx context.Context) error {
+			return election.Lead(ctx, hooked, "hk-lead", "me", fn)
+		}, false, 0},
 		{"election.LeaderOf", nil, func(ctx context.Context) error {
 			_, err := election.LeaderOf(ctx, b, "proclaim")
 			return err
@@ -369,14 +412,14 @@ func TestStalledServerEveryEntryPoint(t *testing.T) {
 			return err
 		}, false, 0},
 		{"admin.RecordedConfigs", nil, func(ctx context.Context) error {
-			_, err := admin.RecordedConfigs(ctx, srv.Client(t), prefix)
+			_, err := admin.RecordedConfigs(ctx, rdb, prefix)
 			return err
 		}, false, 0},
 	}
 	checkComplete(t, b, calls)
 
-	srv.Pause(t)
-	t.Cleanup(func() { srv.Resume(t) })
+	pause(t)
+	t.Cleanup(func() { resume(t) })
 	type result struct {
 		took time.Duration
 		err  error
@@ -405,6 +448,11 @@ func TestStalledServerEveryEntryPoint(t *testing.T) {
 		}
 	}
 }
+
+// passHook is a lock.Hook that only passes each operation on.
+type passHook struct{}
+
+func (passHook) Operation(next lock.OpFunc) lock.OpFunc { return next }
 
 // deadlineError reports whether err says a deadline passed.
 func deadlineError(err error) bool {
