@@ -56,10 +56,12 @@ func (h boundHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 
 // passed reports whether err is the end of a command by the hook's
 // deadline (bctx's), not by the caller's context or a reply, and not
-// reported as such by a hook further in.
+// reported as such by a hook further in. The clock decides, not
+// bctx.Err(): the connection's deadline can fire before bctx's timer.
 func (h boundHook) passed(ctx, bctx context.Context, err error) bool {
 	var te *timeoutError
-	return err != nil && ctx.Err() == nil && bctx.Err() != nil && !errors.Is(err, redis.Nil) && !errors.As(err, &te)
+	deadline, _ := bctx.Deadline()
+	return err != nil && ctx.Err() == nil && !time.Now().Before(deadline) && !errors.Is(err, redis.Nil) && !errors.As(err, &te)
 }
 
 // timeoutError is a command that got no reply within --timeout.

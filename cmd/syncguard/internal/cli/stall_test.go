@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/syncguard-go/syncguard/redisbackend"
 	"github.com/syncguard-go/syncguard/testkit/redistest"
 )
@@ -15,18 +17,43 @@ import (
 // TestStalledServerEveryCommand: with Redis stopped (SIGSTOP), every
 // command ends by --timeout with exit status 1 and one line that names
 // the server and the timeout, rather than waiting out go-redis's own
-// timeouts and retries (20 s and more with its default options); so does
-// a watch that was sampling when Redis stopped.
+// timeouts and retries (5 s a round trip with its default options; 10 s
+// for a watch); so does a watch that was sampling when Redis stopped.
 func TestStalledServerEveryCommand(t *testing.T) {
 	t.Parallel() // its own redis-server; mostly waiting on it
 	srv := redistest.Start(t)
+	stallEveryCommand(t, srv.Client(t), []string{"--redis", urlOf(srv)}, srv.Pause, srv.Resume)
+}
+
+// TestStalledClusterEveryCommand is TestStalledServerEveryCommand on a
+// Redis Cluster, every node stopped.
+func TestStalledClusterEveryCommand(t *testing.T) {
+	t.Parallel() // its own cluster; mostly waiting on it
+	c := redistest.StartCluster(t)
+	var seeds []string
+	for _, a := range c.Addrs() {
+		seeds = append(seeds, "--redis", "redis://"+a)
+	}
+	each := func(f func(s *redistest.Server, t testing.TB)) func(t testing.TB) {
+		return func(t testing.TB) {
+			for _, addr := range c.Addrs() {
+				f(c.Node(t, addr), t)
+			}
+		}
+	}
+	stallEveryCommand(t, c.Client(t), seeds, each((*redistest.Server).Pause), each((*redistest.Server).Resume))
+}
+
+// stallEveryCommand runs every command on the Redis of rdb, named by the
+// flags redis, stopped by pause and continued by resume.
+func stallEveryCommand(t *testing.T, rdb redis.UniversalClient, redisFlags []string, pause, resume func(t testing.TB)) {
 	p := prefix(t)
-	b := newBackend(t, srv.Client(t), redisbackend.Options{Prefix: p})
+	b := newBackend(t, rdb, redisbackend.Options{Prefix: p})
 	if _, err := b.Acquire(context.Background(), "invoice:42", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	const timeout, slack = 500 * time.Millisecond, time.Second
-	common := []string{"--redis", urlOf(srv), "--prefix", p, "--timeout", timeout.String()}
+	common := append(redisFlags, "--prefix", p, "--timeout", timeout.String())
 
 	// watch samples every 100 ms; it has printed a sample when Redis stops.
 	sampled := make(chan struct{})
@@ -45,8 +72,8 @@ func TestStalledServerEveryCommand(t *testing.T) {
 		t.Fatalf("watch ended with %d before its first sample: %s", code, watchErr.String())
 	}
 
-	srv.Pause(t)
-	defer srv.Resume(t)
+	pause(t)
+	defer resume(t)
 	stopped := time.Now()
 	runs := [][]string{
 		{"ls"},
