@@ -78,15 +78,7 @@ func TestStalledServerEveryEntryPoint(t *testing.T) {
 func TestStalledClusterEveryEntryPoint(t *testing.T) {
 	t.Parallel() // its own cluster; mostly waiting on it
 	c := redistest.StartCluster(t)
-	each := func(f func(s *redistest.Server, t testing.TB)) func(t testing.TB) {
-		return func(t testing.TB) {
-			for _, addr := range c.Addrs() {
-				f(c.Node(t, addr), t)
-			}
-		}
-	}
-	stallMatrix(t, func() redis.UniversalClient { return c.Client(t) },
-		each((*redistest.Server).Pause), each((*redistest.Server).Resume))
+	stallMatrix(t, func() redis.UniversalClient { return c.Client(t) }, c.Pause, c.Resume)
 }
 
 // stallMatrix runs the stall matrix on the Redis of newClient (each call

@@ -34,14 +34,7 @@ func TestStalledClusterEveryCommand(t *testing.T) {
 	for _, a := range c.Addrs() {
 		seeds = append(seeds, "--redis", "redis://"+a)
 	}
-	each := func(f func(s *redistest.Server, t testing.TB)) func(t testing.TB) {
-		return func(t testing.TB) {
-			for _, addr := range c.Addrs() {
-				f(c.Node(t, addr), t)
-			}
-		}
-	}
-	stallEveryCommand(t, c.Client(t), seeds, each((*redistest.Server).Pause), each((*redistest.Server).Resume))
+	stallEveryCommand(t, c.Client(t), seeds, c.Pause, c.Resume)
 }
 
 // stallEveryCommand runs every command on the Redis of rdb, named by the
