@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -65,9 +66,6 @@ func stallEveryCommand(t *testing.T, rdb redis.UniversalClient, redisFlags []str
 		t.Fatalf("watch ended with %d before its first sample: %s", code, watchErr.String())
 	}
 
-	pause(t)
-	defer resume(t)
-	stopped := time.Now()
 	runs := [][]string{
 		{"ls"},
 		{"show", "invoice:42"},
@@ -75,30 +73,72 @@ func stallEveryCommand(t *testing.T, rdb redis.UniversalClient, redisFlags []str
 		{"doctor"},
 		{"watch", "--interval", "100ms"},
 	}
+	// Each command also runs on a session connected before the stall, so
+	// that its own commands, not the connection's check, meet it.
+	type connected struct {
+		inv *invocation
+		s   *session
+	}
+	sessions := make([]connected, len(runs))
+	for i, args := range runs {
+		inv, err := parseArgs(append(args, common...))
+		if err == nil {
+			err = inv.cmd.check(inv.o, inv.pos)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+		s, err := connect(context.Background(), inv.o, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.close)
+		sessions[i] = connected{inv, s}
+	}
+
+	pause(t)
+	defer resume(t)
+	stopped := time.Now()
 	type outcome struct {
 		r    result
 		took time.Duration
 	}
-	got := make([]outcome, len(runs))
+	got := make([]outcome, 2*len(runs))
 	var wg sync.WaitGroup
 	for i, args := range runs {
-		wg.Add(1)
+		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			start := time.Now()
 			r := syncguard(t, append(args, common...)...)
 			got[i] = outcome{r, time.Since(start)}
 		}()
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c := sessions[i]
+			start := time.Now()
+			r := result{code: ExitOK}
+			if err := c.inv.cmd.run(ctx, c.s, c.inv.o, c.inv.pos); err != nil {
+				r = result{code: ExitFailure, err: message(err)}
+			}
+			got[len(runs)+i] = outcome{r, time.Since(start)}
+		}()
 	}
 	wg.Wait()
 	want := "did not answer within " + timeout.String() + " (--timeout)"
-	for i, args := range runs {
-		o := got[i]
+	for i, o := range got {
+		what := "syncguard " + runs[i%len(runs)][0] + " started on a stopped server"
+		if i >= len(runs) {
+			what = "syncguard " + runs[i%len(runs)][0] + " connected before the stop"
+		}
 		if o.r.code != ExitFailure || !strings.Contains(o.r.err, want) {
-			t.Errorf("syncguard %s on a stopped server: exit %d, stderr %q; want %d and %q", args[0], o.r.code, o.r.err, ExitFailure, want)
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", what, o.r.code, o.r.err, ExitFailure, want)
 		}
 		if o.took > timeout+slack {
-			t.Errorf("syncguard %s on a stopped server took %v, want it to end by --timeout %v (+%v)", args[0], o.took.Round(time.Millisecond), timeout, slack)
+			t.Errorf("%s took %v, want it to end by --timeout %v (+%v)", what, o.took.Round(time.Millisecond), timeout, slack)
 		}
 	}
 	code := <-watchEnd
