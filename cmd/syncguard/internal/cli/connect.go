@@ -173,11 +173,8 @@ func (s *session) dial(ctx, pctx context.Context, opts []*redis.Options) error {
 		}
 	}
 	s.cluster = redis.NewClusterClient(clusterOptions(opts))
-	// On the cluster client, so that its retries on other nodes (after a
-	// pipeline's timeout, say) end by the deadline too, and on every node
-	// client, for the commands run on the nodes themselves (SCAN per
-	// master).
-	s.cluster.AddHook(bound)
+	// On every node client: the commands run on the nodes themselves
+	// (SCAN per master) as well as those the cluster client routes.
 	s.cluster.OnNewNode(func(c *redis.Client) { c.AddHook(bound) })
 	s.client = s.cluster
 	return s.pingMasters(ctx, pctx, opts[0].Addr)
