@@ -21,6 +21,7 @@
 //	--prefix P         the application's redisbackend.Options.Prefix (default "syncguard")
 //	--layout L         auto, single or cluster: its Options.Layout (auto: as recorded)
 //	--fence-stripes N  its Options.FenceStripes (default: as recorded)
+//	--timeout D        how long to wait for each reply from Redis (default 10s)
 //
 // The command names the keys as the application's backends recorded
 // their configuration under the prefix. KEY is the key as the application

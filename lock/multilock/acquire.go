@@ -180,7 +180,7 @@ func (a *acquisition) attempt(ctx context.Context, lo, hi int) ([]lock.Lease, er
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	got, err := a.s.acquire(ctx, a.keys[lo:hi], a.ids[lo:hi], a.leases[lo:hi], a.set.TTL)
+	got, err := a.s.acquire(ctx, a.keys[lo:hi], a.ids[lo:hi], a.leases[lo:hi], a.set.TTL, a.set.ReleaseTimeout)
 	if err == nil && len(got) != hi-lo {
 		err = &lock.Error{Code: lock.CodeInternal, Op: "acquire", Msg: "the backend returned " + strconv.Itoa(len(got)) + " leases for " + strconv.Itoa(hi-lo) + " keys"}
 	}
@@ -284,20 +284,7 @@ func (a *acquisition) releaseRange(ctx context.Context, lo, hi int) {
 			a.leases[i] = lock.Lease{}
 		}
 	}
-	if len(held) == 0 {
-		return
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.set.ReleaseTimeout)
-		defer cancel()
-		a.s.release(rctx, held)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	a.s.releaseWithin(ctx, held, a.set.ReleaseTimeout)
 }
 
 // inOrder returns the leases in the caller's order of keys.

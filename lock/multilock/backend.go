@@ -109,8 +109,9 @@ func (s store) group(key string) (string, error) {
 
 // acquire makes one attempt on the keys of one group, as an
 // lock.OpAcquireMulti of b's hooks. held[i] is the lease the caller holds
-// on keys[i] already (with the id ids[i]), or a zero Lease.
-func (s store) acquire(ctx context.Context, keys, ids []string, held []lock.Lease, ttl time.Duration) ([]lock.Lease, error) {
+// on keys[i] already (with the id ids[i]), or a zero Lease. What a failed
+// attempt took is released within releaseTimeout.
+func (s store) acquire(ctx context.Context, keys, ids []string, held []lock.Lease, ttl, releaseTimeout time.Duration) ([]lock.Lease, error) {
 	op := &lock.Op{Kind: lock.OpAcquireMulti, Keys: keys, IDs: ids, TTL: ttl}
 	err := s.emit(ctx, 0, op, func(ctx context.Context, op *lock.Op) (err error) {
 		if s.multi != nil {
@@ -119,15 +120,16 @@ func (s store) acquire(ctx context.Context, keys, ids []string, held []lock.Leas
 				return err
 			}
 		}
-		op.Leases, err = s.acquireEach(ctx, keys, ids, held, ttl)
+		op.Leases, err = s.acquireEach(ctx, keys, ids, held, ttl, releaseTimeout)
 		return err
 	})
 	return op.Leases, err
 }
 
 // acquireEach is AcquireMulti on a backend without it: AcquireID per key
-// not held yet, in order, releasing what it took when one fails.
-func (s store) acquireEach(ctx context.Context, keys, ids []string, held []lock.Lease, ttl time.Duration) ([]lock.Lease, error) {
+// not held yet, in order, releasing what it took when one fails (within
+// releaseTimeout, waiting no longer than ctx).
+func (s store) acquireEach(ctx context.Context, keys, ids []string, held []lock.Lease, ttl, releaseTimeout time.Duration) ([]lock.Lease, error) {
 	leases := make([]lock.Lease, len(keys))
 	var took []lock.Lease
 	for i, key := range keys {
@@ -144,13 +146,34 @@ func (s store) acquireEach(ctx context.Context, keys, ids []string, held []lock.
 				// The attempt may have taken the key: release its id too.
 				took = append(took, lock.Lease{Key: key, ID: ids[i], TTL: ttl})
 			}
-			s.release(context.WithoutCancel(ctx), took)
+			s.releaseWithin(ctx, took, releaseTimeout)
 			return nil, err
 		}
 		leases[i] = l
 		took = append(took, l)
 	}
 	return leases, nil
+}
+
+// releaseWithin releases leases under a context of their own that ends
+// after timeout, and waits for the release until ctx ends: a call returns
+// by its deadline, as lock.Acquire does, while the release goes on in the
+// background (it may have to outlast a deadline that already passed).
+func (s store) releaseWithin(ctx context.Context, leases []lock.Lease, timeout time.Duration) {
+	if len(leases) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		s.release(rctx, leases)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // release releases leases together, as an lock.OpReleaseMulti of b's

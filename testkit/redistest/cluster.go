@@ -463,6 +463,25 @@ func (c *Cluster) StopNode(t testing.TB, addr string) {
 	}
 }
 
+// Pause freezes every node with SIGSTOP, as Server.Pause freezes one: a
+// cluster that stalls. Not allowed on the shared cluster. Resume
+// continues them.
+func (c *Cluster) Pause(t testing.TB) { c.eachNode(t, "Pause", (*Server).Pause) }
+
+// Resume continues every node with SIGCONT, as Server.Resume does one.
+func (c *Cluster) Resume(t testing.TB) { c.eachNode(t, "Resume", (*Server).Resume) }
+
+// eachNode runs f (op) on every node of a cluster that is not shared.
+func (c *Cluster) eachNode(t testing.TB, op string, f func(*Server, testing.TB)) {
+	t.Helper()
+	if c.shared {
+		t.Fatalf("redistest: %s is not allowed on the shared cluster (other tests use it); use redistest.StartCluster", op)
+	}
+	for _, s := range c.nodes {
+		f(s, t)
+	}
+}
+
 // WaitHealthy waits (at most timeout) until every running node reports
 // cluster_state:ok and agrees on the slot owners, and every running replica
 // is in sync with its master, e.g. after a failover.

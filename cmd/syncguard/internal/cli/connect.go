@@ -22,10 +22,6 @@ import (
 // redis-cli's default.
 const defaultURL = "redis://127.0.0.1:6379"
 
-// connectTimeout bounds the first round trip, which tells an unreachable
-// server or refused credentials apart before any command runs.
-const connectTimeout = 10 * time.Second
-
 // session is a connection to the Redis of the locks and a Backend on it,
 // named as the application recorded its configuration.
 type session struct {
@@ -44,6 +40,8 @@ type session struct {
 	// unread says the record could not be read (configure said why).
 	unread bool
 	seed   maphash.Seed // watch's fingerprints of key names
+	// timeout is --timeout: no command waits longer for its reply.
+	timeout time.Duration
 }
 
 func (s *session) close() {
@@ -64,9 +62,12 @@ func connect(ctx context.Context, o *options, env Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	// The first round trips tell an unreachable server or refused
+	// credentials apart before any command runs: --timeout bounds them
+	// together, and each command after them (boundHook).
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	s := &session{where: opts[0].Addr, defaulted: defaulted, env: env}
+	s := &session{where: opts[0].Addr, defaulted: defaulted, env: env, timeout: o.timeout}
 	if err := s.dial(ctx, pctx, opts); err != nil {
 		return nil, err
 	}
@@ -115,11 +116,14 @@ func parseURLs(o *options, env Env) (opts []*redis.Options, defaulted bool, err 
 }
 
 // backendOptions returns the Backend's options that the flags give,
-// refusing a bad layout, stripe count or prefix before any I/O.
+// refusing a bad layout, stripe count, timeout or prefix before any I/O.
 func backendOptions(o *options) (*redisbackend.Options, error) {
 	layout, err := parseLayout(o.layout)
 	if err != nil {
 		return nil, err
+	}
+	if o.timeout <= 0 {
+		return nil, usageErrorf("--timeout must be positive (got %v)", o.timeout)
 	}
 	if o.stripes.set && (o.stripes.n < 0 || o.stripes.n > redisbackend.MaxFenceStripes) {
 		return nil, usageErrorf("--fence-stripes must be between 0 and %d", redisbackend.MaxFenceStripes)
@@ -147,11 +151,14 @@ func backendOptions(o *options) (*redisbackend.Options, error) {
 // dial sets s.client (and s.cluster for a cluster) and pings every
 // server within pctx; ctx tells the caller's cancellation from a timeout.
 func (s *session) dial(ctx, pctx context.Context, opts []*redis.Options) error {
+	bound := boundHook{d: s.timeout}
 	if len(opts) == 1 {
+		opts[0].ContextTimeoutEnabled = true // a round trip ends at its deadline (boundHook)
 		c := redis.NewClient(opts[0])
+		c.AddHook(bound)
 		if err := c.Ping(pctx).Err(); err != nil {
 			_ = c.Close()
-			return tlsHint(opts[0], connError(ctx, opts[0].Addr, err))
+			return tlsHint(opts[0], s.connError(ctx, opts[0].Addr, err))
 		}
 		if !isClusterNode(pctx, c) {
 			s.client = c
@@ -166,6 +173,9 @@ func (s *session) dial(ctx, pctx context.Context, opts []*redis.Options) error {
 		}
 	}
 	s.cluster = redis.NewClusterClient(clusterOptions(opts))
+	// On every node client: the commands run on the nodes themselves
+	// (SCAN per master) as well as those the cluster client routes.
+	s.cluster.OnNewNode(func(c *redis.Client) { c.AddHook(bound) })
 	s.client = s.cluster
 	return s.pingMasters(ctx, pctx, opts[0].Addr)
 }
@@ -187,7 +197,7 @@ func (s *session) pingMasters(ctx, pctx context.Context, addr string) error {
 	if errors.As(err, &ne) {
 		addr, err = ne.addr, ne.err
 	}
-	return connError(ctx, addr, err)
+	return s.connError(ctx, addr, err)
 }
 
 // configure reads the configuration the application's backends recorded
@@ -283,9 +293,10 @@ func parseLayout(s string) (redisbackend.Layout, error) {
 func clusterOptions(opts []*redis.Options) *redis.ClusterOptions {
 	first := opts[0]
 	co := &redis.ClusterOptions{
-		Username:  first.Username,
-		Password:  first.Password,
-		TLSConfig: first.TLSConfig,
+		Username:              first.Username,
+		Password:              first.Password,
+		TLSConfig:             first.TLSConfig,
+		ContextTimeoutEnabled: true, // a round trip ends at its deadline (boundHook)
 	}
 	for _, o := range opts {
 		co.Addrs = append(co.Addrs, o.Addr)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -45,8 +46,18 @@ const (
 )
 
 func runDoctor(ctx context.Context, s *session, o *options, args []string) error {
-	report, err := admin.Check(ctx, s.backend)
-	if err != nil {
+	// Check's round trips run on the masters together, after a read of a
+	// cluster's slots that asks one node after another: --timeout bounds
+	// them as one reply.
+	cctx, cancel := context.WithTimeout(ctx, s.timeout)
+	report, err := admin.Check(cctx, s.backend)
+	timedOut := cctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	var terr *timeoutError
+	switch {
+	case err != nil && (timedOut || errors.As(err, &terr)):
+		return stalled(s.where, s.timeout)
+	case err != nil:
 		return failf("check: %s", message(err))
 	}
 	// Check reports the configuration record only when instances

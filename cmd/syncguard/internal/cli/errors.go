@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -51,14 +52,17 @@ func oneLine(s string) string {
 }
 
 // connError says in one line why the server at addr cannot be used.
-func connError(ctx context.Context, addr string, err error) error {
+func (s *session) connError(ctx context.Context, addr string, err error) error {
 	var (
 		nerr net.Error
 		derr *net.DNSError
+		terr *timeoutError
 	)
 	switch {
 	case ctx.Err() != nil:
 		return failf("interrupted while connecting to %s", addr)
+	case errors.As(err, &terr):
+		return stalled(addr, terr.d)
 	case redis.HasErrorPrefix(err, "NOAUTH"):
 		return failf("%s requires a password: put it in the URL (redis://:PASSWORD@%s or redis://USER:PASSWORD@...)", addr, addr)
 	case redis.HasErrorPrefix(err, "WRONGPASS"), redis.IsAuthError(err):
@@ -72,18 +76,28 @@ func connError(ctx context.Context, addr string, err error) error {
 	case errors.As(err, &derr):
 		return failf("cannot resolve the host of %s: %v", addr, derr)
 	case errors.As(err, &nerr) && nerr.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return failf("%s did not answer within %v", addr, connectTimeout)
+		return stalled(addr, s.timeout)
 	}
 	return failf("cannot use the Redis at %s: %v", addr, err)
+}
+
+// stalled says that the server at addr did not answer within d.
+func stalled(addr string, d time.Duration) error {
+	return failf("%s did not answer within %v (--timeout): the server may be stalled or overloaded", addr, d)
 }
 
 // redisError says in one line what went wrong with a command to the
 // server at addr, after the connection was checked.
 func redisError(ctx context.Context, addr string, err error) error {
-	var nerr net.Error
+	var (
+		nerr net.Error
+		terr *timeoutError
+	)
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{code: ExitFailure, msg: "interrupted"}
+	case errors.As(err, &terr):
+		return stalled(addr, terr.d)
 	case redis.IsPermissionError(err):
 		return failf("%s refused a command: permission denied: %v (the operators' ACL rules: docs/acl.md)", addr, err)
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, redis.ErrClosed):

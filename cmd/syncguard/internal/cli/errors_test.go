@@ -41,6 +41,7 @@ func TestBadInput(t *testing.T) {
 		{"bad layout", append([]string{"ls", "--layout", "ring"}, good...), ExitUsage, `--layout "ring"`},
 		{"bad prefix", []string{"ls", "--redis", urlOf(srv), "--prefix", "a:id:b"}, ExitUsage, `segment "id"`},
 		{"bad stripes", append([]string{"ls", "--fence-stripes", "-1"}, good...), ExitUsage, "--fence-stripes"},
+		{"zero timeout", append([]string{"ls", "--timeout", "0s"}, good...), ExitUsage, "--timeout must be positive"},
 		{"ls argument", append([]string{"ls", "x"}, good...), ExitUsage, "ls takes no arguments"},
 		{"show without KEY", append([]string{"show"}, good...), ExitUsage, "show needs a KEY"},
 		{"show two KEYs", append([]string{"show", "a", "b"}, good...), ExitUsage, "show takes one KEY"},

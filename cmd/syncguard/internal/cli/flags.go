@@ -14,8 +14,9 @@ import (
 type options struct {
 	urls    urlList
 	prefix  string
-	layout  string // "auto": the recorded layout (admin.RecordedConfigs), else by the server
-	stripes optInt // unset: the recorded FenceStripes, else 0
+	layout  string        // "auto": the recorded layout (admin.RecordedConfigs), else by the server
+	stripes optInt        // unset: the recorded FenceStripes, else 0
+	timeout time.Duration // each command to Redis, the connection's check included
 
 	json      bool          // ls, show, doctor
 	match     string        // ls, watch
@@ -40,7 +41,9 @@ const (
 
 // newOptions returns the options before any flag is parsed: the common
 // flags at their defaults.
-func newOptions() *options { return &options{prefix: defaultPrefix, layout: defaultLayout} }
+func newOptions() *options {
+	return &options{prefix: defaultPrefix, layout: defaultLayout, timeout: defaultTimeout}
+}
 
 // common binds the flags every command takes. Each is bound with its
 // current value as its default, so the command's FlagSet keeps what the
@@ -51,6 +54,7 @@ func (o *options) common(fs *flag.FlagSet) {
 	fs.StringVar(&o.prefix, "prefix", o.prefix, "key prefix (redisbackend.Options.Prefix)")
 	fs.StringVar(&o.layout, "layout", o.layout, "key layout: auto (as the application recorded it), single or cluster")
 	fs.Var(&o.stripes, "fence-stripes", "the application's redisbackend.Options.FenceStripes (default: as it recorded it, else 0)")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for each reply from Redis")
 }
 
 // optInt is an int flag that knows whether it was given.

@@ -30,6 +30,7 @@ var commonFlags = []struct {
 	{"--layout", "cluster", func(o *options) string { return o.layout }},
 	{"--fence-stripes", "64", func(o *options) string { return o.stripes.String() }},
 	{"--redis", "redis://127.0.0.1:1", func(o *options) string { return o.urls.String() }},
+	{"--timeout", "2s", func(o *options) string { return o.timeout.String() }},
 }
 
 // TestCommonFlagsEitherSide parses every command with each common flag

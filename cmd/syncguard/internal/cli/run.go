@@ -210,6 +210,8 @@ Flags (before or after the command):
                      recorded it under the prefix, else cluster on a Redis Cluster)
   --fence-stripes N  the application's Options.FenceStripes (default: as it recorded it under the
                      prefix, else 0, a counter per key); only to override the record
+  --timeout D        how long to wait for each reply from Redis (default 10s); a stalled
+                     server fails the command in D, naming the server and the timeout
 
 Exit status: 0 ok, 1 failure, 2 usage error, 3 doctor found a severe finding.
 Run 'syncguard help <command>' for a command's flags.
@@ -235,5 +237,5 @@ func commandUsage(w io.Writer, c *command) {
 		fmt.Fprintln(w, "\nFlags:")
 		fs.PrintDefaults()
 	}
-	fmt.Fprintln(w, "\nCommon flags: --redis URL, --prefix P, --layout L, --fence-stripes N (see syncguard help)")
+	fmt.Fprintln(w, "\nCommon flags: --redis URL, --prefix P, --layout L, --fence-stripes N, --timeout D (see syncguard help)")
 }

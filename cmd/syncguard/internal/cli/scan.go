@@ -25,13 +25,20 @@ func (s *session) nodes(ctx context.Context) ([]*redis.Client, error) {
 		mu    sync.Mutex
 		nodes []*redis.Client
 	)
-	err := s.cluster.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+	// ForEachMaster may first read the cluster's slots, asking one node
+	// after another: --timeout bounds them together, as one reply.
+	mctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	err := s.cluster.ForEachMaster(mctx, func(ctx context.Context, n *redis.Client) error {
 		mu.Lock()
 		nodes = append(nodes, n)
 		mu.Unlock()
 		return nil
 	})
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() == nil && mctx.Err() != nil:
+		return nil, stalled(s.where, s.timeout)
+	case err != nil:
 		return nil, redisError(ctx, s.where, err)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Options().Addr < nodes[j].Options().Addr })
