@@ -23,6 +23,14 @@ const maxInFlight = 8
 // maxInFlight calls are under way: the rest queue, and share pipelines.
 const busyInFlight = 2
 
+// maxHoppedInFlight is how many round trips run at once, while at most
+// that many calls are under way, when the calls cannot go out from their
+// callers' goroutines (sendsDirect is false: each waits on a goroutine of
+// its own): up to four go out alone. A queued one waits for a pipeline's
+// goroutine as well, and at 4 goroutines with a deadline queuing after two
+// cost a fifth of the cycles per second (bench/README.md).
+const maxHoppedInFlight = 4
+
 // maxBatch caps the commands of one pipeline.
 const maxBatch = 128
 
@@ -117,9 +125,7 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	p := newPending(ctx, cmd)
 	direct := sendsDirect(ctx, co.direct)
 	co.mu.Lock()
-	// A call that cannot go out from its goroutine costs a goroutine alone
-	// or queued: it goes alone only below busyInFlight.
-	if co.inFlight < busyInFlight || (direct && co.inFlight < maxInFlight && calls <= maxInFlight) {
+	if co.inFlight < aloneLimit(direct, calls) {
 		co.inFlight++
 		if direct {
 			return co.sendAlone(ctx, p, cmd)
@@ -164,6 +170,20 @@ func (co *coalescer) do(ctx context.Context, cmd *redis.Cmd) error {
 	}
 	p.trip.leave()
 	return ErrAbandoned
+}
+
+// aloneLimit is how many round trips may be under way for a call to go
+// out alone, with calls under way: maxInFlight for a call sent from its
+// caller's goroutine, maxHoppedInFlight for one that waits on a goroutine
+// of its own, while so few calls are under way; else busyInFlight.
+func aloneLimit(direct bool, calls int32) int {
+	switch {
+	case direct && calls <= maxInFlight:
+		return maxInFlight
+	case calls <= maxHoppedInFlight:
+		return maxHoppedInFlight
+	}
+	return busyInFlight
 }
 
 // sendAlone sends cmd, the call p, from the caller's goroutine; what

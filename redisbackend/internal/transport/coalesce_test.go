@@ -517,22 +517,22 @@ func TestCoalesceQueuedCallLeadsItsBatch(t *testing.T) {
 	checkIdle(t, co)
 }
 
-// TestCoalesceDeadlineCallsQueueFromTwo: a call that cannot go out from
-// its goroutine (a deadline before the client's bound) costs a goroutine
-// alone or queued, so from two round trips under way it queues, however
-// few calls there are.
-func TestCoalesceDeadlineCallsQueueFromTwo(t *testing.T) {
+// TestCoalesceDeadlineCallsQueueFromFour: calls that cannot go out from
+// their goroutines (a deadline before the client's bound) go out alone
+// while at most four are under way; the fifth queues.
+func TestCoalesceDeadlineCallsQueueFromFour(t *testing.T) {
+	const alone = 4
 	f := newFakeClient()
 	co := newCoalescer(f, nil)
 	dl, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var calls []*call
-	for i := 0; i < busyInFlight; i++ {
+	for i := 0; i < alone; i++ {
 		calls = append(calls, startCall(dl, co, "d"+strconv.Itoa(i)))
 		nextTrip(t, f)
 	}
 	calls = append(calls, enqueue(t, dl, co, "queued", 1))
-	f.finishTrips(busyInFlight + 1)
+	f.finishTrips(alone + 1)
 	for _, c := range calls {
 		c.wait(t)
 		if got, err := c.cmd.Result(); err != nil || got != c.cmd.Args()[1] {
