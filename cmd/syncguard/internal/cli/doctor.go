@@ -46,19 +46,9 @@ const (
 )
 
 func runDoctor(ctx context.Context, s *session, o *options, args []string) error {
-	// Check's round trips run on the masters together, after a read of a
-	// cluster's slots that asks one node after another: --timeout bounds
-	// them as one reply.
-	cctx, cancel := context.WithTimeout(ctx, s.timeout)
-	report, err := admin.Check(cctx, s.backend)
-	timedOut := cctx.Err() != nil && ctx.Err() == nil
-	cancel()
-	var terr *timeoutError
-	switch {
-	case err != nil && (timedOut || errors.As(err, &terr)):
-		return stalled(s.where, s.timeout)
-	case err != nil:
-		return failf("check: %s", message(err))
+	report, err := s.check(ctx)
+	if err != nil {
+		return err
 	}
 	// Check reports the configuration record only when instances
 	// disagree; doctor always says what it found there.
@@ -105,6 +95,24 @@ func runDoctor(ctx context.Context, s *session, o *options, args []string) error
 		return &exitError{code: ExitFailure}
 	}
 	return nil
+}
+
+// check runs admin.Check. Its round trips run on the masters together,
+// after a read of a cluster's slots that asks one node after another:
+// --timeout bounds them as one reply.
+func (s *session) check(ctx context.Context) (admin.Report, error) {
+	cctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	report, err := admin.Check(cctx, s.backend)
+	timedOut := cctx.Err() != nil && ctx.Err() == nil
+	var terr *timeoutError
+	switch {
+	case err != nil && (timedOut || errors.As(err, &terr)):
+		return report, stalled(s.where, s.timeout)
+	case err != nil:
+		return report, failf("check: %s", message(err))
+	}
+	return report, nil
 }
 
 // summary counts the findings by severity, worst first.
