@@ -283,6 +283,7 @@ type worker struct {
 	hist *History
 	st   *workerStats
 	rng  *rand.Rand
+	rw   int // jobs on the read-write key so far
 }
 
 // job is one lock.Do of a worker: its key, and what it does holding it.
@@ -306,7 +307,8 @@ func (wk *worker) next(keys []string, first bool) job {
 		j.limit = []lock.Option{lock.WithLimit(wk.cfg.Limit)}
 	}
 	if j.key == RWKey {
-		j.mode = rwMode(wk.rng)
+		j.mode = rwMode(wk.rw)
+		wk.rw++
 	}
 	j.work = time.Duration(5+wk.rng.IntN(40)) * time.Millisecond
 	if wk.rng.IntN(10) == 0 {

@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 
 	"github.com/syncguard-go/syncguard/lock"
@@ -12,7 +11,7 @@ import (
 )
 
 // The read-write key ([Config.ReadWrite]): workers take it with
-// rwlock.Read two times in three and rwlock.Write otherwise, through the
+// rwlock.Write once in three jobs, first, and rwlock.Read otherwise, through the
 // same hooked Backends, faults and checks as the locks. Writers write to
 // the fenced register; readers do not (they share the key). The history's
 // grants carry the mode; [CheckReadWrite] checks that no writer holds the
@@ -22,9 +21,12 @@ import (
 // RWKey is the key the workers take as a read-write lock.
 const RWKey = "rw"
 
-// rwMode picks a job's mode on the read-write key.
-func rwMode(rng *rand.Rand) rwlock.Mode {
-	if rng.IntN(3) == 0 {
+// rwMode picks the mode of a worker's n-th job on the read-write key
+// (from 0): a write, then two reads, and again. Each worker's first job
+// there is a write, so that even a short run has writers beside the
+// readers.
+func rwMode(n int) rwlock.Mode {
+	if n%3 == 0 {
 		return rwlock.ModeWrite
 	}
 	return rwlock.ModeRead
